@@ -1,0 +1,79 @@
+//! Shared helpers: run the external tools on generated Verilog.
+#![allow(dead_code)]
+
+use nicgen_edsl::Generated;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// True when `tool` is on PATH. Under `REQUIRE_VERILATOR=1` (CI) a missing tool is a failure.
+pub fn have(tool: &str) -> bool {
+    let ok = Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+        || Command::new(tool).arg("-V").output().map(|o| o.status.success() || !o.stdout.is_empty()).unwrap_or(false);
+    if !ok && std::env::var("REQUIRE_VERILATOR").as_deref() == Ok("1") {
+        panic!("`{tool}` is required (REQUIRE_VERILATOR=1) but was not found on PATH; install it (see README)");
+    }
+    if !ok {
+        eprintln!("SKIPPED: `{tool}` not found (set REQUIRE_VERILATOR=1 to make this a failure)");
+    }
+    ok
+}
+
+pub fn write(g: &Generated, tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nicgen-edsl-test-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    g.write_to(&dir).unwrap();
+    dir
+}
+
+fn files(g: &Generated, dir: &PathBuf) -> Vec<String> {
+    g.verilog.iter().map(|(n, _)| dir.join(n).to_string_lossy().into_owned()).collect()
+}
+
+/// `verilator --lint-only -Wall`: returns the combined output; asserts zero warnings.
+pub fn lint_clean(g: &Generated, tag: &str) {
+    if !have("verilator") {
+        return;
+    }
+    let dir = write(g, tag);
+    let out = Command::new("verilator")
+        .args(["--lint-only", "-Wall", "--top-module", &g.top])
+        .args(files(g, &dir))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && !text.contains("%Warning"), "verilator -Wall on {tag}:\n{text}\n---\n{}", dump(g));
+}
+
+pub fn iverilog_ok(g: &Generated, tag: &str) {
+    if !have("iverilog") {
+        return;
+    }
+    let dir = write(g, tag);
+    let out = Command::new("iverilog")
+        .args(["-g2005", "-Wall", "-o", "/dev/null", "-s", &g.top])
+        .args(files(g, &dir))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success() && text.trim().is_empty(), "iverilog -g2005 on {tag}:\n{text}\n---\n{}", dump(g));
+}
+
+pub fn yosys_ok(g: &Generated, tag: &str) {
+    if !have("yosys") {
+        return;
+    }
+    let dir = write(g, tag);
+    let script = format!(
+        "read_verilog {}; synth -top {}",
+        files(g, &dir).join(" "),
+        g.top
+    );
+    let out = Command::new("yosys").args(["-q", "-p", &script]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "yosys synth on {tag}:\n{text}");
+    assert!(!text.contains("Warning"), "yosys warnings on {tag}:\n{text}");
+}
+
+pub fn dump(g: &Generated) -> String {
+    g.verilog.iter().map(|(n, t)| format!("==> {n}\n{t}")).collect()
+}
