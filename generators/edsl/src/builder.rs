@@ -46,6 +46,12 @@ impl fmt::Display for ElabError {
 impl std::error::Error for ElabError {}
 
 impl ElabError {
+    /// An error for a parameter the block cannot be built with (say which and why).
+    #[track_caller]
+    pub fn config(module: &str, msg: impl Into<String>) -> ElabError {
+        ElabError { module: module.to_string(), diags: vec![Diag { msg: msg.into(), loc: Loc::caller() }] }
+    }
+
     /// True when some diagnostic contains `needle` (for tests and tools).
     pub fn mentions(&self, needle: &str) -> bool {
         self.diags.iter().any(|d| d.msg.contains(needle))

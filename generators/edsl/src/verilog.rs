@@ -173,7 +173,9 @@ impl<'a> Emitter<'a> {
                     forms[id] = Form::Named(namer.fresh(&want));
                 }
                 _ => {
-                    let inline = node.name.is_none()
+                    let trivial = matches!(node.kind, NodeKind::Slice { .. });
+                    let inline = node.name.is_none() && trivial && !def.waive[id]
+                        || node.name.is_none()
                         && uses[id] <= 1
                         && !sliced[id]
                         && !pinned[id]
@@ -207,7 +209,7 @@ impl<'a> Emitter<'a> {
                         | NodeKind::Concat(_)
                         | NodeKind::Repl { .. }
                         | NodeKind::Slice { .. }
-                        | NodeKind::Unary(UnOp::RedAnd | UnOp::RedOr | UnOp::RedXor, _)
+                        | NodeKind::Unary(..)
                 );
                 if simple {
                     e
@@ -261,7 +263,16 @@ impl<'a> Emitter<'a> {
                     BinOp::Shl => "<<",
                     BinOp::Shr => ">>",
                 };
-                format!("{} {o} {}", self.r(*a), self.r(*b))
+                // `a & b & c` needs no parentheses for a left operand of the same associative op.
+                let left = match (&self.forms[resolve(self.def, *a) as usize], &self.def.nodes[resolve(self.def, *a) as usize].kind) {
+                    (Form::Inline, NodeKind::Binary(op2, ..))
+                        if op2 == op && matches!(op, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Add) =>
+                    {
+                        self.expr(resolve(self.def, *a))
+                    }
+                    _ => self.r(*a),
+                };
+                format!("{left} {o} {}", self.r(*b))
             }
             NodeKind::Mux { sel, t, f } => format!("{} ? {} : {}", self.r(*sel), self.r(*t), self.r(*f)),
             NodeKind::Slice { a, hi, lo } => {

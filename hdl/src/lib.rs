@@ -1,0 +1,20 @@
+//! # nicgen-hdl: the NIC, described in the nicgen eDSL
+//!
+//! One block per file, named after the module it builds. Each block's doc states its ports,
+//! latency, throughput and cost, and names its golden model (in `testbench/model`) and its test
+//! (in `testbench/tb/tests`).
+//!
+//! - [`stream`]: the AXI-Stream interface, its handshake rules and sideband table, and the
+//!   stream primitives (forward register, skid buffer, FIFO);
+//! - [`csum`]: checksum blocks;
+//! - [`preset`]: build configurations (TOML, built in);
+//! - [`top`]: the preset's top module.
+//!
+//! Invariant: nothing here depends on the testbench or the driver.
+
+pub mod csum;
+pub mod preset;
+pub mod stream;
+pub mod top;
+
+pub use preset::Preset;

@@ -1,0 +1,158 @@
+//! Presets: build configurations as data (TOML), built into the binary and loadable from a file.
+//!
+//! A preset fixes the datapath width, the clock the figures are quoted at, and the parameters
+//! of every block. Unknown fields are rejected, and a bad value names the field and the allowed
+//! values.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The built-in presets, in the order `nicgen presets` lists them. The first is the default.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("nic64", include_str!("../presets/nic64.toml")),
+    ("nic128", include_str!("../presets/nic128.toml")),
+    ("nic256", include_str!("../presets/nic256.toml")),
+    ("nic512", include_str!("../presets/nic512.toml")),
+];
+
+/// The preset used when none is named.
+pub const DEFAULT: &str = "nic64";
+
+/// Widths the datapath supports.
+pub const DATA_WIDTHS: &[u32] = &[8, 64, 128, 256, 512];
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Preset {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Datapath width in bits: one of [`DATA_WIDTHS`].
+    pub data_bits: u32,
+    /// Clock the throughput figures are quoted at, MHz.
+    pub clock_mhz: f64,
+    /// Largest frame (L2 payload) the datapath accepts, bytes.
+    pub mtu: u32,
+    pub fifo: FifoPreset,
+    pub csum: CsumPreset,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FifoPreset {
+    /// Entries (beats): a power of two from 2 to 4096.
+    pub depth: u32,
+    #[serde(default = "yes")]
+    pub frame_mode: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CsumPreset {
+    /// Adder-tree levels per pipeline stage: 1 to 8.
+    pub levels_per_stage: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Why a configuration was refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Preset {
+    /// A built-in preset by name.
+    pub fn builtin(name: &str) -> Result<Preset, ConfigError> {
+        match BUILTIN.iter().find(|(n, _)| *n == name) {
+            Some((_, text)) => Preset::from_toml(text, &format!("built-in preset `{name}`")),
+            None => Err(ConfigError(format!(
+                "unknown preset `{name}`; available presets: {} (or pass --config FILE.toml)",
+                BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    /// Parse and validate a preset from TOML text; `origin` names the file in messages.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Preset, ConfigError> {
+        let p: Preset = toml::from_str(text).map_err(|e| ConfigError(format!("{origin}: {e}")))?;
+        p.validate().map_err(|e| ConfigError(format!("{origin}: {e}")))?;
+        Ok(p)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !DATA_WIDTHS.contains(&self.data_bits) {
+            return Err(ConfigError(format!(
+                "field `data_bits` = {} is not supported; allowed values: {}",
+                self.data_bits,
+                DATA_WIDTHS.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        if !(self.clock_mhz > 0.0 && self.clock_mhz <= 1000.0) {
+            return Err(ConfigError(format!("field `clock_mhz` = {} must be in (0, 1000]", self.clock_mhz)));
+        }
+        if !(64..=16000).contains(&self.mtu) {
+            return Err(ConfigError(format!("field `mtu` = {} must be between 64 and 16000", self.mtu)));
+        }
+        if !self.fifo.depth.is_power_of_two() || !(2..=4096).contains(&self.fifo.depth) {
+            return Err(ConfigError(format!(
+                "field `fifo.depth` = {} must be a power of two from 2 to 4096",
+                self.fifo.depth
+            )));
+        }
+        if !(1..=8).contains(&self.csum.levels_per_stage) {
+            return Err(ConfigError(format!(
+                "field `csum.levels_per_stage` = {} must be from 1 to 8",
+                self.csum.levels_per_stage
+            )));
+        }
+        Ok(())
+    }
+
+    /// The canonical TOML of this preset (what the config hash is taken over).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("preset serializes")
+    }
+
+    /// Short hash identifying this configuration (stamped into headers and the manifest).
+    pub fn config_hash(&self) -> String {
+        nicgen_edsl::config_hash(&self.to_toml())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_parse() {
+        for (n, _) in BUILTIN {
+            let p = Preset::builtin(n).unwrap();
+            assert_eq!(&p.name, n);
+        }
+        assert_eq!(BUILTIN[0].0, DEFAULT);
+    }
+
+    #[test]
+    fn bad_values_name_the_field_and_the_allowed_values() {
+        let t = BUILTIN[0].1.replace("data_bits = 64", "data_bits = 100");
+        let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
+        assert!(e.contains("`data_bits` = 100") && e.contains("8, 64, 128, 256, 512"), "{e}");
+        let t = BUILTIN[0].1.replace("depth = 16", "depth = 12");
+        let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
+        assert!(e.contains("fifo.depth") && e.contains("power of two"), "{e}");
+        let t = format!("{}\nbogus = 1\n", BUILTIN[0].1.replace("[fifo]", "bogus_top = 1\n[fifo]"));
+        let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
+        assert!(e.contains("bogus_top"), "{e}");
+        let e = Preset::builtin("nope").unwrap_err().0;
+        assert!(e.contains("available presets: nic64"), "{e}");
+    }
+}

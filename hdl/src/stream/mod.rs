@@ -1,0 +1,136 @@
+//! AXI-Stream: the one interface every datapath block speaks.
+//!
+//! At the Verilog boundary a stream is `<prefix>_tdata/_tkeep/_tvalid/_tready/_tlast/_tuser`;
+//! streams a block consumes are `s_axis*`, streams it produces `m_axis*`; with several streams
+//! the role goes first (`m_axis_csum_*`).
+//!
+//! ## Handshake rules (asserted by `nicgen_tb::stream::StreamMonitor` on every stream in every test)
+//! 1. A transfer happens on a rising edge where `tvalid && tready`.
+//! 2. Once `tvalid` is high it stays high, and `tdata/tkeep/tlast/tuser` stay stable, until the
+//!    transfer happens.
+//! 3. `tvalid` never waits for `tready` (no combinational path from `tready` to `tvalid`); a
+//!    sink may wait for `tvalid` before raising `tready`.
+//! 4. Bytes are little-endian on the bus: byte `i` of a beat is `tdata[8i+7:8i]`, kept when
+//!    `tkeep[i]` is set; the first byte of a frame is byte 0 of its first beat.
+//! 5. Every beat but the last of a frame has all `tkeep` bits set; the last beat (`tlast`)
+//!    keeps a non-empty run of bytes starting at byte 0.
+//!
+//! ## `tuser` / sideband bits (one table for the whole project)
+//! | bit | name | meaning |
+//! |---|---|---|
+//! | 0 | `bad` | frame is bad and must be dropped by the next frame FIFO (valid on the `tlast` beat) |
+
+pub mod stream_fifo;
+pub mod stream_fwd_reg;
+pub mod stream_skid;
+
+pub use stream_fifo::{stream_fifo, FifoCfg};
+pub use stream_fwd_reg::stream_fwd_reg;
+pub use stream_skid::stream_skid;
+
+use nicgen_edsl::prelude::*;
+
+/// `tuser` bit: the frame is bad (drop it at the next frame FIFO).
+pub const TUSER_BAD: u32 = 0;
+
+/// Shape of a stream: data width and sideband width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StreamCfg {
+    /// `tdata` width; whole bytes: 8 or a multiple of 16.
+    pub data_bits: u32,
+    /// `tuser` width; 0 for no `tuser` port.
+    pub user_bits: u32,
+}
+
+impl StreamCfg {
+    pub fn new(data_bits: u32, user_bits: u32) -> Self {
+        StreamCfg { data_bits, user_bits }
+    }
+    pub fn keep_bits(&self) -> u32 {
+        self.data_bits / 8
+    }
+    /// The bundle: `tdata, tkeep, tvalid, tready (backward), tlast[, tuser]`.
+    pub fn spec(&self) -> BundleSpec {
+        let s = BundleSpec::new()
+            .field("tdata", self.data_bits, Flow::Forward)
+            .field("tkeep", self.keep_bits(), Flow::Forward)
+            .field("tvalid", 1, Flow::Forward)
+            .field("tready", 1, Flow::Backward)
+            .field("tlast", 1, Flow::Forward);
+        if self.user_bits > 0 {
+            s.field("tuser", self.user_bits, Flow::Forward)
+        } else {
+            s
+        }
+    }
+    /// Reject shapes the blocks cannot be built with.
+    #[track_caller]
+    pub fn check(&self, block: &str) -> Result<(), ElabError> {
+        if self.data_bits == 0 || self.data_bits % 8 != 0 {
+            return Err(ElabError::config(block, format!("stream data width {} is not whole bytes", self.data_bits)));
+        }
+        if self.data_bits != 8 && self.data_bits % 16 != 0 {
+            return Err(ElabError::config(
+                block,
+                format!("stream data width {} must be 8 or a multiple of 16 bits", self.data_bits),
+            ));
+        }
+        Ok(())
+    }
+    /// A short suffix for module names: `d64` or `d64u1`.
+    pub fn suffix(&self) -> String {
+        if self.user_bits > 0 {
+            format!("d{}u{}", self.data_bits, self.user_bits)
+        } else {
+            format!("d{}", self.data_bits)
+        }
+    }
+}
+
+/// The signals of one stream inside a module (a typed view of its [`Bundle`]).
+#[derive(Clone, Debug)]
+pub struct Stream(pub Bundle);
+
+impl Stream {
+    pub fn data(&self) -> Sig {
+        self.0.f("tdata")
+    }
+    pub fn keep(&self) -> Sig {
+        self.0.f("tkeep")
+    }
+    pub fn valid(&self) -> Sig {
+        self.0.f("tvalid")
+    }
+    pub fn ready(&self) -> Sig {
+        self.0.f("tready")
+    }
+    pub fn last(&self) -> Sig {
+        self.0.f("tlast")
+    }
+    pub fn user(&self) -> Option<Sig> {
+        self.0.get("tuser")
+    }
+    /// The forward payload fields (everything but valid and ready), in bundle order.
+    pub fn payload(&self) -> Vec<(String, Sig)> {
+        self.0
+            .spec
+            .fields
+            .iter()
+            .zip(&self.0.sigs)
+            .filter(|((n, _, _), _)| n != "tvalid" && n != "tready")
+            .map(|((n, _, _), s)| (n.clone(), *s))
+            .collect()
+    }
+}
+
+/// A stream this module consumes (`s_axis`-style ports).
+#[track_caller]
+pub fn stream_in(prefix: &str, cfg: &StreamCfg) -> Stream {
+    Stream(bundle_in(prefix, &cfg.spec()))
+}
+
+/// A stream this module produces (`m_axis`-style ports).
+#[track_caller]
+pub fn stream_out(prefix: &str, cfg: &StreamCfg) -> Stream {
+    Stream(bundle_out(prefix, &cfg.spec()))
+}

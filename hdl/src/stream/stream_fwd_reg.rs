@@ -1,0 +1,35 @@
+//! `stream_fwd_reg`: forward register slice (SpinalHDL's `m2sPipe`).
+//!
+//! Cuts the forward path: `m_axis_tvalid` and the payload come from flip-flops; `s_axis_tready`
+//! is `!m_axis_tvalid || m_axis_tready` (ready is not cut; pair with [`super::stream_skid`] to
+//! cut both).
+//!
+//! - Ports: `s_axis_*` in, `m_axis_*` out (see [`super::StreamCfg`]).
+//! - Latency 1 cycle; throughput 1 beat/cycle (no bubbles under continuous `m_axis_tready`).
+//! - Cost: one payload register (data + keep + last + user bits) with clock enable, no reset on
+//!   the payload, one reset flop for valid.
+//! - Golden model: identity on frames (`nicgen_model::stream`); test:
+//!   `testbench/tb/tests/stream_blocks.rs`.
+
+use super::{stream_in, stream_out, StreamCfg};
+use nicgen_edsl::prelude::*;
+
+pub fn stream_fwd_reg(cfg: &StreamCfg) -> Result<Rc<ModuleDef>, ElabError> {
+    cfg.check("stream_fwd_reg")?;
+    Module::build(format!("stream_fwd_reg_{}", cfg.suffix()), || {
+        doc("Forward register slice: cuts valid and data; latency 1, 1 beat/cycle.");
+        let s = stream_in("s_axis", cfg);
+        let m = stream_out("m_axis", cfg);
+        let valid = reg_init(1, 0u32);
+        let take = (!valid | m.ready()).named("take");
+        s.ready().set(take);
+        valid.set_if(take, s.valid());
+        let load = (take & s.valid()).named("load");
+        for ((_, src), (_, dst)) in s.payload().into_iter().zip(m.payload()) {
+            let r = reg(src.width()).enable(load);
+            r.set(src);
+            dst.set(r);
+        }
+        m.valid().set(valid);
+    })
+}

@@ -1,0 +1,33 @@
+//! `stream_skid`: skid buffer (SpinalHDL's `s2mPipe`).
+//!
+//! Cuts the backward path: `s_axis_tready` comes from a flip-flop (`!skid_valid`). When the
+//! sink stalls, the beat accepted in that cycle parks in the skid register and is offered first
+//! afterwards; the forward path stays combinational.
+//!
+//! - Latency 0 cycles; throughput 1 beat/cycle.
+//! - Cost: one payload register (the skid) + one reset flop, a 2:1 mux on the payload.
+//!   Put a [`super::stream_fwd_reg`] behind it to cut both directions (2 payload registers).
+//! - Golden model: identity on frames; test: `testbench/tb/tests/stream_blocks.rs`.
+
+use super::{stream_in, stream_out, StreamCfg};
+use nicgen_edsl::prelude::*;
+
+pub fn stream_skid(cfg: &StreamCfg) -> Result<Rc<ModuleDef>, ElabError> {
+    cfg.check("stream_skid")?;
+    Module::build(format!("stream_skid_{}", cfg.suffix()), || {
+        doc("Skid buffer: cuts ready; latency 0, 1 beat/cycle, one beat of storage.");
+        let s = stream_in("s_axis", cfg);
+        let m = stream_out("m_axis", cfg);
+        let skid_valid = reg_init(1, 0u32).named("skid_valid");
+        s.ready().set(!skid_valid);
+        let capture = (s.valid() & !skid_valid & !m.ready()).named("capture");
+        skid_valid.set_if(m.ready(), 0u32);
+        skid_valid.set_if(capture, 1u32);
+        for ((name, src), (_, dst)) in s.payload().into_iter().zip(m.payload()) {
+            let r = reg(src.width()).enable(capture).named(&format!("skid_{name}"));
+            r.set(src);
+            dst.set(mux(skid_valid, r, src));
+        }
+        m.valid().set(s.valid() | skid_valid);
+    })
+}
