@@ -76,7 +76,11 @@ impl Preset {
             Some((_, text)) => Preset::from_toml(text, &format!("built-in preset `{name}`")),
             None => Err(ConfigError(format!(
                 "unknown preset `{name}`; available presets: {} (or pass --config FILE.toml)",
-                BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                BUILTIN
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))),
         }
     }
@@ -84,7 +88,8 @@ impl Preset {
     /// Parse and validate a preset from TOML text; `origin` names the file in messages.
     pub fn from_toml(text: &str, origin: &str) -> Result<Preset, ConfigError> {
         let p: Preset = toml::from_str(text).map_err(|e| ConfigError(format!("{origin}: {e}")))?;
-        p.validate().map_err(|e| ConfigError(format!("{origin}: {e}")))?;
+        p.validate()
+            .map_err(|e| ConfigError(format!("{origin}: {e}")))?;
         Ok(p)
     }
 
@@ -93,14 +98,24 @@ impl Preset {
             return Err(ConfigError(format!(
                 "field `data_bits` = {} is not supported; allowed values: {}",
                 self.data_bits,
-                DATA_WIDTHS.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ")
+                DATA_WIDTHS
+                    .iter()
+                    .map(|w| w.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         if !(self.clock_mhz > 0.0 && self.clock_mhz <= 1000.0) {
-            return Err(ConfigError(format!("field `clock_mhz` = {} must be in (0, 1000]", self.clock_mhz)));
+            return Err(ConfigError(format!(
+                "field `clock_mhz` = {} must be in (0, 1000]",
+                self.clock_mhz
+            )));
         }
         if !(64..=16000).contains(&self.mtu) {
-            return Err(ConfigError(format!("field `mtu` = {} must be between 64 and 16000", self.mtu)));
+            return Err(ConfigError(format!(
+                "field `mtu` = {} must be between 64 and 16000",
+                self.mtu
+            )));
         }
         if !self.fifo.depth.is_power_of_two() || !(2..=4096).contains(&self.fifo.depth) {
             return Err(ConfigError(format!(
@@ -145,11 +160,20 @@ mod tests {
     fn bad_values_name_the_field_and_the_allowed_values() {
         let t = BUILTIN[0].1.replace("data_bits = 64", "data_bits = 100");
         let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
-        assert!(e.contains("`data_bits` = 100") && e.contains("8, 64, 128, 256, 512"), "{e}");
+        assert!(
+            e.contains("`data_bits` = 100") && e.contains("8, 64, 128, 256, 512"),
+            "{e}"
+        );
         let t = BUILTIN[0].1.replace("depth = 16", "depth = 12");
         let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
-        assert!(e.contains("fifo.depth") && e.contains("power of two"), "{e}");
-        let t = format!("{}\nbogus = 1\n", BUILTIN[0].1.replace("[fifo]", "bogus_top = 1\n[fifo]"));
+        assert!(
+            e.contains("fifo.depth") && e.contains("power of two"),
+            "{e}"
+        );
+        let t = format!(
+            "{}\nbogus = 1\n",
+            BUILTIN[0].1.replace("[fifo]", "bogus_top = 1\n[fifo]")
+        );
         let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
         assert!(e.contains("bogus_top"), "{e}");
         let e = Preset::builtin("nope").unwrap_err().0;

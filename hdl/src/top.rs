@@ -12,7 +12,9 @@
 
 use crate::csum::{inet_csum, CsumCfg};
 use crate::preset::Preset;
-use crate::stream::{stream_fifo, stream_fwd_reg, stream_in, stream_out, stream_skid, FifoCfg, Stream, StreamCfg};
+use crate::stream::{
+    stream_fifo, stream_fwd_reg, stream_in, stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
+};
 use nicgen_edsl::prelude::*;
 
 /// The stream shape at the top's ports for a preset.
@@ -23,9 +25,16 @@ pub fn top_stream(p: &Preset) -> StreamCfg {
 pub fn nic_core(p: &Preset) -> Result<Rc<ModuleDef>, ElabError> {
     let scfg = top_stream(p);
     let fwd = stream_fwd_reg(&scfg)?;
-    let fifo = stream_fifo(&FifoCfg { stream: scfg, depth: p.fifo.depth, frame_mode: p.fifo.frame_mode })?;
+    let fifo = stream_fifo(&FifoCfg {
+        stream: scfg,
+        depth: p.fifo.depth,
+        frame_mode: p.fifo.frame_mode,
+    })?;
     let skid = stream_skid(&scfg)?;
-    let csum = inet_csum(&CsumCfg { data_bits: p.data_bits, levels_per_stage: p.csum.levels_per_stage })?;
+    let csum = inet_csum(&CsumCfg {
+        data_bits: p.data_bits,
+        levels_per_stage: p.csum.levels_per_stage,
+    })?;
     let frame_mode = p.fifo.frame_mode;
     Module::build("nic_core", move || {
         doc("nicgen NIC core (foundation datapath): forward register, frame FIFO, skid buffer,");
@@ -68,7 +77,10 @@ pub fn nic_core(p: &Preset) -> Result<Rc<ModuleDef>, ElabError> {
         u_csum.set("s_axis_tlast", c.last());
         u_csum.set("s_axis_tvalid", c_valid);
         for f in ["tdata", "tkeep", "tvalid", "tlast"] {
-            output(&format!("m_axis_csum_{f}"), u_csum.get(&format!("m_axis_csum_{f}")));
+            output(
+                &format!("m_axis_csum_{f}"),
+                u_csum.get(&format!("m_axis_csum_{f}")),
+            );
         }
         u_csum.set("m_axis_csum_tready", input("m_axis_csum_tready", 1));
     })

@@ -35,7 +35,12 @@ pub struct ElabError {
 
 impl fmt::Display for ElabError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "elaboration of module `{}` failed with {} error(s):", self.module, self.diags.len())?;
+        writeln!(
+            f,
+            "elaboration of module `{}` failed with {} error(s):",
+            self.module,
+            self.diags.len()
+        )?;
         for d in &self.diags {
             writeln!(f, "error: {}\n  --> {}", d.msg, d.loc)?;
         }
@@ -49,7 +54,13 @@ impl ElabError {
     /// An error for a parameter the block cannot be built with (say which and why).
     #[track_caller]
     pub fn config(module: &str, msg: impl Into<String>) -> ElabError {
-        ElabError { module: module.to_string(), diags: vec![Diag { msg: msg.into(), loc: Loc::caller() }] }
+        ElabError {
+            module: module.to_string(),
+            diags: vec![Diag {
+                msg: msg.into(),
+                loc: Loc::caller(),
+            }],
+        }
     }
 
     /// True when some diagnostic contains `needle` (for tests and tools).
@@ -114,13 +125,26 @@ const RESERVED_PORTS: &[&str] = &["clk", "rst"];
 
 impl Builder {
     fn err(&mut self, loc: Loc, msg: impl Into<String>) {
-        self.diags.push(Diag { msg: msg.into(), loc });
+        self.diags.push(Diag {
+            msg: msg.into(),
+            loc,
+        });
     }
 
     fn push(&mut self, kind: NodeKind, width: u32, loc: Loc) -> Sig {
         let id = self.nodes.len() as NodeId;
-        self.nodes.push(Node { kind, width, name: None, loc, unused_ok: false });
-        Sig { m: self.id, id, w: width }
+        self.nodes.push(Node {
+            kind,
+            width,
+            name: None,
+            loc,
+            unused_ok: false,
+        });
+        Sig {
+            m: self.id,
+            id,
+            w: width,
+        }
     }
 
     /// Validate that `s` belongs to this module; on error return a harmless stand-in.
@@ -153,7 +177,13 @@ impl Builder {
 
     fn check_width(&mut self, what: &str, a: Sig, b: Sig, loc: Loc) -> bool {
         if a.w != b.w {
-            self.err(loc, format!("width mismatch in {what}: left is {} bits, right is {} bits", a.w, b.w));
+            self.err(
+                loc,
+                format!(
+                    "width mismatch in {what}: left is {} bits, right is {} bits",
+                    a.w, b.w
+                ),
+            );
             false
         } else {
             true
@@ -166,7 +196,10 @@ impl Builder {
 
     fn port_name_ok(&mut self, name: &str, loc: Loc) -> bool {
         if RESERVED_PORTS.contains(&name) {
-            self.err(loc, format!("port name `{name}` is reserved for the implicit clock/reset"));
+            self.err(
+                loc,
+                format!("port name `{name}` is reserved for the implicit clock/reset"),
+            );
             return false;
         }
         if self.ports.iter().any(|p| p.name == name) {
@@ -246,10 +279,18 @@ fn finish(mut b: Builder) -> Result<ModuleDef, ElabError> {
     for (pi, wire) in std::mem::take(&mut b.pending_outputs) {
         b.ports[pi as usize].node = Some(wire);
     }
-    let has_clock = b.nodes.iter().any(|n| matches!(n.kind, NodeKind::Reg { .. }))
-        || b.mems.iter().any(|m| m.write.is_some() || m.reads.iter().any(|r| r.kind == ReadKind::Sync))
+    let has_clock = b
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::Reg { .. }))
+        || b.mems
+            .iter()
+            .any(|m| m.write.is_some() || m.reads.iter().any(|r| r.kind == ReadKind::Sync))
         || b.insts.iter().any(|i| i.module.has_clock);
-    let has_reset = b.nodes.iter().any(|n| matches!(n.kind, NodeKind::Reg { init: Some(_), .. }))
+    let has_reset = b
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::Reg { init: Some(_), .. }))
         || b.insts.iter().any(|i| i.module.has_reset);
     let mut def = ModuleDef {
         name: b.name,
@@ -278,13 +319,20 @@ fn finish(mut b: Builder) -> Result<ModuleDef, ElabError> {
                 live(i) && matches!(n.kind, NodeKind::MemRead { mem, port } if def.mems[mem as usize].reads[port as usize].kind == ReadKind::Sync)
             })
             || def.insts.iter().any(|i| i.module.has_clock);
-        def.has_reset = def.nodes.iter().enumerate().any(|(i, n)| live(i) && matches!(n.kind, NodeKind::Reg { init: Some(_), .. }))
+        def.has_reset = def
+            .nodes
+            .iter()
+            .enumerate()
+            .any(|(i, n)| live(i) && matches!(n.kind, NodeKind::Reg { init: Some(_), .. }))
             || def.insts.iter().any(|i| i.module.has_reset);
     }
     if diags.is_empty() {
         Ok(def)
     } else {
-        Err(ElabError { module: def.name, diags })
+        Err(ElabError {
+            module: def.name,
+            diags,
+        })
     }
 }
 
@@ -514,7 +562,12 @@ impl Sig {
     pub fn trunc(self, w: u32) -> Sig {
         let loc = Loc::caller();
         if w > self.w {
-            with(|b| b.err(loc, format!("cannot truncate a {}-bit value to {w} bits", self.w)));
+            with(|b| {
+                b.err(
+                    loc,
+                    format!("cannot truncate a {}-bit value to {w} bits", self.w),
+                )
+            });
             return self;
         }
         slice_at(self, w - 1, 0, loc)
@@ -529,7 +582,12 @@ impl Sig {
     pub fn sext(self, w: u32) -> Sig {
         let loc = Loc::caller();
         if w < self.w {
-            with(|b| b.err(loc, format!("cannot sign-extend a {}-bit value to {w} bits", self.w)));
+            with(|b| {
+                b.err(
+                    loc,
+                    format!("cannot sign-extend a {}-bit value to {w} bits", self.w),
+                )
+            });
             return self;
         }
         if w == self.w {
@@ -595,14 +653,22 @@ impl Sig {
             match &mut b.nodes[s.id as usize].kind {
                 NodeKind::Wire(d) => {
                     if d.is_some() {
-                        let p = prev.map(|p| format!(" (first driven at {p})")).unwrap_or_default();
-                        b.err(loc, format!("wire `{}` has multiple drivers{p}", name_of(b, s.id)));
+                        let p = prev
+                            .map(|p| format!(" (first driven at {p})"))
+                            .unwrap_or_default();
+                        b.err(
+                            loc,
+                            format!("wire `{}` has multiple drivers{p}", name_of(b, s.id)),
+                        );
                         return;
                     }
                     *d = Some(v.id);
                     b.drive_locs.insert(s.id, loc);
                 }
-                NodeKind::Reg { assigns, .. } => assigns.push(RegAssign { cond: None, value: v.id }),
+                NodeKind::Reg { assigns, .. } => assigns.push(RegAssign {
+                    cond: None,
+                    value: v.id,
+                }),
                 _ => b.err(loc, "only a wire or a register can be assigned with `set`"),
             }
         })
@@ -621,8 +687,14 @@ impl Sig {
                 return;
             }
             match &mut b.nodes[s.id as usize].kind {
-                NodeKind::Reg { assigns, .. } => assigns.push(RegAssign { cond: Some(c.id), value: v.id }),
-                _ => b.err(loc, "`set_if` applies to registers only; use `mux` for a wire"),
+                NodeKind::Reg { assigns, .. } => assigns.push(RegAssign {
+                    cond: Some(c.id),
+                    value: v.id,
+                }),
+                _ => b.err(
+                    loc,
+                    "`set_if` applies to registers only; use `mux` for a wire",
+                ),
             }
         })
     }
@@ -651,7 +723,10 @@ impl Sig {
         with(|b| {
             let s = b.own(self, loc);
             if v.bits() > s.w as u64 {
-                b.err(loc, format!("reset value {v:#x} does not fit in {} bits", s.w));
+                b.err(
+                    loc,
+                    format!("reset value {v:#x} does not fit in {} bits", s.w),
+                );
                 return s;
             }
             match &mut b.nodes[s.id as usize].kind {
@@ -664,7 +739,10 @@ impl Sig {
 }
 
 fn name_of(b: &Builder, id: NodeId) -> String {
-    b.nodes[id as usize].name.clone().unwrap_or_else(|| format!("<unnamed #{id}>"))
+    b.nodes[id as usize]
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("<unnamed #{id}>"))
 }
 
 fn one_bit(what: &str, s: Sig, loc: Loc) {
@@ -677,7 +755,10 @@ fn slice_at(a: Sig, hi: u32, lo: u32, loc: Loc) -> Sig {
     with(|b| {
         let a = b.own(a, loc);
         if hi < lo || hi >= a.w {
-            b.err(loc, format!("slice [{hi}:{lo}] is out of range for a {}-bit value", a.w));
+            b.err(
+                loc,
+                format!("slice [{hi}:{lo}] is out of range for a {}-bit value", a.w),
+            );
             return b.push(NodeKind::Const(BigUint::zero()), 1, loc);
         }
         if hi == a.w - 1 && lo == 0 {
@@ -685,9 +766,19 @@ fn slice_at(a: Sig, hi: u32, lo: u32, loc: Loc) -> Sig {
         }
         // Fold slices of slices and of constants right away; it keeps the netlist small.
         match b.nodes[a.id as usize].kind.clone() {
-            NodeKind::Slice { a: inner, lo: l0, .. } => {
+            NodeKind::Slice {
+                a: inner, lo: l0, ..
+            } => {
                 let w = hi - lo + 1;
-                b.push(NodeKind::Slice { a: inner, hi: hi + l0, lo: lo + l0 }, w, loc)
+                b.push(
+                    NodeKind::Slice {
+                        a: inner,
+                        hi: hi + l0,
+                        lo: lo + l0,
+                    },
+                    w,
+                    loc,
+                )
             }
             NodeKind::Const(v) => {
                 let w = hi - lo + 1;
@@ -701,7 +792,12 @@ fn slice_at(a: Sig, hi: u32, lo: u32, loc: Loc) -> Sig {
 
 fn zext_at(a: Sig, w: u32, loc: Loc) -> Sig {
     if w < a.w {
-        with(|b| b.err(loc, format!("cannot zero-extend a {}-bit value to {w} bits", a.w)));
+        with(|b| {
+            b.err(
+                loc,
+                format!("cannot zero-extend a {}-bit value to {w} bits", a.w),
+            )
+        });
         return a;
     }
     if w == a.w {
@@ -768,7 +864,15 @@ pub fn mux(sel: Sig, t: impl Operand, f: impl Operand) -> Sig {
     with(|b| {
         let sel = b.own(sel, loc);
         b.check_width("a mux", t, f, loc);
-        b.push(NodeKind::Mux { sel: sel.id, t: t.id, f: f.id }, t.w, loc)
+        b.push(
+            NodeKind::Mux {
+                sel: sel.id,
+                t: t.id,
+                f: f.id,
+            },
+            t.w,
+            loc,
+        )
     })
 }
 
@@ -776,7 +880,11 @@ pub fn mux(sel: Sig, t: impl Operand, f: impl Operand) -> Sig {
 #[track_caller]
 pub fn select(arms: &[(Sig, Sig)], default: impl Operand) -> Sig {
     let loc = Loc::caller();
-    let w = arms.first().map(|a| a.1.w).or(default.sig_width()).unwrap_or(1);
+    let w = arms
+        .first()
+        .map(|a| a.1.w)
+        .or(default.sig_width())
+        .unwrap_or(1);
     let d = default.to_sig(w, loc);
     for (c, _) in arms {
         one_bit("a select condition", *c, loc);
@@ -793,7 +901,14 @@ pub fn select(arms: &[(Sig, Sig)], default: impl Operand) -> Sig {
         if v.is_empty() {
             return d;
         }
-        b.push(NodeKind::Priority { arms: v, default: d.id }, w, loc)
+        b.push(
+            NodeKind::Priority {
+                arms: v,
+                default: d.id,
+            },
+            w,
+            loc,
+        )
     })
 }
 
@@ -801,7 +916,11 @@ pub fn select(arms: &[(Sig, Sig)], default: impl Operand) -> Sig {
 #[track_caller]
 pub fn case(sel: Sig, arms: &[(u64, Sig)], default: impl Operand) -> Sig {
     let loc = Loc::caller();
-    let w = arms.first().map(|a| a.1.w).or(default.sig_width()).unwrap_or(1);
+    let w = arms
+        .first()
+        .map(|a| a.1.w)
+        .or(default.sig_width())
+        .unwrap_or(1);
     let d = default.to_sig(w, loc);
     with(|b| {
         let sel = b.own(sel, loc);
@@ -812,7 +931,10 @@ pub fn case(sel: Sig, arms: &[(u64, Sig)], default: impl Operand) -> Sig {
             let x = b.own(*x, loc);
             b.check_width("a case arm", x, d, loc);
             if BigUint::from(*k).bits() > sel.w as u64 {
-                b.err(loc, format!("case label {k} does not fit the {}-bit selector", sel.w));
+                b.err(
+                    loc,
+                    format!("case label {k} does not fit the {}-bit selector", sel.w),
+                );
                 continue;
             }
             if !seen.insert(*k) {
@@ -824,7 +946,15 @@ pub fn case(sel: Sig, arms: &[(u64, Sig)], default: impl Operand) -> Sig {
         if v.is_empty() {
             return d;
         }
-        b.push(NodeKind::Case { sel: sel.id, arms: v, default: d.id }, w, loc)
+        b.push(
+            NodeKind::Case {
+                sel: sel.id,
+                arms: v,
+                default: d.id,
+            },
+            w,
+            loc,
+        )
     })
 }
 
@@ -861,7 +991,13 @@ fn output_wire_at(name: &str, width: u32, loc: Loc) -> Sig {
         let w = width.max(1);
         let pi = b.ports.len() as u32;
         let s = b.push(NodeKind::Wire(None), w, loc);
-        b.ports.push(Port { name: name.to_string(), dir: Dir::Output, width: w, node: None, loc });
+        b.ports.push(Port {
+            name: name.to_string(),
+            dir: Dir::Output,
+            width: w,
+            node: None,
+            loc,
+        });
         b.pending_outputs.push((pi, s.id));
         s
     })
@@ -888,7 +1024,15 @@ pub fn reg(width: u32) -> Sig {
         if width == 0 {
             b.err(loc, "a register must be at least 1 bit wide");
         }
-        b.push(NodeKind::Reg { assigns: Vec::new(), en: None, init: None }, width.max(1), loc)
+        b.push(
+            NodeKind::Reg {
+                assigns: Vec::new(),
+                en: None,
+                init: None,
+            },
+            width.max(1),
+            loc,
+        )
     })
 }
 
@@ -896,11 +1040,24 @@ pub fn reg(width: u32) -> Sig {
 #[track_caller]
 pub fn reg_init(width: u32, v: impl Into<BigUint>) -> Sig {
     let loc = Loc::caller();
-    let r = with(|b| b.push(NodeKind::Reg { assigns: Vec::new(), en: None, init: None }, width.max(1), loc));
+    let r = with(|b| {
+        b.push(
+            NodeKind::Reg {
+                assigns: Vec::new(),
+                en: None,
+                init: None,
+            },
+            width.max(1),
+            loc,
+        )
+    });
     let v: BigUint = v.into();
     with(|b| {
         if v.bits() > r.w as u64 {
-            b.err(loc, format!("reset value {v:#x} does not fit in {} bits", r.w));
+            b.err(
+                loc,
+                format!("reset value {v:#x} does not fit in {} bits", r.w),
+            );
         } else if let NodeKind::Reg { init, .. } = &mut b.nodes[r.id as usize].kind {
             *init = Some(v);
         }
@@ -912,7 +1069,17 @@ pub fn reg_init(width: u32, v: impl Into<BigUint>) -> Sig {
 #[track_caller]
 pub fn delay(d: Sig) -> Sig {
     let loc = Loc::caller();
-    let r = with(|b| b.push(NodeKind::Reg { assigns: Vec::new(), en: None, init: None }, d.w, loc));
+    let r = with(|b| {
+        b.push(
+            NodeKind::Reg {
+                assigns: Vec::new(),
+                en: None,
+                init: None,
+            },
+            d.w,
+            loc,
+        )
+    });
     r.set(d);
     r
 }
@@ -942,7 +1109,10 @@ pub fn memory(name: &str, width: u32, depth: u32) -> Mem {
     let loc = Loc::caller();
     with(|b| {
         if width == 0 || depth < 2 {
-            b.err(loc, format!("memory `{name}` needs width >= 1 and depth >= 2 (got {width} x {depth})"));
+            b.err(
+                loc,
+                format!("memory `{name}` needs width >= 1 and depth >= 2 (got {width} x {depth})"),
+            );
         }
         let idx = b.mems.len() as u32;
         b.mems.push(Memory {
@@ -954,7 +1124,12 @@ pub fn memory(name: &str, width: u32, depth: u32) -> Mem {
             reads: Vec::new(),
             loc,
         });
-        Mem { m: b.id, idx, width: width.max(1), addr_width: clog2(depth.max(2) as u64) }
+        Mem {
+            m: b.id,
+            idx,
+            width: width.max(1),
+            addr_width: clog2(depth.max(2) as u64),
+        }
     })
 }
 
@@ -983,18 +1158,35 @@ impl Mem {
             }
             let (en, addr, data) = (b.own(en, loc), b.own(addr, loc), b.own(data, loc));
             if addr.w != self.addr_width {
-                b.err(loc, format!("memory address must be {} bits, got {}", self.addr_width, addr.w));
+                b.err(
+                    loc,
+                    format!(
+                        "memory address must be {} bits, got {}",
+                        self.addr_width, addr.w
+                    ),
+                );
             }
             if data.w != self.width {
-                b.err(loc, format!("memory data must be {} bits, got {}", self.width, data.w));
+                b.err(
+                    loc,
+                    format!("memory data must be {} bits, got {}", self.width, data.w),
+                );
             }
             let m = &mut b.mems[self.idx as usize];
             if let Some(w) = &m.write {
                 let first = w.loc;
-                b.err(loc, format!("memory already has a write port (at {first}); one is supported"));
+                b.err(
+                    loc,
+                    format!("memory already has a write port (at {first}); one is supported"),
+                );
                 return;
             }
-            b.mems[self.idx as usize].write = Some(MemWrite { en: en.id, addr: addr.id, data: data.id, loc });
+            b.mems[self.idx as usize].write = Some(MemWrite {
+                en: en.id,
+                addr: addr.id,
+                data: data.id,
+                loc,
+            });
         })
     }
     fn read(self, addr: Sig, en: Option<Sig>, kind: ReadKind, loc: Loc) -> Sig {
@@ -1004,13 +1196,31 @@ impl Mem {
             }
             let addr = b.own(addr, loc);
             if addr.w != self.addr_width {
-                b.err(loc, format!("memory address must be {} bits, got {}", self.addr_width, addr.w));
+                b.err(
+                    loc,
+                    format!(
+                        "memory address must be {} bits, got {}",
+                        self.addr_width, addr.w
+                    ),
+                );
             }
             let en = en.map(|e| b.own(e, loc).id);
             let m = &mut b.mems[self.idx as usize];
             let port = m.reads.len() as u32;
-            m.reads.push(MemRead { addr: addr.id, en, kind, loc });
-            b.push(NodeKind::MemRead { mem: self.idx, port }, self.width, loc)
+            m.reads.push(MemRead {
+                addr: addr.id,
+                en,
+                kind,
+                loc,
+            });
+            b.push(
+                NodeKind::MemRead {
+                    mem: self.idx,
+                    port,
+                },
+                self.width,
+                loc,
+            )
         })
     }
     /// Combinational read (distributed RAM).
@@ -1038,7 +1248,10 @@ impl Mem {
             let m = &b.mems[self.idx as usize];
             if words.len() > m.depth as usize || words.iter().any(|w| w.bits() > m.width as u64) {
                 let (d, w) = (m.depth, m.width);
-                b.err(loc, format!("initial contents do not fit a {d} x {w} memory"));
+                b.err(
+                    loc,
+                    format!("initial contents do not fit a {d} x {w} memory"),
+                );
                 return;
             }
             b.mems[self.idx as usize].init = Some(words);
@@ -1071,7 +1284,11 @@ pub fn instance(def: &Rc<ModuleDef>, name: &str) -> Inst {
             unused_outputs: Vec::new(),
             loc,
         });
-        Inst { m: b.id, idx, def: def.clone() }
+        Inst {
+            m: b.id,
+            idx,
+            def: def.clone(),
+        }
     })
 }
 
@@ -1084,13 +1301,27 @@ impl Inst {
         match self.def.port_index(name) {
             Some(i) if self.def.ports[i as usize].dir == dir => Some(i),
             Some(_) => {
-                let d = if dir == Dir::Input { "an input" } else { "an output" };
-                b.err(loc, format!("port `{name}` of `{}` is not {d}", self.def.name));
+                let d = if dir == Dir::Input {
+                    "an input"
+                } else {
+                    "an output"
+                };
+                b.err(
+                    loc,
+                    format!("port `{name}` of `{}` is not {d}", self.def.name),
+                );
                 None
             }
             None => {
                 let names: Vec<&str> = self.def.ports.iter().map(|p| p.name.as_str()).collect();
-                b.err(loc, format!("module `{}` has no port `{name}` (ports: {})", self.def.name, names.join(", ")));
+                b.err(
+                    loc,
+                    format!(
+                        "module `{}` has no port `{name}` (ports: {})",
+                        self.def.name,
+                        names.join(", ")
+                    ),
+                );
                 None
             }
         }
@@ -1099,10 +1330,16 @@ impl Inst {
     #[track_caller]
     pub fn set(&self, name: &str, v: impl Operand) {
         let loc = Loc::caller();
-        let w = self.def.port_index(name).map(|i| self.def.ports[i as usize].width).unwrap_or(1);
+        let w = self
+            .def
+            .port_index(name)
+            .map(|i| self.def.ports[i as usize].width)
+            .unwrap_or(1);
         let v = v.to_sig(w, loc);
         with(|b| {
-            let Some(pi) = self.port(b, name, Dir::Input, loc) else { return };
+            let Some(pi) = self.port(b, name, Dir::Input, loc) else {
+                return;
+            };
             let v = b.own(v, loc);
             if v.w != w {
                 b.err(loc, format!("width mismatch on port `{name}` of `{}`: port is {w} bits, value is {} bits", self.def.name, v.w));
@@ -1111,7 +1348,10 @@ impl Inst {
             let inst = &mut b.insts[self.idx as usize];
             if inst.conns[pi as usize].is_some() {
                 let n = inst.name.clone();
-                b.err(loc, format!("input `{name}` of instance `{n}` is connected twice"));
+                b.err(
+                    loc,
+                    format!("input `{name}` of instance `{n}` is connected twice"),
+                );
                 return;
             }
             inst.conns[pi as usize] = Some(v.id);
@@ -1126,10 +1366,21 @@ impl Inst {
                 return b.push(NodeKind::Const(BigUint::zero()), 1, loc);
             };
             if let Some(&id) = b.inst_outs.get(&(self.idx, pi)) {
-                return Sig { m: b.id, id, w: self.def.ports[pi as usize].width };
+                return Sig {
+                    m: b.id,
+                    id,
+                    w: self.def.ports[pi as usize].width,
+                };
             }
             let w = self.def.ports[pi as usize].width;
-            let s = b.push(NodeKind::InstOut { inst: self.idx, port: pi }, w, loc);
+            let s = b.push(
+                NodeKind::InstOut {
+                    inst: self.idx,
+                    port: pi,
+                },
+                w,
+                loc,
+            );
             b.inst_outs.insert((self.idx, pi), s.id);
             s
         })
@@ -1210,7 +1461,11 @@ impl Bundle {
         }
     }
     pub fn get(&self, name: &str) -> Option<Sig> {
-        self.spec.fields.iter().position(|f| f.0 == name).map(|i| self.sigs[i])
+        self.spec
+            .fields
+            .iter()
+            .position(|f| f.0 == name)
+            .map(|i| self.sigs[i])
     }
 }
 
@@ -1240,7 +1495,11 @@ fn bundle_ports(prefix: &str, spec: &BundleSpec, inputs: Flow, loc: Loc) -> Bund
         };
         sigs.push(s);
     }
-    Bundle { prefix: prefix.to_string(), spec: spec.clone(), sigs }
+    Bundle {
+        prefix: prefix.to_string(),
+        spec: spec.clone(),
+        sigs,
+    }
 }
 
 fn input_at(name: &str, width: u32, loc: Loc) -> Sig {
@@ -1254,7 +1513,13 @@ fn input_at(name: &str, width: u32, loc: Loc) -> Sig {
         let pi = b.ports.len() as u32;
         let s = b.push(NodeKind::Input(pi), w, loc);
         b.node_mut(s).name = Some(name.to_string());
-        b.ports.push(Port { name: name.to_string(), dir: Dir::Input, width: w, node: Some(s.id), loc });
+        b.ports.push(Port {
+            name: name.to_string(),
+            dir: Dir::Input,
+            width: w,
+            node: Some(s.id),
+            loc,
+        });
         s
     })
 }
@@ -1291,7 +1556,11 @@ impl Inst {
             };
             sigs.push(s);
         }
-        Bundle { prefix: prefix.to_string(), spec: spec.clone(), sigs }
+        Bundle {
+            prefix: prefix.to_string(),
+            spec: spec.clone(),
+            sigs,
+        }
     }
 }
 
@@ -1302,7 +1571,15 @@ impl Inst {
 pub fn connect(dst: &Bundle, src: &Bundle) {
     let loc = Loc::caller();
     if dst.spec != src.spec {
-        with(|b| b.err(loc, format!("bundles `{}` and `{}` have different shapes", dst.prefix, src.prefix)));
+        with(|b| {
+            b.err(
+                loc,
+                format!(
+                    "bundles `{}` and `{}` have different shapes",
+                    dst.prefix, src.prefix
+                ),
+            )
+        });
         return;
     }
     for (i, (_, _, flow)) in dst.spec.fields.iter().enumerate() {

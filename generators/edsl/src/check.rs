@@ -88,7 +88,13 @@ fn comb_operands(def: &ModuleDef, id: NodeId) -> Vec<NodeId> {
         }
         NodeKind::InstOut { inst, port } => {
             let i = &def.insts[*inst as usize];
-            let deps = i.module.comb_deps.iter().find(|(o, _)| o == port).map(|(_, d)| d.clone()).unwrap_or_default();
+            let deps = i
+                .module
+                .comb_deps
+                .iter()
+                .find(|(o, _)| o == port)
+                .map(|(_, d)| d.clone())
+                .unwrap_or_default();
             deps.iter().filter_map(|ip| i.conns[*ip as usize]).collect()
         }
         k => k.operands(),
@@ -101,11 +107,21 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
         match &n.kind {
             NodeKind::Wire(None) => {
                 let what = describe(def, id as NodeId);
-                let what = if what.starts_with("output") { what } else { format!("wire {what}") };
-                diags.push(Diag { msg: format!("{what} is never driven"), loc: n.loc });
+                let what = if what.starts_with("output") {
+                    what
+                } else {
+                    format!("wire {what}")
+                };
+                diags.push(Diag {
+                    msg: format!("{what} is never driven"),
+                    loc: n.loc,
+                });
             }
             NodeKind::Reg { assigns, .. } if assigns.is_empty() => {
-                diags.push(Diag { msg: format!("register {} is never assigned", describe(def, id as NodeId)), loc: n.loc });
+                diags.push(Diag {
+                    msg: format!("register {} is never assigned", describe(def, id as NodeId)),
+                    loc: n.loc,
+                });
             }
             _ => {}
         }
@@ -121,14 +137,25 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
             .collect();
         if !missing.is_empty() {
             diags.push(Diag {
-                msg: format!("instance `{}` of `{}` has unconnected inputs: {}", inst.name, inst.module.name, missing.join(", ")),
+                msg: format!(
+                    "instance `{}` of `{}` has unconnected inputs: {}",
+                    inst.name,
+                    inst.module.name,
+                    missing.join(", ")
+                ),
                 loc: inst.loc,
             });
         }
     }
     for m in &def.mems {
         if m.write.is_none() && m.init.is_none() {
-            diags.push(Diag { msg: format!("memory `{}` is never written and has no initial contents", m.name), loc: m.loc });
+            diags.push(Diag {
+                msg: format!(
+                    "memory `{}` is never written and has no initial contents",
+                    m.name
+                ),
+                loc: m.loc,
+            });
         }
     }
     if !diags.is_empty() {
@@ -137,7 +164,9 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
 
     // 2. Combinational loops.
     let mut g: DiGraph<NodeId, ()> = DiGraph::new();
-    let idx: Vec<NodeIndex> = (0..def.nodes.len()).map(|i| g.add_node(i as NodeId)).collect();
+    let idx: Vec<NodeIndex> = (0..def.nodes.len())
+        .map(|i| g.add_node(i as NodeId))
+        .collect();
     for id in 0..def.nodes.len() {
         for o in comb_operands(def, id as NodeId) {
             g.add_edge(idx[o as usize], idx[id], ());
@@ -201,7 +230,11 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
 
     // 4. Used bits of every live value.
     let words = |w: u32| (w as usize).div_ceil(64);
-    let mut used: Vec<Vec<u64>> = def.nodes.iter().map(|n| vec![0u64; words(n.width)]).collect();
+    let mut used: Vec<Vec<u64>> = def
+        .nodes
+        .iter()
+        .map(|n| vec![0u64; words(n.width)])
+        .collect();
     let mark = |used: &mut Vec<Vec<u64>>, id: NodeId, hi: u32, lo: u32| {
         let u = &mut used[id as usize];
         for b in lo..=hi {
@@ -259,7 +292,13 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
         let w = node.width;
         let u = &used[id];
         let count: u32 = u.iter().map(|x| x.count_ones()).sum();
-        let is_leaf = matches!(node.kind, NodeKind::Input(_) | NodeKind::Reg { .. } | NodeKind::MemRead { .. } | NodeKind::InstOut { .. });
+        let is_leaf = matches!(
+            node.kind,
+            NodeKind::Input(_)
+                | NodeKind::Reg { .. }
+                | NodeKind::MemRead { .. }
+                | NodeKind::InstOut { .. }
+        );
         let resolved_away = resolve(def, id as NodeId) != id as NodeId;
         if resolved_away || !live[id] && !matches!(node.kind, NodeKind::Input(_)) {
             continue;
@@ -273,11 +312,16 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
         }
         if matches!(node.kind, NodeKind::Input(_)) && count == 0 {
             diags.push(Diag {
-                msg: format!("input {} is never used; use it or declare it with `.unused()`", describe(def, id as NodeId)),
+                msg: format!(
+                    "input {} is never used; use it or declare it with `.unused()`",
+                    describe(def, id as NodeId)
+                ),
                 loc: node.loc,
             });
         } else if is_leaf {
-            let unused: Vec<u32> = (0..w).filter(|b| u[(*b / 64) as usize] & (1 << (b % 64)) == 0).collect();
+            let unused: Vec<u32> = (0..w)
+                .filter(|b| u[(*b / 64) as usize] & (1 << (b % 64)) == 0)
+                .collect();
             diags.push(Diag {
                 msg: format!(
                     "bits {} of {} are never used; narrow it, use them, or declare it with `.unused()`",
@@ -322,7 +366,11 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
     def.comb_deps = deps;
 }
 
-fn comb_inputs(def: &ModuleDef, id: NodeId, memo: &mut HashMap<NodeId, BTreeSet<u32>>) -> BTreeSet<u32> {
+fn comb_inputs(
+    def: &ModuleDef,
+    id: NodeId,
+    memo: &mut HashMap<NodeId, BTreeSet<u32>>,
+) -> BTreeSet<u32> {
     // Iterative post-order to stay safe on deep netlists.
     let mut stack = vec![(id, false)];
     while let Some((n, done)) = stack.pop() {
@@ -403,7 +451,11 @@ fn ranges(bits: &[u32]) -> String {
             i += 1;
             hi = bits[i];
         }
-        out.push(if hi == lo { format!("[{lo}]") } else { format!("[{hi}:{lo}]") });
+        out.push(if hi == lo {
+            format!("[{lo}]")
+        } else {
+            format!("[{hi}:{lo}]")
+        });
         i += 1;
     }
     out.join(", ")

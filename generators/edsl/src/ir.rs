@@ -25,7 +25,11 @@ impl Loc {
     #[track_caller]
     pub fn caller() -> Loc {
         let l = std::panic::Location::caller();
-        Loc { file: l.file(), line: l.line(), col: l.column() }
+        Loc {
+            file: l.file(),
+            line: l.line(),
+            col: l.column(),
+        }
     }
 }
 
@@ -65,7 +69,10 @@ pub enum BinOp {
 
 impl BinOp {
     pub fn is_compare(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
     }
     pub fn is_shift(self) -> bool {
         matches!(self, BinOp::Shl | BinOp::Shr)
@@ -88,22 +95,50 @@ pub enum NodeKind {
     Wire(Option<NodeId>),
     /// A flip-flop bank clocked by the module clock. `init` is the synchronous reset value; a
     /// register without one carries no reset logic.
-    Reg { assigns: Vec<RegAssign>, en: Option<NodeId>, init: Option<BigUint> },
+    Reg {
+        assigns: Vec<RegAssign>,
+        en: Option<NodeId>,
+        init: Option<BigUint>,
+    },
     Unary(UnOp, NodeId),
     Binary(BinOp, NodeId, NodeId),
-    Mux { sel: NodeId, t: NodeId, f: NodeId },
-    Slice { a: NodeId, hi: u32, lo: u32 },
+    Mux {
+        sel: NodeId,
+        t: NodeId,
+        f: NodeId,
+    },
+    Slice {
+        a: NodeId,
+        hi: u32,
+        lo: u32,
+    },
     /// Most significant part first, as in Verilog `{a, b}`.
     Concat(Vec<NodeId>),
-    Repl { a: NodeId, n: u32 },
+    Repl {
+        a: NodeId,
+        n: u32,
+    },
     /// Match `sel` against constants; first match wins; `default` otherwise.
-    Case { sel: NodeId, arms: Vec<(BigUint, NodeId)>, default: NodeId },
+    Case {
+        sel: NodeId,
+        arms: Vec<(BigUint, NodeId)>,
+        default: NodeId,
+    },
     /// First true condition wins; `default` otherwise.
-    Priority { arms: Vec<(NodeId, NodeId)>, default: NodeId },
+    Priority {
+        arms: Vec<(NodeId, NodeId)>,
+        default: NodeId,
+    },
     /// Read port `port` of memory `mem`.
-    MemRead { mem: u32, port: u32 },
+    MemRead {
+        mem: u32,
+        port: u32,
+    },
     /// Output port `port` of instance `inst`.
-    InstOut { inst: u32, port: u32 },
+    InstOut {
+        inst: u32,
+        port: u32,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -208,7 +243,10 @@ impl ModuleDef {
     /// Index of port `name` (as the user spelled it; keyword escaping is applied here too).
     pub fn port_index(&self, name: &str) -> Option<u32> {
         let name = crate::names::sanitize(name);
-        self.ports.iter().position(|p| p.name == name).map(|i| i as u32)
+        self.ports
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| i as u32)
     }
     pub fn inputs(&self) -> impl Iterator<Item = &Port> {
         self.ports.iter().filter(|p| p.dir == Dir::Input)
@@ -222,7 +260,10 @@ impl NodeKind {
     /// The operands this node reads, in a fixed order.
     pub fn operands(&self) -> Vec<NodeId> {
         match self {
-            NodeKind::Input(_) | NodeKind::Const(_) | NodeKind::MemRead { .. } | NodeKind::InstOut { .. } => vec![],
+            NodeKind::Input(_)
+            | NodeKind::Const(_)
+            | NodeKind::MemRead { .. }
+            | NodeKind::InstOut { .. } => vec![],
             NodeKind::Wire(d) => d.iter().copied().collect(),
             NodeKind::Reg { assigns, en, .. } => {
                 let mut v: Vec<NodeId> = en.iter().copied().collect();

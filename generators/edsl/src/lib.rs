@@ -38,9 +38,9 @@ pub use ir::{Dir, Loc, ModuleDef};
 /// Everything a block needs: `use nicgen_edsl::prelude::*;`.
 pub mod prelude {
     pub use crate::builder::{
-        bundle_in, bundle_out, case, cat, clog2, connect, delay, doc, input, instance, lit, memory, mux, output,
-        output_wire, reg, reg_init, select, wire, Bundle, BundleSpec, ElabError, Flow, Inst, Mem, Module, Operand,
-        Sig,
+        bundle_in, bundle_out, case, cat, clog2, connect, delay, doc, input, instance, lit, memory,
+        mux, output, output_wire, reg, reg_init, select, wire, Bundle, BundleSpec, ElabError, Flow,
+        Inst, Mem, Module, Operand, Sig,
     };
     pub use crate::design::{generate, EmitOptions, Generated};
     pub use crate::ir::ModuleDef;

@@ -134,7 +134,8 @@ impl<'a> Emitter<'a> {
             if let (Dir::Output, Some(d)) = (p.dir, p.node) {
                 let r = resolve(def, d);
                 let k = &def.nodes[r as usize].kind;
-                let ownable = !matches!(k, NodeKind::Input(_) | NodeKind::Const(_)) && !owned_by_port.contains_key(&r);
+                let ownable = !matches!(k, NodeKind::Input(_) | NodeKind::Const(_))
+                    && !owned_by_port.contains_key(&r);
                 if ownable {
                     owned_by_port.insert(r, pi as u32);
                 } else {
@@ -165,34 +166,52 @@ impl<'a> Emitter<'a> {
                 NodeKind::Const(_) => forms[id] = Form::Inline,
                 NodeKind::InstOut { inst, port } => {
                     let i = &def.insts[*inst as usize];
-                    let want = node.name.clone().unwrap_or_else(|| format!("{}_{}", i.name, i.module.ports[*port as usize].name));
+                    let want = node.name.clone().unwrap_or_else(|| {
+                        format!("{}_{}", i.name, i.module.ports[*port as usize].name)
+                    });
                     forms[id] = Form::Named(namer.fresh(&want));
                 }
-                NodeKind::Reg { .. } | NodeKind::MemRead { .. } | NodeKind::Case { .. } | NodeKind::Wire(_) => {
-                    let want = node.name.clone().unwrap_or_else(|| format!("{}{}", kind_stem(&node.kind), id));
+                NodeKind::Reg { .. }
+                | NodeKind::MemRead { .. }
+                | NodeKind::Case { .. }
+                | NodeKind::Wire(_) => {
+                    let want = node
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| format!("{}{}", kind_stem(&node.kind), id));
                     forms[id] = Form::Named(namer.fresh(&want));
                 }
                 _ => {
                     let trivial = matches!(node.kind, NodeKind::Slice { .. });
                     let inline = node.name.is_none() && trivial && !def.waive[id]
                         || node.name.is_none()
-                        && uses[id] <= 1
-                        && !sliced[id]
-                        && !pinned[id]
-                        && !def.waive[id]
-                        && !matches!(&node.kind, NodeKind::Concat(v) if v.len() > 8)
-                        && !matches!(node.kind, NodeKind::Priority { .. });
+                            && uses[id] <= 1
+                            && !sliced[id]
+                            && !pinned[id]
+                            && !def.waive[id]
+                            && !matches!(&node.kind, NodeKind::Concat(v) if v.len() > 8)
+                            && !matches!(node.kind, NodeKind::Priority { .. });
                     forms[id] = if inline {
                         Form::Inline
                     } else {
-                        let want = node.name.clone().unwrap_or_else(|| format!("{}{}", kind_stem(&node.kind), id));
+                        let want = node
+                            .name
+                            .clone()
+                            .unwrap_or_else(|| format!("{}{}", kind_stem(&node.kind), id));
                         Form::Named(namer.fresh(&want))
                     };
                 }
             }
         }
         // Unused child outputs still need a wire to connect to.
-        Emitter { def, child_names, forms, owned_by_port, mem_names, inst_names }
+        Emitter {
+            def,
+            child_names,
+            forms,
+            owned_by_port,
+            mem_names,
+            inst_names,
+        }
     }
 
     /// An expression for node `id` suitable as an operand (parenthesised when compound).
@@ -264,9 +283,13 @@ impl<'a> Emitter<'a> {
                     BinOp::Shr => ">>",
                 };
                 // `a & b & c` needs no parentheses for a left operand of the same associative op.
-                let left = match (&self.forms[resolve(self.def, *a) as usize], &self.def.nodes[resolve(self.def, *a) as usize].kind) {
+                let left = match (
+                    &self.forms[resolve(self.def, *a) as usize],
+                    &self.def.nodes[resolve(self.def, *a) as usize].kind,
+                ) {
                     (Form::Inline, NodeKind::Binary(op2, ..))
-                        if op2 == op && matches!(op, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Add) =>
+                        if op2 == op
+                            && matches!(op, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Add) =>
                     {
                         self.expr(resolve(self.def, *a))
                     }
@@ -274,7 +297,9 @@ impl<'a> Emitter<'a> {
                 };
                 format!("{left} {o} {}", self.r(*b))
             }
-            NodeKind::Mux { sel, t, f } => format!("{} ? {} : {}", self.r(*sel), self.r(*t), self.r(*f)),
+            NodeKind::Mux { sel, t, f } => {
+                format!("{} ? {} : {}", self.r(*sel), self.r(*t), self.r(*f))
+            }
             NodeKind::Slice { a, hi, lo } => {
                 let base = self.r(*a);
                 if hi == lo {
@@ -320,11 +345,16 @@ impl<'a> Emitter<'a> {
             let kind = match p.dir {
                 Dir::Input => "input  wire",
                 Dir::Output => {
-                    let owned = self.owned_by_port.iter().find(|(_, &q)| q == pi as u32).map(|(n, _)| *n);
+                    let owned = self
+                        .owned_by_port
+                        .iter()
+                        .find(|(_, &q)| q == pi as u32)
+                        .map(|(n, _)| *n);
                     match owned.map(|n| &def.nodes[n as usize].kind) {
                         Some(NodeKind::Reg { .. }) | Some(NodeKind::Case { .. }) => "output reg ",
                         Some(NodeKind::MemRead { mem, port })
-                            if def.mems[*mem as usize].reads[*port as usize].kind == ReadKind::Sync =>
+                            if def.mems[*mem as usize].reads[*port as usize].kind
+                                == ReadKind::Sync =>
                         {
                             "output reg "
                         }
@@ -332,7 +362,8 @@ impl<'a> Emitter<'a> {
                     }
                 }
             };
-            let waived = p.dir == Dir::Input && p.node.map(|n| def.waive[n as usize]).unwrap_or(false);
+            let waived =
+                p.dir == Dir::Input && p.node.map(|n| def.waive[n as usize]).unwrap_or(false);
             let decl = format!("{kind} {}{}", range(p.width), p.name);
             if waived {
                 ports.push(format!("/* verilator lint_off UNUSEDSIGNAL */\n    {decl}\n    /* verilator lint_on UNUSEDSIGNAL */"));
@@ -355,16 +386,26 @@ impl<'a> Emitter<'a> {
         // Declarations.
         let mut decls = String::new();
         for (id, node) in def.nodes.iter().enumerate() {
-            let Form::Named(nm) = &self.forms[id] else { continue };
-            if matches!(node.kind, NodeKind::Input(_)) || self.owned_by_port.contains_key(&(id as NodeId)) {
+            let Form::Named(nm) = &self.forms[id] else {
+                continue;
+            };
+            if matches!(node.kind, NodeKind::Input(_))
+                || self.owned_by_port.contains_key(&(id as NodeId))
+            {
                 continue;
             }
             let is_reg = match &node.kind {
                 NodeKind::Reg { .. } | NodeKind::Case { .. } => true,
-                NodeKind::MemRead { mem, port } => def.mems[*mem as usize].reads[*port as usize].kind == ReadKind::Sync,
+                NodeKind::MemRead { mem, port } => {
+                    def.mems[*mem as usize].reads[*port as usize].kind == ReadKind::Sync
+                }
                 _ => false,
             };
-            let d = format!("{} {}{nm};", if is_reg { "reg " } else { "wire" }, range(node.width));
+            let d = format!(
+                "{} {}{nm};",
+                if is_reg { "reg " } else { "wire" },
+                range(node.width)
+            );
             if def.waive[id] {
                 let _ = writeln!(decls, "    // verilator lint_off UNUSEDSIGNAL\n    {d}\n    // verilator lint_on UNUSEDSIGNAL");
             } else {
@@ -384,7 +425,13 @@ impl<'a> Emitter<'a> {
             }
         }
         for (mi, m) in def.mems.iter().enumerate() {
-            let _ = writeln!(decls, "    reg  {}{} [0:{}];", range(m.width), self.mem_names[mi], m.depth - 1);
+            let _ = writeln!(
+                decls,
+                "    reg  {}{} [0:{}];",
+                range(m.width),
+                self.mem_names[mi],
+                m.depth - 1
+            );
         }
         if !decls.is_empty() {
             s.push('\n');
@@ -394,9 +441,14 @@ impl<'a> Emitter<'a> {
         // Continuous assignments, in node order (a topological order of the expression DAG).
         let mut assigns = String::new();
         for (id, node) in def.nodes.iter().enumerate() {
-            let Form::Named(nm) = &self.forms[id] else { continue };
+            let Form::Named(nm) = &self.forms[id] else {
+                continue;
+            };
             let rhs = match &node.kind {
-                NodeKind::Input(_) | NodeKind::Reg { .. } | NodeKind::InstOut { .. } | NodeKind::Case { .. } => continue,
+                NodeKind::Input(_)
+                | NodeKind::Reg { .. }
+                | NodeKind::InstOut { .. }
+                | NodeKind::Case { .. } => continue,
                 NodeKind::MemRead { mem, port } => {
                     if def.mems[*mem as usize].reads[*port as usize].kind == ReadKind::Sync {
                         continue;
@@ -423,20 +475,36 @@ impl<'a> Emitter<'a> {
 
         // Case statements.
         for (id, node) in def.nodes.iter().enumerate() {
-            let (Form::Named(nm), NodeKind::Case { sel, arms, default }) = (&self.forms[id], &node.kind) else { continue };
+            let (Form::Named(nm), NodeKind::Case { sel, arms, default }) =
+                (&self.forms[id], &node.kind)
+            else {
+                continue;
+            };
             let sw = def.nodes[resolve(def, *sel) as usize].width;
-            let _ = writeln!(s, "\n    always @(*) begin\n        case ({})", self.r(*sel));
+            let _ = writeln!(
+                s,
+                "\n    always @(*) begin\n        case ({})",
+                self.r(*sel)
+            );
             for (k, v) in arms {
                 let _ = writeln!(s, "            {}: {nm} = {};", literal(sw, k), self.r(*v));
             }
-            let _ = writeln!(s, "            default: {nm} = {};\n        endcase\n    end", self.r(*default));
+            let _ = writeln!(
+                s,
+                "            default: {nm} = {};\n        endcase\n    end",
+                self.r(*default)
+            );
         }
 
         // Registers: plain pipeline registers share one block; the rest get their own.
         let mut plain = String::new();
         let mut blocks = String::new();
         for (id, node) in def.nodes.iter().enumerate() {
-            let (Form::Named(nm), NodeKind::Reg { assigns, en, init }) = (&self.forms[id], &node.kind) else { continue };
+            let (Form::Named(nm), NodeKind::Reg { assigns, en, init }) =
+                (&self.forms[id], &node.kind)
+            else {
+                continue;
+            };
             if en.is_none() && init.is_none() && assigns.len() == 1 && assigns[0].cond.is_none() {
                 let _ = writeln!(plain, "        {nm} <= {};", self.rtop(assigns[0].value));
                 continue;
@@ -448,7 +516,12 @@ impl<'a> Emitter<'a> {
                         let _ = writeln!(body, "{nm} <= {};", self.rtop(a.value));
                     }
                     Some(c) => {
-                        let _ = writeln!(body, "if ({}) {nm} <= {};", self.rtop(c), self.rtop(a.value));
+                        let _ = writeln!(
+                            body,
+                            "if ({}) {nm} <= {};",
+                            self.rtop(c),
+                            self.rtop(a.value)
+                        );
                     }
                 }
             }
@@ -456,9 +529,17 @@ impl<'a> Emitter<'a> {
                 body = format!("if ({}) begin\n{}end\n", self.r(*e), indent(&body, 4));
             }
             if let Some(v) = init {
-                body = format!("if (rst) begin\n    {nm} <= {};\nend else begin\n{}end\n", literal(node.width, v), indent(&body, 4));
+                body = format!(
+                    "if (rst) begin\n    {nm} <= {};\nend else begin\n{}end\n",
+                    literal(node.width, v),
+                    indent(&body, 4)
+                );
             }
-            let _ = write!(blocks, "\n    always @(posedge clk) begin\n{}    end\n", indent(&body, 8));
+            let _ = write!(
+                blocks,
+                "\n    always @(posedge clk) begin\n{}    end\n",
+                indent(&body, 8)
+            );
         }
         if !plain.is_empty() {
             let _ = write!(s, "\n    always @(posedge clk) begin\n{plain}    end\n");
@@ -483,7 +564,12 @@ impl<'a> Emitter<'a> {
             }
             if let Some(init) = &m.init {
                 let _ = writeln!(s, "\n    integer {mn}_i;\n    initial begin");
-                let _ = writeln!(s, "        for ({mn}_i = 0; {mn}_i < {}; {mn}_i = {mn}_i + 1) {mn}[{mn}_i] = {};", m.depth, literal(m.width, &BigUint::from(0u8)));
+                let _ = writeln!(
+                    s,
+                    "        for ({mn}_i = 0; {mn}_i < {}; {mn}_i = {mn}_i + 1) {mn}[{mn}_i] = {};",
+                    m.depth,
+                    literal(m.width, &BigUint::from(0u8))
+                );
                 for (i, v) in init.iter().enumerate() {
                     if v.bits() != 0 {
                         let _ = writeln!(s, "        {mn}[{i}] = {};", literal(m.width, v));
@@ -509,14 +595,23 @@ impl<'a> Emitter<'a> {
                     .iter()
                     .position(|n| matches!(n.kind, NodeKind::MemRead { mem, port } if mem == mi as u32 && port == pi as u32))
                     .unwrap();
-                let Form::Named(q) = &self.forms[id] else { continue };
+                let Form::Named(q) = &self.forms[id] else {
+                    continue;
+                };
                 let stmt = format!("{q} <= {mn}[{}];", self.r(r.addr));
                 match r.en {
                     Some(e) => {
-                        let _ = write!(s, "\n    always @(posedge clk) begin\n        if ({}) {stmt}\n    end\n", self.r(e));
+                        let _ = write!(
+                            s,
+                            "\n    always @(posedge clk) begin\n        if ({}) {stmt}\n    end\n",
+                            self.r(e)
+                        );
                     }
                     None => {
-                        let _ = write!(s, "\n    always @(posedge clk) begin\n        {stmt}\n    end\n");
+                        let _ = write!(
+                            s,
+                            "\n    always @(posedge clk) begin\n        {stmt}\n    end\n"
+                        );
                     }
                 }
             }
@@ -550,7 +645,12 @@ impl<'a> Emitter<'a> {
                 };
                 conns.push(format!(".{}({e})", p.name));
             }
-            let _ = writeln!(s, "\n    {} {} (", (self.child_names)(child), self.inst_names[ii]);
+            let _ = writeln!(
+                s,
+                "\n    {} {} (",
+                (self.child_names)(child),
+                self.inst_names[ii]
+            );
             for (i, c) in conns.iter().enumerate() {
                 let comma = if i + 1 < conns.len() { "," } else { "" };
                 let _ = writeln!(s, "        {c}{comma}");

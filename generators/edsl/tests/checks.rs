@@ -18,7 +18,10 @@ fn width_mismatch_names_the_line() {
         let y = a + b;
         output("y", y);
     }));
-    assert!(e.mentions("width mismatch in `+`: left is 8 bits, right is 9 bits"), "{e}");
+    assert!(
+        e.mentions("width mismatch in `+`: left is 8 bits, right is 9 bits"),
+        "{e}"
+    );
     assert_eq!(e.diags[0].loc.line, line, "{e}");
     assert!(e.diags[0].loc.file.ends_with("checks.rs"));
     assert!(e.to_string().contains("checks.rs"), "{e}");
@@ -45,7 +48,10 @@ fn multiple_drivers() {
         w.set(!a);
         output("y", w);
     }));
-    assert!(e.mentions("wire `w` has multiple drivers (first driven at"), "{e}");
+    assert!(
+        e.mentions("wire `w` has multiple drivers (first driven at"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -148,9 +154,17 @@ fn identical_modules_are_emitted_once() {
     })
     .unwrap();
     let g = generate(&top, &EmitOptions::default());
-    assert_eq!(g.manifest.modules, vec!["stage", "stage_1", "top"], "{:?}", g.manifest.modules);
+    assert_eq!(
+        g.manifest.modules,
+        vec!["stage", "stage_1", "top"],
+        "{:?}",
+        g.manifest.modules
+    );
     let t = &g.verilog.last().unwrap().1;
-    assert!(t.contains("stage u1 (") && t.contains("stage u2 (") && t.contains("stage_1 u3 ("), "{t}");
+    assert!(
+        t.contains("stage u1 (") && t.contains("stage u2 (") && t.contains("stage_1 u3 ("),
+        "{t}"
+    );
 }
 
 #[test]

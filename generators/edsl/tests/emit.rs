@@ -45,7 +45,13 @@ fn kitchen_sink(w: u32) -> Rc<ModuleDef> {
 #[test]
 fn kitchen_sink_is_lint_clean_at_every_width() {
     for w in [1u32, 63, 64, 65, 128, 512, 1024, 4096] {
-        let g = generate(&kitchen_sink(w), &EmitOptions { preset: "test".into(), config_hash: "0".into() });
+        let g = generate(
+            &kitchen_sink(w),
+            &EmitOptions {
+                preset: "test".into(),
+                config_hash: "0".into(),
+            },
+        );
         lint_clean(&g, &format!("sink{w}"));
         iverilog_ok(&g, &format!("sink{w}"));
         if w <= 128 {

@@ -12,7 +12,11 @@ use nicgen_hdl::preset::{Preset, BUILTIN, DEFAULT};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "nicgen", version, about = "Generate, simulate and measure a ConnectX-4 Lx-class NIC described in Rust")]
+#[command(
+    name = "nicgen",
+    version,
+    about = "Generate, simulate and measure a ConnectX-4 Lx-class NIC described in Rust"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -39,8 +43,9 @@ enum Cmd {
 /// The preset named by `--preset` / `--config`, or the default.
 fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset> {
     if let Some(path) = config {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config file {}; check the path", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!("cannot read config file {}; check the path", path.display())
+        })?;
         return Ok(Preset::from_toml(&text, &path.display().to_string())?);
     }
     Ok(Preset::builtin(preset.unwrap_or(DEFAULT))?)
@@ -63,14 +68,25 @@ fn run() -> Result<()> {
                 println!("{name}  {}{dflt}", p.description);
             }
         }
-        Cmd::Generate { preset, config, out } => {
+        Cmd::Generate {
+            preset,
+            config,
+            out,
+        } => {
             let p = load_preset(preset.as_deref(), config.as_ref())?;
             let top = match nicgen_hdl::top::nic_core(&p) {
                 Ok(t) => t,
                 Err(e) => bail!("{e}"),
             };
-            let g = generate(&top, &EmitOptions { preset: p.name.clone(), config_hash: p.config_hash() });
-            g.write_to(&out).with_context(|| format!("cannot write to {}", out.display()))?;
+            let g = generate(
+                &top,
+                &EmitOptions {
+                    preset: p.name.clone(),
+                    config_hash: p.config_hash(),
+                },
+            );
+            g.write_to(&out)
+                .with_context(|| format!("cannot write to {}", out.display()))?;
             println!(
                 "nicgen: preset {} -> {}: {} modules, top `{}`, config hash {}",
                 p.name,

@@ -4,16 +4,21 @@
 //! streams a block consumes are `s_axis*`, streams it produces `m_axis*`; with several streams
 //! the role goes first (`m_axis_csum_*`).
 //!
-//! ## Handshake rules (asserted by `nicgen_tb::stream::StreamMonitor` on every stream in every test)
-//! 1. A transfer happens on a rising edge where `tvalid && tready`.
-//! 2. Once `tvalid` is high it stays high, and `tdata/tkeep/tlast/tuser` stay stable, until the
-//!    transfer happens.
-//! 3. `tvalid` never waits for `tready` (no combinational path from `tready` to `tvalid`); a
-//!    sink may wait for `tvalid` before raising `tready`.
-//! 4. Bytes are little-endian on the bus: byte `i` of a beat is `tdata[8i+7:8i]`, kept when
-//!    `tkeep[i]` is set; the first byte of a frame is byte 0 of its first beat.
-//! 5. Every beat but the last of a frame has all `tkeep` bits set; the last beat (`tlast`)
-//!    keeps a non-empty run of bytes starting at byte 0.
+//! ## Handshake rules
+//! Rules 1-5 are asserted by `nicgen_tb::stream::StreamMonitor` on every stream in every test
+//! (the numbers match its violation messages); rule 6 is a design rule every block keeps.
+//! 1. **Hold**: while `tvalid && !tready`, `tvalid` stays high and `tdata/tkeep/tlast/tuser`
+//!    stay stable on the next cycle.
+//! 2. **Transfer**: a beat moves on a rising edge where `tvalid && tready`, and only then.
+//! 3. **Full beats inside a frame**: every beat but the last of a frame has all `tkeep` bits set.
+//! 4. **Last beat**: the `tlast` beat keeps a non-empty run of bytes starting at byte 0.
+//! 5. **No X**: no unknown bits on valid beats (vacuous in 2-state Verilator; the Icarus replay
+//!    checks X on payloads while `tvalid` is high).
+//! 6. **Valid never waits for ready**: no combinational path from a stream's `tready` to its own
+//!    `tvalid`; a sink may wait for `tvalid` before raising `tready`.
+//!
+//! Bytes are little-endian on the bus: byte `i` of a beat is `tdata[8i+7:8i]`, kept when
+//! `tkeep[i]` is set; the first byte of a frame is byte 0 of its first beat.
 //!
 //! ## `tuser` / sideband bits (one table for the whole project)
 //! | bit | name | meaning |
@@ -44,7 +49,10 @@ pub struct StreamCfg {
 
 impl StreamCfg {
     pub fn new(data_bits: u32, user_bits: u32) -> Self {
-        StreamCfg { data_bits, user_bits }
+        StreamCfg {
+            data_bits,
+            user_bits,
+        }
     }
     pub fn keep_bits(&self) -> u32 {
         self.data_bits / 8
@@ -67,12 +75,18 @@ impl StreamCfg {
     #[track_caller]
     pub fn check(&self, block: &str) -> Result<(), ElabError> {
         if self.data_bits == 0 || self.data_bits % 8 != 0 {
-            return Err(ElabError::config(block, format!("stream data width {} is not whole bytes", self.data_bits)));
+            return Err(ElabError::config(
+                block,
+                format!("stream data width {} is not whole bytes", self.data_bits),
+            ));
         }
         if self.data_bits != 8 && self.data_bits % 16 != 0 {
             return Err(ElabError::config(
                 block,
-                format!("stream data width {} must be 8 or a multiple of 16 bits", self.data_bits),
+                format!(
+                    "stream data width {} must be 8 or a multiple of 16 bits",
+                    self.data_bits
+                ),
             ));
         }
         Ok(())

@@ -35,18 +35,33 @@ pub struct FifoCfg {
 pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
     cfg.stream.check("stream_fifo")?;
     if cfg.depth < 2 || !cfg.depth.is_power_of_two() {
-        return Err(ElabError::config("stream_fifo", format!("FIFO depth {} is not a power of two >= 2", cfg.depth)));
+        return Err(ElabError::config(
+            "stream_fifo",
+            format!("FIFO depth {} is not a power of two >= 2", cfg.depth),
+        ));
     }
     if cfg.frame_mode && cfg.stream.user_bits == 0 {
-        return Err(ElabError::config("stream_fifo", "frame mode needs a tuser bit to mark bad frames (user_bits >= 1)"));
+        return Err(ElabError::config(
+            "stream_fifo",
+            "frame mode needs a tuser bit to mark bad frames (user_bits >= 1)",
+        ));
     }
-    let name = format!("stream_fifo_{}_n{}{}", cfg.stream.suffix(), cfg.depth, if cfg.frame_mode { "_frame" } else { "" });
+    let name = format!(
+        "stream_fifo_{}_n{}{}",
+        cfg.stream.suffix(),
+        cfg.depth,
+        if cfg.frame_mode { "_frame" } else { "" }
+    );
     let cfg = *cfg;
     Module::build(name, move || {
         doc(&format!(
             "Synchronous stream FIFO, {} beats{}.",
             cfg.depth,
-            if cfg.frame_mode { ", frame mode (drops bad and oversize frames)" } else { "" }
+            if cfg.frame_mode {
+                ", frame mode (drops bad and oversize frames)"
+            } else {
+                ""
+            }
         ));
         let s = stream_in("s_axis", &cfg.stream);
         let m = stream_out("m_axis", &cfg.stream);
@@ -65,7 +80,11 @@ pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let write = wire(1).named("write");
 
         // The pointer the reader may advance to.
-        let visible = if cfg.frame_mode { reg_init(pw, 0u32).named("wr_commit") } else { wr_ptr };
+        let visible = if cfg.frame_mode {
+            reg_init(pw, 0u32).named("wr_commit")
+        } else {
+            wr_ptr
+        };
         let empty = visible.eq(rd_ptr).named("empty");
         let pop = (!empty & m.ready()).named("pop");
         rd_ptr.set_if(pop, rd_ptr + 1u32);
@@ -80,7 +99,8 @@ pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
             s.ready().set(!full | dropping);
             push.set(s.valid() & (!full | dropping));
             // A non-last beat that fills the whole FIFO: the frame can never be published.
-            let overflow = (push & !last & !dropping & frame_beats.eq((cfg.depth - 1) as u64)).named("overflow");
+            let overflow = (push & !last & !dropping & frame_beats.eq((cfg.depth - 1) as u64))
+                .named("overflow");
             let end = (push & last).named("end");
             let discard = (end & (bad | dropping)).named("discard");
             write.set(push & !dropping);

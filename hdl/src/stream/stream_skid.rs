@@ -24,7 +24,9 @@ pub fn stream_skid(cfg: &StreamCfg) -> Result<Rc<ModuleDef>, ElabError> {
         skid_valid.set_if(m.ready(), 0u32);
         skid_valid.set_if(capture, 1u32);
         for ((name, src), (_, dst)) in s.payload().into_iter().zip(m.payload()) {
-            let r = reg(src.width()).enable(capture).named(&format!("skid_{name}"));
+            let r = reg(src.width())
+                .enable(capture)
+                .named(&format!("skid_{name}"));
             r.set(src);
             dst.set(mux(skid_valid, r, src));
         }

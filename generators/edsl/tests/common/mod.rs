@@ -7,8 +7,16 @@ use std::process::Command;
 
 /// True when `tool` is on PATH. Under `REQUIRE_VERILATOR=1` (CI) a missing tool is a failure.
 pub fn have(tool: &str) -> bool {
-    let ok = Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
-        || Command::new(tool).arg("-V").output().map(|o| o.status.success() || !o.stdout.is_empty()).unwrap_or(false);
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+        || Command::new(tool)
+            .arg("-V")
+            .output()
+            .map(|o| o.status.success() || !o.stdout.is_empty())
+            .unwrap_or(false);
     if !ok && std::env::var("REQUIRE_VERILATOR").as_deref() == Ok("1") {
         panic!("`{tool}` is required (REQUIRE_VERILATOR=1) but was not found on PATH; install it (see README)");
     }
@@ -26,7 +34,10 @@ pub fn write(g: &Generated, tag: &str) -> PathBuf {
 }
 
 fn files(g: &Generated, dir: &PathBuf) -> Vec<String> {
-    g.verilog.iter().map(|(n, _)| dir.join(n).to_string_lossy().into_owned()).collect()
+    g.verilog
+        .iter()
+        .map(|(n, _)| dir.join(n).to_string_lossy().into_owned())
+        .collect()
 }
 
 /// `verilator --lint-only -Wall`: returns the combined output; asserts zero warnings.
@@ -40,8 +51,13 @@ pub fn lint_clean(g: &Generated, tag: &str) {
         .args(files(g, &dir))
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && !text.contains("%Warning"), "verilator -Wall on {tag}:\n{text}\n---\n{}", dump(g));
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && !text.contains("%Warning"),
+        "verilator -Wall on {tag}:\n{text}\n---\n{}",
+        dump(g)
+    );
 }
 
 pub fn iverilog_ok(g: &Generated, tag: &str) {
@@ -55,7 +71,11 @@ pub fn iverilog_ok(g: &Generated, tag: &str) {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success() && text.trim().is_empty(), "iverilog -g2005 on {tag}:\n{text}\n---\n{}", dump(g));
+    assert!(
+        out.status.success() && text.trim().is_empty(),
+        "iverilog -g2005 on {tag}:\n{text}\n---\n{}",
+        dump(g)
+    );
 }
 
 pub fn yosys_ok(g: &Generated, tag: &str) {
@@ -68,12 +88,22 @@ pub fn yosys_ok(g: &Generated, tag: &str) {
         files(g, &dir).join(" "),
         g.top
     );
-    let out = Command::new("yosys").args(["-q", "-p", &script]).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let out = Command::new("yosys")
+        .args(["-q", "-p", &script])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "yosys synth on {tag}:\n{text}");
-    assert!(!text.contains("Warning"), "yosys warnings on {tag}:\n{text}");
+    assert!(
+        !text.contains("Warning"),
+        "yosys warnings on {tag}:\n{text}"
+    );
 }
 
 pub fn dump(g: &Generated) -> String {
-    g.verilog.iter().map(|(n, t)| format!("==> {n}\n{t}")).collect()
+    g.verilog
+        .iter()
+        .map(|(n, t)| format!("==> {n}\n{t}"))
+        .collect()
 }

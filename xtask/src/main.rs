@@ -1,0 +1,196 @@
+//! `cargo xtask`: the project's automation (cargo-xtask pattern; no shell glue).
+//!
+//! - `cargo xtask test`  installs the Debian tools the tests need when they are missing
+//!   (verilator, iverilog, yosys, tshark), lints every preset's Verilog, and runs the workspace tests.
+//! - `cargo xtask lint`  generates every built-in preset and checks it: `verilator --lint-only
+//!   -Wall` with zero warnings, `iverilog -g2005`, and `yosys synth`.
+//! - `cargo xtask bench` runs the benchmarks and writes `results/BENCH.md` (see there).
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod bench;
+
+/// Debian packages the tests need, with the command that shows each is present.
+const TOOLS: &[(&str, &str)] = &[
+    ("verilator", "verilator"),
+    ("iverilog", "iverilog"),
+    ("yosys", "yosys"),
+    ("tshark", "tshark"),
+    ("g++", "g++"),
+    ("make", "make"),
+    ("zlib1g-dev", "/usr/include/zlib.h"),
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args.first().map(String::as_str) {
+        Some("test") => test(&args[1..]),
+        Some("lint") => lint().map(|_| ()),
+        Some("bench") => bench::run(&root(), &args[1..]),
+        Some("install-tools") => install_tools(),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|install-tools>"
+            );
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = r {
+        eprintln!("xtask: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn present(probe: &str) -> bool {
+    if probe.starts_with('/') {
+        return Path::new(probe).exists();
+    }
+    Command::new("sh")
+        .args(["-c", &format!("command -v {probe}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Install the missing Debian packages (as root, or through sudo).
+fn install_tools() -> Result<()> {
+    let missing: Vec<&str> = TOOLS
+        .iter()
+        .filter(|(_, p)| !present(p))
+        .map(|(pkg, _)| *pkg)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("xtask: installing missing tools: {}", missing.join(" "));
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    let prefix: Vec<&str> = if is_root { vec![] } else { vec!["sudo"] };
+    let run = |args: &[&str]| -> Result<()> {
+        let mut all: Vec<&str> = prefix.clone();
+        all.extend_from_slice(args);
+        let st = Command::new(all[0])
+            .args(&all[1..])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .with_context(|| format!("cannot run {}", all.join(" ")))?;
+        if !st.success() {
+            bail!(
+                "`{}` failed; install {} by hand and retry",
+                all.join(" "),
+                missing.join(" ")
+            );
+        }
+        Ok(())
+    };
+    run(&["apt-get", "update", "-q"])?;
+    let mut args = vec!["apt-get", "install", "-y", "-q", "--no-install-recommends"];
+    args.extend(missing.iter().copied());
+    run(&args)
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// Generate every built-in preset into `target/lint/<preset>` and run the lint gate.
+fn lint() -> Result<Vec<String>> {
+    let root = root();
+    let st = Command::new(cargo())
+        .args(["build", "-q", "-p", "nicgen"])
+        .current_dir(&root)
+        .status()?;
+    if !st.success() {
+        bail!("cargo build -p nicgen failed");
+    }
+    let nicgen = root.join("target/debug/nicgen");
+    let out = Command::new(&nicgen).arg("presets").output()?;
+    let presets: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    if presets.is_empty() {
+        bail!("`nicgen presets` listed nothing");
+    }
+    for p in &presets {
+        let dir = root.join("target/lint").join(p);
+        let _ = std::fs::remove_dir_all(&dir);
+        let st = Command::new(&nicgen)
+            .args(["generate", "--preset", p, "--out"])
+            .arg(&dir)
+            .status()?;
+        if !st.success() {
+            bail!("nicgen generate --preset {p} failed");
+        }
+        let files: Vec<String> = std::fs::read_to_string(dir.join("files.f"))?
+            .lines()
+            .map(String::from)
+            .collect();
+        let top = "nic_core";
+        let v = Command::new("verilator")
+            .args(["--lint-only", "-Wall", "--top-module", top])
+            .args(&files)
+            .current_dir(&dir)
+            .output()
+            .context("verilator not found: run `cargo xtask install-tools`")?;
+        let text =
+            String::from_utf8_lossy(&v.stderr).into_owned() + &String::from_utf8_lossy(&v.stdout);
+        if !v.status.success() || text.contains("%Warning") {
+            bail!("verilator --lint-only -Wall on preset {p}:\n{text}");
+        }
+        let i = Command::new("iverilog")
+            .args(["-g2005", "-o", "/dev/null", "-s", top])
+            .args(&files)
+            .current_dir(&dir)
+            .output()?;
+        if !i.status.success() {
+            bail!(
+                "iverilog -g2005 on preset {p}:\n{}",
+                String::from_utf8_lossy(&i.stderr)
+            );
+        }
+        let script = format!("read_verilog {}; synth -top {top}; stat", files.join(" "));
+        let y = Command::new("yosys")
+            .args(["-q", "-p", &script])
+            .current_dir(&dir)
+            .output()?;
+        if !y.status.success() {
+            bail!(
+                "yosys synth on preset {p}:\n{}",
+                String::from_utf8_lossy(&y.stderr)
+            );
+        }
+        println!("lint: preset {p}: verilator -Wall clean, iverilog -g2005 ok, yosys synth ok");
+    }
+    Ok(presets)
+}
+
+fn test(extra: &[String]) -> Result<()> {
+    install_tools()?;
+    lint()?;
+    let mut cmd = Command::new(cargo());
+    cmd.args(["test", "--workspace"])
+        .args(extra)
+        .current_dir(root());
+    if std::env::var("REQUIRE_VERILATOR").is_err() {
+        // The tools were just installed: a missing simulator is now a failure, not a skip.
+        cmd.env("REQUIRE_VERILATOR", "1");
+    }
+    let st = cmd.status()?;
+    if !st.success() {
+        bail!("cargo test failed");
+    }
+    Ok(())
+}
