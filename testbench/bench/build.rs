@@ -5,8 +5,11 @@ use std::path::PathBuf;
 
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    let def = nicgen_hdl::csum::inet_csum(&nicgen_hdl::csum::CsumCfg { data_bits: 512, levels_per_stage: 1 })
-        .unwrap_or_else(|e| panic!("{e}"));
+    let def = nicgen_hdl::csum::inet_csum(&nicgen_hdl::csum::CsumCfg {
+        data_bits: 512,
+        levels_per_stage: 1,
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
     let g = nicgen_edsl::generate(&def, &nicgen_edsl::EmitOptions::default());
     std::fs::write(out.join("inet_csum_sim.rs"), &g.shim_rs).unwrap();
     println!("cargo:rerun-if-changed=build.rs");

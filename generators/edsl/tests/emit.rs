@@ -72,3 +72,53 @@ fn constants_of_any_width() {
     assert!(g.verilog[0].1.contains("4096'h8000"), "{}", dump(&g));
     lint_clean(&g, "wide_const");
 }
+
+/// Yosys infers the memories as RAM primitives: LUTRAM for a combinational read, block RAM for a
+/// registered read.
+#[test]
+fn memories_infer_lutram_and_block_ram() {
+    if !have("yosys") {
+        return;
+    }
+    let mk = |name: &str, w: u32, d: u32, sync: bool| {
+        Module::build(name, move || {
+            let we = input("we", 1);
+            let wa = input("wa", clog2(d as u64));
+            let wd = input("wd", w);
+            let ra = input("ra", clog2(d as u64));
+            let mem = memory("ram", w, d);
+            mem.write(we, wa, wd);
+            let q = if sync {
+                mem.read_sync(ra, None)
+            } else {
+                mem.read_async(ra)
+            };
+            output("q", q);
+        })
+        .unwrap()
+    };
+    for (def, want) in [
+        (mk("lutram", 8, 16, false), "RAM32M"),
+        (mk("bram", 36, 1024, true), "RAMB36E1"),
+    ] {
+        let g = generate(&def, &EmitOptions::default());
+        let dir = write(&g, &g.top.clone());
+        let script = format!(
+            "read_verilog {}; synth_xilinx -noiopad -top {}; stat",
+            dir.join(&g.verilog[0].0).display(),
+            g.top
+        );
+        let out = std::process::Command::new("yosys")
+            .args(["-p", &script])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        let stat = text.rsplit("Printing statistics").next().unwrap_or("");
+        assert!(
+            out.status.success() && stat.contains(want),
+            "{} should infer {want}:\n{stat}",
+            g.top
+        );
+    }
+}

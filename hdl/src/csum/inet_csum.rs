@@ -71,10 +71,9 @@ pub fn inet_csum(cfg: &CsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
             // Level 0: the kept bytes as big-endian words.
             let bytes = cfg.data_bits / 8;
-            let byte = |i: u32| {
-                let b = s.data().slice(8 * i + 7, 8 * i);
-                mux(s.keep().bit(i), b, 0u32)
-            };
+            // AND with the replicated keep bit (not a mux): the same logic, and Verilator's C++
+            // for it has no data-dependent branch (random tkeep ran 3x slower with a mux).
+            let byte = |i: u32| s.data().slice(8 * i + 7, 8 * i) & s.keep().bit(i).repl(8);
             let mut words: Vec<Sig> = if bytes == 1 {
                 // Alternate high/low halves: `odd` is the frame offset parity of this byte.
                 let odd = reg_init(1, 0u32).named("odd");

@@ -7,7 +7,11 @@ use std::time::Instant;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let cycles: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(2_000_000);
+    let cycles: u64 = args
+        .get(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(2_000_000);
     let runs: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(3);
     let model = csum512_model()?;
     let mut rates = Vec::new();

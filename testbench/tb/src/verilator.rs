@@ -1054,6 +1054,11 @@ impl Model {
             self.top()
         );
         let l = &self.inner.layout;
+        let mut input_mask = vec![0u64; l.in_words];
+        for p in &l.inputs {
+            input_mask[p.offset..p.offset + p.words].fill(u64::MAX);
+            input_mask[p.offset + p.words - 1] = layout::last_word_mask(p.width);
+        }
         Sim {
             model: self.clone(),
             handle,
@@ -1061,6 +1066,7 @@ impl Model {
             outputs: vec![0; l.out_words],
             trace: None,
             recording: None,
+            input_mask,
         }
     }
 }
@@ -1098,6 +1104,8 @@ pub struct Sim {
     outputs: Vec<u64>,
     trace: Option<TraceWindow>,
     recording: Option<Recording>,
+    /// Per input word, the bits that belong to some port (for `cycle_raw`'s check).
+    input_mask: Vec<u64>,
 }
 
 // SAFETY: the handle is an instance with its own VerilatedContext, touched only through
@@ -1313,12 +1321,11 @@ impl Sim {
     }
 
     fn check_clean(&self, inputs: &[u64]) {
-        let mut allowed = vec![0u64; inputs.len()];
-        for p in &self.layout().inputs {
-            allowed[p.offset..p.offset + p.words].fill(u64::MAX);
-            allowed[p.offset + p.words - 1] = layout::last_word_mask(p.width);
-        }
-        if let Some(k) = inputs.iter().zip(&allowed).position(|(w, a)| w & !a != 0) {
+        if let Some(k) = inputs
+            .iter()
+            .zip(&self.input_mask)
+            .position(|(w, a)| w & !a != 0)
+        {
             panic!(
                 "cycle_raw: input word {k} of `{}` has bits set outside every port",
                 self.top()
