@@ -1046,7 +1046,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let _ = writeln!(
         md,
         "Designs: `inet_csum` (Internet-checksum stage, `levels_per_stage` = adder-tree levels per pipeline register; \
-         the presets use 1 at 512 bits and 2 at 64 bits) and `stream_fifo` ({FIFO_DEPTH} deep, frame mode, 1 `tuser` bit); \
+         the presets use 2 at 64 and 512 bits (half the flops of 1 at 512 bits for the same Fmax) and 1 at 128 and 256 bits) and `stream_fifo` ({FIFO_DEPTH} deep, frame mode, 1 `tuser` bit); \
          \"+ FIFO\" is a wrapper whose FIFO output feeds the checksum stage (FIFO `m_axis_tuser` unused, drop counters as outputs).\n"
     );
     type Section = fn(&Path, &Opts, &Env, &mut String) -> Result<()>;
