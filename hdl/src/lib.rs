@@ -7,13 +7,19 @@
 //! - [`stream`]: the AXI-Stream interface, its handshake rules and sideband table, and the
 //!   stream primitives (forward register, skid buffer, FIFO);
 //! - [`csum`]: checksum blocks;
+//! - [`eth`]: the Ethernet packet pipeline (MAC framing, header parsing, checksum offloads, VLAN);
+//! - [`rss`]: receive-side scaling (Toeplitz hash, indirection table);
+//! - [`record`]: named fields packed into metadata buses;
 //! - [`preset`]: build configurations (TOML, built in);
 //! - [`top`]: the preset's top module.
 //!
 //! Invariant: nothing here depends on the testbench or the driver.
 
 pub mod csum;
+pub mod eth;
 pub mod preset;
+pub mod record;
+pub mod rss;
 pub mod stream;
 pub mod top;
 

@@ -6,14 +6,14 @@
 //!                                                                      +-> inet_csum -> m_axis_csum
 //! ```
 //!
-//! The fork after the skid buffer offers each beat to both consumers; a flag per side records
-//! that the side took it, and the beat leaves when both have (as verilog-ethernet's
-//! `axis_broadcast`), so each side sees every beat exactly once and valid never drops early.
+//! The fork after the skid buffer is [`crate::stream::stream_fork`]: each side sees every beat
+//! exactly once.
 
 use crate::csum::{inet_csum, CsumCfg};
 use crate::preset::Preset;
 use crate::stream::{
-    stream_fifo, stream_fwd_reg, stream_in, stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
+    stream_fifo, stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid, FifoCfg, Stream,
+    StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 
@@ -31,6 +31,7 @@ pub fn nic_core(p: &Preset) -> Result<Rc<ModuleDef>, ElabError> {
         frame_mode: p.fifo.frame_mode,
     })?;
     let skid = stream_skid(&scfg)?;
+    let fork = stream_fork(&scfg, &["out", "sum"])?;
     let csum = inet_csum(&CsumCfg {
         data_bits: p.data_bits,
         levels_per_stage: p.csum.levels_per_stage,
@@ -55,26 +56,18 @@ pub fn nic_core(p: &Preset) -> Result<Rc<ModuleDef>, ElabError> {
         u_skid.connect_in("s_axis", &b);
         let c = Stream(u_skid.bundle_out("m_axis", &scfg.spec()));
 
-        // Fork to m_axis and the checksum stage: each side takes the beat once; the beat
-        // leaves the skid buffer when both have it.
+        // Fork to m_axis and the checksum stage.
+        let u_fork = instance(&fork, "u_fork");
+        u_fork.connect_in("s_axis", &c.0);
+        connect(&m.0, &u_fork.bundle_out("m_axis_out", &scfg.spec()));
+        let f = Stream(u_fork.bundle_out("m_axis_sum", &scfg.spec()));
+        u_fork.unused("m_axis_sum_tuser");
         let u_csum = instance(&csum, "u_csum");
-        let csum_ready = u_csum.get("s_axis_tready");
-        let done_m = reg_init(1, 0u32).named("fork_done_m");
-        let done_c = reg_init(1, 0u32).named("fork_done_csum");
-        let m_valid = (c.valid() & !done_m).named("fork_valid_m");
-        let c_valid = (c.valid() & !done_c).named("fork_valid_csum");
-        let up = ((done_m | m.ready()) & (done_c | csum_ready)).named("fork_ready");
-        c.ready().set(up);
-        let up_fire = c.valid() & up;
-        done_m.set(mux(up_fire, 0u32, done_m | (m_valid & m.ready())));
-        done_c.set(mux(up_fire, 0u32, done_c | (c_valid & csum_ready)));
-        m.valid().set(m_valid);
-        for ((_, dst), (_, src)) in m.payload().into_iter().zip(c.payload()) {
-            dst.set(src);
-        }
-        u_csum.set("s_axis_tdata", c.data());
-        u_csum.set("s_axis_tkeep", c.keep());
-        u_csum.set("s_axis_tlast", c.last());
+        f.ready().set(u_csum.get("s_axis_tready"));
+        let c_valid = f.valid();
+        u_csum.set("s_axis_tdata", f.data());
+        u_csum.set("s_axis_tkeep", f.keep());
+        u_csum.set("s_axis_tlast", f.last());
         u_csum.set("s_axis_tvalid", c_valid);
         for f in ["tdata", "tkeep", "tvalid", "tlast"] {
             output(

@@ -405,6 +405,23 @@ fn binary(op: BinOp, a: Sig, b: impl Operand, loc: Loc) -> Sig {
             bl.check_width(sym, a, b, loc);
         }
         let w = if op.is_compare() { 1 } else { a.w };
+        // A comparison that is constant over the operand's whole range is folded here: the
+        // emitted Verilog must not contain it (Verilator -Wall flags CMPCONST).
+        if op.is_compare() {
+            if let NodeKind::Const(k) = &bl.nodes[b.id as usize].kind {
+                let max = (BigUint::one() << a.w) - 1u32;
+                let fixed = match op {
+                    BinOp::Le if *k == max => Some(true),
+                    BinOp::Gt if *k == max => Some(false),
+                    BinOp::Ge if k.is_zero() => Some(true),
+                    BinOp::Lt if k.is_zero() => Some(false),
+                    _ => None,
+                };
+                if let Some(v) = fixed {
+                    return bl.push(NodeKind::Const(BigUint::from(v as u8)), 1, loc);
+                }
+            }
+        }
         bl.push(NodeKind::Binary(op, a.id, b.id), w, loc)
     })
 }

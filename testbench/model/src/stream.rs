@@ -1,5 +1,8 @@
 //! Frame-level models of the stream primitives.
 //!
+//! [`insert_bytes`] and [`delete_bytes`] model `stream_insert` and `stream_delete` (VLAN insert
+//! and strip are `off = 12`, `n = 4`).
+//!
 //! The forward register, skid buffer and plain FIFO are the identity on frames (same frames,
 //! same order, same bytes). The frame FIFO drops frames marked bad and frames larger than its
 //! capacity; [`fifo_frames`] says which, in bytes rather than beats: a FIFO of `depth` beats of
@@ -8,7 +11,9 @@
 /// One frame offered to a stream block: its bytes and its `bad` mark (`tuser[0]` on `tlast`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MarkedFrame {
+    /// The frame.
     pub bytes: Vec<u8>,
+    /// Marked bad on its last beat.
     pub bad: bool,
 }
 
@@ -39,9 +44,68 @@ pub fn fifo_frames(frames: &[MarkedFrame], capacity_bytes: usize) -> FifoOutcome
     out
 }
 
+/// `stream_insert`: `bytes` inserted at offset `off` (`frame[..off] ++ bytes ++ frame[off..]`).
+/// A frame shorter than `off` has no such offset and is returned unchanged; a frame of exactly
+/// `off` bytes gets `bytes` appended.
+pub fn insert_bytes(frame: &[u8], off: usize, bytes: &[u8]) -> Vec<u8> {
+    if frame.len() < off {
+        return frame.to_vec();
+    }
+    [&frame[..off], bytes, &frame[off..]].concat()
+}
+
+/// `stream_delete`: the `n` bytes at offset `off` removed (`frame[..off] ++ frame[off + n..]`).
+/// A frame of at most `off` bytes is returned unchanged; a frame that ends inside the deleted
+/// range loses what exists of it (it keeps its first `off` bytes).
+pub fn delete_bytes(frame: &[u8], off: usize, n: usize) -> Vec<u8> {
+    if frame.len() <= off {
+        return frame.to_vec();
+    }
+    let end = off.saturating_add(n).min(frame.len());
+    [&frame[..off], &frame[end..]].concat()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn insert_and_delete_bytes_at_the_edges() {
+        let f: Vec<u8> = (0..16).collect();
+        let tag = [0x81, 0x00, 0x0f, 0xff];
+        let ins = insert_bytes(&f, 12, &tag);
+        assert_eq!(&ins[..12], &f[..12]);
+        assert_eq!(&ins[12..16], &tag);
+        assert_eq!(&ins[16..], &f[12..]);
+        assert_eq!(delete_bytes(&ins, 12, 4), f, "delete undoes insert");
+        assert_eq!(
+            insert_bytes(&f[..11], 12, &tag),
+            f[..11].to_vec(),
+            "shorter than off"
+        );
+        assert_eq!(
+            insert_bytes(&f[..12], 12, &tag),
+            [&f[..12], &tag[..]].concat(),
+            "appended"
+        );
+        assert_eq!(
+            insert_bytes(&f, 0, &tag),
+            [&tag[..], &f[..]].concat(),
+            "prepend"
+        );
+        assert_eq!(
+            delete_bytes(&f[..12], 12, 4),
+            f[..12].to_vec(),
+            "at most off: unchanged"
+        );
+        assert_eq!(
+            delete_bytes(&f[..14], 12, 4),
+            f[..12].to_vec(),
+            "inside the range"
+        );
+        assert_eq!(delete_bytes(&f, 12, 4), f[..12].to_vec(), "ends at off + n");
+        assert_eq!(delete_bytes(&f, 1, 100), f[..1].to_vec());
+    }
 
     #[test]
     fn accounting_adds_up() {

@@ -9,8 +9,10 @@
 //! - [`icarus`]: replays a recorded input trace on Icarus Verilog and compares cycle by cycle,
 //!   an independent second simulator for the same Verilog.
 //! - [`stream`]: AXI-Stream drivers, sinks and protocol monitors with seeded idle/backpressure.
+//! - [`record`]: agents for record streams (per-frame metadata without tkeep/tlast).
 //! - [`scoreboard`]: expected-vs-actual frame comparison with a hex diff of the first mismatch.
 //! - [`pcap`]: Ethernet pcap read/write.
+//! - [`tshark`]: tshark as an independent oracle: per-frame checksum verdicts and protocol decodes.
 //!
 //! Invariant: nothing here knows about a particular block; blocks are described by their port
 //! names and layout only.
@@ -18,8 +20,10 @@
 pub mod icarus;
 pub mod layout;
 pub mod pcap;
+pub mod record;
 pub mod scoreboard;
 pub mod stream;
+pub mod tshark;
 pub mod verilator;
 
 pub use layout::{Dir, Layout, PortId, PortLayout};

@@ -2,6 +2,8 @@
 //! frames through it with seeded random idle and backpressure, monitors on every stream.
 #![allow(dead_code)]
 
+pub mod frames;
+
 use nicgen_edsl::{generate, EmitOptions, Generated, ModuleDef};
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamDriver, StreamMonitor, StreamPorts, StreamSink,
@@ -163,4 +165,29 @@ pub fn icarus_agrees(d: &Dut, rec: &Recording) {
         nicgen_tb::icarus::XPolicy::StreamPayload { before: 2 },
     )
     .unwrap_or_else(|e| panic!("Icarus disagrees with Verilator on {}: {e}", d.gen.top));
+}
+
+/// `verilator --lint-only -Wall` on the generated files: zero warnings.
+pub fn lint_clean(gen: &Generated) {
+    let dir = std::env::temp_dir().join(format!("nicgen-lint-{}-{}", std::process::id(), gen.top));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for (n, t) in &gen.verilog {
+        std::fs::write(dir.join(n), t).unwrap();
+        files.push(dir.join(n));
+    }
+    let out = std::process::Command::new("verilator")
+        .args(["--lint-only", "-Wall", "--top-module", &gen.top])
+        .args(&files)
+        .output()
+        .expect("verilator");
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && !text.contains("%Warning"),
+        "verilator -Wall on {}:\n{text}",
+        gen.top
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

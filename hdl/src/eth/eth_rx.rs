@@ -1,0 +1,366 @@
+//! `eth_rx`: the RX offload path for plain traffic, wire to host.
+//!
+//! ```text
+//! s_axis (wire, FCS) -> eth_fcs_check -> fork -+-> eth_hdr_parse -> meta -> dispatch -+-> pending queue ------------+
+//!                                              |                                      +-> rx_csum request           |
+//!                                              |                                      +-> VLAN-strip command        +-> m_axis_meta
+//!                                              |                                      +-> rss_toeplitz request -----+    (RX_META, one per frame)
+//!                                              +-> frame buffer (frame mode: drops bad frames)
+//!                                                     -> fork -+-> rx_csum ------------------------------------------+
+//!                                                              +-> stream_delete (outer VLAN tag) -> m_axis (host)
+//! ```
+//!
+//! Every input frame produces exactly one [`rx_meta`] record on `m_axis_meta`, in input order:
+//! dropped frames (runt, oversize, bad FCS, MAC control: the `tuser` bits of
+//! [`super::eth_fcs_check`]) never reach `m_axis` (the frame buffer discards them) and report
+//! only their reason; delivered frames report the parse, the checksum verdicts, the
+//! checksum-complete value and RSS, and come out on `m_axis` without FCS and without their outer
+//! VLAN tag. The reporting rules are those of the golden model `nicgen_model::rx` (read there).
+//!
+//! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
+//! after its last beat arrived; the parse result is known by then, which is what lets
+//! `rx_csum` and the VLAN strip work from offsets known at the frame's first beat.
+//!
+//! - Ports: `s_axis_*` (wire frames with FCS), `m_axis_*` (delivered frames),
+//!   `m_axis_meta_tdata/_tvalid/_tready` ([`rx_meta`]), `cfg_we/_addr/_wdata` (RSS key,
+//!   hash-type enables, indirection table: see `rss_toeplitz`), `stat_drop_bad` (one pulse per
+//!   dropped frame, from the buffer).
+//! - Latency: store-and-forward, plus the parse and checksum pipelines.
+//! - Throughput: 1 beat/cycle in and out for back-to-back frames of equal size (benchmark:
+//!   `results/BENCH.md`).
+//! - Golden model: `nicgen_model::rx::rx_frame`; test: `testbench/tb/tests/eth_rx.rs`.
+
+use super::eth_fcs_check::{eth_fcs_check, FcsCheckCfg};
+use super::eth_hdr_parse::{eth_hdr_parse, malformed, meta_layout, HdrParseCfg};
+use super::rx_csum::{rx_csum, RxCsumCfg, RX_CSUM_REQ, RX_CSUM_RES};
+use super::rx_user;
+use crate::record::RecordLayout;
+use crate::rss::rss_toeplitz::{rss_toeplitz, RssCfg};
+use crate::stream::stream_delete::{stream_delete, DeleteCfg};
+use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
+use crate::stream::{record_fifo, stream_fork, stream_in, stream_out, FifoCfg, Stream, StreamCfg};
+use nicgen_edsl::prelude::*;
+use std::sync::Mutex;
+
+/// RX path parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RxCfg {
+    pub data_bits: u32,
+    /// Largest L2 payload; frames longer than `mtu + 22` bytes (two tags) without FCS are
+    /// `oversize`.
+    pub mtu: u32,
+    /// Parser header window, bytes.
+    pub window: u32,
+    pub rss: RssCfg,
+    pub levels_per_stage: u32,
+}
+
+impl RxCfg {
+    /// Frames the buffer must hold at once: two of the largest.
+    pub fn buffer_beats(&self) -> u32 {
+        let w = self.data_bits / 8;
+        // At most 16384 beats (one jumbo frame at 8 bits); two frames wherever that allows.
+        (2 * (self.mtu + 22 + 4).div_ceil(w) + 2)
+            .next_power_of_two()
+            .min(16384)
+    }
+    pub fn max_frame(&self) -> u32 {
+        self.mtu + 22
+    }
+}
+
+/// The per-frame record on `m_axis_meta` for `queue_bits`-wide queue numbers.
+pub fn rx_meta(queue_bits: u32) -> RecordLayout {
+    static CACHE: Mutex<Vec<(u32, &'static [(&'static str, u32)])>> = Mutex::new(Vec::new());
+    let mut c = CACHE.lock().unwrap();
+    let fields = match c.iter().find(|(q, _)| *q == queue_bits) {
+        Some((_, f)) => *f,
+        None => {
+            let v: Vec<(&'static str, u32)> = vec![
+                ("drop", 1),
+                ("runt", 1),
+                ("oversize", 1),
+                ("fcs_bad", 1),
+                ("mac_control", 1),
+                ("vlan", 1),
+                ("vlan_tci", 16),
+                ("l3", 2), // as the EtherType claims: 0 none, 1 IPv4, 2 IPv6
+                ("l4", 2), // as the IP header claims (not fragments): 0 none, 1 TCP, 2 UDP
+                ("l3_ok", 1),
+                ("l4_ok", 1),
+                ("csum", 16),
+                ("malformed", 4),
+                ("rss_type", 3),
+                ("rss_hash", 32),
+                ("queue", queue_bits),
+            ];
+            let f: &'static [(&'static str, u32)] = Box::leak(v.into_boxed_slice());
+            c.push((queue_bits, f));
+            f
+        }
+    };
+    RecordLayout {
+        name: "rx_meta",
+        fields,
+    }
+}
+
+/// What the dispatcher keeps per frame until the results come back.
+const PENDING: RecordLayout = RecordLayout {
+    name: "rx_pending",
+    fields: &[
+        ("deliver", 1),
+        ("runt", 1),
+        ("oversize", 1),
+        ("fcs_bad", 1),
+        ("mac_control", 1),
+        ("vlan", 1),
+        ("vlan_tci", 16),
+        ("l3", 2),
+        ("l4", 2),
+        ("ip_ok", 1),
+        ("ipv6", 1),
+        ("l4_parsed", 1),
+        ("ext_bad", 1),
+        ("malformed", 4),
+    ],
+};
+
+pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
+    let w = cfg.data_bits;
+    let ucfg = StreamCfg::new(w, rx_user::BITS);
+    let fcs = eth_fcs_check(&FcsCheckCfg::for_mtu(w, cfg.mtu))?;
+    let fork_in = stream_fork(&ucfg, &["parse", "data"])?;
+    let parse = eth_hdr_parse(&HdrParseCfg {
+        data_bits: w,
+        user_bits: rx_user::BITS,
+        window: cfg.window,
+        fifo_depth: 16,
+    })?;
+    let buf = stream_fifo_in(
+        &FifoCfg {
+            stream: ucfg,
+            depth: cfg.buffer_beats(),
+            frame_mode: true,
+        },
+        FifoRam::Block,
+    )?;
+    let dcfg = StreamCfg::new(w, 0);
+    let fork_out = stream_fork(&dcfg, &["csum", "host"])?;
+    let csum = rx_csum(&RxCsumCfg {
+        data_bits: w,
+        levels_per_stage: cfg.levels_per_stage,
+    })?;
+    let strip = stream_delete(&DeleteCfg {
+        stream: dcfg,
+        off: 12,
+        n: 4,
+    })?;
+    let rss = rss_toeplitz(&cfg.rss)?;
+    let meta_l = meta_layout(rx_user::BITS);
+    let q_pending = record_fifo(PENDING.width(), 32)?;
+    let q_csum = record_fifo(RX_CSUM_REQ.width(), 4)?;
+    let q_strip = record_fifo(1, 4)?;
+    let rss_req_l = cfg.rss.req_layout();
+    let rss_res_l = cfg.rss.res_layout();
+    let qbits = cfg.rss.queue_bits();
+    let out_l = rx_meta(qbits);
+    let cfg = *cfg;
+    Module::build(format!("eth_rx_d{w}"), move || {
+        doc("RX offload path: FCS check, header parse, checksum verification and");
+        doc("checksum-complete, RSS, VLAN strip; one metadata record per frame.");
+        let s = stream_in("s_axis", &StreamCfg::new(w, 0));
+        let m = stream_out("m_axis", &dcfg);
+
+        let u_fcs = instance(&fcs, "u_fcs_check");
+        u_fcs.connect_in("s_axis", &s.0);
+        let checked = u_fcs.bundle_out("m_axis", &ucfg.spec());
+        let u_fork_in = instance(&fork_in, "u_fork_in");
+        u_fork_in.connect_in("s_axis", &checked);
+
+        // Parse side.
+        let u_parse = instance(&parse, "u_parse");
+        u_parse.connect_in(
+            "s_axis",
+            &u_fork_in.bundle_out("m_axis_parse", &ucfg.spec()),
+        );
+
+        // Data side: the frame buffer drops what the MAC check marked bad.
+        let u_buf = instance(&buf, "u_frame_buf");
+        u_buf.connect_in("s_axis", &u_fork_in.bundle_out("m_axis_data", &ucfg.spec()));
+        output("stat_drop_bad", u_buf.get("stat_drop_bad"));
+        u_buf.unused("stat_drop_oversize");
+        let buffered = Stream(u_buf.bundle_out("m_axis", &ucfg.spec()));
+        let _ = buffered.user().expect("rx stream has tuser").unused();
+        let u_fork_out = instance(&fork_out, "u_fork_out");
+        for f in ["tdata", "tkeep", "tvalid", "tlast"] {
+            u_fork_out.set(&format!("s_axis_{f}"), buffered.0.f(f));
+        }
+        buffered.ready().set(u_fork_out.get("s_axis_tready"));
+
+        // Dispatch: one parse record at a time to every unit that needs it.
+        let meta_valid = u_parse.get("m_axis_meta_tvalid");
+        let meta = meta_l.unpack(u_parse.get("m_axis_meta_tdata").unused());
+        let user = meta.get("user");
+        let deliver = (!user.bit(rx_user::BAD)).named("deliver");
+        let mal = meta.get("malformed");
+        let l2_ok = mal.ne(malformed::L2_TRUNC as u64).named("l2_ok");
+        let ethertype = meta.get("ethertype");
+        let l3_claim = mux(
+            l2_ok & ethertype.eq(0x0800u32),
+            lit(2, 1u32),
+            mux(l2_ok & ethertype.eq(0x86DDu32), lit(2, 2u32), lit(2, 0u32)),
+        );
+        let ip_ok = meta.get("l3").ne(0u32).named("ip_ok");
+        let ext_bad = (mal.eq(malformed::EXT_TRUNC as u64)
+            | mal.eq(malformed::EXT_LIMIT as u64)
+            | mal.eq(malformed::EXT_WINDOW as u64))
+        .named("ext_bad");
+        let proto_ok = (ip_ok & !ext_bad).named("proto_ok");
+        let proto = meta.get("ip_proto");
+        let l4_go = (proto_ok & !meta.get("frag")).named("l4_go");
+        let l4_claim = mux(
+            l4_go & proto.eq(6u32),
+            lit(2, 1u32),
+            mux(l4_go & proto.eq(17u32), lit(2, 2u32), lit(2, 0u32)),
+        );
+        let vlan = (l2_ok & meta.get("vlan_count").ne(0u32)).named("vlan");
+        let frame_len = meta.get("frame_len");
+        let l3_off = mux(l2_ok, meta.get("l3_off").zext(16), frame_len);
+        let end = mux(ip_ok, meta.get("ip_end"), frame_len);
+        let l4_off = mux(proto_ok, meta.get("l4_off"), end);
+
+        let u_pending = instance(&q_pending, "u_pending_q");
+        let u_csum_q = instance(&q_csum, "u_csum_req_q");
+        let u_strip_q = instance(&q_strip, "u_strip_cmd_q");
+        let u_rss = instance(&rss, "u_rss");
+        let need = |r: Sig| !deliver | r;
+        let all_ready = (u_pending.get("s_axis_tready")
+            & need(u_csum_q.get("s_axis_tready"))
+            & need(u_strip_q.get("s_axis_tready"))
+            & need(u_rss.get("s_axis_req_tready")))
+        .named("dispatch_ready");
+        let go = (meta_valid & all_ready).named("dispatch");
+        u_parse.set("m_axis_meta_tready", all_ready);
+        u_pending.set(
+            "s_axis_tdata",
+            PENDING.pack(&[
+                ("deliver", deliver),
+                ("runt", user.bit(rx_user::RUNT)),
+                ("oversize", user.bit(rx_user::OVERSIZE)),
+                ("fcs_bad", user.bit(rx_user::FCS_BAD)),
+                ("mac_control", user.bit(rx_user::MAC_CONTROL)),
+                ("vlan", vlan),
+                ("vlan_tci", meta.get("tag0_tci")),
+                ("l3", l3_claim),
+                ("l4", l4_claim),
+                ("ip_ok", ip_ok),
+                ("ipv6", meta.get("l3").eq(2u32)),
+                ("l4_parsed", meta.get("l4").ne(0u32)),
+                ("ext_bad", ext_bad),
+                ("malformed", mal),
+            ]),
+        );
+        u_pending.set("s_axis_tvalid", go);
+        u_csum_q.set(
+            "s_axis_tdata",
+            RX_CSUM_REQ.pack(&[
+                ("l3", meta.get("l3")),
+                ("l4", meta.get("l4")),
+                ("l3_off", l3_off),
+                ("l4_off", l4_off),
+                ("end", end),
+                ("l4_len", meta.get("l4_len")),
+                ("proto", proto),
+                ("src_ip", meta.get("src_ip")),
+                ("dst_ip", meta.get("dst_ip")),
+            ]),
+        );
+        u_csum_q.set("s_axis_tvalid", go & deliver);
+        u_strip_q.set("s_axis_tdata", vlan);
+        u_strip_q.set("s_axis_tvalid", go & deliver);
+        let rss_req = rss_req_l.pack(&[
+            ("l3", meta.get("l3")),
+            ("l4", meta.get("l4")),
+            ("frag", meta.get("frag")),
+            ("src_ip", meta.get("src_ip")),
+            ("dst_ip", meta.get("dst_ip")),
+            ("src_port", meta.get("src_port")),
+            ("dst_port", meta.get("dst_port")),
+            ("tag", lit(cfg.rss.tag_bits, 0u32)),
+        ]);
+        u_rss.set("s_axis_req_tdata", rss_req);
+        u_rss.set("s_axis_req_tvalid", go & deliver);
+        u_rss.set("cfg_we", input("cfg_we", 1));
+        u_rss.set(
+            "cfg_addr",
+            input("cfg_addr", crate::rss::rss_toeplitz::cfg_addr::BITS),
+        );
+        u_rss.set("cfg_wdata", input("cfg_wdata", 32));
+
+        // Checksums and VLAN strip on the buffered frame.
+        let u_csum = instance(&csum, "u_rx_csum");
+        u_csum.connect_in(
+            "s_axis",
+            &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
+        );
+        u_csum.set("s_axis_req_tdata", u_csum_q.get("m_axis_tdata"));
+        u_csum.set("s_axis_req_tvalid", u_csum_q.get("m_axis_tvalid"));
+        u_csum_q.set("m_axis_tready", u_csum.get("s_axis_req_tready"));
+        let u_strip = instance(&strip, "u_vlan_strip");
+        u_strip.connect_in(
+            "s_axis",
+            &u_fork_out.bundle_out("m_axis_host", &dcfg.spec()),
+        );
+        u_strip.set("s_axis_cmd_tdata", u_strip_q.get("m_axis_tdata"));
+        u_strip.set("s_axis_cmd_tvalid", u_strip_q.get("m_axis_tvalid"));
+        u_strip_q.set("m_axis_tready", u_strip.get("s_axis_cmd_tready"));
+        connect(&m.0, &u_strip.bundle_out("m_axis", &dcfg.spec()));
+
+        // Assemble one record per frame, in order.
+        let p = PENDING.unpack(u_pending.get("m_axis_tdata"));
+        let p_valid = u_pending.get("m_axis_tvalid");
+        let c_valid = u_csum.get("m_axis_res_tvalid");
+        let r_valid = u_rss.get("m_axis_res_tvalid");
+        let p_deliver = p.get("deliver");
+        let out_valid = reg_init(1, 0u32).named("meta_valid");
+        let out_ready = input("m_axis_meta_tready", 1);
+        let room = (!out_valid | out_ready).named("meta_room");
+        let emit = (p_valid & room & (!p_deliver | (c_valid & r_valid))).named("emit");
+        u_pending.set("m_axis_tready", emit);
+        u_csum.set("m_axis_res_tready", emit & p_deliver);
+        u_rss.set("m_axis_res_tready", emit & p_deliver);
+        let c = RX_CSUM_RES.unpack(u_csum.get("m_axis_res_tdata"));
+        let r = rss_res_l.unpack(u_rss.get("m_axis_res_tdata").unused());
+        let d = p_deliver;
+        let gate = |x: Sig| x & d.repl(x.width());
+        let l3 = gate(p.get("l3"));
+        let l4 = gate(p.get("l4"));
+        let l3_ok =
+            d & l3.ne(0u32) & p.get("ip_ok") & !p.get("ext_bad") & (p.get("ipv6") | c.get("l3_ok"));
+        let l4_ok = d & l4.ne(0u32) & p.get("l4_parsed") & c.get("l4_ok");
+        let rec = out_l.pack(&[
+            ("drop", !d),
+            ("runt", p.get("runt")),
+            ("oversize", p.get("oversize")),
+            ("fcs_bad", p.get("fcs_bad")),
+            ("mac_control", p.get("mac_control")),
+            ("vlan", d & p.get("vlan")),
+            ("vlan_tci", gate(p.get("vlan_tci"))),
+            ("l3", l3),
+            ("l4", l4),
+            ("l3_ok", l3_ok),
+            ("l4_ok", l4_ok),
+            ("csum", gate(c.get("csum"))),
+            ("malformed", gate(p.get("malformed"))),
+            ("rss_type", gate(r.get("rss_type"))),
+            ("rss_hash", gate(r.get("hash"))),
+            ("queue", gate(r.get("queue"))),
+        ]);
+        let out = reg(out_l.width()).enable(emit).named("meta_q");
+        out.set(rec);
+        out_valid.set(mux(emit, 1u32, mux(out_ready, 0u32, out_valid)));
+        output("m_axis_meta_tdata", out);
+        output("m_axis_meta_tvalid", out_valid);
+    })
+}

@@ -1,0 +1,178 @@
+//! `eth_tx`: the TX offload path for plain traffic, host to wire.
+//!
+//! ```text
+//! s_axis (host) -> fork -+-> eth_hdr_parse -> meta -+-> dispatch (with s_axis_cmd) -+-> tx_csum request
+//!                        |                          |                               +-> VLAN-insert command
+//!                        +-> delay FIFO ------------+---------> tx_csum -> stream_insert (802.1Q) -> eth_fcs_append -> m_axis (wire)
+//! ```
+//!
+//! Per frame the host gives a command on `s_axis_cmd` (record [`TX_CMD`]: the mlx5 `cs_flags`
+//! L3/L4 bits and an optional VLAN tag to insert). The parser finds the headers while the frame
+//! waits in a delay FIFO (block RAM) that holds a whole frame, since the parse record comes at
+//! the frame's last beat; `tx_csum` writes the IPv4 header
+//! checksum (for a well-formed IPv4 header, when asked) and the TCP/UDP checksum (for a
+//! well-formed TCP/UDP header outside a fragment, when asked); the tag goes in after the MAC
+//! addresses; frames are padded to 60 bytes and get their FCS.
+//!
+//! - Ports: `s_axis_*`, `s_axis_cmd_tdata/_tvalid/_tready`, `m_axis_*` (wire, FCS included).
+//! - Latency: store-and-forward in `tx_csum`, plus the parse and FCS pipelines.
+//! - Throughput: 1 beat/cycle for back-to-back frames of equal size, plus one beat when a tag
+//!   makes a frame need one more (benchmark: `results/BENCH.md`).
+//! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`.
+
+use super::eth_fcs_append::{eth_fcs_append, FcsAppendCfg};
+use super::eth_hdr_parse::{eth_hdr_parse, malformed, HdrParseCfg, PARSE_META};
+use super::tx_csum::{tx_csum, TxCsumCfg, TX_CSUM_REQ};
+use crate::record::RecordLayout;
+use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
+use crate::stream::stream_insert::{stream_insert, InsertCfg};
+use crate::stream::{record_fifo, stream_fork, stream_in, stream_out, FifoCfg, StreamCfg};
+use nicgen_edsl::prelude::*;
+
+/// The per-frame command from the host.
+pub const TX_CMD: RecordLayout = RecordLayout {
+    name: "tx_cmd",
+    fields: &[
+        ("csum_l3", 1),
+        ("csum_l4", 1),
+        ("vlan", 1),
+        ("vlan_tci", 16),
+    ],
+};
+
+/// TX path parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TxCfg {
+    pub data_bits: u32,
+    pub mtu: u32,
+    pub window: u32,
+    pub levels_per_stage: u32,
+}
+
+impl TxCfg {
+    /// Frames the checksum buffer holds at once: two of the largest.
+    pub fn buffer_beats(&self) -> u32 {
+        let w = self.data_bits / 8;
+        // At most 16384 beats (one jumbo frame at 8 bits); two frames wherever that allows.
+        (2 * (self.mtu + 22).div_ceil(w) + 2)
+            .next_power_of_two()
+            .min(16384)
+    }
+    /// Beats the delay FIFO holds while the parser works: a whole frame, because the parser
+    /// emits its record at the frame's last beat (its length checks need the length).
+    pub fn delay_beats(&self) -> u32 {
+        self.buffer_beats()
+    }
+}
+
+pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
+    let w = cfg.data_bits;
+    let scfg = StreamCfg::new(w, 0);
+    let fork = stream_fork(&scfg, &["parse", "data"])?;
+    let parse = eth_hdr_parse(&HdrParseCfg {
+        data_bits: w,
+        user_bits: 0,
+        window: cfg.window,
+        fifo_depth: 16,
+    })?;
+    let delay = stream_fifo_in(
+        &FifoCfg {
+            stream: scfg,
+            depth: cfg.delay_beats(),
+            frame_mode: false,
+        },
+        FifoRam::Block,
+    )?;
+    let csum = tx_csum(&TxCsumCfg {
+        data_bits: w,
+        levels_per_stage: cfg.levels_per_stage,
+        buffer_beats: cfg.buffer_beats(),
+    })?;
+    let ins = stream_insert(&InsertCfg {
+        stream: scfg,
+        off: 12,
+        n: 4,
+    })?;
+    let fcs = eth_fcs_append(&FcsAppendCfg { data_bits: w })?;
+    let q_req = record_fifo(TX_CSUM_REQ.width(), 4)?;
+    let q_ins = record_fifo(33, 4)?;
+    Module::build(format!("eth_tx_d{w}"), move || {
+        doc("TX offload path: header parse, IPv4/TCP/UDP checksum insertion, VLAN insert,");
+        doc("padding to 60 bytes and FCS.");
+        let s = stream_in("s_axis", &scfg);
+        let m = stream_out("m_axis", &scfg);
+        let cmd_data = input("s_axis_cmd_tdata", TX_CMD.width());
+        let cmd_valid = input("s_axis_cmd_tvalid", 1);
+
+        let u_fork = instance(&fork, "u_fork");
+        u_fork.connect_in("s_axis", &s.0);
+        let u_parse = instance(&parse, "u_parse");
+        u_parse.connect_in("s_axis", &u_fork.bundle_out("m_axis_parse", &scfg.spec()));
+        let u_delay = instance(&delay, "u_delay");
+        u_delay.connect_in("s_axis", &u_fork.bundle_out("m_axis_data", &scfg.spec()));
+
+        // Dispatch: a parse record and a host command per frame.
+        let meta_valid = u_parse.get("m_axis_meta_tvalid");
+        let meta = PARSE_META.unpack(u_parse.get("m_axis_meta_tdata").unused());
+        let cmd = TX_CMD.unpack(cmd_data);
+        let u_req = instance(&q_req, "u_csum_req_q");
+        let u_ins = instance(&q_ins, "u_vlan_cmd_q");
+        let ready =
+            (u_req.get("s_axis_tready") & u_ins.get("s_axis_tready")).named("dispatch_ready");
+        let go = (meta_valid & cmd_valid & ready).named("dispatch");
+        u_parse.set("m_axis_meta_tready", cmd_valid & ready);
+        output("s_axis_cmd_tready", meta_valid & ready);
+        let mal = meta.get("malformed");
+        let ext_bad = mal.eq(malformed::EXT_TRUNC as u64)
+            | mal.eq(malformed::EXT_LIMIT as u64)
+            | mal.eq(malformed::EXT_WINDOW as u64);
+        let ip_ok = meta.get("l3").ne(0u32);
+        let l4_ok = (meta.get("l4").ne(0u32) & !meta.get("frag") & !ext_bad).named("l4_ok");
+        let frame_len = meta.get("frame_len");
+        let end = mux(ip_ok, meta.get("ip_end"), frame_len);
+        u_req.set(
+            "s_axis_tdata",
+            TX_CSUM_REQ.pack(&[
+                ("l3", meta.get("l3")),
+                ("l4", mux(l4_ok, meta.get("l4"), lit(2, 0u32))),
+                ("l3_off", meta.get("l3_off").zext(16)),
+                ("l4_off", mux(ip_ok & !ext_bad, meta.get("l4_off"), end)),
+                ("end", end),
+                ("l4_len", meta.get("l4_len")),
+                ("proto", meta.get("ip_proto")),
+                ("src_ip", meta.get("src_ip")),
+                ("dst_ip", meta.get("dst_ip")),
+                ("do_l3", cmd.get("csum_l3")),
+                ("do_l4", cmd.get("csum_l4") & l4_ok),
+            ]),
+        );
+        u_req.set("s_axis_tvalid", go);
+        let tci = cmd.get("vlan_tci");
+        // stream_insert: tdata[0] = enable, byte j at [8j+8:8j+1]: 0x81 0x00 TCI.
+        u_ins.set(
+            "s_axis_tdata",
+            cat(&[
+                tci.slice(7, 0),
+                tci.slice(15, 8),
+                lit(8, 0x00u32),
+                lit(8, 0x81u32),
+                cmd.get("vlan"),
+            ]),
+        );
+        u_ins.set("s_axis_tvalid", go);
+
+        let u_csum = instance(&csum, "u_tx_csum");
+        u_csum.connect_in("s_axis", &u_delay.bundle_out("m_axis", &scfg.spec()));
+        u_csum.set("s_axis_req_tdata", u_req.get("m_axis_tdata"));
+        u_csum.set("s_axis_req_tvalid", u_req.get("m_axis_tvalid"));
+        u_req.set("m_axis_tready", u_csum.get("s_axis_req_tready"));
+        let u_vlan = instance(&ins, "u_vlan_insert");
+        u_vlan.connect_in("s_axis", &u_csum.bundle_out("m_axis", &scfg.spec()));
+        u_vlan.set("s_axis_cmd_tdata", u_ins.get("m_axis_tdata"));
+        u_vlan.set("s_axis_cmd_tvalid", u_ins.get("m_axis_tvalid"));
+        u_ins.set("m_axis_tready", u_vlan.get("s_axis_cmd_tready"));
+        let u_fcs = instance(&fcs, "u_fcs_append");
+        u_fcs.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));
+        connect(&m.0, &u_fcs.bundle_out("m_axis", &scfg.spec()));
+    })
+}

@@ -1,0 +1,32 @@
+//! The Ethernet packet pipeline (ConnectX-4 Lx stateless offloads for plain traffic).
+//!
+//! Blocks (one per file):
+//! - [`crc32`]: CRC-32 (Ethernet FCS) as parallel XOR networks built at elaboration;
+//! - [`eth_fcs_check`]: RX MAC framing: FCS check and strip, runt/oversize/MAC-control detection;
+//! - [`eth_fcs_append`]: TX MAC framing: pad to 60 bytes, append the FCS;
+//! - [`eth_hdr_parse`]: header-window parser: L2 (two tags), IPv4/IPv6 (+extension headers), TCP/UDP.
+//!
+//! RX `tuser` bits after [`eth_fcs_check`] (valid on the `tlast` beat), extending the project
+//! table in [`crate::stream`]: bit 0 `bad` (drop), bit 1 `fcs_bad`, bit 2 `runt`, bit 3
+//! `oversize`, bit 4 `mac_control`.
+
+pub mod byte_pos;
+pub mod crc32;
+pub mod eth_fcs_append;
+pub mod eth_fcs_check;
+pub mod eth_hdr_parse;
+pub mod eth_rx;
+pub mod eth_tx;
+pub mod rx_csum;
+pub mod tx_csum;
+
+/// RX `tuser` bits after the FCS check (bit 0 is the project-wide `bad`).
+pub mod rx_user {
+    pub const BAD: u32 = 0;
+    pub const FCS_BAD: u32 = 1;
+    pub const RUNT: u32 = 2;
+    pub const OVERSIZE: u32 = 3;
+    pub const MAC_CONTROL: u32 = 4;
+    /// Width of the RX `tuser` after the FCS check.
+    pub const BITS: u32 = 5;
+}

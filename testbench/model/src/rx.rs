@@ -1,0 +1,334 @@
+//! The whole RX offload path on bytes: what the NIC reports for one frame off the wire.
+//!
+//! [`rx_frame`] chains the MAC check ([`crate::mac::fcs_check`]), the header parse
+//! ([`crate::parse::parse_headers`]), checksum verification and checksum-complete
+//! ([`crate::checksum`]), RSS ([`crate::rss::rss`]) and VLAN strip, and returns the report the
+//! `nicgen sim rx` command prints, plus the frame as delivered to the host.
+//!
+//! Reporting rules (mlx5 CQE semantics, see wire-formats.md §3.3 and §4.7):
+//! - a frame is dropped only for `runt`, `oversize`, `fcs` or `mac_control` (first that applies,
+//!   in that order); a dropped frame reports nothing else;
+//! - `l3` comes from the EtherType after the tags (IPv4 0x0800, IPv6 0x86DD), even when the IP
+//!   header is malformed; `l3_csum_ok` is then false (IPv4: the header must also sum to 0xFFFF;
+//!   IPv6 has no header checksum and reports true when it and its extension headers are well
+//!   formed);
+//! - `l4` is TCP/UDP by the IP protocol when the IP header is well formed and the packet is not
+//!   a fragment; `l4_csum_ok` is false when the L4 header is malformed; a UDP datagram over IPv4
+//!   with checksum 0 is not checked and reports true (mlx5 `l4_ok`, Linux
+//!   CHECKSUM_UNNECESSARY);
+//! - `csum` is the ones'-complement sum (not complemented) of the IP datagram, from the first byte
+//!   after the tags to the IP end (to the frame end when there is no well-formed IP header);
+//! - the outer VLAN tag (0x8100 or 0x88A8) is stripped and reported;
+//! - RSS uses the parsed addresses/ports; a frame without a well-formed IP header hashes to 0 with
+//!   type none and goes to table entry 0.
+
+use crate::checksum::{combine, pseudo_header, sum};
+use crate::ip::IpProtocol;
+use crate::mac::fcs_check;
+use crate::parse::{malformed, parse_headers, L3_IPV4, L3_IPV6, L4_TCP, L4_UDP};
+use crate::rss::{rss, RssType, L3, L4};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// RX configuration (what the driver programs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RxConfig {
+    /// Largest frame without FCS that is not `oversize`.
+    pub max_frame: usize,
+    /// Header window of the parser, bytes.
+    pub window: usize,
+    /// Toeplitz key.
+    pub rss_key: [u8; 40],
+    /// One bit per RSS type 1..=6 (see [`RssType`]).
+    pub rss_enables: u8,
+    /// Indirection table (power-of-two length).
+    pub table: Vec<u32>,
+}
+
+/// Why a frame was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// Shorter than 64 bytes with FCS.
+    Runt,
+    /// Longer than the maximum frame.
+    Oversize,
+    /// The FCS does not verify.
+    Fcs,
+    /// EtherType 0x8808 (PAUSE, PFC, other MAC control).
+    MacControl,
+}
+
+impl DropReason {
+    /// The name reports print.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Runt => "runt",
+            DropReason::Oversize => "oversize",
+            DropReason::Fcs => "fcs",
+            DropReason::MacControl => "mac_control",
+        }
+    }
+}
+
+/// The per-frame report (one JSON object per input frame in `nicgen sim rx`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RxReport {
+    /// Why the frame was dropped; `None` when delivered.
+    pub drop: Option<DropReason>,
+    /// (vid, pcp) of the stripped outer tag.
+    pub vlan: Option<(u16, u8)>,
+    /// "ipv4" / "ipv6".
+    pub l3: Option<&'static str>,
+    /// "tcp" / "udp".
+    pub l4: Option<&'static str>,
+    /// IPv4 header checksum (IPv6: header chain) verified.
+    pub l3_csum_ok: Option<bool>,
+    /// TCP/UDP checksum verified.
+    pub l4_csum_ok: Option<bool>,
+    /// Checksum-complete: ones'-complement sum of the IP datagram.
+    pub csum: Option<u16>,
+    /// A [`malformed`] code (non-zero).
+    pub malformed: Option<u8>,
+    /// RSS hash type.
+    pub rss_type: Option<RssType>,
+    /// Toeplitz hash.
+    pub rss_hash: Option<u32>,
+    /// Receive queue from the indirection table.
+    pub queue: Option<u32>,
+}
+
+/// The name of a [`malformed`] code as reports print it.
+pub fn malformed_name(code: u8) -> &'static str {
+    use malformed::*;
+    match code {
+        L2_TRUNC => "truncated_l2",
+        L3_TRUNC => "truncated_l3",
+        IPV4_IHL => "bad_ihl",
+        IPV4_TOTAL_LEN => "bad_ip_total_length",
+        IP_TRUNC => "ip_length_exceeds_frame",
+        IP_VERSION => "bad_ip_version",
+        EXT_TRUNC => "truncated_ext_header",
+        EXT_LIMIT => "too_many_ext_headers",
+        EXT_WINDOW => "ext_header_beyond_window",
+        L4_TRUNC => "truncated_l4",
+        L4_BAD => "bad_l4_header",
+        L4_WINDOW => "l4_header_beyond_window",
+        _ => "unknown",
+    }
+}
+
+/// The RSS type name as reports print it.
+pub fn rss_type_name(t: RssType) -> Option<&'static str> {
+    match t {
+        RssType::None => None,
+        RssType::Ipv4 => Some("IPV4"),
+        RssType::TcpIpv4 => Some("TCP_IPV4"),
+        RssType::UdpIpv4 => Some("UDP_IPV4"),
+        RssType::Ipv6 => Some("IPV6"),
+        RssType::TcpIpv6 => Some("TCP_IPV6"),
+        RssType::UdpIpv6 => Some("UDP_IPV6"),
+    }
+}
+
+impl RxReport {
+    /// The report as one JSON object (the `nicgen sim rx` line format).
+    pub fn to_json(&self, index: usize) -> String {
+        let s = |v: Option<&str>| {
+            v.map(|x| format!("\"{x}\""))
+                .unwrap_or_else(|| "null".into())
+        };
+        let b = |v: Option<bool>| v.map(|x| x.to_string()).unwrap_or_else(|| "null".into());
+        let vlan = self
+            .vlan
+            .map(|(vid, pcp)| format!("{{\"vid\":{vid},\"pcp\":{pcp}}}"))
+            .unwrap_or_else(|| "null".into());
+        format!(
+            "{{\"index\":{index},\"action\":\"{}\",\"drop_reason\":{},\"vlan\":{vlan},\"l3\":{},\"l4\":{},\"l3_csum_ok\":{},\"l4_csum_ok\":{},\"csum\":{},\"malformed\":{},\"rss_type\":{},\"rss_hash\":{},\"queue\":{}}}",
+            if self.drop.is_some() { "drop" } else { "deliver" },
+            s(self.drop.map(DropReason::name)),
+            s(self.l3),
+            s(self.l4),
+            b(self.l3_csum_ok),
+            b(self.l4_csum_ok),
+            s(self.csum.map(|c| format!("0x{c:04x}")).as_deref()),
+            s(self.malformed.map(malformed_name)),
+            s(self.rss_type.and_then(rss_type_name)),
+            s(self.rss_hash.map(|h| format!("0x{h:08x}")).as_deref()),
+            self.queue.map(|q| q.to_string()).unwrap_or_else(|| "null".into()),
+        )
+    }
+}
+
+/// What the NIC reports for one frame as it came off the wire (FCS included), and the frame it
+/// delivers to the host (FCS removed, outer VLAN tag stripped), if any.
+pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
+    let v = fcs_check(wire, cfg.max_frame);
+    let drop = if v.runt {
+        Some(DropReason::Runt)
+    } else if v.oversize {
+        Some(DropReason::Oversize)
+    } else if v.fcs_bad {
+        Some(DropReason::Fcs)
+    } else if v.mac_control {
+        Some(DropReason::MacControl)
+    } else {
+        None
+    };
+    if drop.is_some() {
+        let none = RxReport {
+            drop,
+            vlan: None,
+            l3: None,
+            l4: None,
+            l3_csum_ok: None,
+            l4_csum_ok: None,
+            csum: None,
+            malformed: None,
+            rss_type: None,
+            rss_hash: None,
+            queue: None,
+        };
+        return (none, None);
+    }
+    let f = &v.frame;
+    let p = parse_headers(f, cfg.window);
+    let l2_ok = p.malformed != malformed::L2_TRUNC;
+    let vlan =
+        (l2_ok && p.vlan_count >= 1).then_some((p.tag0_tci & 0xFFF, (p.tag0_tci >> 13) as u8));
+    let l3 = match (l2_ok, p.ethertype) {
+        (true, 0x0800) => Some("ipv4"),
+        (true, 0x86DD) => Some("ipv6"),
+        _ => None,
+    };
+    let ip_ok = p.l3 != 0;
+    let start = if l2_ok {
+        (p.l3_off as usize).min(f.len())
+    } else {
+        f.len()
+    };
+    let end = if ip_ok { p.ip_end as usize } else { f.len() };
+    let csum = sum(&f[start..end.max(start)]);
+    let l4_off = p.l4_off as usize;
+    // IPv6 extension headers belong to L3: a broken (or unparsed) chain is not reported good.
+    let ext_bad = matches!(
+        p.malformed,
+        malformed::EXT_TRUNC | malformed::EXT_LIMIT | malformed::EXT_WINDOW
+    );
+    let l3_csum_ok =
+        l3.map(|_| ip_ok && !ext_bad && (p.l3 == L3_IPV6 || sum(&f[start..l4_off]) == 0xFFFF));
+    let l4 = match (ip_ok && !p.frag, p.ip_proto) {
+        (true, 6) => Some("tcp"),
+        (true, 17) => Some("udp"),
+        _ => None,
+    };
+    let l4_csum_ok = l4.map(|_| {
+        if p.l4 != L4_TCP && p.l4 != L4_UDP {
+            return false;
+        }
+        let addr = |a: u128| -> IpAddr {
+            if p.l3 == L3_IPV4 {
+                Ipv4Addr::from(a as u32).into()
+            } else {
+                Ipv6Addr::from(a).into()
+            }
+        };
+        let seg = &f[l4_off..end];
+        let udp4_zero = p.l4 == L4_UDP && p.l3 == L3_IPV4 && seg[6] == 0 && seg[7] == 0;
+        let ps = pseudo_header(
+            addr(p.src_ip),
+            addr(p.dst_ip),
+            IpProtocol::from(p.ip_proto),
+            p.l4_len as u32,
+        );
+        udp4_zero || combine(&[ps, sum(seg)]) == 0xFFFF
+    });
+    let (hash, t, queue) = rss(
+        &cfg.rss_key,
+        cfg.rss_enables,
+        &cfg.table,
+        L3::from_code(p.l3),
+        L4::from_code(p.l4),
+        p.frag,
+        p.src_ip,
+        p.dst_ip,
+        p.src_port,
+        p.dst_port,
+    );
+    let mut delivered = f.clone();
+    if vlan.is_some() {
+        delivered.drain(12..16);
+    }
+    let report = RxReport {
+        drop: None,
+        vlan,
+        l3,
+        l4,
+        l3_csum_ok,
+        l4_csum_ok,
+        csum: Some(csum),
+        malformed: (p.malformed != 0).then_some(p.malformed),
+        rss_type: Some(t),
+        rss_hash: Some(hash),
+        queue: Some(queue),
+    };
+    (report, Some(delivered))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn append_fcs(f: &[u8]) -> Vec<u8> {
+        let mut v = f.to_vec();
+        crate::crc32::append_fcs(&mut v);
+        v
+    }
+    use crate::toeplitz::MICROSOFT_KEY;
+    use crate::vectors::hex;
+
+    fn cfg() -> RxConfig {
+        RxConfig {
+            max_frame: 1522,
+            window: 128,
+            rss_key: MICROSOFT_KEY,
+            rss_enables: 0x3F,
+            table: (0..128).map(|i| i % 4).collect(),
+        }
+    }
+
+    #[test]
+    fn tcp_syn_vector_reports_good_checksums() {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+        f.extend(hex(
+            "45 00 00 28 00 01 00 00 40 06 f6 cb c0 00 02 01 c0 00 02 02",
+        ));
+        f.extend(hex(
+            "30 39 00 50 00 00 00 00 00 00 00 00 50 02 ff ff fb 55 00 00",
+        ));
+        f.resize(60, 0);
+        let (r, d) = rx_frame(&append_fcs(&f), &cfg());
+        assert_eq!(
+            (r.l3, r.l4, r.l3_csum_ok, r.l4_csum_ok),
+            (Some("ipv4"), Some("tcp"), Some(true), Some(true))
+        );
+        assert_eq!(r.rss_type, Some(RssType::TcpIpv4));
+        assert_eq!(d.unwrap(), f);
+        // Padding after the datagram is not in the checksum-complete value.
+        assert_eq!(r.csum, Some(sum(&f[14..54])));
+        assert!(r
+            .to_json(3)
+            .starts_with("{\"index\":3,\"action\":\"deliver\",\"drop_reason\":null,"));
+    }
+
+    #[test]
+    fn bad_fcs_and_runts_are_dropped() {
+        let f = vec![0u8; 60];
+        let mut w = append_fcs(&f);
+        w[61] ^= 1;
+        assert_eq!(rx_frame(&w, &cfg()).0.drop, Some(DropReason::Fcs));
+        assert_eq!(
+            rx_frame(&append_fcs(&[0u8; 40]), &cfg()).0.drop,
+            Some(DropReason::Runt)
+        );
+        let r = rx_frame(&w, &cfg()).0;
+        assert_eq!(r.to_json(0), "{\"index\":0,\"action\":\"drop\",\"drop_reason\":\"fcs\",\"vlan\":null,\"l3\":null,\"l4\":null,\"l3_csum_ok\":null,\"l4_csum_ok\":null,\"csum\":null,\"malformed\":null,\"rss_type\":null,\"rss_hash\":null,\"queue\":null}");
+    }
+}
