@@ -1,7 +1,7 @@
 //! `cargo xtask`: the project's automation (cargo-xtask pattern; no shell glue).
 //!
 //! - `cargo xtask test`  installs the Debian tools the tests need when they are missing
-//!   (verilator, iverilog, yosys, tshark), lints every preset's Verilog, and runs the workspace tests.
+//!   (verilator, iverilog, yosys, tshark, scapy), lints every preset's Verilog, and runs the workspace tests.
 //! - `cargo xtask lint`  generates every built-in preset and checks it: `verilator --lint-only
 //!   -Wall` with zero warnings, `iverilog -g2005`, and `yosys synth`.
 //! - `cargo xtask bench` runs the benchmarks and writes `results/BENCH.md` (see there).
@@ -21,6 +21,7 @@ const TOOLS: &[(&str, &str)] = &[
     ("g++", "g++"),
     ("make", "make"),
     ("zlib1g-dev", "/usr/include/zlib.h"),
+    ("python3-scapy", "/usr/lib/python3/dist-packages/scapy"),
 ];
 
 fn root() -> PathBuf {
@@ -36,7 +37,7 @@ fn main() {
         Some("test") => test(&args[1..]),
         Some("lint") => lint().map(|_| ()),
         Some("bench") => bench::run(&root(), &args[1..]),
-        Some("install-tools") => install_tools(),
+        Some("install-tools") => install_tools().and_then(|_| ensure_scapy()),
         _ => {
             eprintln!(
                 "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|install-tools>"
@@ -53,6 +54,13 @@ fn main() {
 fn present(probe: &str) -> bool {
     if probe.starts_with('/') {
         return Path::new(probe).exists();
+    }
+    if probe.contains(' ') {
+        return Command::new("sh")
+            .args(["-c", &format!("{probe} >/dev/null 2>&1")])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
     }
     Command::new("sh")
         .args(["-c", &format!("command -v {probe}")])
@@ -99,6 +107,21 @@ fn install_tools() -> Result<()> {
     let mut args = vec!["apt-get", "install", "-y", "-q", "--no-install-recommends"];
     args.extend(missing.iter().copied());
     run(&args)
+}
+
+/// scapy for the `python3` on PATH (which may not be Debian's): pip when the import fails.
+fn ensure_scapy() -> Result<()> {
+    if present("python3 -c 'import scapy'") {
+        return Ok(());
+    }
+    eprintln!("xtask: installing scapy for python3 with pip");
+    let st = Command::new("python3")
+        .args(["-m", "pip", "install", "--quiet", "scapy"])
+        .status()?;
+    if !st.success() {
+        bail!("`python3 -m pip install scapy` failed; install scapy for python3 by hand and retry");
+    }
+    Ok(())
 }
 
 fn cargo() -> String {
@@ -179,6 +202,7 @@ fn lint() -> Result<Vec<String>> {
 
 fn test(extra: &[String]) -> Result<()> {
     install_tools()?;
+    ensure_scapy()?;
     lint()?;
     let mut cmd = Command::new(cargo());
     cmd.args(["test", "--workspace"])

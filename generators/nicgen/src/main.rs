@@ -3,6 +3,8 @@
 //! ```text
 //! nicgen presets                                   # one preset per line, name first
 //! nicgen generate [--preset NAME | --config FILE.toml] --out DIR
+//! nicgen sim rx [--preset P] --pcap-in F --report R.jsonl [--rss-key HEX40] [--mtu N]
+//! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
 //! ```
 
 use anyhow::{bail, Context, Result};
@@ -38,6 +40,229 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Run frames from a pcap through the simulated datapath (Verilator).
+    #[command(subcommand)]
+    Sim(SimCmd),
+}
+
+#[derive(Subcommand)]
+enum SimCmd {
+    /// The RX path: one JSON report per input frame, and the per-reason counters.
+    Rx {
+        #[arg(long, conflicts_with = "config")]
+        preset: Option<String>,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Frames as captured (Ethernet, without FCS; the FCS is appended before the MAC check).
+        #[arg(long)]
+        pcap_in: PathBuf,
+        /// Where to write the JSON-lines report.
+        #[arg(long)]
+        report: PathBuf,
+        /// The 40-byte Toeplitz key as 80 hex digits (default: the Microsoft verification key).
+        #[arg(long)]
+        rss_key: Option<String>,
+        /// MTU (largest L2 payload) for the oversize check; default from the preset.
+        #[arg(long)]
+        mtu: Option<u32>,
+    },
+    /// The TX path: what goes on the wire for each input frame (written without the FCS).
+    Tx {
+        #[arg(long, conflicts_with = "config")]
+        preset: Option<String>,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Frames from the host (Ethernet, without FCS).
+        #[arg(long)]
+        pcap_in: PathBuf,
+        /// Where to write the frames as sent (without FCS; the FCS is checked before it is removed).
+        #[arg(long)]
+        pcap_out: PathBuf,
+        /// Checksum offloads to request for every frame: `l3`, `l4`, `l3,l4` or `none`.
+        #[arg(long, default_value = "none")]
+        csum: String,
+        /// Insert an 802.1Q tag with this VLAN ID (0-4095, PCP 0) into every frame.
+        #[arg(long)]
+        vlan_insert: Option<u16>,
+    },
+}
+
+fn sim_tx(
+    preset: Option<&str>,
+    config: Option<&PathBuf>,
+    pcap_in: &PathBuf,
+    pcap_out: &PathBuf,
+    csum: &str,
+    vlan: Option<u16>,
+) -> Result<()> {
+    use nicgen::sim_rx::Knobs;
+    use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
+    let p = load_preset(preset, config)?;
+    let (mut l3, mut l4) = (false, false);
+    for part in csum.split(',').map(str::trim) {
+        match part {
+            "l3" => l3 = true,
+            "l4" => l4 = true,
+            "none" | "" => {}
+            other => bail!("--csum takes `l3`, `l4`, `l3,l4` or `none`, not `{other}`"),
+        }
+    }
+    if let Some(v) = vlan {
+        if v > 4095 {
+            bail!("--vlan-insert {v} is not a VLAN ID; use 0 to 4095");
+        }
+    }
+    let frames = nicgen_tb::pcap::read_pcap(pcap_in)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", pcap_in.display()))?;
+    let limit = p.mtu as usize + 22;
+    let mut reqs = Vec::with_capacity(frames.len());
+    for (i, f) in frames.iter().enumerate() {
+        if f.is_empty() {
+            bail!(
+                "frame {i} of {} is empty; the simulated NIC needs at least one byte",
+                pcap_in.display()
+            );
+        }
+        if f.len() > limit {
+            bail!("frame {i} of {} is {} bytes; the TX path of preset {} accepts at most {limit} (MTU {} + 22)", pcap_in.display(), f.len(), p.name, p.mtu);
+        }
+        reqs.push((
+            f.clone(),
+            nicgen_model::tx::TxRequest {
+                csum_l3: l3,
+                csum_l4: l4,
+                vlan_tci: vlan,
+            },
+        ));
+    }
+    eprintln!(
+        "nicgen: building the TX model for preset {} ({} bits)...",
+        p.name, p.data_bits
+    );
+    let model = tx_model(&tx_cfg(&p), &p.name)?;
+    let bar = indicatif::ProgressBar::new(reqs.len() as u64);
+    if reqs.len() < 10_000 {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let (wire, cycles) = run_tx(&model, &reqs, Knobs::default(), |_| bar.inc(1))?;
+    bar.finish_and_clear();
+    let mut out = Vec::with_capacity(wire.len());
+    for (i, w) in wire.iter().enumerate() {
+        if !nicgen_model::crc32::check_fcs(w) {
+            bail!("frame {i}: the TX path produced a bad FCS (a bug; please report it)");
+        }
+        out.push(w[..w.len() - 4].to_vec());
+    }
+    nicgen_tb::pcap::write_pcap(pcap_out, &out)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", pcap_out.display()))?;
+    println!("frames_in {}", frames.len());
+    println!("frames_out {}", out.len());
+    println!(
+        "vlan_inserted {}",
+        if vlan.is_some() { out.len() } else { 0 }
+    );
+    println!("cycles {cycles}");
+    Ok(())
+}
+
+/// Parse `--rss-key`: 80 hex digits (separators `:`, `-` and spaces allowed).
+fn parse_key(s: &str) -> Result<[u8; 40]> {
+    let hex: String = s
+        .chars()
+        .filter(|c| !matches!(c, ':' | '-' | ' '))
+        .collect();
+    if hex.len() != 80 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        bail!("--rss-key must be 40 bytes as 80 hex digits (got {} characters); e.g. the Microsoft key 6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa", hex.len());
+    }
+    let mut k = [0u8; 40];
+    for (i, b) in k.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("checked hex");
+    }
+    Ok(k)
+}
+
+fn sim_rx(
+    preset: Option<&str>,
+    config: Option<&PathBuf>,
+    pcap_in: &PathBuf,
+    report: &PathBuf,
+    rss_key: Option<&str>,
+    mtu: Option<u32>,
+) -> Result<()> {
+    use nicgen::sim_rx::{run_rx, rx_cfg, rx_model, Knobs};
+    let p = load_preset(preset, config)?;
+    if let Some(m) = mtu {
+        if !(64..=16000).contains(&m) {
+            bail!("--mtu {m} is out of range; use 64 to 16000");
+        }
+    }
+    let key = rss_key.map(parse_key).transpose()?;
+    let frames = nicgen_tb::pcap::read_pcap(pcap_in)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", pcap_in.display()))?;
+    let cfg = rx_cfg(&p, mtu);
+    let limit = 16000usize;
+    let mut wire = Vec::with_capacity(frames.len());
+    for (i, f) in frames.iter().enumerate() {
+        if f.is_empty() {
+            bail!(
+                "frame {i} of {} is empty; the simulated NIC needs at least one byte",
+                pcap_in.display()
+            );
+        }
+        if f.len() > limit {
+            bail!("frame {i} of {} is {} bytes; the simulated NIC accepts at most {limit} bytes per frame", pcap_in.display(), f.len());
+        }
+        let mut w = f.clone();
+        nicgen_model::crc32::append_fcs(&mut w);
+        wire.push(w);
+    }
+    eprintln!(
+        "nicgen: building the RX model for preset {} ({} bits)...",
+        p.name, p.data_bits
+    );
+    let model = rx_model(&cfg, &p.name)?;
+    let bar = indicatif::ProgressBar::new(wire.len() as u64);
+    if wire.len() < 10_000 {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let run = run_rx(&model, &cfg, &wire, key.as_ref(), Knobs::default(), |_| {
+        bar.inc(1)
+    })?;
+    bar.finish_and_clear();
+    let mut out = String::new();
+    for (i, r) in run.reports.iter().enumerate() {
+        out.push_str(&r.to_json(i));
+        out.push('\n');
+    }
+    std::fs::write(report, out).with_context(|| format!("cannot write {}", report.display()))?;
+    let count = |f: &dyn Fn(&nicgen_model::rx::RxReport) -> bool| {
+        run.reports.iter().filter(|r| f(r)).count()
+    };
+    use nicgen_model::rx::DropReason::*;
+    println!("frames_in {}", run.reports.len());
+    println!("delivered {}", count(&|r| r.drop.is_none()));
+    for (name, reason) in [
+        ("dropped_runt", Runt),
+        ("dropped_oversize", Oversize),
+        ("dropped_fcs", Fcs),
+        ("dropped_mac_control", MacControl),
+    ] {
+        println!("{name} {}", count(&|r| r.drop == Some(reason)));
+    }
+    println!("malformed {}", count(&|r| r.malformed.is_some()));
+    println!("vlan_stripped {}", count(&|r| r.vlan.is_some()));
+    println!("l3_csum_bad {}", count(&|r| r.l3_csum_ok == Some(false)));
+    println!("l4_csum_bad {}", count(&|r| r.l4_csum_ok == Some(false)));
+    println!("cycles {}", run.cycles);
+    let delivered = count(&|r| r.drop.is_none());
+    let dropped = run.reports.len() - delivered;
+    if delivered + dropped != frames.len() {
+        bail!(
+            "accounting error: {delivered} delivered + {dropped} dropped != {} frames in",
+            frames.len()
+        );
+    }
+    Ok(())
 }
 
 /// The preset named by `--preset` / `--config`, or the default.
@@ -95,6 +320,40 @@ fn run() -> Result<()> {
                 g.top,
                 p.config_hash()
             );
+        }
+        Cmd::Sim(SimCmd::Rx {
+            preset,
+            config,
+            pcap_in,
+            report,
+            rss_key,
+            mtu,
+        }) => {
+            sim_rx(
+                preset.as_deref(),
+                config.as_ref(),
+                &pcap_in,
+                &report,
+                rss_key.as_deref(),
+                mtu,
+            )?;
+        }
+        Cmd::Sim(SimCmd::Tx {
+            preset,
+            config,
+            pcap_in,
+            pcap_out,
+            csum,
+            vlan_insert,
+        }) => {
+            sim_tx(
+                preset.as_deref(),
+                config.as_ref(),
+                &pcap_in,
+                &pcap_out,
+                &csum,
+                vlan_insert,
+            )?;
         }
     }
     Ok(())
