@@ -38,43 +38,51 @@
 //!   `m_axis_meta_tdata` ([`meta_layout`]: [`PARSE_META`], 429 bits, with `user` = the `tuser`
 //!   of the frame's last beat on top when `user_bits > 0`), `m_axis_meta_tvalid`,
 //!   `m_axis_meta_tready`: one transfer per frame, in frame order, no `tkeep`/`tlast`.
-//!   `s_axis_tready` is a flop (no path from `m_axis_meta_tready`). The block only reads the
-//!   stream: fork it in front of the block and join the record with the frame downstream.
+//!   `s_axis_tready` is a flop (no path from `m_axis_meta_tready`).
 //! - **Internals.** *Capture*: a byte register per window byte, byte `i` written from lane
 //!   `i mod B` (`B` bytes per beat) while a one-hot beat counter points at beat `i / B`: every
-//!   cycle, taken or not, so valid/ready stay off the `W · 8` enables (a beat not yet taken is
-//!   written again when it is; idle cycles write only slots the frame has not reached). The
-//!   window *closes* on the beat holding byte `window − 1` or on `tlast`, whichever comes first.
-//!   *Parse*: a pipeline that never stalls, started by the close: (1) L2: TPIDs, tags,
-//!   EtherType; (2) the IP fixed header through a 3:1 word mux (0..2 tags); addresses, TCIs
-//!   and EtherType go straight into the output store; (3) datagram end, L3 checks, first
-//!   header offset; (4-12) the walk: per extension header a *read* stage (the 4-byte word at
-//!   the header offset through a mux tree; every header offset is 2 mod 4, so the muxes are
-//!   word-aligned; the TCP/UDP fields there are latched if the walk has arrived) and a
-//!   *compute* stage (checks, next offset; `(len + 1) · 8 > rem` is computed as
-//!   `len ≥ rem / 8`), then a last read stage; (13-14) TCP/UDP checks, then codes. Stage `s`
-//!   runs exactly `s` cycles after the close, and the next frame reaches beat `j` no earlier
-//!   than `1 + j` cycles after it, so capture byte `i` still holds this frame in stage `s` iff
-//!   `s ≤ 1 + i / B`; a stage that reads an older byte gets a delayed copy, made at elaboration
-//!   only where needed (none at 8 and 64 bits; most of the window at 512). *Finish*: the frame
-//!   length (a saturating byte counter) and `tuser` go into a small FIFO at `tlast`; a
-//!   register holds the parse result until its length is there (frames longer than the
-//!   window), then one stage compares lengths and one picks the code. *Output*: two LUTRAMs
-//!   indexed in frame order (the wide fields written from stage 2, the rest at the end), read
-//!   asynchronously; a credit counter (frames closed − records taken) drops `s_axis_tready`
-//!   when `fifo_depth` records are pending.
+//!   cycle, taken or not, so valid/ready stay off the `window · 8` enables (a beat not yet
+//!   taken is written again when it is; idle cycles write only slots the frame has not
+//!   reached). The window *closes* on the beat holding byte `window − 1` or on `tlast`,
+//!   whichever comes first. *Parse*: a pipeline that never stalls, started by the close:
+//!   (1) TPIDs, tags, EtherType; (2) the IP fixed header through a 3:1 word mux (0..2 tags);
+//!   addresses, TCIs and EtherType go straight into the output store; (3) datagram end, L3
+//!   checks, one-hot of the first header's word; (4-12) the walk: per extension header a
+//!   *read* stage (the 4-byte word at the header offset through an AND-OR mux with a
+//!   registered one-hot select; every header offset is 2 mod 4, so the muxes are word-aligned;
+//!   the TCP/UDP fields there are latched if the walk has arrived) and a *compute* stage
+//!   (checks; next offset; next one-hot `j = m + 2 + 2·len` as `len == (j − m − 2) / 2` with
+//!   the difference prepared by the read stage; `(len + 1)·8 > rem` as `len ≥ rem / 8`,
+//!   applied a stage later), then a fifth read stage; (13-14) TCP/UDP comparisons, then codes.
+//!   Stage `s` runs exactly `s` cycles after the close, and the next frame reaches beat `j` no
+//!   earlier than `1 + j` cycles after it, so capture byte `i` still holds this frame in stage
+//!   `s` iff `s ≤ 1 + i / B`; a stage that reads an older byte gets a delayed copy, made at
+//!   elaboration only where needed (none at 8 bits, a few bytes at 64, most of the window at
+//!   512).
+//!   *Finish*: the frame length (a saturating byte counter) and `tuser` go into a small FIFO
+//!   at `tlast`, whose head waits in a register; the parse result waits in a register until
+//!   its length is there (frames longer than the window), then one stage compares lengths and
+//!   one picks the code. *Output*: two LUTRAMs indexed in frame order (the wide fields written
+//!   from stage 2, the rest at the end), read asynchronously; a credit counter (frames closed −
+//!   records taken) drops `s_axis_tready` when `fifo_depth` records are pending.
 //! - **Latency**: the record is valid [`LATENCY`] (17) cycles after the beat that closes the
 //!   window, and no earlier than 5 cycles after the `tlast` beat.
 //! - **Throughput**: 1 beat/cycle whatever the frame sizes (1-byte frames back to back
 //!   included), as long as the sink keeps fewer than `fifo_depth` records waiting: with a sink
 //!   that is always ready, `fifo_depth ≥ LATENCY + 2` never throttles the input. The input is
 //!   never held for a frame that is still arriving.
-//! - **Cost** (window 128, 32 records, no `tuser`), `yosys synth_xilinx -noiopad` (Yosys 0.23):
-//!   COST_XILINX
-//!   ECP5-85k out of context (`synth_ecp5`, nextpnr seed 1): COST_ECP5
+//! - **Cost** (window 128, 32 records, no `tuser`). `yosys synth_xilinx -noiopad` (Yosys
+//!   0.23): 64 bits: 3,843 LUT, 3,011 FF, 39 SRL16E, 75 RAM32M (the two record stores and the
+//!   length FIFO); 512 bits: 3,915 LUT, 7,010 FF, 367 SRL16E, 75 RAM32M (the extra flip-flops
+//!   and SRLs are the delayed window copies a 64-byte beat needs). ECP5-85k, 64 bits, out of
+//!   context (`synth_ecp5` + nextpnr-ecp5 0.11, seeds 1-3): 7,573 LUT4 (`TRELLIS_COMB`),
+//!   3,221 FF, 224 `TRELLIS_RAMW`; Fmax 136.8 / 128.3 / 132.8 MHz, median 132.8 — below the
+//!   156.25 MHz of 10G at 64 bits; the paths left are routing-bound (the one-hot word selects,
+//!   the UDP length compare), each 4-5 LUTs deep.
 //! - **Golden model**: `nicgen_model::parse::parse_headers`; **test**:
-//!   `testbench/tb/tests/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16
-//!   and 128 bits with other windows; every code reached; wire-formats.md vectors).
+//!   `testbench/tb/tests/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16,
+//!   32 and 128 bits with other windows and FIFO depths; every code reached; the
+//!   wire-formats.md vectors; latency and back-to-back throughput).
 //!
 //! Parameters outside the ranges of [`HdrParseCfg`] are rejected at elaboration.
 
@@ -314,8 +322,6 @@ struct Walk {
     sel: Vec<(u32, Sig)>,
     /// Offset of the current header (bytes from the frame start).
     p: Sig,
-    /// Bytes from `p` to the end of the IP datagram.
-    rem: Sig,
     /// Protocol / next-header value of the header at `p`.
     nh: Sig,
     walking: Sig,
@@ -443,7 +449,17 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let k_beats = w.div_ceil(b);
         let wsel = reg_init(k_beats, 1u32).named("beat_sel");
         let past = reg_init(1, 0u32).named("past_window");
-        let wsel_last = wsel.bit(k_beats - 1);
+        // A copy of the selector's last bit for the close logic (the selector itself drives
+        // the enables of the whole window).
+        let wsel_last = reg_init(1, (k_beats == 1) as u32).named("at_window_end");
+        wsel_last.set_if(
+            acc,
+            if k_beats == 1 {
+                last
+            } else {
+                !last & wsel.bit(k_beats - 2)
+            },
+        );
         let shifted = if k_beats == 1 {
             lit(1, 0u32)
         } else {
@@ -584,7 +600,6 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let totlen_bad = len2.lt(hdr_len.zext(16));
         let opts = ihl2.gt(5u32);
         let p0 = mux(v4_2, hdr_end, l3_off + 40u32).zext(16);
-        let rem0 = mux(v4_2, len2 - hdr_len.zext(16), len2);
         let walking0 = v6_2 & is_ext(nh2);
         let carry = Carry {
             vc: vc2,
@@ -619,7 +634,6 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let mut walk = Walk {
             sel: sel0,
             p: stage(p0, "p_s3"),
-            rem: stage(rem0, "rem_s3"),
             nh: stage(nh2, "nh_s3"),
             walking: stage(walking0, "walking_s3"),
             latched: lit(1, 0u32),
@@ -638,6 +652,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // the walk has arrived) and a compute stage (checks, next offset); a fifth read stage
         // only latches TCP/UDP fields or gives up (`EXT_LIMIT`).
         let mut st = S_WALK0;
+        let mut rem_l4 = None;
         for k in 0..=MAX_EXT_HEADERS {
             let vr = reg_init(1, 0u32).named(&format!("v{st}"));
             vr.set(valid);
@@ -647,6 +662,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 walk.ecode = mux(tl, code(malformed::EXT_TRUNC), walk.ecode);
                 walk.trunc_len = None;
             }
+            // Bytes from the current header to the end of the datagram (negative: only in
+            // frames whose L3 checks failed).
+            let rem_full = carry.ip_end.zext(18) - walk.p.zext(18);
+            let rem_neg = rem_full.bit(17);
+            let rem_now = rem_full.slice(15, 0);
             let sel = walk.sel.clone();
             let dw = pick(&sel, |x| win.word(x, st), 32).named(&format!("word_s{st}"));
             let ul = pick(&sel, |x| win.be(4 * x + 6, 2, st), 16).named(&format!("udp_len_s{st}"));
@@ -656,12 +676,12 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 .slice(7, 4);
             let latch = !walk.walking & !walk.latched;
             let n = |x: &str, st: u32| format!("{x}_s{st}");
-            let pending = Some(Pending {
+            let pending = Pending {
                 latch: stage(latch, &n("latch", st)),
                 word: stage(dw, &n("word_q", st)),
                 ulen: stage(ul, &n("ulen_q", st)),
                 doff: stage(dof, &n("doff_q", st)),
-            });
+            };
             let keep = |x: Option<Sig>, nm: &str| x.map(|v| stage(v, &n(nm, st)));
             let (ports, ulen, doff) = (
                 keep(walk.ports, "ports"),
@@ -670,11 +690,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             );
             let latched = walk.latched | latch;
             if k == MAX_EXT_HEADERS {
+                rem_l4 = Some(stage(rem_now, &n("rem", st)));
                 // A fifth extension header: give up.
                 walk = Walk {
                     sel: Vec::new(),
                     p: stage(walk.p, &n("p", st)),
-                    rem: stage(walk.rem, &n("rem", st)),
                     nh: stage(walk.nh, &n("nh", st)),
                     walking: lit(1, 0u32),
                     latched: lit(1, 1u32),
@@ -686,7 +706,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                     ports,
                     ulen,
                     doff,
-                    pending,
+                    pending: Some(pending),
                     trunc_len: None,
                 };
                 carry = carry.map(&mut |x, nm| stage(x, &n(nm, st)));
@@ -695,7 +715,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             }
             // Everything the compute stage needs that does not depend on the word.
             let is_frag = walk.nh.eq(44u32);
-            let trunc_pre = mux(is_frag, walk.rem.lt(8u32), walk.rem.lt(2u32));
+            let trunc_pre = rem_neg | mux(is_frag, rem_now.lt(8u32), rem_now.lt(2u32));
             let win_bad = mux(
                 is_frag,
                 walk.p.gt((w - 4) as u64),
@@ -707,31 +727,29 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let win_bad = r(win_bad, "win_bad");
             let p = r(walk.p, "p");
             let p8 = r(walk.p + 8u32, "p8");
-            let rem = r(walk.rem, "rem");
-            let rem8 = r(walk.rem - 8u32, "rem8");
-            let q = r(walk.rem.slice(15, 3), "rem_div8");
+            let q = r(rem_now.slice(15, 3), "rem_div8");
             let nh = r(walk.nh, "nh");
             let walking = r(walk.walking, "walking");
             let latched = r(latched, "latched");
             let ecode = r(walk.ecode, "ecode");
             let frag = r(walk.frag, "frag");
             // For the next read's one-hot: d = j - (m + 2) per word j it can see; the next word
-            // is m + 2 + 2 * len (m + 2 after a fragment header). Words above 31 are never
-            // read (the window ends first), so 6-bit differences do, given m < 32. When the walk
+            // is m + 2 + 2 * len (m + 2 after a fragment header). Words past the window are
+            // never read, so differences as wide as the window's word index do. When the walk
             // is not stepping, the next read's select does not matter: its latch is already
             // taken (or the frame has an EXT_* code).
             let m = walk.p.slice(15, 2);
-            let m_small = m.slice(13, 5).eq(0u32);
             let (lo, hi) = read_range(k + 1, w);
-            assert!(hi < 32, "window words fit 5 bits");
+            let mw = clog2(hi as u64 + 1);
+            let m_small = m.slice(13, mw).eq(0u32);
             let pre: Vec<(u32, Sig, Sig, Sig)> = (lo..=hi)
                 .map(|j| {
-                    let d = lit(6, j - 2) - m.slice(4, 0).zext(6);
-                    let even = m_small & !d.bit(5) & !d.bit(0);
+                    let d = lit(mw + 1, j - 2) - m.slice(mw - 1, 0).zext(mw + 1);
+                    let even = m_small & !d.bit(mw) & !d.bit(0);
                     (
                         j,
                         r(even, &format!("sel{j}_even")),
-                        r(d.slice(4, 1), &format!("sel{j}_len")),
+                        r(d.slice(mw - 1, 1), &format!("sel{j}_len")),
                         r(even & d.eq(0u32), &format!("sel{j}_frag")),
                     )
                 })
@@ -740,10 +758,10 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 ports,
                 ulen,
                 doff,
-                pending,
+                pending: Some(pending),
                 ..walk.clone()
             };
-            let dw_r = pending.expect("just read").word;
+            let dw_r = pending.word;
             carry = carry.map(&mut |x, nm| stage(x, &n(nm, st)));
             st += 1;
 
@@ -764,11 +782,18 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let nh_next = dw_r.slice(31, 24);
             let later_frag = is_frag & dw_r.slice(15, 3).or_reduce();
             let (ports, ulen, doff) = read.settle();
-            let len_small = len.slice(7, 4).eq(0u32);
+            let len_is = |tgt: Sig| {
+                let tw = tgt.width();
+                if tw >= 8 {
+                    len.zext(tw).eq(tgt)
+                } else {
+                    len.slice(7, tw).eq(0u32) & len.slice(tw - 1, 0).eq(tgt)
+                }
+            };
             let sel: Vec<(u32, Sig)> = pre
                 .iter()
                 .map(|(j, even, tgt, fhit)| {
-                    let hit = mux(is_frag, *fhit, *even & len_small & len.slice(3, 0).eq(*tgt));
+                    let hit = mux(is_frag, *fhit, *even & len_is(*tgt));
                     (*j, stage(hit, &n(&format!("sel{j}"), st)))
                 })
                 .collect();
@@ -777,7 +802,6 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             walk = Walk {
                 sel,
                 p: stage(mux(walking, p8 + step, p), &n("p", st)),
-                rem: stage(mux(walking, rem8 - step, rem), &n("rem", st)),
                 nh: stage(mux(walking, nh_next, nh), &n("nh", st)),
                 walking: stage(ok_pre & !later_frag & is_ext(nh_next), &n("walking", st)),
                 latched: stage(latched, &n("latched", st)),
@@ -800,26 +824,24 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let valid = v_l4;
         // The comparisons first, the codes in the next stage.
         let (ports, ulen, doff) = walk.settle();
+        let rem = rem_l4.expect("the last read stage measures the L4 length");
         let f = |x: Sig, nm: &str| stage(x, &format!("{nm}_s{S_L4}"));
         let tcp = f(walk.nh.eq(6u32), "is_tcp");
         let udp = f(walk.nh.eq(17u32), "is_udp");
-        let t_short = f(walk.rem.lt(20u32), "tcp_short");
+        let t_short = f(rem.lt(20u32), "tcp_short");
         let t_win = f(walk.p.gt((w - 20) as u64), "tcp_win");
         let t_bad = f(doff.lt(5u32), "tcp_doff_bad");
-        let t_long = f(
-            cat(&[doff, lit(2, 0u32)]).zext(16).gt(walk.rem),
-            "tcp_doff_long",
-        );
-        let u_short = f(walk.rem.lt(8u32), "udp_short");
+        let t_long = f(cat(&[doff, lit(2, 0u32)]).zext(16).gt(rem), "tcp_doff_long");
+        let u_short = f(rem.lt(8u32), "udp_short");
         let u_win = f(walk.p.gt((w - 8) as u64), "udp_win");
         let u_bad = f(ulen.lt(8u32), "udp_len_bad");
-        let u_long = f(ulen.gt(walk.rem), "udp_len_long");
+        let u_long = f(ulen.gt(rem), "udp_len_long");
         let walk_bad = f(walk.ecode.ne(0u32), "walk_bad");
         let ecode = f(walk.ecode, "ecode");
         let wfrag = f(walk.frag, "frag");
         let ip_proto = f(walk.nh, "ip_proto");
         let l4_off = f(walk.p, "l4_off");
-        let l4_len = f(walk.rem, "l4_len");
+        let l4_len = f(rem, "l4_len");
         let ports = f(ports, "ports");
         let carry = carry.map(&mut |x, nm| f(x, nm));
         let v_codes = reg_init(1, 0u32).named(&format!("v{}", S_L4 + 1));
@@ -973,10 +995,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let m_valid = late_wr.ne(rd).named("meta_valid");
         let out = (m_valid & m_ready).named("meta_pop");
         rd.set_if(out, rd + 1u32);
-        let in_flight_next =
-            (in_flight + close.zext(aw + 1) - out.zext(aw + 1)).named("in_flight_next");
-        in_flight.set(in_flight_next);
-        ready.set(in_flight_next.ne(depth as u64));
+        in_flight.set(in_flight + close.zext(aw + 1) - out.zext(aw + 1));
+        // Full next cycle: `fifo_depth` records closed and not taken (no adder on this path).
+        let full_next = (in_flight.eq((depth - 1) as u64) & close & !out)
+            | (in_flight.eq(depth as u64) & (close | !out));
+        ready.set(!full_next);
         let e = early_mem.read_async(rd.trunc(aw)).named("early_q");
         let l = late_mem.read_async(rd.trunc(aw)).named("late_q");
         // Unpack both words in the order they were packed.

@@ -135,7 +135,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         data_bits: w,
         user_bits: rx_user::BITS,
         window: cfg.window,
-        fifo_depth: 16,
+        fifo_depth: 32,
     })?;
     let buf = stream_fifo_in(
         &FifoCfg {

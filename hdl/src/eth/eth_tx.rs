@@ -73,7 +73,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         data_bits: w,
         user_bits: 0,
         window: cfg.window,
-        fifo_depth: 16,
+        fifo_depth: 32,
     })?;
     let delay = stream_fifo_in(
         &FifoCfg {

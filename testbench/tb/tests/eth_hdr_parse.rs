@@ -4,7 +4,9 @@
 //! options and fragments, IPv6 with extension headers, TCP, UDP, other protocols), every
 //! truncation of a few base frames, corrupted headers, random bytes, and the vectors of
 //! wire-formats.md. Records are compared field by field after `ParseResult::canonical` (fields
-//! that are not valid are don't-care).
+//! that are not valid are don't-care). Also: other widths, windows and FIFO depths; the
+//! documented latency; 1-beat frames back to back at full rate; parameter checks; the codes and
+//! layout against the model's.
 
 mod blocks;
 use blocks::*;
@@ -734,7 +736,7 @@ fn parser_matches_the_model() {
             backpressure: 0.9,
         });
         for k in knobs {
-            let n_random = if w == 8 { 400 } else { 1500 };
+            let n_random = if w == 8 { 800 } else { 3000 };
             let mut urng = StdRng::seed_from_u64(k.seed);
             let frames: Vec<(Vec<u8>, u64)> = frame_set(k.seed, n_random)
                 .into_iter()
@@ -923,9 +925,13 @@ fn impossible_parameters_are_rejected() {
 
 #[test]
 fn other_widths_and_windows() {
-    // Windows that end inside a beat and inside a 4-byte word; a small FIFO (the credit
-    // counter throttles the input instead).
-    for (w, window, depth, user_bits) in [(16u32, 64u32, 16u32, 0u32), (128, 101, 4, 1)] {
+    // The smallest window, windows that end inside a beat and inside a 4-byte word, a window
+    // wider than 32 words; small FIFOs (the credit counter throttles the input instead).
+    for (w, window, depth, user_bits) in [
+        (16u32, 64u32, 16u32, 0u32),
+        (128, 101, 4, 1),
+        (32, 250, 8, 0),
+    ] {
         let cfg = HdrParseCfg {
             window,
             fifo_depth: depth,
