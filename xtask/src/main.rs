@@ -5,6 +5,8 @@
 //! - `cargo xtask lint`  generates every built-in preset and checks it: `verilator --lint-only
 //!   -Wall` with zero warnings, `iverilog -g2005`, and `yosys synth`.
 //! - `cargo xtask bench` runs the benchmarks and writes `results/BENCH.md` (see there).
+//! - `cargo xtask bench-pipeline` measures cycles per frame through the RX/TX paths per frame
+//!   size and writes `results/PIPELINE.md`.
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -38,6 +40,27 @@ fn main() {
         Some("lint") => lint().map(|_| ()),
         Some("bench") => bench::run(&root(), &args[1..]),
         Some("install-tools") => install_tools().and_then(|_| ensure_scapy()),
+        Some("bench-pipeline") => {
+            let st = Command::new(cargo())
+                .args([
+                    "run",
+                    "--release",
+                    "-q",
+                    "-p",
+                    "nicgen",
+                    "--bin",
+                    "pipeline-bench",
+                    "--",
+                ])
+                .args(&args[1..])
+                .current_dir(root())
+                .status();
+            match st {
+                Ok(s) if s.success() => Ok(()),
+                Ok(_) => Err(anyhow::anyhow!("pipeline-bench failed")),
+                Err(e) => Err(e.into()),
+            }
+        }
         _ => {
             eprintln!(
                 "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|install-tools>"

@@ -1,0 +1,130 @@
+//! `pipeline-bench [--quick]`: steady-state cycles per frame through the simulated RX and TX
+//! paths for each frame size, back to back, at the 64- and 512-bit presets; writes
+//! `results/PIPELINE.md`. Run it as `cargo xtask bench-pipeline`.
+//!
+//! Method: for each size, run 1 frame and N frames (no idle, no backpressure); the steady-state
+//! cost of a frame is `(cycles(N) - cycles(1)) / (N - 1)` (pipeline fill and drain cancel). The
+//! ideal is the beats the bus needs: RX `ceil((len + 4) / W)` on the wire side, TX
+//! `ceil(max(len, 60) + 4) / W)`.
+
+use anyhow::Result;
+use nicgen::sim_rx::{run_rx, rx_cfg, rx_model, Knobs};
+use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
+use nicgen_hdl::preset::Preset;
+use nicgen_model::tx::TxRequest;
+use std::fmt::Write;
+
+const SIZES: [usize; 11] = [60, 61, 64, 65, 128, 256, 511, 512, 1024, 1514, 9000];
+
+/// An IPv4/UDP frame of `len` bytes (without FCS) with a correct UDP length.
+fn frame(len: usize, i: usize) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let ip_len = len - 14;
+    let mut ip = vec![
+        0x45,
+        0,
+        (ip_len >> 8) as u8,
+        ip_len as u8,
+        0,
+        0,
+        0x40,
+        0,
+        64,
+        17,
+        0,
+        0,
+        10,
+        0,
+        0,
+        1,
+        10,
+        0,
+        0,
+        2,
+    ];
+    let ck = !nicgen_model::checksum::sum(&ip);
+    ip[10..12].copy_from_slice(&ck.to_be_bytes());
+    f.extend(ip);
+    let udp_len = ip_len - 20;
+    f.extend([
+        0x30,
+        0x39,
+        0x00,
+        0x35,
+        (udp_len >> 8) as u8,
+        udp_len as u8,
+        0,
+        0,
+    ]);
+    f.extend((0..len - f.len()).map(|k| (k + i) as u8));
+    f
+}
+
+fn main() -> Result<()> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let n = if quick { 8 } else { 32 };
+    let mut md = String::new();
+    let _ = writeln!(md, "# Packet pipeline throughput\n");
+    let _ = writeln!(md, "Written by `cargo xtask bench-pipeline{}` (Verilator 5.006, `nproc` 2). Steady-state cycles per frame, back to back, no idle, no backpressure: `(cycles(N) - cycles(1)) / (N - 1)` with N = {n}; ideal = bus beats the frame needs (RX: `ceil((len + 4) / W)` on the wire; TX: `ceil((max(len, 60) + 4) / W)`). Mpps and Gb/s at the preset clock (Gb/s counts the frame without FCS).\n", if quick { " --quick" } else { "" });
+    for preset in ["nic64", "nic512"] {
+        let p = Preset::builtin(preset)?;
+        let w = (p.data_bits / 8) as usize;
+        let rcfg = rx_cfg(&p, None);
+        let tcfg = tx_cfg(&p);
+        eprintln!("pipeline-bench: building {preset} models...");
+        let rx = rx_model(&rcfg, preset)?;
+        let tx = tx_model(&tcfg, preset)?;
+        let _ = writeln!(
+            md,
+            "## {preset}: {} bits at {} MHz\n",
+            p.data_bits, p.clock_mhz
+        );
+        let _ = writeln!(md, "| bytes | RX ideal | RX achieved | RX Mpps | RX Gb/s | TX ideal | TX achieved | TX Mpps | TX Gb/s |");
+        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for len in SIZES {
+            eprintln!("pipeline-bench: {preset} {len} bytes");
+            let wire: Vec<Vec<u8>> = (0..n)
+                .map(|i| {
+                    let mut f = frame(len, i);
+                    nicgen_model::crc32::append_fcs(&mut f);
+                    f
+                })
+                .collect();
+            let r1 = run_rx(&rx, &rcfg, &wire[..1], None, Knobs::default(), |_| {})?.cycles;
+            let rn = run_rx(&rx, &rcfg, &wire, None, Knobs::default(), |_| {})?.cycles;
+            let rx_per = (rn - r1) as f64 / (n - 1) as f64;
+            let host: Vec<(Vec<u8>, TxRequest)> = (0..n)
+                .map(|i| {
+                    (
+                        frame(len, i),
+                        TxRequest {
+                            csum_l3: true,
+                            csum_l4: true,
+                            vlan_tci: None,
+                        },
+                    )
+                })
+                .collect();
+            let t1 = run_tx(&tx, &host[..1], Knobs::default(), |_| {})?.1;
+            let tn = run_tx(&tx, &host, Knobs::default(), |_| {})?.1;
+            let tx_per = (tn - t1) as f64 / (n - 1) as f64;
+            let rx_ideal = (len + 4).div_ceil(w);
+            let tx_ideal = (len.max(60) + 4).div_ceil(w);
+            let mpps = |c: f64| p.clock_mhz / c;
+            let gbps = |c: f64| mpps(c) * len as f64 * 8.0 / 1000.0;
+            let _ = writeln!(
+                md,
+                "| {len} | {rx_ideal} | {rx_per:.2} | {:.1} | {:.1} | {tx_ideal} | {tx_per:.2} | {:.1} | {:.1} |",
+                mpps(rx_per),
+                gbps(rx_per),
+                mpps(tx_per),
+                gbps(tx_per)
+            );
+        }
+        md.push('\n');
+    }
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/PIPELINE.md");
+    std::fs::write(&out, md)?;
+    eprintln!("pipeline-bench: wrote {}", out.display());
+    Ok(())
+}
