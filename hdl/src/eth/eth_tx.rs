@@ -16,8 +16,9 @@
 //!
 //! - Ports: `s_axis_*`, `s_axis_cmd_tdata/_tvalid/_tready`, `m_axis_*` (wire, FCS included).
 //! - Latency: store-and-forward in `tx_csum`, plus the parse and FCS pipelines.
-//! - Throughput: 1 beat/cycle for back-to-back frames of equal size, plus one beat when a tag
-//!   makes a frame need one more (benchmark: `results/BENCH.md`).
+//! - Throughput (`cargo xtask bench-pipeline`, `results/PIPELINE.md`): the ideal beats per frame
+//!   at 64 bits for every size, and at 512 bits from 256 bytes up; at 512 bits frames of 128
+//!   bytes and less lose cycles (2.58 cycles for a 60-byte frame instead of 1): not yet found.
 //! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`.
 
 use super::eth_fcs_append::{eth_fcs_append, FcsAppendCfg};

@@ -19,10 +19,11 @@
 //!
 //! - Ports: `s_axis_*`, `s_axis_req_tdata/_tvalid/_tready`, `m_axis_*`.
 //! - Latency: store-and-forward: a frame starts leaving `ceil(log2(W/2)/levels_per_stage) + 4`
-//!   cycles after its last beat entered. Throughput 1 beat/cycle for equal-size back-to-back
-//!   frames (a longer frame after a shorter one waits for its own last beat).
+//!   cycles after its last beat entered. Throughput: a frame cannot leave before its own last
+//!   beat arrived, so a longer frame after a shorter one waits; measured only as part of
+//!   `eth_tx` (`results/PIPELINE.md`).
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM), a 16-entry result queue, two
-//!   frame sums, position decoders on both sides; LUT/FF in `results/BENCH.md`.
+//!   frame sums, position decoders on both sides; LUT/FF not yet measured.
 //! - Golden model: `nicgen_model::tx` (checksum insertion on bytes); test:
 //!   `testbench/tb/tests/tx_csum.rs`.
 

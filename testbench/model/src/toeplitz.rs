@@ -95,81 +95,83 @@ pub fn hash_flow(key: &[u8; KEY_LEN], src: IpAddr, dst: IpAddr, ports: Option<(u
     hash(key, &input(src, dst, ports))
 }
 
+/// The Microsoft RSS verification flows, shared by every test that checks a Toeplitz hash.
+/// wire-formats.md §3.6: (source, source port, destination, destination port,
+/// 2-tuple hash, 4-tuple hash).
+pub const MICROSOFT_V4: [(&str, u16, &str, u16, u32, u32); 5] = [
+    (
+        "66.9.149.187",
+        2794,
+        "161.142.100.80",
+        1766,
+        0x323e_8fc2,
+        0x51cc_c178,
+    ),
+    (
+        "199.92.111.2",
+        14230,
+        "65.69.140.83",
+        4739,
+        0xd718_262a,
+        0xc626_b0ea,
+    ),
+    (
+        "24.19.198.95",
+        12898,
+        "12.22.207.184",
+        38024,
+        0xd2d0_a5de,
+        0x5c2b_394a,
+    ),
+    (
+        "38.27.205.30",
+        48228,
+        "209.142.163.6",
+        2217,
+        0x8298_9176,
+        0xafc7_327f,
+    ),
+    (
+        "153.39.163.191",
+        44251,
+        "202.188.127.2",
+        1303,
+        0x5d18_09c5,
+        0x10e8_28a2,
+    ),
+];
+
+/// IPv6 flows, same columns as [`MICROSOFT_V4`].
+pub const MICROSOFT_V6: [(&str, u16, &str, u16, u32, u32); 3] = [
+    (
+        "3ffe:2501:200:1fff::7",
+        2794,
+        "3ffe:2501:200:3::1",
+        1766,
+        0x2cc1_8cd5,
+        0x4020_7d3d,
+    ),
+    (
+        "3ffe:501:8::260:97ff:fe40:efab",
+        14230,
+        "ff02::1",
+        4739,
+        0x0f0c_461c,
+        0xdde5_1bbf,
+    ),
+    (
+        "3ffe:1900:4545:3:200:f8ff:fe21:67cf",
+        44251,
+        "fe80::200:f8ff:fe21:67cf",
+        38024,
+        0x4b61_e985,
+        0x02d1_feef,
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// wire-formats.md §3.6: (source, source port, destination, destination port,
-    /// 2-tuple hash, 4-tuple hash).
-    const IPV4: [(&str, u16, &str, u16, u32, u32); 5] = [
-        (
-            "66.9.149.187",
-            2794,
-            "161.142.100.80",
-            1766,
-            0x323e_8fc2,
-            0x51cc_c178,
-        ),
-        (
-            "199.92.111.2",
-            14230,
-            "65.69.140.83",
-            4739,
-            0xd718_262a,
-            0xc626_b0ea,
-        ),
-        (
-            "24.19.198.95",
-            12898,
-            "12.22.207.184",
-            38024,
-            0xd2d0_a5de,
-            0x5c2b_394a,
-        ),
-        (
-            "38.27.205.30",
-            48228,
-            "209.142.163.6",
-            2217,
-            0x8298_9176,
-            0xafc7_327f,
-        ),
-        (
-            "153.39.163.191",
-            44251,
-            "202.188.127.2",
-            1303,
-            0x5d18_09c5,
-            0x10e8_28a2,
-        ),
-    ];
-
-    const IPV6: [(&str, u16, &str, u16, u32, u32); 3] = [
-        (
-            "3ffe:2501:200:1fff::7",
-            2794,
-            "3ffe:2501:200:3::1",
-            1766,
-            0x2cc1_8cd5,
-            0x4020_7d3d,
-        ),
-        (
-            "3ffe:501:8::260:97ff:fe40:efab",
-            14230,
-            "ff02::1",
-            4739,
-            0x0f0c_461c,
-            0xdde5_1bbf,
-        ),
-        (
-            "3ffe:1900:4545:3:200:f8ff:fe21:67cf",
-            44251,
-            "fe80::200:f8ff:fe21:67cf",
-            38024,
-            0x4b61_e985,
-            0x02d1_feef,
-        ),
-    ];
 
     fn check(rows: &[(&str, u16, &str, u16, u32, u32)]) {
         for &(src, sport, dst, dport, two, four) in rows {
@@ -185,12 +187,12 @@ mod tests {
 
     #[test]
     fn microsoft_ipv4_vectors() {
-        check(&IPV4);
+        check(&MICROSOFT_V4);
     }
 
     #[test]
     fn microsoft_ipv6_vectors() {
-        check(&IPV6);
+        check(&MICROSOFT_V6);
     }
 
     #[test]

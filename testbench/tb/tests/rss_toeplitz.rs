@@ -280,76 +280,8 @@ impl Bench {
     }
 }
 
-/// The Microsoft verification flows (wire-formats.md §3.6): source, sport, destination, dport,
-/// 2-tuple hash, 4-tuple hash.
-const MS_V4: [(&str, u16, &str, u16, u32, u32); 5] = [
-    (
-        "66.9.149.187",
-        2794,
-        "161.142.100.80",
-        1766,
-        0x323e_8fc2,
-        0x51cc_c178,
-    ),
-    (
-        "199.92.111.2",
-        14230,
-        "65.69.140.83",
-        4739,
-        0xd718_262a,
-        0xc626_b0ea,
-    ),
-    (
-        "24.19.198.95",
-        12898,
-        "12.22.207.184",
-        38024,
-        0xd2d0_a5de,
-        0x5c2b_394a,
-    ),
-    (
-        "38.27.205.30",
-        48228,
-        "209.142.163.6",
-        2217,
-        0x8298_9176,
-        0xafc7_327f,
-    ),
-    (
-        "153.39.163.191",
-        44251,
-        "202.188.127.2",
-        1303,
-        0x5d18_09c5,
-        0x10e8_28a2,
-    ),
-];
-const MS_V6: [(&str, u16, &str, u16, u32, u32); 3] = [
-    (
-        "3ffe:2501:200:1fff::7",
-        2794,
-        "3ffe:2501:200:3::1",
-        1766,
-        0x2cc1_8cd5,
-        0x4020_7d3d,
-    ),
-    (
-        "3ffe:501:8::260:97ff:fe40:efab",
-        14230,
-        "ff02::1",
-        4739,
-        0x0f0c_461c,
-        0xdde5_1bbf,
-    ),
-    (
-        "3ffe:1900:4545:3:200:f8ff:fe21:67cf",
-        44251,
-        "fe80::200:f8ff:fe21:67cf",
-        38024,
-        0x4b61_e985,
-        0x02d1_feef,
-    ),
-];
+/// The Microsoft verification flows (wire-formats.md §3.6), from the model.
+use nicgen_model::toeplitz::{MICROSOFT_V4 as MS_V4, MICROSOFT_V6 as MS_V6};
 
 /// The 16 vectors as (request, expected hash, expected type): 2-tuple (L4 other) and TCP
 /// 4-tuple for each flow.
