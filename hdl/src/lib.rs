@@ -9,6 +9,7 @@
 //! - [`csum`]: checksum blocks;
 //! - [`eth`]: the Ethernet packet pipeline (MAC framing, header parsing, checksum offloads, VLAN);
 //! - [`rss`]: receive-side scaling (Toeplitz hash, indirection table);
+//! - [`stats`]: event counter banks;
 //! - [`record`]: named fields packed into metadata buses;
 //! - [`preset`]: build configurations (TOML, built in);
 //! - [`top`]: the preset's top module.
@@ -20,6 +21,7 @@ pub mod eth;
 pub mod preset;
 pub mod record;
 pub mod rss;
+pub mod stats;
 pub mod stream;
 pub mod top;
 

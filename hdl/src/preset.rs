@@ -33,17 +33,25 @@ pub struct Preset {
     pub clock_mhz: f64,
     /// Largest frame (L2 payload) the datapath accepts, bytes.
     pub mtu: u32,
-    pub fifo: FifoPreset,
+    pub parser: ParserPreset,
+    pub rss: RssPreset,
     pub csum: CsumPreset,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct FifoPreset {
-    /// Entries (beats): a power of two from 2 to 4096.
-    pub depth: u32,
-    #[serde(default = "yes")]
-    pub frame_mode: bool,
+pub struct ParserPreset {
+    /// Header window, bytes: 64 to 1024.
+    pub window: u32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RssPreset {
+    /// Indirection-table entries: a power of two from 2 to 2048.
+    pub table_size: u32,
+    /// Receive queues the reset table spreads over: 1 to 1024.
+    pub queues: u32,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -51,10 +59,6 @@ pub struct FifoPreset {
 pub struct CsumPreset {
     /// Adder-tree levels per pipeline stage: 1 to 8.
     pub levels_per_stage: u32,
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// Why a configuration was refused.
@@ -117,10 +121,22 @@ impl Preset {
                 self.mtu
             )));
         }
-        if !self.fifo.depth.is_power_of_two() || !(2..=4096).contains(&self.fifo.depth) {
+        let w = self.parser.window;
+        if !(64..=1024).contains(&w) {
             return Err(ConfigError(format!(
-                "field `fifo.depth` = {} must be a power of two from 2 to 4096",
-                self.fifo.depth
+                "field `parser.window` = {w} must be from 64 to 1024 (64 holds two VLAN tags and an IPv6 header)"
+            )));
+        }
+        let t = self.rss.table_size;
+        if !t.is_power_of_two() || !(2..=2048).contains(&t) {
+            return Err(ConfigError(format!(
+                "field `rss.table_size` = {t} must be a power of two from 2 to 2048"
+            )));
+        }
+        if !(1..=1024).contains(&self.rss.queues) {
+            return Err(ConfigError(format!(
+                "field `rss.queues` = {} must be from 1 to 1024",
+                self.rss.queues
             )));
         }
         if !(1..=8).contains(&self.csum.levels_per_stage) {
@@ -164,15 +180,18 @@ mod tests {
             e.contains("`data_bits` = 100") && e.contains("8, 64, 128, 256, 512"),
             "{e}"
         );
-        let t = BUILTIN[0].1.replace("depth = 16", "depth = 12");
+        let t = BUILTIN[0].1.replace("table_size = 128", "table_size = 100");
         let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
         assert!(
-            e.contains("fifo.depth") && e.contains("power of two"),
+            e.contains("rss.table_size") && e.contains("power of two"),
             "{e}"
         );
+        let t = BUILTIN[0].1.replace("window = 128", "window = 20");
+        let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
+        assert!(e.contains("parser.window"), "{e}");
         let t = format!(
             "{}\nbogus = 1\n",
-            BUILTIN[0].1.replace("[fifo]", "bogus_top = 1\n[fifo]")
+            BUILTIN[0].1.replace("[parser]", "bogus_top = 1\n[parser]")
         );
         let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
         assert!(e.contains("bogus_top"), "{e}");

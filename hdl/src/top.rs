@@ -1,80 +1,150 @@
-//! `nic_core`: the preset's top. Until the NIC top exists it wires the foundation blocks into
-//! one datapath at the preset's width:
+//! `nic_core`: the preset's Ethernet core: the TX and RX offload paths and the MAC-side
+//! loopback.
 //!
 //! ```text
-//! s_axis -> stream_fwd_reg -> stream_fifo (frame mode) -> stream_skid -+-> m_axis
-//!                                                                      +-> inet_csum -> m_axis_csum
+//!  host side                                                           MAC side
+//!  s_axis_tx + s_axis_tx_cmd --> eth_tx --(wire, FCS)--+--------------> m_axis_mac_tx
+//!                                                      | loopback
+//!  m_axis_rx + m_axis_rx_meta <-- eth_rx <--(wire)-----+<-------------- s_axis_mac_rx
 //! ```
 //!
-//! The fork after the skid buffer is [`crate::stream::stream_fork`]: each side sees every beat
-//! exactly once.
+//! With `cfg_loopback` set, what the TX path puts on the wire enters the RX path instead of
+//! `m_axis_mac_tx` (which stays idle), and `s_axis_mac_rx` is held (`tready` low) — the
+//! ConnectX "MAC loopback". The mode changes only between frames: when `cfg_loopback` differs
+//! from the current mode (`loopback_active`), no new frame starts on either wire until both
+//! are between frames, then the mode flips; a frame already offered on `m_axis_mac_tx` stays
+//! offered until taken (stream rule 1). So a frame is never split between the two routes and
+//! toggling the mode under traffic loses nothing.
+//!
+//! - Ports: `s_axis_tx_*` (frames from the host, no FCS), `s_axis_tx_cmd_*` (one
+//!   [`crate::eth::eth_tx::TX_CMD`] per frame), `m_axis_rx_*` (delivered frames),
+//!   `m_axis_rx_meta_*` (one [`crate::eth::eth_rx::rx_meta`] per received frame),
+//!   `m_axis_mac_tx_*` / `s_axis_mac_rx_*` (wire frames with FCS), `cfg_loopback`,
+//!   `cfg_we/_addr/_wdata` (RSS, see `rss_toeplitz`), `loopback_active`, `stat_rx_<name>`
+//!   (RX counters, [`crate::eth::eth_rx::RX_STATS`]) and `stat_tx_frames` (64 bits each).
+//! - Latency and throughput: those of `eth_tx` and `eth_rx` (`results/PIPELINE.md`); the
+//!   loopback switch is combinational and adds no cycle.
+//! - Golden model: `nicgen_model::tx::tx_frame` then `nicgen_model::rx::rx_frame`; test:
+//!   `generators/nicgen/tests/nic_core.rs`.
 
-use crate::csum::{inet_csum, CsumCfg};
+use crate::eth::eth_rx::{eth_rx, RxCfg, RX_STATS};
+use crate::eth::eth_tx::{eth_tx, TxCfg, TX_CMD};
 use crate::preset::Preset;
-use crate::stream::{
-    stream_fifo, stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid, FifoCfg, Stream,
-    StreamCfg,
-};
+use crate::rss::rss_toeplitz::RssCfg;
+use crate::stats::stat_counters;
+use crate::stream::{stream_in, stream_out, Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
-/// The stream shape at the top's ports for a preset.
+/// The RX path configuration of a preset.
+pub fn rx_cfg(p: &Preset) -> RxCfg {
+    RxCfg {
+        data_bits: p.data_bits,
+        mtu: p.mtu,
+        window: p.parser.window,
+        rss: RssCfg {
+            table_size: p.rss.table_size,
+            queues: p.rss.queues,
+            ..RssCfg::default()
+        },
+        levels_per_stage: p.csum.levels_per_stage,
+    }
+}
+
+/// The TX path configuration of a preset.
+pub fn tx_cfg(p: &Preset) -> TxCfg {
+    TxCfg {
+        data_bits: p.data_bits,
+        mtu: p.mtu,
+        window: p.parser.window,
+        levels_per_stage: p.csum.levels_per_stage,
+    }
+}
+
+/// The stream shape of every data port of the top (no sideband).
 pub fn top_stream(p: &Preset) -> StreamCfg {
-    StreamCfg::new(p.data_bits, 1)
+    StreamCfg::new(p.data_bits, 0)
 }
 
 pub fn nic_core(p: &Preset) -> Result<Rc<ModuleDef>, ElabError> {
     let scfg = top_stream(p);
-    let fwd = stream_fwd_reg(&scfg)?;
-    let fifo = stream_fifo(&FifoCfg {
-        stream: scfg,
-        depth: p.fifo.depth,
-        frame_mode: p.fifo.frame_mode,
-    })?;
-    let skid = stream_skid(&scfg)?;
-    let fork = stream_fork(&scfg, &["out", "sum"])?;
-    let csum = inet_csum(&CsumCfg {
-        data_bits: p.data_bits,
-        levels_per_stage: p.csum.levels_per_stage,
-    })?;
-    let frame_mode = p.fifo.frame_mode;
+    let rcfg = rx_cfg(p);
+    let tx = eth_tx(&tx_cfg(p))?;
+    let rx = eth_rx(&rcfg)?;
+    let tx_stats = stat_counters("tx", &["frames"], 64)?;
+    let rss_addr_bits = crate::rss::rss_toeplitz::cfg_addr::BITS;
     Module::build("nic_core", move || {
-        doc("nicgen NIC core (foundation datapath): forward register, frame FIFO, skid buffer,");
-        doc("and an Internet-checksum stage on a fork of the output stream.");
-        let s = stream_in("s_axis", &scfg);
-        let m = stream_out("m_axis", &scfg);
-        let u_fwd = instance(&fwd, "u_in_reg");
-        u_fwd.connect_in("s_axis", &s.0);
-        let a = u_fwd.bundle_out("m_axis", &scfg.spec());
-        let u_fifo = instance(&fifo, "u_fifo");
-        u_fifo.connect_in("s_axis", &a);
-        let b = u_fifo.bundle_out("m_axis", &scfg.spec());
-        if frame_mode {
-            output("stat_drop_bad", u_fifo.get("stat_drop_bad"));
-            output("stat_drop_oversize", u_fifo.get("stat_drop_oversize"));
-        }
-        let u_skid = instance(&skid, "u_out_skid");
-        u_skid.connect_in("s_axis", &b);
-        let c = Stream(u_skid.bundle_out("m_axis", &scfg.spec()));
-
-        // Fork to m_axis and the checksum stage.
-        let u_fork = instance(&fork, "u_fork");
-        u_fork.connect_in("s_axis", &c.0);
-        connect(&m.0, &u_fork.bundle_out("m_axis_out", &scfg.spec()));
-        let f = Stream(u_fork.bundle_out("m_axis_sum", &scfg.spec()));
-        u_fork.unused("m_axis_sum_tuser");
-        let u_csum = instance(&csum, "u_csum");
-        f.ready().set(u_csum.get("s_axis_tready"));
-        let c_valid = f.valid();
-        u_csum.set("s_axis_tdata", f.data());
-        u_csum.set("s_axis_tkeep", f.keep());
-        u_csum.set("s_axis_tlast", f.last());
-        u_csum.set("s_axis_tvalid", c_valid);
-        for f in ["tdata", "tkeep", "tvalid", "tlast"] {
+        doc("nicgen NIC core: TX offload path, RX offload path, MAC-side loopback.");
+        let spec = scfg.spec();
+        // Host side.
+        let u_tx = instance(&tx, "u_eth_tx");
+        u_tx.connect_in("s_axis", &stream_in("s_axis_tx", &scfg).0);
+        u_tx.set(
+            "s_axis_cmd_tdata",
+            input("s_axis_tx_cmd_tdata", TX_CMD.width()),
+        );
+        u_tx.set("s_axis_cmd_tvalid", input("s_axis_tx_cmd_tvalid", 1));
+        output("s_axis_tx_cmd_tready", u_tx.get("s_axis_cmd_tready"));
+        let u_rx = instance(&rx, "u_eth_rx");
+        connect(
+            &stream_out("m_axis_rx", &scfg).0,
+            &u_rx.bundle_out("m_axis", &spec),
+        );
+        for f in ["tdata", "tvalid"] {
             output(
-                &format!("m_axis_csum_{f}"),
-                u_csum.get(&format!("m_axis_csum_{f}")),
+                &format!("m_axis_rx_meta_{f}"),
+                u_rx.get(&format!("m_axis_meta_{f}")),
             );
         }
-        u_csum.set("m_axis_csum_tready", input("m_axis_csum_tready", 1));
+        u_rx.set("m_axis_meta_tready", input("m_axis_rx_meta_tready", 1));
+        u_rx.set("cfg_we", input("cfg_we", 1));
+        u_rx.set("cfg_addr", input("cfg_addr", rss_addr_bits));
+        u_rx.set("cfg_wdata", input("cfg_wdata", 32));
+        u_rx.unused("stat_drop_bad"); // counted by reason in stat_rx_*
+        for n in RX_STATS {
+            output(&format!("stat_rx_{n}"), u_rx.get(&format!("stat_rx_{n}")));
+        }
+
+        // MAC side: the loopback switch between the TX wire `t` and the RX wire `r`.
+        let t = Stream(u_tx.bundle_out("m_axis", &spec));
+        let mac_tx = stream_out("m_axis_mac_tx", &scfg);
+        let mac_rx = stream_in("s_axis_mac_rx", &scfg);
+        let want = input("cfg_loopback", 1);
+        let lb = reg_init(1, 0u32).named("loopback");
+        output("loopback_active", lb);
+        let pending = (want ^ lb).named("mode_change_pending");
+        let t_in_frame = reg_init(1, 0u32).named("tx_in_frame");
+        let r_in_frame = reg_init(1, 0u32).named("rx_in_frame");
+        // A first beat offered on m_axis_mac_tx and not yet taken stays offered (rule 1).
+        let mac_tx_stalled = reg_init(1, 0u32).named("mac_tx_stalled");
+        let go_t = (!pending | t_in_frame | mac_tx_stalled).named("tx_may_move");
+        let go_r = (!pending | r_in_frame).named("rx_may_move");
+        lb.set_if(pending & !t_in_frame & !r_in_frame & !mac_tx_stalled, want);
+
+        let r_ready = u_rx.get("s_axis_tready");
+        let r_valid =
+            mux(lb, t.valid() & go_t & go_r, mac_rx.valid() & go_r).named("rx_wire_valid");
+        for ((name, own), (_, looped)) in mac_rx.payload().into_iter().zip(t.payload()) {
+            u_rx.set(&format!("s_axis_{name}"), mux(lb, looped, own));
+        }
+        u_rx.set("s_axis_tvalid", r_valid);
+        mac_rx.ready().set(!lb & go_r & r_ready);
+
+        let mac_tx_valid = (!lb & t.valid() & go_t).named("mac_tx_valid");
+        for ((_, dst), (_, src)) in mac_tx.payload().into_iter().zip(t.payload()) {
+            dst.set(src);
+        }
+        mac_tx.valid().set(mac_tx_valid);
+        t.ready()
+            .set(mux(lb, r_ready & go_t & go_r, mac_tx.ready() & go_t));
+        mac_tx_stalled.set(mac_tx_valid & !mac_tx.ready());
+
+        let t_beat = (t.valid() & t.ready()).named("tx_wire_beat");
+        let r_beat = (r_valid & r_ready).named("rx_wire_beat");
+        t_in_frame.set_if(t_beat, !t.last());
+        r_in_frame.set_if(r_beat, !mux(lb, t.last(), mac_rx.last()));
+
+        let u_tx_stats = instance(&tx_stats, "u_tx_stats");
+        u_tx_stats.set("inc_frames", t_beat & t.last());
+        output("stat_tx_frames", u_tx_stats.get("stat_frames"));
     })
 }

@@ -3,9 +3,9 @@
 
 use anyhow::{anyhow, bail, Result};
 use nicgen_edsl::{generate, EmitOptions};
-use nicgen_hdl::eth::eth_rx::{eth_rx, rx_meta, RxCfg};
+use nicgen_hdl::eth::eth_rx::{eth_rx, rx_meta, RxCfg, RX_STATS};
 use nicgen_hdl::preset::Preset;
-use nicgen_hdl::rss::rss_toeplitz::{cfg_addr, RssCfg};
+use nicgen_hdl::rss::rss_toeplitz::cfg_addr;
 use nicgen_model::rss::RssType;
 use nicgen_model::rx::{DropReason, RxReport};
 use nicgen_tb::record::RecordSink;
@@ -16,16 +16,24 @@ use nicgen_tb::{Model, Sim, VerilatorBuild, VerilatorOptions};
 
 /// The RX configuration a preset (and an optional MTU override) gives.
 pub fn rx_cfg(p: &Preset, mtu: Option<u32>) -> RxCfg {
-    RxCfg {
-        data_bits: p.data_bits,
-        mtu: mtu.unwrap_or(p.mtu),
-        window: 128,
-        rss: RssCfg {
-            table_size: 128,
-            queues: 16,
-            ..RssCfg::default()
-        },
-        levels_per_stage: p.csum.levels_per_stage,
+    let mut cfg = nicgen_hdl::top::rx_cfg(p);
+    if let Some(m) = mtu {
+        cfg.mtu = m;
+    }
+    cfg
+}
+
+/// The golden model's configuration for the RX path as it comes out of reset: the Microsoft
+/// key, every hash type on, the table spreading over the queues (`i mod queues`).
+pub fn model_cfg(cfg: &RxCfg) -> nicgen_model::rx::RxConfig {
+    nicgen_model::rx::RxConfig {
+        max_frame: cfg.max_frame() as usize,
+        window: cfg.window as usize,
+        rss_key: nicgen_model::toeplitz::MICROSOFT_KEY,
+        rss_enables: 0x3F,
+        table: (0..cfg.rss.table_size)
+            .map(|i| i % cfg.rss.queues)
+            .collect(),
     }
 }
 
@@ -63,6 +71,33 @@ pub struct RxRun {
     /// Delivered frames, in order.
     pub delivered: Vec<Vec<u8>>,
     pub cycles: u64,
+    /// The hardware counters `stat_rx_<name>` at the end of the run, in [`RX_STATS`] order.
+    pub counters: Vec<(&'static str, u64)>,
+}
+
+/// The counts the RX counters must hold after `reports`, in [`RX_STATS`] order.
+pub fn report_counts(reports: &[RxReport]) -> Vec<(&'static str, u64)> {
+    use nicgen_model::rx::DropReason;
+    let count = |f: &dyn Fn(&RxReport) -> bool| reports.iter().filter(|r| f(r)).count() as u64;
+    RX_STATS
+        .iter()
+        .map(|&n| {
+            let c = match n {
+                "frames_in" => reports.len() as u64,
+                "delivered" => count(&|r| r.drop.is_none()),
+                "drop_runt" => count(&|r| r.drop == Some(DropReason::Runt)),
+                "drop_oversize" => count(&|r| r.drop == Some(DropReason::Oversize)),
+                "drop_fcs" => count(&|r| r.drop == Some(DropReason::Fcs)),
+                "drop_mac_control" => count(&|r| r.drop == Some(DropReason::MacControl)),
+                "malformed" => count(&|r| r.malformed.is_some()),
+                "vlan_stripped" => count(&|r| r.vlan.is_some()),
+                "l3_csum_bad" => count(&|r| r.l3_csum_ok == Some(false)),
+                "l4_csum_bad" => count(&|r| r.l4_csum_ok == Some(false)),
+                other => unreachable!("RX counter `{other}` has no report rule"),
+            };
+            (n, c)
+        })
+        .collect()
 }
 
 /// Program the RSS key (40 bytes, Microsoft byte order) through the config port.
@@ -197,9 +232,21 @@ pub fn run_rx(
             delivered.len()
         );
     }
+    let cycles = sim.cycles() - start;
+    sim.cycle(); // the last record's counts land one cycle after it was emitted
+    let mut counters = Vec::with_capacity(RX_STATS.len());
+    for n in RX_STATS {
+        let port = sim.port(&format!("stat_rx_{n}"))?;
+        counters.push((n, sim.get_u64(port)));
+    }
+    let want = report_counts(&reports);
+    if counters != want {
+        bail!("the RX counters disagree with the records: hardware {counters:?}, records {want:?}");
+    }
     Ok(RxRun {
         reports,
         delivered,
-        cycles: sim.cycles() - start,
+        cycles,
+        counters,
     })
 }

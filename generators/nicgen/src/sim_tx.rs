@@ -15,12 +15,7 @@ use nicgen_tb::{Model, VerilatorBuild, VerilatorOptions};
 
 /// The TX configuration a preset gives.
 pub fn tx_cfg(p: &Preset) -> TxCfg {
-    TxCfg {
-        data_bits: p.data_bits,
-        mtu: p.mtu,
-        window: 128,
-        levels_per_stage: p.csum.levels_per_stage,
-    }
+    nicgen_hdl::top::tx_cfg(p)
 }
 
 /// Build (or take from the cache) the Verilator model of the TX path.
@@ -40,6 +35,16 @@ pub fn tx_model(cfg: &TxCfg, preset: &str) -> Result<Model> {
         VerilatorOptions::default(),
     )
     .build()?)
+}
+
+/// The [`TX_CMD`] record (bytes, little-endian) that asks the TX path for `r`.
+pub fn tx_cmd(r: &TxRequest) -> Vec<u8> {
+    TX_CMD.encode(&[
+        ("csum_l3", r.csum_l3 as u128),
+        ("csum_l4", r.csum_l4 as u128),
+        ("vlan", r.vlan_tci.is_some() as u128),
+        ("vlan_tci", r.vlan_tci.unwrap_or(0) as u128),
+    ])
 }
 
 /// Drive `frames` with their requests; returns the wire frames (FCS included), in order, and
@@ -67,12 +72,7 @@ pub fn run_tx(
             bail!("an empty frame cannot be sent on a stream");
         }
         drv.push(f.clone());
-        cmd.push(TX_CMD.encode(&[
-            ("csum_l3", r.csum_l3 as u128),
-            ("csum_l4", r.csum_l4 as u128),
-            ("vlan", r.vlan_tci.is_some() as u128),
-            ("vlan_tci", r.vlan_tci.unwrap_or(0) as u128),
-        ]));
+        cmd.push(tx_cmd(r));
     }
     let n = frames.len();
     let start = sim.cycles();

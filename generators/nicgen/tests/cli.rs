@@ -120,7 +120,7 @@ fn a_config_file_builds_a_variant() {
     assert!(ok, "{err}");
     assert!(out.contains("preset tiny"), "{out}");
     let top = std::fs::read_to_string(dir.join("nic_core.v")).unwrap();
-    assert!(top.contains("input  wire [7:0] s_axis_tdata"), "{top}");
+    assert!(top.contains("input  wire [7:0] s_axis_tx_tdata"), "{top}");
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(cfg);
 }

@@ -1,78 +1,12 @@
 //! The TX path (`eth_tx`) against the golden model `nicgen_model::tx::tx_frame`, at 8, 64 and
 //! 512 bits with random idle and backpressure and random offload requests and VLAN tags.
 
+mod common;
+use common::host_frames;
 use nicgen::sim_rx::Knobs;
 use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
 use nicgen_hdl::preset::Preset;
-use nicgen_model::tx::{tx_frame, TxRequest};
-use rand::{rngs::StdRng, Rng, SeedableRng};
-
-/// Host frames: IPv4/IPv6 TCP/UDP with garbage in the checksum fields, VLAN-tagged ones, non-IP,
-/// short and truncated ones.
-pub fn host_frames(seed: u64, n: usize) -> Vec<(Vec<u8>, TxRequest)> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    (0..n)
-        .map(|_| {
-            let mut f: Vec<u8> = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
-            let kind = rng.gen_range(0..8);
-            let body: usize = if rng.gen_bool(0.2) {
-                rng.gen_range(300..2000)
-            } else {
-                rng.gen_range(8..300)
-            };
-            match kind {
-                0..=5 => {
-                    let v6 = rng.gen_bool(0.4);
-                    let proto: u8 = if rng.gen_bool(0.5) { 6 } else { 17 };
-                    f.extend(if v6 { [0x86, 0xdd] } else { [0x08, 0x00] });
-                    let l4len = body.max(20);
-                    if v6 {
-                        let mut h = vec![0x60, 0, 0, 0, 0, 0, proto, 64];
-                        h[4..6].copy_from_slice(&(l4len as u16).to_be_bytes());
-                        h.extend((0..32).map(|_| rng.gen::<u8>()));
-                        f.extend(h);
-                    } else {
-                        let mut h = vec![
-                            0x45,
-                            0,
-                            0,
-                            0,
-                            0,
-                            0,
-                            0x40,
-                            0,
-                            64,
-                            proto,
-                            rng.gen(),
-                            rng.gen(),
-                        ];
-                        h[2..4].copy_from_slice(&((20 + l4len) as u16).to_be_bytes());
-                        h.extend((0..8).map(|_| rng.gen::<u8>()));
-                        f.extend(h);
-                    }
-                    let l4 = f.len();
-                    f.extend((0..l4len).map(|_| rng.gen::<u8>()));
-                    if proto == 6 {
-                        f[l4 + 12] = 0x50;
-                    } else {
-                        f[l4 + 4..l4 + 6].copy_from_slice(&(l4len as u16).to_be_bytes());
-                    }
-                }
-                6 => {
-                    f.extend([0x08, 0x06]);
-                    f.extend((0..body).map(|_| rng.gen::<u8>()));
-                }
-                _ => f.truncate(rng.gen_range(1..12)),
-            }
-            let req = TxRequest {
-                csum_l3: rng.gen(),
-                csum_l4: rng.gen(),
-                vlan_tci: rng.gen_bool(0.3).then(|| rng.gen()),
-            };
-            (f, req)
-        })
-        .collect()
-}
+use nicgen_model::tx::tx_frame;
 
 #[test]
 fn tx_path_matches_the_model() {

@@ -24,7 +24,8 @@
 //! - Ports: `s_axis_*` (wire frames with FCS), `m_axis_*` (delivered frames),
 //!   `m_axis_meta_tdata/_tvalid/_tready` ([`rx_meta`]), `cfg_we/_addr/_wdata` (RSS key,
 //!   hash-type enables, indirection table: see `rss_toeplitz`), `stat_drop_bad` (one pulse per
-//!   dropped frame, from the buffer).
+//!   dropped frame, from the buffer), `stat_rx_<name>` (64-bit counters, [`RX_STATS`], counted
+//!   as each record is emitted).
 //! - Latency: store-and-forward, plus the parse and checksum pipelines.
 //! - Throughput: measured at the ideal beats per frame for every size from 60 to 9000 bytes at
 //!   64 and 512 bits, back to back (`cargo xtask bench-pipeline`, `results/PIPELINE.md`).
@@ -36,6 +37,7 @@ use super::rx_csum::{rx_csum, RxCsumCfg, RX_CSUM_REQ, RX_CSUM_RES};
 use super::rx_user;
 use crate::record::RecordLayout;
 use crate::rss::rss_toeplitz::{rss_toeplitz, RssCfg};
+use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{record_fifo, stream_fork, stream_in, stream_out, FifoCfg, Stream, StreamCfg};
@@ -105,6 +107,22 @@ pub fn rx_meta(queue_bits: u32) -> RecordLayout {
     }
 }
 
+/// The RX counters, `stat_rx_<name>` (64 bits each): every record, the delivered frames, the
+/// drops by reason, and among delivered frames the malformed ones, the VLAN-stripped ones and
+/// the checksum failures.
+pub const RX_STATS: [&str; 10] = [
+    "frames_in",
+    "delivered",
+    "drop_runt",
+    "drop_oversize",
+    "drop_fcs",
+    "drop_mac_control",
+    "malformed",
+    "vlan_stripped",
+    "l3_csum_bad",
+    "l4_csum_bad",
+];
+
 /// What the dispatcher keeps per frame until the results come back.
 const PENDING: RecordLayout = RecordLayout {
     name: "rx_pending",
@@ -157,6 +175,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         n: 4,
     })?;
     let rss = rss_toeplitz(&cfg.rss)?;
+    let stats = stat_counters("rx", &RX_STATS, 64)?;
     let meta_l = meta_layout(rx_user::BITS);
     let q_pending = record_fifo(PENDING.width(), 32)?;
     let q_csum = record_fifo(RX_CSUM_REQ.width(), 4)?;
@@ -357,6 +376,26 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ("rss_hash", gate(r.get("hash"))),
             ("queue", gate(r.get("queue"))),
         ]);
+        // Per-reason counters, one event per emitted record (the drop reason by the same
+        // precedence as the report: runt, oversize, FCS, MAC control).
+        let u_stats = instance(&stats, "u_rx_stats");
+        let (runt, over, fcs) = (p.get("runt"), p.get("oversize"), p.get("fcs_bad"));
+        let ev = |x: Sig| emit & x;
+        u_stats.set("inc_frames_in", emit);
+        u_stats.set("inc_delivered", ev(d));
+        u_stats.set("inc_drop_runt", ev(!d & runt));
+        u_stats.set("inc_drop_oversize", ev(!d & !runt & over));
+        u_stats.set("inc_drop_fcs", ev(!d & !runt & !over & fcs));
+        u_stats.set("inc_drop_mac_control", ev(!d & !runt & !over & !fcs));
+        u_stats.set("inc_malformed", ev(d & p.get("malformed").ne(0u32)));
+        u_stats.set("inc_vlan_stripped", ev(d & p.get("vlan")));
+        u_stats.set("inc_l3_csum_bad", ev(l3.ne(0u32) & !l3_ok));
+        u_stats.set("inc_l4_csum_bad", ev(l4.ne(0u32) & !l4_ok));
+        for n in RX_STATS {
+            let name = format!("stat_rx_{n}");
+            output(&name, u_stats.get(&format!("stat_{n}")));
+        }
+
         let out = reg(out_l.width()).enable(emit).named("meta_q");
         out.set(rec);
         out_valid.set(mux(emit, 1u32, mux(out_ready, 0u32, out_valid)));
