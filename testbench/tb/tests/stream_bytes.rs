@@ -126,21 +126,6 @@ impl Agent for CmdDriver {
     }
 }
 
-/// Records the cycles in which a stream transfers a beat.
-struct Transfers {
-    ports: StreamPorts,
-    cycles: Vec<u64>,
-}
-
-impl Agent for Transfers {
-    fn observe(&mut self, sim: &Sim) -> Result<bool, StreamError> {
-        if sim.get_bool(self.ports.tvalid) && sim.get_bool(self.ports.tready) {
-            self.cycles.push(sim.cycles() - 1);
-        }
-        Ok(false)
-    }
-}
-
 /// Output of one run: frames with the `tuser` of their last beat, input and output transfer
 /// cycles.
 struct Run {
@@ -161,14 +146,8 @@ fn run_jobs(sim: &mut Sim, kind: Kind, k: Knobs, jobs: &[Job]) -> Run {
     let mut sink = StreamSink::new(mp.clone(), k.seed ^ 0x5eed, k.backpressure);
     let mut mi = StreamMonitor::new(sp.clone(), k.seed);
     let mut mo = StreamMonitor::new(mp.clone(), k.seed);
-    let mut ti = Transfers {
-        ports: sp,
-        cycles: Vec::new(),
-    };
-    let mut to = Transfers {
-        ports: mp,
-        cycles: Vec::new(),
-    };
+    let mut ti = Transfers::new(sp);
+    let mut to = Transfers::new(mp);
     run_until_seeded(sim, k.seed, 500, |sim| {
         let progressed = step(
             sim,
@@ -311,7 +290,6 @@ fn delete_never_stalls_and_insert_stalls_only_for_extra_beats() {
                 (in_beats, out_beats),
                 "{kind:?} w={w}"
             );
-            let contiguous = |c: &[u64]| c.windows(2).all(|p| p[1] == p[0] + 1);
             match kind {
                 Kind::Delete => {
                     // The input is taken every cycle; the output ends at most 2 cycles after
