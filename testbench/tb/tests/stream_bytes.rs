@@ -262,7 +262,8 @@ fn other_geometries_match_the_model() {
     differential(Kind::Insert, 7, 11, &[16], 40, false);
 }
 
-/// Back-to-back frames, sink always ready, every frame enabled.
+/// Back-to-back frames, sink always ready, every frame enabled, then a random mix of enabled
+/// and disabled frames.
 #[test]
 fn delete_never_stalls_and_insert_stalls_only_for_extra_beats() {
     let k = Knobs {
@@ -276,36 +277,45 @@ fn delete_never_stalls_and_insert_stalls_only_for_extra_beats() {
             let Some(d) = build(kind, w, 12, 4) else {
                 return;
             };
-            let mut sim = d.model.instance();
-            reset(&mut sim);
-            let js = jobs(5, 50, bpb, 12, 4, true);
-            let r = run_jobs(&mut sim, kind, k, &js);
-            let in_beats: usize = js.iter().map(|j| j.frame.len().div_ceil(bpb)).sum();
-            let out_beats: usize = js
-                .iter()
-                .map(|j| j.expect(kind, 12, 4).len().div_ceil(bpb))
-                .sum();
-            assert_eq!(
-                (r.ti.len(), r.to.len()),
-                (in_beats, out_beats),
-                "{kind:?} w={w}"
-            );
-            match kind {
-                Kind::Delete => {
-                    // The input is taken every cycle; the output ends at most 2 cycles after
-                    // it (last beat flushed, output register): bubbles only where beats vanish.
-                    assert!(contiguous(&r.ti), "delete w={w}: input stalled");
-                    let span = r.to.last().unwrap() - r.ti[0];
-                    assert!(
-                        span <= in_beats as u64 + 1,
-                        "delete w={w}: span {span} for {in_beats} beats"
-                    );
-                    assert_eq!(r.to[0] - r.ti[0], 2, "delete w={w}: latency");
-                }
-                Kind::Insert => {
-                    // The output never idles: every input stall is an extra output beat.
-                    assert!(contiguous(&r.to), "insert w={w}: output bubbles");
-                    assert_eq!(r.to[0] - r.ti[0], 1, "insert w={w}: latency");
+            for always in [true, false] {
+                let mut sim = d.model.instance();
+                reset(&mut sim);
+                let js = jobs(5, 50, bpb, 12, 4, always);
+                let r = run_jobs(&mut sim, kind, k, &js);
+                let in_beats: usize = js.iter().map(|j| j.frame.len().div_ceil(bpb)).sum();
+                let out_beats: usize = js
+                    .iter()
+                    .map(|j| j.expect(kind, 12, 4).len().div_ceil(bpb))
+                    .sum();
+                assert_eq!(
+                    (r.ti.len(), r.to.len()),
+                    (in_beats, out_beats),
+                    "{kind:?} w={w} always {always}"
+                );
+                match kind {
+                    Kind::Delete => {
+                        // The input is taken every cycle; the output ends at most 2 cycles
+                        // after it (last beat flushed, output register): bubbles only where
+                        // beats vanish.
+                        assert!(
+                            contiguous(&r.ti),
+                            "delete w={w} always {always}: input stalled"
+                        );
+                        let span = r.to.last().unwrap() - r.ti[0];
+                        assert!(
+                            span <= in_beats as u64 + 1,
+                            "delete w={w} always {always}: span {span} for {in_beats} beats"
+                        );
+                        assert_eq!(r.to[0] - r.ti[0], 2, "delete w={w}: latency");
+                    }
+                    Kind::Insert => {
+                        // The output never idles: every input stall is an extra output beat.
+                        assert!(
+                            contiguous(&r.to),
+                            "insert w={w} always {always}: output bubbles"
+                        );
+                        assert_eq!(r.to[0] - r.ti[0], 1, "insert w={w}: latency");
+                    }
                 }
             }
         }
