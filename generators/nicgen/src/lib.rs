@@ -3,3 +3,4 @@
 
 pub mod sim_rx;
 pub mod sim_tx;
+pub mod traffic;

@@ -5,8 +5,9 @@ mod common;
 use common::host_frames;
 use nicgen::sim_rx::Knobs;
 use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
+use nicgen::traffic::{udp_frame, SIZES};
 use nicgen_hdl::preset::Preset;
-use nicgen_model::tx::tx_frame;
+use nicgen_model::tx::{tx_frame, TxRequest};
 
 #[test]
 fn tx_path_matches_the_model() {
@@ -47,4 +48,51 @@ fn tx_path_matches_the_model() {
             }
         }
     }
+}
+
+/// Back to back with no idle and no backpressure, every frame costs exactly the beats it needs
+/// on the wire, `ceil((max(len, 60) + 4) / W)` (VLAN-tagged: `len + 4`), at the sizes of
+/// `results/PIPELINE.md`: the steady-state cycles per frame, `(cycles(N) - cycles(1)) / (N - 1)`,
+/// are cycle counts of the model, not wall-clock time.
+#[test]
+fn tx_path_sends_back_to_back_frames_without_bubbles() {
+    if !nicgen_tb::verilator::verilator_required() {
+        return;
+    }
+    let n = 32;
+    let mut slow = Vec::new();
+    for preset in ["nic64", "nic512"] {
+        let p = Preset::builtin(preset).unwrap();
+        let w = (p.data_bits / 8) as usize;
+        let model = tx_model(&tx_cfg(&p), preset).unwrap();
+        for vlan in [false, true] {
+            for len in SIZES {
+                let frames: Vec<(Vec<u8>, TxRequest)> = (0..n)
+                    .map(|i| {
+                        let req = TxRequest {
+                            csum_l3: true,
+                            csum_l4: true,
+                            vlan_tci: vlan.then_some(0x2000 + i as u16),
+                        };
+                        (udp_frame(len, i), req)
+                    })
+                    .collect();
+                let cycles = |k: usize| run_tx(&model, &frames[..k], Knobs::default(), |_| {});
+                let (c1, cn) = (cycles(1).unwrap().1, cycles(n).unwrap().1);
+                let wire_len = len + if vlan { 4 } else { 0 };
+                let ideal = (wire_len.max(60) + 4).div_ceil(w) as u64;
+                let per = (cn - c1) as f64 / (n - 1) as f64;
+                if cn - c1 != ideal * (n as u64 - 1) {
+                    slow.push(format!(
+                        "{preset} vlan {vlan} {len} bytes: {per:.2} cycles per frame, ideal {ideal}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        slow.is_empty(),
+        "bubbles on the TX path:\n{}",
+        slow.join("\n")
+    );
 }

@@ -41,6 +41,15 @@ pub struct SumOut {
     pub latency: u32,
 }
 
+/// Advancing cycles from a frame's last beat to its sum ([`SumOut::latency`]) on a bus of
+/// `bytes` bytes: a register every `levels_per_stage` adder levels (at least one), then the
+/// accumulator and the fold.
+pub fn latency(bytes: u32, levels_per_stage: u32) -> u32 {
+    let words = (bytes / 2).max(1);
+    let levels = 32 - (words - 1).leading_zeros();
+    levels.div_ceil(levels_per_stage).max(1) + 2
+}
+
 /// A pipeline register that advances with `adv` (no reset: data).
 pub fn stage(d: Sig, adv: Sig) -> Sig {
     let r = reg(d.width()).enable(adv);
@@ -141,6 +150,7 @@ pub fn frame_sum(i: &SumIn, levels_per_stage: u32, prefix: &str) -> SumOut {
     let f1q = stage(f1, adv).named(&n("fold1"));
     let f2 = (f1q.slice(15, 0).zext(17) + f1q.slice(f1w - 1, 16).zext(17)).named(&n("fold2"));
     let f3 = f2.slice(15, 0) + f2.bit(16).zext(16);
+    debug_assert_eq!(stage_no + 2, latency(bytes, levels_per_stage));
     SumOut {
         valid: f1_valid,
         sum: f3,

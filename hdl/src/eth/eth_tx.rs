@@ -16,14 +16,17 @@
 //!
 //! - Ports: `s_axis_*`, `s_axis_cmd_tdata/_tvalid/_tready`, `m_axis_*` (wire, FCS included).
 //! - Latency: store-and-forward in `tx_csum`, plus the parse and FCS pipelines.
-//! - Throughput (`cargo xtask bench-pipeline`, `results/PIPELINE.md`): the ideal beats per frame
-//!   at 64 bits for every size, and at 512 bits from 256 bytes up; at 512 bits frames of 128
-//!   bytes and less lose cycles (2.58 cycles for a 60-byte frame instead of 1): not yet found.
-//! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`.
+//! - Throughput (`cargo xtask bench-pipeline`, `results/PIPELINE.md`): back to back, every
+//!   frame costs its ideal `ceil((max(len, 60) + 4) / W)` beats at 64 and 512 bits, at every
+//!   size from 60 to 9000 bytes (one cycle per 60-byte frame at 512 bits), also with VLAN tags
+//!   (`len + 4`). This needs a VLAN command queue as deep as the frames in flight between
+//!   dispatch and the insert ([`TxCfg::vlan_cmd_depth`]).
+//! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`
+//!   (also the back-to-back cycle counts).
 
 use super::eth_fcs_append::{eth_fcs_append, FcsAppendCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, malformed, HdrParseCfg, PARSE_META};
-use super::tx_csum::{tx_csum, TxCsumCfg, TX_CSUM_REQ};
+use super::tx_csum::{latency as csum_latency, tx_csum, TxCsumCfg, TX_CSUM_REQ};
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
@@ -64,6 +67,26 @@ impl TxCfg {
     pub fn delay_beats(&self) -> u32 {
         self.buffer_beats()
     }
+    /// The checksum unit's parameters.
+    pub fn csum(&self) -> TxCsumCfg {
+        TxCsumCfg {
+            data_bits: self.data_bits,
+            levels_per_stage: self.levels_per_stage,
+            buffer_beats: self.buffer_beats(),
+        }
+    }
+    /// Entries of the VLAN command queue. A command waits there from dispatch until its frame's
+    /// first beat leaves `tx_csum`: 2 cycles until the frame's first beat enters `tx_csum`
+    /// (request queue, request register), its beats, `tx_csum`'s latency, and 1 cycle to free
+    /// the entry: `latency + 3` cycles for a one-beat frame. One-beat frames (60 bytes at 512
+    /// bits) are dispatched one per cycle, so the queue needs an entry per cycle of that wait
+    /// (11 at 512 bits) or dispatch throttles the whole path: 4 entries cost 2.58 cycles per
+    /// 60-byte frame instead of 1. Longer frames need fewer entries. (The request queue needs
+    /// no such depth: a frame already waits in the delay FIFO when its request comes, since the
+    /// parse record follows the frame's last beat, so `tx_csum` takes the request at once.)
+    pub fn vlan_cmd_depth(&self) -> u32 {
+        (csum_latency(&self.csum()) + 3).next_power_of_two()
+    }
 }
 
 pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
@@ -84,11 +107,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         },
         FifoRam::Block,
     )?;
-    let csum = tx_csum(&TxCsumCfg {
-        data_bits: w,
-        levels_per_stage: cfg.levels_per_stage,
-        buffer_beats: cfg.buffer_beats(),
-    })?;
+    let csum = tx_csum(&cfg.csum())?;
     let ins = stream_insert(&InsertCfg {
         stream: scfg,
         off: 12,
@@ -96,7 +115,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     })?;
     let fcs = eth_fcs_append(&FcsAppendCfg { data_bits: w })?;
     let q_req = record_fifo(TX_CSUM_REQ.width(), 4)?;
-    let q_ins = record_fifo(33, 4)?;
+    let q_ins = record_fifo(33, cfg.vlan_cmd_depth())?;
     Module::build(format!("eth_tx_d{w}"), move || {
         doc("TX offload path: header parse, IPv4/TCP/UDP checksum insertion, VLAN insert,");
         doc("padding to 60 bytes and FCS.");

@@ -299,6 +299,8 @@ fn back_to_back_frames_take_their_ideal_beats() {
                 body(&mut rng, len)
             })
             .chain([vec![7u8; 1], vec![8; 60], vec![9; 61]])
+            // A run of minimum-size frames: one beat each at 512 bits.
+            .chain((0..8).map(|i| vec![i; 60]))
             .collect();
 
         // Append: every frame leaves in exactly ceil((len + 4) / W) consecutive cycles, and the

@@ -12,7 +12,7 @@ use nicgen_hdl::stream::{
 };
 use nicgen_model::stream::{fifo_frames, MarkedFrame};
 use nicgen_tb::stream::{
-    run_until_seeded, step, Agent, Status, StreamDriver, StreamMonitor, StreamPorts, StreamSink,
+    run_until_seeded, step, Status, StreamDriver, StreamMonitor, StreamPorts, StreamSink,
 };
 
 const WIDTHS: [u32; 3] = [8, 64, 512];
@@ -296,21 +296,6 @@ fn block_fifo_carries_jumbo_frames() {
     }
 }
 
-/// Records the cycles in which a stream transfers a beat.
-struct Transfers {
-    ports: StreamPorts,
-    cycles: Vec<u64>,
-}
-
-impl Agent for Transfers {
-    fn observe(&mut self, sim: &nicgen_tb::Sim) -> Result<bool, nicgen_tb::stream::StreamError> {
-        if sim.get_bool(self.ports.tvalid) && sim.get_bool(self.ports.tready) {
-            self.cycles.push(sim.cycles() - 1);
-        }
-        Ok(false)
-    }
-}
-
 /// Drive `frames` back to back (no idle) into `s_axis` with `m_axis_tready` low for the first
 /// `hold` cycles and high after; return the output frames and the input and output transfer
 /// cycles.
@@ -328,14 +313,8 @@ pub fn back_to_back(
     let mut sink = StreamSink::new(mp.clone(), 2, 0.0);
     let mut mi = StreamMonitor::new(sp.clone(), 1);
     let mut mo = StreamMonitor::new(mp.clone(), 1);
-    let mut ti = Transfers {
-        ports: sp,
-        cycles: Vec::new(),
-    };
-    let mut to = Transfers {
-        ports: mp.clone(),
-        cycles: Vec::new(),
-    };
+    let mut ti = Transfers::new(sp);
+    let mut to = Transfers::new(mp.clone());
     let start = sim.cycles();
     run_until_seeded(sim, 1, 500, |sim| {
         let progressed = if sim.cycles() - start < hold {
@@ -352,11 +331,6 @@ pub fn back_to_back(
     })
     .unwrap();
     (sink.take_frames(), ti.cycles, to.cycles)
-}
-
-/// `cycles` is a run of consecutive integers.
-pub fn contiguous(cycles: &[u64]) -> bool {
-    cycles.windows(2).all(|p| p[1] == p[0] + 1)
 }
 
 #[test]

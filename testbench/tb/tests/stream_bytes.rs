@@ -126,21 +126,6 @@ impl Agent for CmdDriver {
     }
 }
 
-/// Records the cycles in which a stream transfers a beat.
-struct Transfers {
-    ports: StreamPorts,
-    cycles: Vec<u64>,
-}
-
-impl Agent for Transfers {
-    fn observe(&mut self, sim: &Sim) -> Result<bool, StreamError> {
-        if sim.get_bool(self.ports.tvalid) && sim.get_bool(self.ports.tready) {
-            self.cycles.push(sim.cycles() - 1);
-        }
-        Ok(false)
-    }
-}
-
 /// Output of one run: frames with the `tuser` of their last beat, input and output transfer
 /// cycles.
 struct Run {
@@ -161,14 +146,8 @@ fn run_jobs(sim: &mut Sim, kind: Kind, k: Knobs, jobs: &[Job]) -> Run {
     let mut sink = StreamSink::new(mp.clone(), k.seed ^ 0x5eed, k.backpressure);
     let mut mi = StreamMonitor::new(sp.clone(), k.seed);
     let mut mo = StreamMonitor::new(mp.clone(), k.seed);
-    let mut ti = Transfers {
-        ports: sp,
-        cycles: Vec::new(),
-    };
-    let mut to = Transfers {
-        ports: mp,
-        cycles: Vec::new(),
-    };
+    let mut ti = Transfers::new(sp);
+    let mut to = Transfers::new(mp);
     run_until_seeded(sim, k.seed, 500, |sim| {
         let progressed = step(
             sim,
@@ -283,7 +262,8 @@ fn other_geometries_match_the_model() {
     differential(Kind::Insert, 7, 11, &[16], 40, false);
 }
 
-/// Back-to-back frames, sink always ready, every frame enabled.
+/// Back-to-back frames, sink always ready, every frame enabled, then a random mix of enabled
+/// and disabled frames.
 #[test]
 fn delete_never_stalls_and_insert_stalls_only_for_extra_beats() {
     let k = Knobs {
@@ -297,37 +277,45 @@ fn delete_never_stalls_and_insert_stalls_only_for_extra_beats() {
             let Some(d) = build(kind, w, 12, 4) else {
                 return;
             };
-            let mut sim = d.model.instance();
-            reset(&mut sim);
-            let js = jobs(5, 50, bpb, 12, 4, true);
-            let r = run_jobs(&mut sim, kind, k, &js);
-            let in_beats: usize = js.iter().map(|j| j.frame.len().div_ceil(bpb)).sum();
-            let out_beats: usize = js
-                .iter()
-                .map(|j| j.expect(kind, 12, 4).len().div_ceil(bpb))
-                .sum();
-            assert_eq!(
-                (r.ti.len(), r.to.len()),
-                (in_beats, out_beats),
-                "{kind:?} w={w}"
-            );
-            let contiguous = |c: &[u64]| c.windows(2).all(|p| p[1] == p[0] + 1);
-            match kind {
-                Kind::Delete => {
-                    // The input is taken every cycle; the output ends at most 2 cycles after
-                    // it (last beat flushed, output register): bubbles only where beats vanish.
-                    assert!(contiguous(&r.ti), "delete w={w}: input stalled");
-                    let span = r.to.last().unwrap() - r.ti[0];
-                    assert!(
-                        span <= in_beats as u64 + 1,
-                        "delete w={w}: span {span} for {in_beats} beats"
-                    );
-                    assert_eq!(r.to[0] - r.ti[0], 2, "delete w={w}: latency");
-                }
-                Kind::Insert => {
-                    // The output never idles: every input stall is an extra output beat.
-                    assert!(contiguous(&r.to), "insert w={w}: output bubbles");
-                    assert_eq!(r.to[0] - r.ti[0], 1, "insert w={w}: latency");
+            for always in [true, false] {
+                let mut sim = d.model.instance();
+                reset(&mut sim);
+                let js = jobs(5, 50, bpb, 12, 4, always);
+                let r = run_jobs(&mut sim, kind, k, &js);
+                let in_beats: usize = js.iter().map(|j| j.frame.len().div_ceil(bpb)).sum();
+                let out_beats: usize = js
+                    .iter()
+                    .map(|j| j.expect(kind, 12, 4).len().div_ceil(bpb))
+                    .sum();
+                assert_eq!(
+                    (r.ti.len(), r.to.len()),
+                    (in_beats, out_beats),
+                    "{kind:?} w={w} always {always}"
+                );
+                match kind {
+                    Kind::Delete => {
+                        // The input is taken every cycle; the output ends at most 2 cycles
+                        // after it (last beat flushed, output register): bubbles only where
+                        // beats vanish.
+                        assert!(
+                            contiguous(&r.ti),
+                            "delete w={w} always {always}: input stalled"
+                        );
+                        let span = r.to.last().unwrap() - r.ti[0];
+                        assert!(
+                            span <= in_beats as u64 + 1,
+                            "delete w={w} always {always}: span {span} for {in_beats} beats"
+                        );
+                        assert_eq!(r.to[0] - r.ti[0], 2, "delete w={w}: latency");
+                    }
+                    Kind::Insert => {
+                        // The output never idles: every input stall is an extra output beat.
+                        assert!(
+                            contiguous(&r.to),
+                            "insert w={w} always {always}: output bubbles"
+                        );
+                        assert_eq!(r.to[0] - r.ti[0], 1, "insert w={w}: latency");
+                    }
                 }
             }
         }

@@ -5,60 +5,15 @@
 //! Method: for each size, run 1 frame and N frames (no idle, no backpressure); the steady-state
 //! cost of a frame is `(cycles(N) - cycles(1)) / (N - 1)` (pipeline fill and drain cancel). The
 //! ideal is the beats the bus needs: RX `ceil((len + 4) / W)` on the wire side, TX
-//! `ceil(max(len, 60) + 4) / W)`.
+//! `ceil((max(len, 60) + 4) / W)`.
 
 use anyhow::Result;
 use nicgen::sim_rx::{run_rx, rx_cfg, rx_model, Knobs};
 use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
+use nicgen::traffic::{udp_frame, SIZES};
 use nicgen_hdl::preset::Preset;
 use nicgen_model::tx::TxRequest;
 use std::fmt::Write;
-
-const SIZES: [usize; 11] = [60, 61, 64, 65, 128, 256, 511, 512, 1024, 1514, 9000];
-
-/// An IPv4/UDP frame of `len` bytes (without FCS) with a correct UDP length.
-fn frame(len: usize, i: usize) -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
-    let ip_len = len - 14;
-    let mut ip = vec![
-        0x45,
-        0,
-        (ip_len >> 8) as u8,
-        ip_len as u8,
-        0,
-        0,
-        0x40,
-        0,
-        64,
-        17,
-        0,
-        0,
-        10,
-        0,
-        0,
-        1,
-        10,
-        0,
-        0,
-        2,
-    ];
-    let ck = !nicgen_model::checksum::sum(&ip);
-    ip[10..12].copy_from_slice(&ck.to_be_bytes());
-    f.extend(ip);
-    let udp_len = ip_len - 20;
-    f.extend([
-        0x30,
-        0x39,
-        0x00,
-        0x35,
-        (udp_len >> 8) as u8,
-        udp_len as u8,
-        0,
-        0,
-    ]);
-    f.extend((0..len - f.len()).map(|k| (k + i) as u8));
-    f
-}
 
 fn main() -> Result<()> {
     let quick = std::env::args().any(|a| a == "--quick");
@@ -85,7 +40,7 @@ fn main() -> Result<()> {
             eprintln!("pipeline-bench: {preset} {len} bytes");
             let wire: Vec<Vec<u8>> = (0..n)
                 .map(|i| {
-                    let mut f = frame(len, i);
+                    let mut f = udp_frame(len, i);
                     nicgen_model::crc32::append_fcs(&mut f);
                     f
                 })
@@ -96,7 +51,7 @@ fn main() -> Result<()> {
             let host: Vec<(Vec<u8>, TxRequest)> = (0..n)
                 .map(|i| {
                     (
-                        frame(len, i),
+                        udp_frame(len, i),
                         TxRequest {
                             csum_l3: true,
                             csum_l4: true,

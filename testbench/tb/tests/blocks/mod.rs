@@ -6,7 +6,8 @@ pub mod frames;
 
 use nicgen_edsl::{generate, EmitOptions, Generated, ModuleDef};
 use nicgen_tb::stream::{
-    run_until_seeded, step, Agent, Status, StreamDriver, StreamMonitor, StreamPorts, StreamSink,
+    run_until_seeded, step, Agent, Status, StreamDriver, StreamError, StreamMonitor, StreamPorts,
+    StreamSink,
 };
 use nicgen_tb::{Model, Recording, Sim, VerilatorBuild, VerilatorOptions};
 use rand::{Rng, SeedableRng};
@@ -143,6 +144,35 @@ pub fn run_frames(
                 .collect()
         })
         .collect()
+}
+
+/// Records the cycles in which a stream transfers a beat (for the zero-bubble checks).
+pub struct Transfers {
+    ports: StreamPorts,
+    pub cycles: Vec<u64>,
+}
+
+impl Transfers {
+    pub fn new(ports: StreamPorts) -> Self {
+        Transfers {
+            ports,
+            cycles: Vec::new(),
+        }
+    }
+}
+
+impl Agent for Transfers {
+    fn observe(&mut self, sim: &Sim) -> Result<bool, StreamError> {
+        if sim.get_bool(self.ports.tvalid) && sim.get_bool(self.ports.tready) {
+            self.cycles.push(sim.cycles() - 1);
+        }
+        Ok(false)
+    }
+}
+
+/// `cycles` is a run of consecutive integers.
+pub fn contiguous(cycles: &[u64]) -> bool {
+    cycles.windows(2).all(|p| p[1] == p[0] + 1)
 }
 
 /// Start recording after reset so the Icarus replay sees the same cycles.
