@@ -8,6 +8,7 @@
 //!   stream primitives (forward register, skid buffer, FIFO);
 //! - [`csum`]: checksum blocks;
 //! - [`eth`]: the Ethernet packet pipeline (MAC framing, header parsing, checksum offloads, VLAN);
+//! - [`host`]: the host interface (BAR registers, DMA, queues, doorbells, completions, events);
 //! - [`rss`]: receive-side scaling (Toeplitz hash, indirection table);
 //! - [`stats`]: event counter banks;
 //! - [`record`]: named fields packed into metadata buses;
@@ -18,6 +19,7 @@
 
 pub mod csum;
 pub mod eth;
+pub mod host;
 pub mod preset;
 pub mod record;
 pub mod rss;

@@ -1,0 +1,69 @@
+//! The host side of the NIC: the BAR register interface, DMA, queues, doorbells, completions
+//! and events (mlx5 descriptor formats, `../shared/reference/wire-formats.md` §4).
+//!
+//! ## The BAR port (register space)
+//!
+//! BAR 0 is an AXI4-Lite slave with 32-bit data: `s_axil_awaddr/_awvalid/_awready`,
+//! `s_axil_wdata/_wstrb/_wvalid/_wready`, `s_axil_bresp/_bvalid/_bready`,
+//! `s_axil_araddr/_arvalid/_arready`, `s_axil_rdata/_rresp/_rvalid/_rready`; addresses are byte
+//! addresses of [`BAR_BITS`] bits, 4-byte aligned (the low two bits are ignored); `wstrb` must be
+//! all ones (sub-dword writes are not supported and answered with `bresp` = SLVERR, 2).
+//! Register values are little-endian numbers; the mlx5 doorbell payloads written to the UAR
+//! page are raw descriptor bytes (big-endian fields), as on mlx5. The map is
+//! `crate::host::regmap` (generated document: `docs/REGISTERS.md`).
+//!
+//! ## The DMA port (what the simulated host, `testbench/host`, and a PCIe shell serve)
+//!
+//! The NIC is the DMA master. Bus addresses are 64 bits; data beats are `W = data_bits` wide
+//! (the preset's datapath width), bytes little-endian in the beat (byte `i` at
+//! `tdata[8i+7:8i]`), as on every stream (`crate::stream`).
+//!
+//! | ports | direction | record / stream | meaning |
+//! |---|---|---|---|
+//! | `m_dma_rd_req_tdata/_tvalid/_tready` | NIC → host | [`DMA_RD_REQ`] | read `len` bytes at `addr`, answer with tag `tag` |
+//! | `s_dma_rd_cpl_*` | host → NIC | stream, `tuser` = [`DMA_RD_CPL_USER`] | the data of one read |
+//! | `m_dma_wr_req_tdata/_tvalid/_tready` | NIC → host | [`DMA_WR_REQ`] | write `len` bytes at `addr` |
+//! | `m_dma_wr_*` | NIC → host | stream (no `tuser`) | the data of the writes, in request order |
+//! | `irq` | NIC → host | `eqs` bits | a one-cycle pulse on bit `v` = one message on vector `v` (MSI-X style) |
+//!
+//! Rules:
+//! 1. A request has `1 <= len <= 4096` and does not cross a 4 KiB boundary (PCIe's rule); the
+//!    NIC splits longer transfers.
+//! 2. Reads: at most one outstanding read per tag; the host answers each read with exactly
+//!    `ceil(len / (W/8))` beats, `tlast` on the final one, the first byte of the data at byte 0
+//!    of the first beat, `tkeep` all ones except on the last beat. The beats of one answer are
+//!    contiguous (never interleaved with another answer), but answers may come in any order
+//!    relative to their requests. `tuser.err` set on every beat of an answer says the address
+//!    was not readable (the data is then zero).
+//! 3. Writes: each write request is followed (on `m_dma_wr`, in request order) by exactly
+//!    `ceil(len / (W/8))` beats laid out as in rule 2. Writes are posted and applied in order:
+//!    a write is visible to the host only after every earlier write, so a CQE written after
+//!    its data never overtakes it. A write to an address the host cannot write is dropped and
+//!    counted by the host.
+//! 4. The host may hold `tready` low on any request or data channel for any number of cycles.
+
+use crate::record::RecordLayout;
+
+/// Width of the BAR 0 byte address (1 MiB).
+pub const BAR_BITS: u32 = 20;
+
+/// A DMA read request.
+pub const DMA_RD_REQ: RecordLayout = RecordLayout {
+    name: "dma_rd_req",
+    fields: &[("addr", 64), ("len", 13), ("tag", 8), ("pad", 11)],
+};
+
+/// The `tuser` of a DMA read answer: the request's tag and an error flag.
+pub const DMA_RD_CPL_USER: RecordLayout = RecordLayout {
+    name: "dma_rd_cpl_user",
+    fields: &[("tag", 8), ("err", 1)],
+};
+
+/// A DMA write request (its data follows on `m_dma_wr`).
+pub const DMA_WR_REQ: RecordLayout = RecordLayout {
+    name: "dma_wr_req",
+    fields: &[("addr", 64), ("len", 13), ("pad", 19)],
+};
+
+/// Largest single DMA request, bytes (and the boundary a request may not cross).
+pub const DMA_MAX_LEN: u32 = 4096;
