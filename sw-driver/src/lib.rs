@@ -8,3 +8,6 @@
 //! same code against the simulation.
 
 pub mod hw;
+/// The register and descriptor map (generated; see `docs/REGISTERS.md`).
+#[rustfmt::skip]
+pub mod regs;

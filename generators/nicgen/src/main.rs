@@ -5,6 +5,7 @@
 //! nicgen generate [--preset NAME | --config FILE.toml] --out DIR
 //! nicgen sim rx [--preset P] --pcap-in F --report R.jsonl [--rss-key HEX40] [--mtu N]
 //! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
+//! nicgen regmap [--write | --check] [--root DIR]
 //! ```
 
 use anyhow::{bail, Context, Result};
@@ -43,6 +44,18 @@ enum Cmd {
     /// Run frames from a pcap through the simulated datapath (Verilator).
     #[command(subcommand)]
     Sim(SimCmd),
+    /// Render the register and descriptor map: the driver's constants and the register document.
+    Regmap {
+        /// Write the generated files into the workspace.
+        #[arg(long, conflicts_with = "check")]
+        write: bool,
+        /// Exit non-zero when a committed generated file differs from the map.
+        #[arg(long)]
+        check: bool,
+        /// Workspace root (default: the current directory).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -270,6 +283,50 @@ fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset>
     Ok(Preset::builtin(preset.unwrap_or(DEFAULT))?)
 }
 
+fn regmap(write: bool, check: bool, root: &std::path::Path) -> Result<()> {
+    use nicgen::regmap::{rendered, REGEN};
+    let problems = nicgen_hdl::host::regmap::check();
+    if !problems.is_empty() {
+        bail!(
+            "the register map is inconsistent:\n  {}",
+            problems.join("\n  ")
+        );
+    }
+    if !root.join("Cargo.toml").exists() {
+        bail!(
+            "{} is not the workspace root (no Cargo.toml); run from the root or pass --root DIR",
+            root.display()
+        );
+    }
+    let mut stale = Vec::new();
+    for (path, text) in rendered() {
+        let full = root.join(path);
+        let old = std::fs::read_to_string(&full).unwrap_or_default();
+        if old == text {
+            println!("nicgen: {path} is current");
+            continue;
+        }
+        if write {
+            if let Some(dir) = full.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&full, &text)
+                .with_context(|| format!("cannot write {}", full.display()))?;
+            println!("nicgen: wrote {path}");
+        } else {
+            println!("nicgen: {path} is stale");
+            stale.push(path);
+        }
+    }
+    if check && !stale.is_empty() {
+        bail!(
+            "{} out of date with hdl/src/host/regmap.rs; run `{REGEN}`",
+            stale.join(", ")
+        );
+    }
+    Ok(())
+}
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("nicgen: error: {e:#}");
@@ -315,6 +372,7 @@ fn run() -> Result<()> {
                 p.config_hash()
             );
         }
+        Cmd::Regmap { write, check, root } => regmap(write, check, &root)?,
         Cmd::Sim(SimCmd::Rx {
             preset,
             config,

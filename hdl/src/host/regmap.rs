@@ -1,0 +1,670 @@
+//! The register and descriptor map, as data: the one source of BAR 0's layout, the descriptor
+//! layouts the NIC and the driver exchange in host memory, and the numbered constants (opcodes,
+//! flags, syndromes).
+//!
+//! From it come (DESIGN.md decision 4): the HDL address decoder (`crate::host::bar_regs`, at
+//! elaboration), the driver's constants (`sw-driver/src/regs.rs`) and the register document
+//! (`docs/REGISTERS.md`); the last two are committed and rendered by `nicgen regmap --write`, and
+//! a test fails, naming that command, when either is stale.
+//!
+//! Register values are little-endian numbers on the 32-bit BAR. Descriptors (WQE segments, CQEs,
+//! EQEs, doorbell records) and the doorbell payloads written to the UAR page are mlx5's:
+//! big-endian fields at fixed byte offsets (`../shared/reference/wire-formats.md` §4). The
+//! control plane (queue creation, memory regions, RSS) is nicgen's own small register set
+//! instead of the mlx5 command interface (wire-formats §4.9 "the alternative").
+
+/// How the host may access a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Read-only: the hardware drives the value.
+    Ro,
+    /// Read-only 64-bit value at `offset` (low dword) and `offset + 4` (high dword); reading the
+    /// low dword latches the high one, so low-then-high reads one consistent value.
+    Ro64,
+    /// Read-write: a register in the decoder, reset to `reset`, read back as written.
+    Rw,
+    /// Write-only: a write is a one-cycle strobe with its data to the hardware; reads return 0.
+    Wo,
+}
+
+/// A bit field of a register (or of a descriptor field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: &'static str,
+    pub lsb: u32,
+    pub bits: u32,
+    pub doc: &'static str,
+}
+
+/// One register, or an array of `count` registers 4 bytes apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reg {
+    pub name: &'static str,
+    /// Byte offset inside the block.
+    pub offset: u32,
+    pub access: Access,
+    /// Elements (1 for a plain register); element `i` is at `offset + 4 i`.
+    pub count: u32,
+    /// Reset value (`Rw` only).
+    pub reset: u32,
+    pub doc: &'static str,
+    pub fields: &'static [Field],
+}
+
+/// A block of registers at a base offset of BAR 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    pub name: &'static str,
+    pub base: u32,
+    /// Bytes the block spans (a power of two; the decoder matches `base` on the bits above).
+    pub span: u32,
+    pub doc: &'static str,
+    pub regs: &'static [Reg],
+}
+
+/// A field of a descriptor in host memory: big-endian, `bits` wide, ending at byte
+/// `byte + bits/8 - 1` for whole-byte fields; sub-byte fields name their bit range in `bit`
+/// (the field's lsb inside the big-endian value of `container` bytes at `byte`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DescField {
+    pub name: &'static str,
+    /// First byte of the big-endian container.
+    pub byte: u32,
+    /// Bytes of the container (1, 2, 4 or 8).
+    pub container: u32,
+    /// Lsb of the field inside the container's value.
+    pub lsb: u32,
+    pub bits: u32,
+    pub doc: &'static str,
+}
+
+/// A descriptor layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Desc {
+    pub name: &'static str,
+    pub bytes: u32,
+    pub doc: &'static str,
+    pub fields: &'static [DescField],
+}
+
+/// A group of named numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConstGroup {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub values: &'static [(&'static str, u32, &'static str)],
+}
+
+const fn reg(name: &'static str, offset: u32, access: Access, doc: &'static str) -> Reg {
+    Reg {
+        name,
+        offset,
+        access,
+        count: 1,
+        reset: 0,
+        doc,
+        fields: &[],
+    }
+}
+
+const fn f(name: &'static str, lsb: u32, bits: u32, doc: &'static str) -> Field {
+    Field {
+        name,
+        lsb,
+        bits,
+        doc,
+    }
+}
+
+const fn d(
+    name: &'static str,
+    byte: u32,
+    container: u32,
+    lsb: u32,
+    bits: u32,
+    doc: &'static str,
+) -> DescField {
+    DescField {
+        name,
+        byte,
+        container,
+        lsb,
+        bits,
+        doc,
+    }
+}
+
+use Access::*;
+
+/// "NICG" in ASCII, the first register of BAR 0.
+pub const MAGIC: u32 = 0x4E49_4347;
+
+/// Queue types of the queue-command interface.
+pub const QTYPES: ConstGroup = ConstGroup {
+    name: "qtype",
+    doc: "Queue types (QCMD_EXEC.type).",
+    values: &[
+        ("EQ", 0, "event queue"),
+        ("CQ", 1, "completion queue"),
+        ("SQ", 2, "send queue"),
+        ("RQ", 3, "receive queue"),
+    ],
+};
+
+/// Every block of BAR 0, in address order.
+pub const BLOCKS: &[Block] = &[
+    Block {
+        name: "id",
+        base: 0x0000,
+        span: 0x100,
+        doc: "Identification: what this device is and how it was generated (read-only).",
+        regs: &[
+            reg("MAGIC", 0x00, Ro, "0x4E494347 (\"NICG\"): a nicgen NIC is behind this BAR."),
+            Reg {
+                fields: &[
+                    f("patch", 0, 8, "generator patch version"),
+                    f("minor", 8, 8, "generator minor version"),
+                    f("major", 16, 8, "generator major version"),
+                    f("abi", 24, 8, "register-map ABI revision (this map: 1)"),
+                ],
+                ..reg("VERSION", 0x04, Ro, "Versions of the generator and of this register map.")
+            },
+            reg("DATA_BITS", 0x08, Ro, "Datapath (and DMA) width in bits."),
+            reg("CLOCK_KHZ", 0x0C, Ro, "The preset's clock, kHz (device time base)."),
+            reg("MTU", 0x10, Ro, "Largest L2 payload accepted, bytes (frames up to MTU + 22 without FCS)."),
+            Reg {
+                fields: &[
+                    f("queues", 0, 16, "send, receive and completion queues (each)"),
+                    f("eqs", 16, 8, "event queues = interrupt vectors"),
+                    f("mrs", 24, 8, "memory-region table entries"),
+                ],
+                ..reg("QUEUES", 0x14, Ro, "Queue counts.")
+            },
+            Reg {
+                fields: &[
+                    f("table_size", 0, 16, "RSS indirection-table entries"),
+                    f("log_max_wq", 16, 8, "largest log2 ring size for SQs, RQs, CQs and EQs"),
+                ],
+                ..reg("LIMITS", 0x18, Ro, "Table and ring limits.")
+            },
+            Reg {
+                fields: &[
+                    f("csum", 0, 1, "TX checksum insertion and RX verification (mlx5 cs_flags)"),
+                    f("rss", 1, 1, "Toeplitz RSS with indirection table"),
+                    f("vlan", 2, 1, "VLAN strip on RX, insert on TX"),
+                    f("loopback", 3, 1, "MAC-side loopback (DEV.CTRL.loopback)"),
+                ],
+                ..reg("CAPS", 0x1C, Ro, "Capabilities.")
+            },
+            Reg {
+                count: 4,
+                ..reg("PRESET_NAME", 0x20, Ro, "Preset name, 16 ASCII bytes NUL-padded, byte 0 in bits 7:0 of the first register.")
+            },
+            Reg {
+                count: 2,
+                ..reg("CONFIG_HASH", 0x30, Ro, "First 8 bytes of SHA-256 of the preset's canonical TOML, byte 0 in bits 7:0 of the first register.")
+            },
+            Reg {
+                count: 5,
+                ..reg("GIT_HASH", 0x40, Ro, "The generator's git commit (20 bytes, byte 0 in bits 7:0 of the first register; zero when unknown).")
+            },
+            Reg {
+                fields: &[f("dirty", 0, 1, "the generator's tree had uncommitted changes")],
+                ..reg("GIT_FLAGS", 0x54, Ro, "Flags of GIT_HASH.")
+            },
+        ],
+    },
+    Block {
+        name: "dev",
+        base: 0x0100,
+        span: 0x100,
+        doc: "Device control and time.",
+        regs: &[
+            Reg {
+                fields: &[f("loopback", 0, 1, "MAC-side loopback: TX frames return through the RX path (changes between frames)")],
+                ..reg("CTRL", 0x00, Rw, "Device control.")
+            },
+            Reg {
+                fields: &[f("loopback_active", 0, 1, "the loopback mode in force")],
+                ..reg("STATUS", 0x04, Ro, "Device status.")
+            },
+            reg("HEALTH", 0x08, Ro, "Health counter: increments every 1024 cycles while the device runs."),
+            reg("SCRATCH", 0x0C, Rw, "Scratch register for the driver's access test."),
+            reg("TIMER", 0x10, Ro64, "Free-running cycle counter (64 bits; CQE timestamps)."),
+        ],
+    },
+    Block {
+        name: "stats",
+        base: 0x0200,
+        span: 0x100,
+        doc: "Counters (64 bits, reset by reset, wrapping). Read the low dword first.",
+        regs: &[
+            reg("RX_FRAMES", 0x00, Ro64, "Frames received from the wire (every frame, delivered or dropped)."),
+            reg("RX_DELIVERED", 0x08, Ro64, "Frames the RX path delivered."),
+            reg("RX_DROP_RUNT", 0x10, Ro64, "Frames dropped: shorter than 64 bytes with FCS."),
+            reg("RX_DROP_OVERSIZE", 0x18, Ro64, "Frames dropped: longer than MTU + 26 bytes with FCS."),
+            reg("RX_DROP_FCS", 0x20, Ro64, "Frames dropped: bad FCS."),
+            reg("RX_DROP_MAC_CONTROL", 0x28, Ro64, "Frames dropped: MAC control (EtherType 0x8808, PAUSE)."),
+            reg("RX_MALFORMED", 0x30, Ro64, "Delivered frames flagged malformed."),
+            reg("RX_VLAN_STRIPPED", 0x38, Ro64, "Delivered frames whose VLAN tag was stripped."),
+            reg("RX_L3_CSUM_BAD", 0x40, Ro64, "Delivered frames with an IP header not reported good."),
+            reg("RX_L4_CSUM_BAD", 0x48, Ro64, "Delivered frames with a TCP/UDP checksum not reported good."),
+            reg("TX_FRAMES", 0x50, Ro64, "Frames the TX path sent (to the wire or the loopback)."),
+            reg("RX_NO_WQE", 0x58, Ro64, "Delivered frames dropped because their receive queue had no posted WQE."),
+            reg("TX_WQES", 0x60, Ro64, "Send WQEs executed (each frame, and each WQE completed in error)."),
+            reg("RX_CQES", 0x68, Ro64, "Receive completions written."),
+            reg("DMA_RD_ERR", 0x70, Ro64, "DMA reads answered with an error."),
+        ],
+    },
+    Block {
+        name: "mr",
+        base: 0x0300,
+        span: 0x100,
+        doc: "Memory regions: the host memory the NIC may touch through a data segment's lkey (lkey = table index). A gather or scatter outside its region completes in error (local protection).",
+        regs: &[
+            reg("SEL", 0x00, Rw, "Table entry the next writes address."),
+            Reg { count: 2, ..reg("BASE", 0x04, Rw, "Region start, bus address (low dword, then high).") },
+            Reg { count: 2, ..reg("LEN", 0x0C, Rw, "Region length, bytes (low dword, then high).") },
+            Reg {
+                fields: &[
+                    f("valid", 0, 1, "1: the entry SEL becomes BASE/LEN and valid; 0: it becomes invalid"),
+                ],
+                ..reg("COMMIT", 0x14, Wo, "Write the staged entry into the table.")
+            },
+        ],
+    },
+    Block {
+        name: "qcmd",
+        base: 0x0400,
+        span: 0x100,
+        doc: "Queue commands: create, destroy, reset from error and query EQs, CQs, SQs and RQs. Stage IN, write EXEC, poll STATUS.busy, read STATUS.status and OUT.",
+        regs: &[
+            Reg {
+                count: 8,
+                ..reg("IN", 0x00, Rw, "Command input words; their meaning per queue type is in the `qcmd_in` layout below.")
+            },
+            Reg {
+                fields: &[
+                    f("op", 0, 4, "1 CREATE, 2 DESTROY, 3 RESET (error or ready state back to ready, indices kept), 4 QUERY"),
+                    f("qtype", 4, 4, "0 EQ, 1 CQ, 2 SQ, 3 RQ"),
+                    f("index", 16, 16, "queue number"),
+                ],
+                ..reg("EXEC", 0x20, Wo, "Execute a command.")
+            },
+            Reg {
+                fields: &[
+                    f("busy", 0, 1, "a command is executing"),
+                    f("status", 8, 8, "0 OK, 3 bad parameter, 9 bad resource state, 10 bad index (mlx5 status codes)"),
+                ],
+                ..reg("STATUS", 0x24, Ro, "Result of the last command.")
+            },
+            Reg {
+                count: 4,
+                ..reg("OUT", 0x30, Ro, "QUERY result: 0 state (0 reset, 1 ready, 3 error), 1 producer counter, 2 consumer counter, 3 last error syndrome (bits 7:0) and its WQE counter (bits 31:16).")
+            },
+        ],
+    },
+    Block {
+        name: "rss",
+        base: 0x4000,
+        span: 0x4000,
+        doc: "RSS configuration (write-only; reads return 0). Entry `i` of a window is at its offset + 4 i.",
+        regs: &[
+            Reg { count: 10, ..reg("KEY", 0x000, Wo, "Toeplitz key, 40 bytes: word k holds key bytes 4k..4k+3, byte 4k in bits 31:24.") },
+            Reg {
+                fields: &[
+                    f("ipv4", 0, 1, "hash IPv4 2-tuple"),
+                    f("tcp_ipv4", 1, 1, "hash TCP/IPv4 4-tuple"),
+                    f("udp_ipv4", 2, 1, "hash UDP/IPv4 4-tuple"),
+                    f("ipv6", 3, 1, "hash IPv6 2-tuple"),
+                    f("tcp_ipv6", 4, 1, "hash TCP/IPv6 4-tuple"),
+                    f("udp_ipv6", 5, 1, "hash UDP/IPv6 4-tuple"),
+                ],
+                ..reg("ENABLES", 0x040, Wo, "Hash-type enables.")
+            },
+            Reg { count: 2048, ..reg("TABLE", 0x400, Wo, "Indirection table: entry i (i < LIMITS.table_size) holds the receive queue for hash & (table_size - 1).") },
+        ],
+    },
+    Block {
+        name: "uar",
+        base: 0x10000,
+        span: 0x1000,
+        doc: "User access region (mlx5 UAR page 0): doorbells. Payloads are raw descriptor bytes in memory order (big-endian fields), written as two dwords; the device acts on the second.",
+        regs: &[
+            Reg { count: 2, ..reg("CQ_DB", 0x020, Wo, "CQ arm doorbell: bytes 0-3 = BE32 (arm_sn << 28 | cmd | consumer index), bytes 4-7 = BE32 CQN; cmd 0 arms for the next completion.") },
+            reg("EQ_DB_ARM", 0x040, Wo, "EQ doorbell, update the consumer index and arm: BE32 (eqn << 24 | consumer index)."),
+            reg("EQ_DB_NOARM", 0x048, Wo, "EQ doorbell, update the consumer index only: BE32 (eqn << 24 | consumer index)."),
+            Reg { count: 2, ..reg("SQ_DB", 0x800, Wo, "Send doorbell: the first 8 bytes of the last posted WQE's control segment (opmod_idx_opcode, qpn_ds); the SQ's doorbell record holds the producer counter.") },
+        ],
+    },
+];
+
+/// Descriptor and command layouts in host memory (big-endian, mlx5).
+pub const DESCS: &[Desc] = &[
+    Desc {
+        name: "ctrl_seg",
+        bytes: 16,
+        doc: "Send WQE control segment (first 16 bytes of every send WQE).",
+        fields: &[
+            d("opcode", 0, 4, 0, 8, "send opcode (opcode group)"),
+            d("wqe_index", 0, 4, 8, 16, "producer counter of the WQE's first WQEBB"),
+            d("opmod", 0, 4, 24, 8, "opcode modifier"),
+            d("ds", 4, 4, 0, 6, "16-byte segments in the WQE, this one included"),
+            d("qpn", 4, 4, 8, 24, "send queue number"),
+            d("signature", 8, 1, 0, 8, "WQE signature (0)"),
+            d("fm_ce_se", 11, 1, 0, 8, "fence, completion and solicited bits (fm_ce_se group)"),
+            d("imm", 12, 4, 0, 32, "immediate / TIS number << 8"),
+        ],
+    },
+    Desc {
+        name: "eth_seg",
+        bytes: 16,
+        doc: "Ethernet segment (after the control segment of an Ethernet send WQE).",
+        fields: &[
+            d("cs_flags", 4, 1, 0, 8, "checksum requests (cs_flags group)"),
+            d("swp_flags", 5, 1, 0, 8, "software-parser flags (unused by nicgen: 0)"),
+            d("mss", 6, 2, 0, 16, "LSO segment size (0: no LSO)"),
+            d("inline_hdr_sz", 12, 2, 0, 16, "bytes of frame header inlined from byte 14 on; 0 with VLAN insert"),
+            d("vlan_cmd", 12, 2, 0, 16, "with no inline header: 0x8000 inserts a C-VLAN (VLAN_INSERT)"),
+            d("inline_hdr_start", 14, 2, 0, 16, "first 2 inline header bytes"),
+            d("vlan_tci", 14, 2, 0, 16, "with VLAN_INSERT: the TCI to insert"),
+        ],
+    },
+    Desc {
+        name: "data_seg",
+        bytes: 16,
+        doc: "Data segment (gather on send, scatter on receive).",
+        fields: &[
+            d("byte_count", 0, 4, 0, 31, "bytes (send: 1..=max; receive: buffer size)"),
+            d("inline", 0, 4, 31, 1, "inline data segment (send only; data follows in the WQE)"),
+            d("lkey", 4, 4, 0, 32, "memory region (MR table index); 0x100 ends a receive scatter list"),
+            d("addr", 8, 8, 0, 64, "bus address"),
+        ],
+    },
+    Desc {
+        name: "cqe",
+        bytes: 64,
+        doc: "Completion queue entry (64 bytes).",
+        fields: &[
+            d("rss_hash_result", 0x0C, 4, 0, 32, "RSS hash (RX)"),
+            d("rss_hash_type", 0x10, 1, 0, 8, "bits 3:2 IP type (1 IPv4, 2 IPv6), bits 7:6 L4 type (1 TCP, 2 UDP)"),
+            d("check_sum", 0x14, 2, 0, 16, "checksum-complete: ones'-complement sum after the L3 header"),
+            d("l3_hdr", 0x18, 4, 24, 2, "flags_rqpn L3 header type: 1 IPv6, 2 IPv4"),
+            d("l2_ok", 0x1C, 1, 0, 1, "hds_ip_ext: frame good at L2"),
+            d("l3_ok", 0x1C, 1, 1, 1, "hds_ip_ext: IPv4 header checksum good (IPv6: header parsed)"),
+            d("l4_ok", 0x1C, 1, 2, 1, "hds_ip_ext: TCP/UDP checksum good"),
+            d("cv", 0x1D, 1, 0, 1, "l4_l3_hdr_type: VLAN tag stripped"),
+            d("ip_frag", 0x1D, 1, 7, 1, "l4_l3_hdr_type: IP fragment"),
+            d("l3_type", 0x1D, 1, 2, 2, "l4_l3_hdr_type: 0 none, 1 IPv6, 2 IPv4"),
+            d("l4_type", 0x1D, 1, 4, 3, "l4_l3_hdr_type: 0 none, 1 TCP, 2 UDP"),
+            d("vlan_info", 0x1E, 2, 0, 16, "stripped VLAN TCI"),
+            d("byte_cnt", 0x2C, 4, 0, 32, "RX: bytes written; send: bytes sent"),
+            d("timestamp", 0x30, 8, 0, 64, "device cycle counter at completion"),
+            d("vendor_err_synd", 0x36, 1, 0, 8, "error CQE: vendor syndrome (nicgen: the failing segment index)"),
+            d("syndrome", 0x37, 1, 0, 8, "error CQE: syndrome (syndrome group)"),
+            d("qpn", 0x38, 4, 0, 24, "SQ / RQ number"),
+            d("s_wqe_opcode", 0x38, 4, 24, 8, "send completions: opcode of the completed WQE"),
+            d("wqe_counter", 0x3C, 2, 0, 16, "WQE completed (send: the last of the batch)"),
+            d("owner", 0x3F, 1, 0, 1, "owner bit: (producer counter >> log_size) & 1"),
+            d("format", 0x3F, 1, 2, 2, "CQE format (0)"),
+            d("opcode", 0x3F, 1, 4, 4, "CQE opcode (cqe_opcode group)"),
+        ],
+    },
+    Desc {
+        name: "eqe",
+        bytes: 64,
+        doc: "Event queue entry (64 bytes).",
+        fields: &[
+            d("event_type", 0x01, 1, 0, 8, "event type (event_type group)"),
+            d("sub_type", 0x03, 1, 0, 8, "event sub-type"),
+            d("cqn", 0x38, 4, 0, 24, "completion event: the CQ"),
+            d("owner", 0x3F, 1, 0, 1, "owner bit: (producer counter >> log_size) & 1"),
+        ],
+    },
+    Desc {
+        name: "dbr",
+        bytes: 8,
+        doc: "Doorbell record in host memory (8 bytes per queue). RQ: receive counter; SQ: send counter; CQ: set_ci and the arm word.",
+        fields: &[
+            d("rq_pc", 0, 4, 0, 16, "RQ producer counter (WQEs posted)"),
+            d("sq_pc", 4, 4, 0, 16, "SQ producer counter (WQEBBs posted)"),
+            d("cq_ci", 0, 4, 0, 24, "CQ consumer index"),
+            d("cq_arm", 4, 4, 0, 32, "CQ arm word: arm_sn << 28 | cmd | ci"),
+        ],
+    },
+    Desc {
+        name: "qcmd_in",
+        bytes: 32,
+        doc: "QCMD.IN words for CREATE, by queue type (little-endian register words, word k at byte 4k). Ring and doorbell-record addresses are bus addresses; rings are 4 KiB aligned.",
+        fields: &[
+            d("ring_lo", 0, 4, 0, 32, "all: ring base bits 31:0"),
+            d("ring_hi", 4, 4, 0, 32, "all: ring base bits 63:32"),
+            d("log_size", 8, 4, 0, 5, "all: log2 entries (EQ, CQ: 64-byte entries; SQ: 64-byte WQEBBs; RQ: WQEs)"),
+            d("log_stride", 8, 4, 8, 4, "RQ: log2 bytes per receive WQE (4..=9)"),
+            d("dbr_lo", 12, 4, 0, 32, "CQ, SQ, RQ: doorbell record bits 31:0"),
+            d("dbr_hi", 16, 4, 0, 32, "CQ, SQ, RQ: doorbell record bits 63:32"),
+            d("link", 20, 4, 0, 16, "EQ: interrupt vector; CQ: its EQ; SQ, RQ: their CQ"),
+            d("mod_count", 24, 4, 0, 16, "EQ: interrupt after this many events (0 = 1)"),
+            d("mod_period", 24, 4, 16, 16, "EQ: or after this many 1024-cycle ticks since the first pending event (0 = off)"),
+        ],
+    },
+];
+
+/// Numbered constants shared by the NIC and the driver.
+pub const CONSTS: &[ConstGroup] = &[
+    QTYPES,
+    ConstGroup {
+        name: "qcmd_op",
+        doc: "Queue commands (QCMD.EXEC.op).",
+        values: &[
+            ("CREATE", 1, "create the queue from IN; ready"),
+            ("DESTROY", 2, "forget the queue"),
+            ("RESET", 3, "leave the error state: ready, indices kept"),
+            ("QUERY", 4, "state and indices into OUT"),
+        ],
+    },
+    ConstGroup {
+        name: "qcmd_status",
+        doc: "QCMD.STATUS.status (mlx5 command status codes).",
+        values: &[
+            ("OK", 0x00, "done"),
+            ("BAD_PARAM", 0x03, "a size, stride or link out of range"),
+            (
+                "BAD_RES_STATE",
+                0x09,
+                "the queue is not in a state the command applies to",
+            ),
+            ("BAD_INDEX", 0x0A, "the queue number is out of range"),
+        ],
+    },
+    ConstGroup {
+        name: "qstate",
+        doc: "Queue states (QCMD.OUT word 0).",
+        values: &[
+            ("RST", 0, "not created"),
+            ("RDY", 1, "ready"),
+            ("ERR", 3, "error: stopped until RESET"),
+        ],
+    },
+    ConstGroup {
+        name: "opcode",
+        doc: "Send WQE opcodes (ctrl_seg.opcode).",
+        values: &[
+            ("NOP", 0x00, "no operation (completes)"),
+            ("SEND", 0x0A, "send a frame"),
+        ],
+    },
+    ConstGroup {
+        name: "fm_ce_se",
+        doc: "ctrl_seg.fm_ce_se bits.",
+        values: &[
+            ("CQ_UPDATE", 0x08, "write a CQE for this WQE (always)"),
+            ("SOLICITED", 0x02, "solicited event"),
+        ],
+    },
+    ConstGroup {
+        name: "cs_flags",
+        doc: "eth_seg.cs_flags bits.",
+        values: &[
+            ("L3_CSUM", 0x40, "insert the IPv4 header checksum"),
+            ("L4_CSUM", 0x80, "insert the TCP/UDP checksum"),
+        ],
+    },
+    ConstGroup {
+        name: "cqe_opcode",
+        doc: "CQE opcodes (cqe.opcode).",
+        values: &[
+            ("REQ", 0x0, "send completion"),
+            ("RESP_SEND", 0x2, "receive completion"),
+            ("REQ_ERR", 0xD, "send completion in error"),
+            ("RESP_ERR", 0xE, "receive completion in error"),
+            ("INVALID", 0xF, "never written by the NIC (initial value)"),
+        ],
+    },
+    ConstGroup {
+        name: "syndrome",
+        doc: "Error CQE syndromes (cqe.syndrome).",
+        values: &[
+            (
+                "LOCAL_LENGTH",
+                0x01,
+                "zero length or a length over the maximum",
+            ),
+            ("LOCAL_QP_OP", 0x02, "unknown opcode or malformed WQE"),
+            (
+                "LOCAL_PROT",
+                0x04,
+                "gather/scatter outside the registered memory region",
+            ),
+            ("WR_FLUSH", 0x05, "flushed: the queue was in error"),
+            ("LOCAL_ACCESS", 0x11, "DMA read answered with an error"),
+        ],
+    },
+    ConstGroup {
+        name: "event_type",
+        doc: "EQE event types (eqe.event_type).",
+        values: &[
+            ("COMPLETION", 0x00, "a CQE was written to an armed CQ"),
+            ("CQ_ERROR", 0x04, "CQ overrun"),
+            ("WQ_CATAS", 0x05, "a work queue went to the error state"),
+        ],
+    },
+    ConstGroup {
+        name: "misc",
+        doc: "Sizes and special values.",
+        values: &[
+            ("WQEBB", 64, "send WQE basic block, bytes"),
+            ("CQE_SIZE", 64, "CQE and EQE size, bytes"),
+            ("INVALID_LKEY", 0x100, "ends a receive scatter list"),
+            (
+                "MAX_SEND_DS",
+                16,
+                "largest send WQE, 16-byte segments (4 WQEBBs)",
+            ),
+            (
+                "MAX_FRAME",
+                16384,
+                "largest frame a send WQE may describe, bytes",
+            ),
+        ],
+    },
+];
+
+/// The register named `block.name` (e.g. `"dev.CTRL"`), if it exists.
+pub fn find(path: &str) -> Option<(&'static Block, &'static Reg)> {
+    let (b, r) = path.split_once('.')?;
+    let block = BLOCKS.iter().find(|x| x.name == b)?;
+    let reg = block.regs.iter().find(|x| x.name == r)?;
+    Some((block, reg))
+}
+
+/// Bytes a register occupies (4 per element; 8 for `Ro64`).
+pub fn reg_bytes(r: &Reg) -> u32 {
+    r.count * if r.access == Ro64 { 8 } else { 4 }
+}
+
+/// Problems with the map itself (overlaps, fields outside their register, blocks not aligned):
+/// empty for a good map.
+pub fn check() -> Vec<String> {
+    let mut errs = Vec::new();
+    let mut prev_end = 0u32;
+    for b in BLOCKS {
+        if !b.span.is_power_of_two() || b.base % b.span != 0 {
+            errs.push(format!(
+                "block {}: span {:#x} must be a power of two dividing base {:#x}",
+                b.name, b.span, b.base
+            ));
+        }
+        if b.base < prev_end {
+            errs.push(format!(
+                "block {} at {:#x} overlaps the previous block",
+                b.name, b.base
+            ));
+        }
+        prev_end = b.base + b.span;
+        let mut taken: Vec<(u32, u32, &str)> = Vec::new();
+        for r in b.regs {
+            let (lo, hi) = (r.offset, r.offset + reg_bytes(r));
+            if r.offset % 4 != 0 || hi > b.span {
+                errs.push(format!(
+                    "{}.{}: offset {:#x} unaligned or beyond the block",
+                    b.name, r.name, r.offset
+                ));
+            }
+            if let Some(o) = taken.iter().find(|(a, z, _)| lo < *z && *a < hi) {
+                errs.push(format!("{}.{} overlaps {}.{}", b.name, r.name, b.name, o.2));
+            }
+            taken.push((lo, hi, r.name));
+            let mut bits = 0u64;
+            for fl in r.fields {
+                if fl.bits == 0 || fl.lsb + fl.bits > 32 {
+                    errs.push(format!(
+                        "{}.{}.{}: bits {}+{} outside 32",
+                        b.name, r.name, fl.name, fl.lsb, fl.bits
+                    ));
+                    continue;
+                }
+                let m = ((1u64 << fl.bits) - 1) << fl.lsb;
+                if bits & m != 0 {
+                    errs.push(format!(
+                        "{}.{}.{} overlaps another field",
+                        b.name, r.name, fl.name
+                    ));
+                }
+                bits |= m;
+            }
+        }
+    }
+    for desc in DESCS {
+        for fl in desc.fields {
+            if ![1, 2, 4, 8].contains(&fl.container)
+                || fl.byte % fl.container != 0
+                || fl.byte + fl.container > desc.bytes
+                || fl.lsb + fl.bits > 8 * fl.container
+            {
+                errs.push(format!(
+                    "{}.{}: container or bits out of range",
+                    desc.name, fl.name
+                ));
+            }
+        }
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_map_is_consistent() {
+        assert_eq!(check(), Vec::<String>::new());
+        assert_eq!(find("id.MAGIC").unwrap().1.offset, 0);
+        assert_eq!(
+            find("uar.SQ_DB").unwrap().0.base + find("uar.SQ_DB").unwrap().1.offset,
+            0x10800
+        );
+        let last = BLOCKS.last().unwrap();
+        assert!(last.base + last.span <= 1 << super::super::BAR_BITS);
+    }
+}

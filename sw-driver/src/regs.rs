@@ -1,0 +1,582 @@
+//! The register and descriptor map of the nicgen NIC: BAR 0 offsets, register fields,
+//! descriptor layouts and numbered constants.
+//!
+//! GENERATED from `hdl/src/host/regmap.rs` by `cargo run -p nicgen -- regmap --write`; do not edit.
+//! Offsets are absolute BAR 0 byte offsets. Descriptor fields are big-endian.
+
+/// A bit field of a 32-bit register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub lsb: u32,
+    pub bits: u32,
+}
+
+impl Field {
+    /// The field's mask in place.
+    pub const fn mask(self) -> u32 {
+        (((1u64 << self.bits) - 1) as u32) << self.lsb
+    }
+    /// The field's value in `reg`.
+    pub const fn get(self, reg: u32) -> u32 {
+        (reg & self.mask()) >> self.lsb
+    }
+    /// `value` placed in the field (bits beyond the field are dropped).
+    pub const fn put(self, value: u32) -> u32 {
+        (value << self.lsb) & self.mask()
+    }
+}
+
+/// A field of a descriptor: `bits` at `lsb` of the big-endian `container`-byte value at `byte`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DescField {
+    pub byte: usize,
+    pub container: usize,
+    pub lsb: u32,
+    pub bits: u32,
+}
+
+impl DescField {
+    fn container_value(self, buf: &[u8]) -> u64 {
+        buf[self.byte..self.byte + self.container]
+            .iter()
+            .fold(0u64, |v, b| (v << 8) | *b as u64)
+    }
+    fn mask(self) -> u64 {
+        if self.bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.bits) - 1
+        }
+    }
+    /// The field's value in the descriptor `buf`.
+    pub fn get(self, buf: &[u8]) -> u64 {
+        (self.container_value(buf) >> self.lsb) & self.mask()
+    }
+    /// Write `value` into the field of `buf`, keeping the container's other bits.
+    pub fn set(self, buf: &mut [u8], value: u64) {
+        let m = self.mask() << self.lsb;
+        let v = (self.container_value(buf) & !m) | ((value << self.lsb) & m);
+        for i in 0..self.container {
+            buf[self.byte + i] = (v >> (8 * (self.container - 1 - i))) as u8;
+        }
+    }
+}
+
+/// Identification: what this device is and how it was generated (read-only).
+pub mod id {
+    #[allow(unused_imports)]
+    use super::Field;
+    /// First byte of the block.
+    pub const BLOCK_BASE: u32 = 0x0000;
+    /// Bytes the block spans.
+    pub const BLOCK_SPAN: u32 = 0x0100;
+    /// 0x4E494347 ("NICG"): a nicgen NIC is behind this BAR (RO).
+    pub const MAGIC: u32 = 0x0000;
+    /// Versions of the generator and of this register map (RO).
+    pub const VERSION: u32 = 0x0004;
+    /// `VERSION.patch`: generator patch version.
+    pub const VERSION_PATCH: Field = Field { lsb: 0, bits: 8 };
+    /// `VERSION.minor`: generator minor version.
+    pub const VERSION_MINOR: Field = Field { lsb: 8, bits: 8 };
+    /// `VERSION.major`: generator major version.
+    pub const VERSION_MAJOR: Field = Field { lsb: 16, bits: 8 };
+    /// `VERSION.abi`: register-map ABI revision (this map: 1).
+    pub const VERSION_ABI: Field = Field { lsb: 24, bits: 8 };
+    /// Datapath (and DMA) width in bits (RO).
+    pub const DATA_BITS: u32 = 0x0008;
+    /// The preset's clock, kHz (device time base) (RO).
+    pub const CLOCK_KHZ: u32 = 0x000c;
+    /// Largest L2 payload accepted, bytes (frames up to MTU + 22 without FCS) (RO).
+    pub const MTU: u32 = 0x0010;
+    /// Queue counts (RO).
+    pub const QUEUES: u32 = 0x0014;
+    /// `QUEUES.queues`: send, receive and completion queues (each).
+    pub const QUEUES_QUEUES: Field = Field { lsb: 0, bits: 16 };
+    /// `QUEUES.eqs`: event queues = interrupt vectors.
+    pub const QUEUES_EQS: Field = Field { lsb: 16, bits: 8 };
+    /// `QUEUES.mrs`: memory-region table entries.
+    pub const QUEUES_MRS: Field = Field { lsb: 24, bits: 8 };
+    /// Table and ring limits (RO).
+    pub const LIMITS: u32 = 0x0018;
+    /// `LIMITS.table_size`: RSS indirection-table entries.
+    pub const LIMITS_TABLE_SIZE: Field = Field { lsb: 0, bits: 16 };
+    /// `LIMITS.log_max_wq`: largest log2 ring size for SQs, RQs, CQs and EQs.
+    pub const LIMITS_LOG_MAX_WQ: Field = Field { lsb: 16, bits: 8 };
+    /// Capabilities (RO).
+    pub const CAPS: u32 = 0x001c;
+    /// `CAPS.csum`: TX checksum insertion and RX verification (mlx5 cs_flags).
+    pub const CAPS_CSUM: Field = Field { lsb: 0, bits: 1 };
+    /// `CAPS.rss`: Toeplitz RSS with indirection table.
+    pub const CAPS_RSS: Field = Field { lsb: 1, bits: 1 };
+    /// `CAPS.vlan`: VLAN strip on RX, insert on TX.
+    pub const CAPS_VLAN: Field = Field { lsb: 2, bits: 1 };
+    /// `CAPS.loopback`: MAC-side loopback (DEV.CTRL.loopback).
+    pub const CAPS_LOOPBACK: Field = Field { lsb: 3, bits: 1 };
+    /// Preset name, 16 ASCII bytes NUL-padded, byte 0 in bits 7:0 of the first register (RO).
+    pub const PRESET_NAME: u32 = 0x0020;
+    /// Elements of `PRESET_NAME`, 4 bytes apart.
+    pub const PRESET_NAME_COUNT: u32 = 4;
+    /// First 8 bytes of SHA-256 of the preset's canonical TOML, byte 0 in bits 7:0 of the first register (RO).
+    pub const CONFIG_HASH: u32 = 0x0030;
+    /// Elements of `CONFIG_HASH`, 4 bytes apart.
+    pub const CONFIG_HASH_COUNT: u32 = 2;
+    /// The generator's git commit (20 bytes, byte 0 in bits 7:0 of the first register; zero when unknown) (RO).
+    pub const GIT_HASH: u32 = 0x0040;
+    /// Elements of `GIT_HASH`, 4 bytes apart.
+    pub const GIT_HASH_COUNT: u32 = 5;
+    /// Flags of GIT_HASH (RO).
+    pub const GIT_FLAGS: u32 = 0x0054;
+    /// `GIT_FLAGS.dirty`: the generator's tree had uncommitted changes.
+    pub const GIT_FLAGS_DIRTY: Field = Field { lsb: 0, bits: 1 };
+}
+
+/// Device control and time.
+pub mod dev {
+    #[allow(unused_imports)]
+    use super::Field;
+    /// First byte of the block.
+    pub const BLOCK_BASE: u32 = 0x0100;
+    /// Bytes the block spans.
+    pub const BLOCK_SPAN: u32 = 0x0100;
+    /// Device control (RW).
+    pub const CTRL: u32 = 0x0100;
+    /// `CTRL.loopback`: MAC-side loopback: TX frames return through the RX path (changes between frames).
+    pub const CTRL_LOOPBACK: Field = Field { lsb: 0, bits: 1 };
+    /// Device status (RO).
+    pub const STATUS: u32 = 0x0104;
+    /// `STATUS.loopback_active`: the loopback mode in force.
+    pub const STATUS_LOOPBACK_ACTIVE: Field = Field { lsb: 0, bits: 1 };
+    /// Health counter: increments every 1024 cycles while the device runs (RO).
+    pub const HEALTH: u32 = 0x0108;
+    /// Scratch register for the driver's access test (RW).
+    pub const SCRATCH: u32 = 0x010c;
+    /// Free-running cycle counter (64 bits; CQE timestamps) (RO, 64-bit).
+    pub const TIMER: u32 = 0x0110;
+}
+
+/// Counters (64 bits, reset by reset, wrapping). Read the low dword first.
+pub mod stats {
+    #[allow(unused_imports)]
+    use super::Field;
+    /// First byte of the block.
+    pub const BLOCK_BASE: u32 = 0x0200;
+    /// Bytes the block spans.
+    pub const BLOCK_SPAN: u32 = 0x0100;
+    /// Frames received from the wire (every frame, delivered or dropped) (RO, 64-bit).
+    pub const RX_FRAMES: u32 = 0x0200;
+    /// Frames the RX path delivered (RO, 64-bit).
+    pub const RX_DELIVERED: u32 = 0x0208;
+    /// Frames dropped: shorter than 64 bytes with FCS (RO, 64-bit).
+    pub const RX_DROP_RUNT: u32 = 0x0210;
+    /// Frames dropped: longer than MTU + 26 bytes with FCS (RO, 64-bit).
+    pub const RX_DROP_OVERSIZE: u32 = 0x0218;
+    /// Frames dropped: bad FCS (RO, 64-bit).
+    pub const RX_DROP_FCS: u32 = 0x0220;
+    /// Frames dropped: MAC control (EtherType 0x8808, PAUSE) (RO, 64-bit).
+    pub const RX_DROP_MAC_CONTROL: u32 = 0x0228;
+    /// Delivered frames flagged malformed (RO, 64-bit).
+    pub const RX_MALFORMED: u32 = 0x0230;
+    /// Delivered frames whose VLAN tag was stripped (RO, 64-bit).
+    pub const RX_VLAN_STRIPPED: u32 = 0x0238;
+    /// Delivered frames with an IP header not reported good (RO, 64-bit).
+    pub const RX_L3_CSUM_BAD: u32 = 0x0240;
+    /// Delivered frames with a TCP/UDP checksum not reported good (RO, 64-bit).
+    pub const RX_L4_CSUM_BAD: u32 = 0x0248;
+    /// Frames the TX path sent (to the wire or the loopback) (RO, 64-bit).
+    pub const TX_FRAMES: u32 = 0x0250;
+    /// Delivered frames dropped because their receive queue had no posted WQE (RO, 64-bit).
+    pub const RX_NO_WQE: u32 = 0x0258;
+    /// Send WQEs executed (each frame, and each WQE completed in error) (RO, 64-bit).
+    pub const TX_WQES: u32 = 0x0260;
+    /// Receive completions written (RO, 64-bit).
+    pub const RX_CQES: u32 = 0x0268;
+    /// DMA reads answered with an error (RO, 64-bit).
+    pub const DMA_RD_ERR: u32 = 0x0270;
+}
+
+/// Memory regions: the host memory the NIC may touch through a data segment's lkey (lkey = table index). A gather or scatter outside its region completes in error (local protection).
+pub mod mr {
+    #[allow(unused_imports)]
+    use super::Field;
+    /// First byte of the block.
+    pub const BLOCK_BASE: u32 = 0x0300;
+    /// Bytes the block spans.
+    pub const BLOCK_SPAN: u32 = 0x0100;
+    /// Table entry the next writes address (RW).
+    pub const SEL: u32 = 0x0300;
+    /// Region start, bus address (low dword, then high) (RW).
+    pub const BASE: u32 = 0x0304;
+    /// Elements of `BASE`, 4 bytes apart.
+    pub const BASE_COUNT: u32 = 2;
+    /// Region length, bytes (low dword, then high) (RW).
+    pub const LEN: u32 = 0x030c;
+    /// Elements of `LEN`, 4 bytes apart.
+    pub const LEN_COUNT: u32 = 2;
+    /// Write the staged entry into the table (WO).
+    pub const COMMIT: u32 = 0x0314;
+    /// `COMMIT.valid`: 1: the entry SEL becomes BASE/LEN and valid; 0: it becomes invalid.
+    pub const COMMIT_VALID: Field = Field { lsb: 0, bits: 1 };
+}
+
+/// Queue commands: create, destroy, reset from error and query EQs, CQs, SQs and RQs. Stage IN, write EXEC, poll STATUS.busy, read STATUS.status and OUT.
+pub mod qcmd {
+    #[allow(unused_imports)]
+    use super::Field;
+    /// First byte of the block.
+    pub const BLOCK_BASE: u32 = 0x0400;
+    /// Bytes the block spans.
+    pub const BLOCK_SPAN: u32 = 0x0100;
+    /// Command input words; their meaning per queue type is in the `qcmd_in` layout below (RW).
+    pub const IN: u32 = 0x0400;
+    /// Elements of `IN`, 4 bytes apart.
+    pub const IN_COUNT: u32 = 8;
+    /// Execute a command (WO).
+    pub const EXEC: u32 = 0x0420;
+    /// `EXEC.op`: 1 CREATE, 2 DESTROY, 3 RESET (error or ready state back to ready, indices kept), 4 QUERY.
+    pub const EXEC_OP: Field = Field { lsb: 0, bits: 4 };
+    /// `EXEC.qtype`: 0 EQ, 1 CQ, 2 SQ, 3 RQ.
+    pub const EXEC_QTYPE: Field = Field { lsb: 4, bits: 4 };
+    /// `EXEC.index`: queue number.
+    pub const EXEC_INDEX: Field = Field { lsb: 16, bits: 16 };
+    /// Result of the last command (RO).
+    pub const STATUS: u32 = 0x0424;
+    /// `STATUS.busy`: a command is executing.
+    pub const STATUS_BUSY: Field = Field { lsb: 0, bits: 1 };
+    /// `STATUS.status`: 0 OK, 3 bad parameter, 9 bad resource state, 10 bad index (mlx5 status codes).
+    pub const STATUS_STATUS: Field = Field { lsb: 8, bits: 8 };
+    /// QUERY result: 0 state (0 reset, 1 ready, 3 error), 1 producer counter, 2 consumer counter, 3 last error syndrome (bits 7:0) and its WQE counter (bits 31:16) (RO).
+    pub const OUT: u32 = 0x0430;
+    /// Elements of `OUT`, 4 bytes apart.
+    pub const OUT_COUNT: u32 = 4;
+}
+
+/// RSS configuration (write-only; reads return 0). Entry `i` of a window is at its offset + 4 i.
+pub mod rss {
+    #[allow(unused_imports)]
+    use super::Field;
+    /// First byte of the block.
+    pub const BLOCK_BASE: u32 = 0x4000;
+    /// Bytes the block spans.
+    pub const BLOCK_SPAN: u32 = 0x4000;
+    /// Toeplitz key, 40 bytes: word k holds key bytes 4k..4k+3, byte 4k in bits 31:24 (WO).
+    pub const KEY: u32 = 0x4000;
+    /// Elements of `KEY`, 4 bytes apart.
+    pub const KEY_COUNT: u32 = 10;
+    /// Hash-type enables (WO).
+    pub const ENABLES: u32 = 0x4040;
+    /// `ENABLES.ipv4`: hash IPv4 2-tuple.
+    pub const ENABLES_IPV4: Field = Field { lsb: 0, bits: 1 };
+    /// `ENABLES.tcp_ipv4`: hash TCP/IPv4 4-tuple.
+    pub const ENABLES_TCP_IPV4: Field = Field { lsb: 1, bits: 1 };
+    /// `ENABLES.udp_ipv4`: hash UDP/IPv4 4-tuple.
+    pub const ENABLES_UDP_IPV4: Field = Field { lsb: 2, bits: 1 };
+    /// `ENABLES.ipv6`: hash IPv6 2-tuple.
+    pub const ENABLES_IPV6: Field = Field { lsb: 3, bits: 1 };
+    /// `ENABLES.tcp_ipv6`: hash TCP/IPv6 4-tuple.
+    pub const ENABLES_TCP_IPV6: Field = Field { lsb: 4, bits: 1 };
+    /// `ENABLES.udp_ipv6`: hash UDP/IPv6 4-tuple.
+    pub const ENABLES_UDP_IPV6: Field = Field { lsb: 5, bits: 1 };
+    /// Indirection table: entry i (i < LIMITS.table_size) holds the receive queue for hash & (table_size - 1) (WO).
+    pub const TABLE: u32 = 0x4400;
+    /// Elements of `TABLE`, 4 bytes apart.
+    pub const TABLE_COUNT: u32 = 2048;
+}
+
+/// User access region (mlx5 UAR page 0): doorbells. Payloads are raw descriptor bytes in memory order (big-endian fields), written as two dwords; the device acts on the second.
+pub mod uar {
+    #[allow(unused_imports)]
+    use super::Field;
+    /// First byte of the block.
+    pub const BLOCK_BASE: u32 = 0x10000;
+    /// Bytes the block spans.
+    pub const BLOCK_SPAN: u32 = 0x1000;
+    /// CQ arm doorbell: bytes 0-3 = BE32 (arm_sn << 28 | cmd | consumer index), bytes 4-7 = BE32 CQN; cmd 0 arms for the next completion (WO).
+    pub const CQ_DB: u32 = 0x10020;
+    /// Elements of `CQ_DB`, 4 bytes apart.
+    pub const CQ_DB_COUNT: u32 = 2;
+    /// EQ doorbell, update the consumer index and arm: BE32 (eqn << 24 | consumer index) (WO).
+    pub const EQ_DB_ARM: u32 = 0x10040;
+    /// EQ doorbell, update the consumer index only: BE32 (eqn << 24 | consumer index) (WO).
+    pub const EQ_DB_NOARM: u32 = 0x10048;
+    /// Send doorbell: the first 8 bytes of the last posted WQE's control segment (opmod_idx_opcode, qpn_ds); the SQ's doorbell record holds the producer counter (WO).
+    pub const SQ_DB: u32 = 0x10800;
+    /// Elements of `SQ_DB`, 4 bytes apart.
+    pub const SQ_DB_COUNT: u32 = 2;
+}
+
+/// Descriptor layouts in host memory (big-endian, mlx5).
+pub mod desc {
+    /// Send WQE control segment (first 16 bytes of every send WQE).
+    pub mod ctrl_seg {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 16;
+        /// send opcode (opcode group).
+        pub const OPCODE: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 8 };
+        /// producer counter of the WQE's first WQEBB.
+        pub const WQE_INDEX: DescField = DescField { byte: 0x00, container: 4, lsb: 8, bits: 16 };
+        /// opcode modifier.
+        pub const OPMOD: DescField = DescField { byte: 0x00, container: 4, lsb: 24, bits: 8 };
+        /// 16-byte segments in the WQE, this one included.
+        pub const DS: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 6 };
+        /// send queue number.
+        pub const QPN: DescField = DescField { byte: 0x04, container: 4, lsb: 8, bits: 24 };
+        /// WQE signature (0).
+        pub const SIGNATURE: DescField = DescField { byte: 0x08, container: 1, lsb: 0, bits: 8 };
+        /// fence, completion and solicited bits (fm_ce_se group).
+        pub const FM_CE_SE: DescField = DescField { byte: 0x0b, container: 1, lsb: 0, bits: 8 };
+        /// immediate / TIS number << 8.
+        pub const IMM: DescField = DescField { byte: 0x0c, container: 4, lsb: 0, bits: 32 };
+    }
+    /// Ethernet segment (after the control segment of an Ethernet send WQE).
+    pub mod eth_seg {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 16;
+        /// checksum requests (cs_flags group).
+        pub const CS_FLAGS: DescField = DescField { byte: 0x04, container: 1, lsb: 0, bits: 8 };
+        /// software-parser flags (unused by nicgen: 0).
+        pub const SWP_FLAGS: DescField = DescField { byte: 0x05, container: 1, lsb: 0, bits: 8 };
+        /// LSO segment size (0: no LSO).
+        pub const MSS: DescField = DescField { byte: 0x06, container: 2, lsb: 0, bits: 16 };
+        /// bytes of frame header inlined from byte 14 on; 0 with VLAN insert.
+        pub const INLINE_HDR_SZ: DescField = DescField { byte: 0x0c, container: 2, lsb: 0, bits: 16 };
+        /// with no inline header: 0x8000 inserts a C-VLAN (VLAN_INSERT).
+        pub const VLAN_CMD: DescField = DescField { byte: 0x0c, container: 2, lsb: 0, bits: 16 };
+        /// first 2 inline header bytes.
+        pub const INLINE_HDR_START: DescField = DescField { byte: 0x0e, container: 2, lsb: 0, bits: 16 };
+        /// with VLAN_INSERT: the TCI to insert.
+        pub const VLAN_TCI: DescField = DescField { byte: 0x0e, container: 2, lsb: 0, bits: 16 };
+    }
+    /// Data segment (gather on send, scatter on receive).
+    pub mod data_seg {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 16;
+        /// bytes (send: 1..=max; receive: buffer size).
+        pub const BYTE_COUNT: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 31 };
+        /// inline data segment (send only; data follows in the WQE).
+        pub const INLINE: DescField = DescField { byte: 0x00, container: 4, lsb: 31, bits: 1 };
+        /// memory region (MR table index); 0x100 ends a receive scatter list.
+        pub const LKEY: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 32 };
+        /// bus address.
+        pub const ADDR: DescField = DescField { byte: 0x08, container: 8, lsb: 0, bits: 64 };
+    }
+    /// Completion queue entry (64 bytes).
+    pub mod cqe {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 64;
+        /// RSS hash (RX).
+        pub const RSS_HASH_RESULT: DescField = DescField { byte: 0x0c, container: 4, lsb: 0, bits: 32 };
+        /// bits 3:2 IP type (1 IPv4, 2 IPv6), bits 7:6 L4 type (1 TCP, 2 UDP).
+        pub const RSS_HASH_TYPE: DescField = DescField { byte: 0x10, container: 1, lsb: 0, bits: 8 };
+        /// checksum-complete: ones'-complement sum after the L3 header.
+        pub const CHECK_SUM: DescField = DescField { byte: 0x14, container: 2, lsb: 0, bits: 16 };
+        /// flags_rqpn L3 header type: 1 IPv6, 2 IPv4.
+        pub const L3_HDR: DescField = DescField { byte: 0x18, container: 4, lsb: 24, bits: 2 };
+        /// hds_ip_ext: frame good at L2.
+        pub const L2_OK: DescField = DescField { byte: 0x1c, container: 1, lsb: 0, bits: 1 };
+        /// hds_ip_ext: IPv4 header checksum good (IPv6: header parsed).
+        pub const L3_OK: DescField = DescField { byte: 0x1c, container: 1, lsb: 1, bits: 1 };
+        /// hds_ip_ext: TCP/UDP checksum good.
+        pub const L4_OK: DescField = DescField { byte: 0x1c, container: 1, lsb: 2, bits: 1 };
+        /// l4_l3_hdr_type: VLAN tag stripped.
+        pub const CV: DescField = DescField { byte: 0x1d, container: 1, lsb: 0, bits: 1 };
+        /// l4_l3_hdr_type: IP fragment.
+        pub const IP_FRAG: DescField = DescField { byte: 0x1d, container: 1, lsb: 7, bits: 1 };
+        /// l4_l3_hdr_type: 0 none, 1 IPv6, 2 IPv4.
+        pub const L3_TYPE: DescField = DescField { byte: 0x1d, container: 1, lsb: 2, bits: 2 };
+        /// l4_l3_hdr_type: 0 none, 1 TCP, 2 UDP.
+        pub const L4_TYPE: DescField = DescField { byte: 0x1d, container: 1, lsb: 4, bits: 3 };
+        /// stripped VLAN TCI.
+        pub const VLAN_INFO: DescField = DescField { byte: 0x1e, container: 2, lsb: 0, bits: 16 };
+        /// RX: bytes written; send: bytes sent.
+        pub const BYTE_CNT: DescField = DescField { byte: 0x2c, container: 4, lsb: 0, bits: 32 };
+        /// device cycle counter at completion.
+        pub const TIMESTAMP: DescField = DescField { byte: 0x30, container: 8, lsb: 0, bits: 64 };
+        /// error CQE: vendor syndrome (nicgen: the failing segment index).
+        pub const VENDOR_ERR_SYND: DescField = DescField { byte: 0x36, container: 1, lsb: 0, bits: 8 };
+        /// error CQE: syndrome (syndrome group).
+        pub const SYNDROME: DescField = DescField { byte: 0x37, container: 1, lsb: 0, bits: 8 };
+        /// SQ / RQ number.
+        pub const QPN: DescField = DescField { byte: 0x38, container: 4, lsb: 0, bits: 24 };
+        /// send completions: opcode of the completed WQE.
+        pub const S_WQE_OPCODE: DescField = DescField { byte: 0x38, container: 4, lsb: 24, bits: 8 };
+        /// WQE completed (send: the last of the batch).
+        pub const WQE_COUNTER: DescField = DescField { byte: 0x3c, container: 2, lsb: 0, bits: 16 };
+        /// owner bit: (producer counter >> log_size) & 1.
+        pub const OWNER: DescField = DescField { byte: 0x3f, container: 1, lsb: 0, bits: 1 };
+        /// CQE format (0).
+        pub const FORMAT: DescField = DescField { byte: 0x3f, container: 1, lsb: 2, bits: 2 };
+        /// CQE opcode (cqe_opcode group).
+        pub const OPCODE: DescField = DescField { byte: 0x3f, container: 1, lsb: 4, bits: 4 };
+    }
+    /// Event queue entry (64 bytes).
+    pub mod eqe {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 64;
+        /// event type (event_type group).
+        pub const EVENT_TYPE: DescField = DescField { byte: 0x01, container: 1, lsb: 0, bits: 8 };
+        /// event sub-type.
+        pub const SUB_TYPE: DescField = DescField { byte: 0x03, container: 1, lsb: 0, bits: 8 };
+        /// completion event: the CQ.
+        pub const CQN: DescField = DescField { byte: 0x38, container: 4, lsb: 0, bits: 24 };
+        /// owner bit: (producer counter >> log_size) & 1.
+        pub const OWNER: DescField = DescField { byte: 0x3f, container: 1, lsb: 0, bits: 1 };
+    }
+    /// Doorbell record in host memory (8 bytes per queue). RQ: receive counter; SQ: send counter; CQ: set_ci and the arm word.
+    pub mod dbr {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 8;
+        /// RQ producer counter (WQEs posted).
+        pub const RQ_PC: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 16 };
+        /// SQ producer counter (WQEBBs posted).
+        pub const SQ_PC: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 16 };
+        /// CQ consumer index.
+        pub const CQ_CI: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 24 };
+        /// CQ arm word: arm_sn << 28 | cmd | ci.
+        pub const CQ_ARM: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 32 };
+    }
+    /// QCMD.IN words for CREATE, by queue type (little-endian register words, word k at byte 4k). Ring and doorbell-record addresses are bus addresses; rings are 4 KiB aligned.
+    pub mod qcmd_in {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 32;
+        /// all: ring base bits 31:0.
+        pub const RING_LO: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 32 };
+        /// all: ring base bits 63:32.
+        pub const RING_HI: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 32 };
+        /// all: log2 entries (EQ, CQ: 64-byte entries; SQ: 64-byte WQEBBs; RQ: WQEs).
+        pub const LOG_SIZE: DescField = DescField { byte: 0x08, container: 4, lsb: 0, bits: 5 };
+        /// RQ: log2 bytes per receive WQE (4..=9).
+        pub const LOG_STRIDE: DescField = DescField { byte: 0x08, container: 4, lsb: 8, bits: 4 };
+        /// CQ, SQ, RQ: doorbell record bits 31:0.
+        pub const DBR_LO: DescField = DescField { byte: 0x0c, container: 4, lsb: 0, bits: 32 };
+        /// CQ, SQ, RQ: doorbell record bits 63:32.
+        pub const DBR_HI: DescField = DescField { byte: 0x10, container: 4, lsb: 0, bits: 32 };
+        /// EQ: interrupt vector; CQ: its EQ; SQ, RQ: their CQ.
+        pub const LINK: DescField = DescField { byte: 0x14, container: 4, lsb: 0, bits: 16 };
+        /// EQ: interrupt after this many events (0 = 1).
+        pub const MOD_COUNT: DescField = DescField { byte: 0x18, container: 4, lsb: 0, bits: 16 };
+        /// EQ: or after this many 1024-cycle ticks since the first pending event (0 = off).
+        pub const MOD_PERIOD: DescField = DescField { byte: 0x18, container: 4, lsb: 16, bits: 16 };
+    }
+}
+
+/// Numbered constants shared with the NIC.
+pub mod consts {
+    /// Queue types (QCMD_EXEC.type).
+    pub mod qtype {
+        /// event queue.
+        pub const EQ: u32 = 0x0;
+        /// completion queue.
+        pub const CQ: u32 = 0x1;
+        /// send queue.
+        pub const SQ: u32 = 0x2;
+        /// receive queue.
+        pub const RQ: u32 = 0x3;
+    }
+    /// Queue commands (QCMD.EXEC.op).
+    pub mod qcmd_op {
+        /// create the queue from IN; ready.
+        pub const CREATE: u32 = 0x1;
+        /// forget the queue.
+        pub const DESTROY: u32 = 0x2;
+        /// leave the error state: ready, indices kept.
+        pub const RESET: u32 = 0x3;
+        /// state and indices into OUT.
+        pub const QUERY: u32 = 0x4;
+    }
+    /// QCMD.STATUS.status (mlx5 command status codes).
+    pub mod qcmd_status {
+        /// done.
+        pub const OK: u32 = 0x0;
+        /// a size, stride or link out of range.
+        pub const BAD_PARAM: u32 = 0x3;
+        /// the queue is not in a state the command applies to.
+        pub const BAD_RES_STATE: u32 = 0x9;
+        /// the queue number is out of range.
+        pub const BAD_INDEX: u32 = 0xa;
+    }
+    /// Queue states (QCMD.OUT word 0).
+    pub mod qstate {
+        /// not created.
+        pub const RST: u32 = 0x0;
+        /// ready.
+        pub const RDY: u32 = 0x1;
+        /// error: stopped until RESET.
+        pub const ERR: u32 = 0x3;
+    }
+    /// Send WQE opcodes (ctrl_seg.opcode).
+    pub mod opcode {
+        /// no operation (completes).
+        pub const NOP: u32 = 0x0;
+        /// send a frame.
+        pub const SEND: u32 = 0xa;
+    }
+    /// ctrl_seg.fm_ce_se bits.
+    pub mod fm_ce_se {
+        /// write a CQE for this WQE (always).
+        pub const CQ_UPDATE: u32 = 0x8;
+        /// solicited event.
+        pub const SOLICITED: u32 = 0x2;
+    }
+    /// eth_seg.cs_flags bits.
+    pub mod cs_flags {
+        /// insert the IPv4 header checksum.
+        pub const L3_CSUM: u32 = 0x40;
+        /// insert the TCP/UDP checksum.
+        pub const L4_CSUM: u32 = 0x80;
+    }
+    /// CQE opcodes (cqe.opcode).
+    pub mod cqe_opcode {
+        /// send completion.
+        pub const REQ: u32 = 0x0;
+        /// receive completion.
+        pub const RESP_SEND: u32 = 0x2;
+        /// send completion in error.
+        pub const REQ_ERR: u32 = 0xd;
+        /// receive completion in error.
+        pub const RESP_ERR: u32 = 0xe;
+        /// never written by the NIC (initial value).
+        pub const INVALID: u32 = 0xf;
+    }
+    /// Error CQE syndromes (cqe.syndrome).
+    pub mod syndrome {
+        /// zero length or a length over the maximum.
+        pub const LOCAL_LENGTH: u32 = 0x1;
+        /// unknown opcode or malformed WQE.
+        pub const LOCAL_QP_OP: u32 = 0x2;
+        /// gather/scatter outside the registered memory region.
+        pub const LOCAL_PROT: u32 = 0x4;
+        /// flushed: the queue was in error.
+        pub const WR_FLUSH: u32 = 0x5;
+        /// DMA read answered with an error.
+        pub const LOCAL_ACCESS: u32 = 0x11;
+    }
+    /// EQE event types (eqe.event_type).
+    pub mod event_type {
+        /// a CQE was written to an armed CQ.
+        pub const COMPLETION: u32 = 0x0;
+        /// CQ overrun.
+        pub const CQ_ERROR: u32 = 0x4;
+        /// a work queue went to the error state.
+        pub const WQ_CATAS: u32 = 0x5;
+    }
+    /// Sizes and special values.
+    pub mod misc {
+        /// send WQE basic block, bytes.
+        pub const WQEBB: u32 = 0x40;
+        /// CQE and EQE size, bytes.
+        pub const CQE_SIZE: u32 = 0x40;
+        /// ends a receive scatter list.
+        pub const INVALID_LKEY: u32 = 0x100;
+        /// largest send WQE, 16-byte segments (4 WQEBBs).
+        pub const MAX_SEND_DS: u32 = 0x10;
+        /// largest frame a send WQE may describe, bytes.
+        pub const MAX_FRAME: u32 = 0x4000;
+    }
+}
