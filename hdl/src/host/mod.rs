@@ -20,9 +20,9 @@
 //!
 //! | ports | direction | record / stream | meaning |
 //! |---|---|---|---|
-//! | `m_dma_rd_req_tdata/_tvalid/_tready` | NIC → host | [`DMA_RD_REQ`] | read `len` bytes at `addr`, answer with tag `tag` |
+//! | `m_dma_rd_req_tdata/_tvalid/_tready` | NIC → host | [`DMA_RD_REQ`] | read `len` bytes at `addr`, answer with tag `tag`, first byte at byte `off` of the first beat |
 //! | `s_dma_rd_cpl_*` | host → NIC | stream, `tuser` = [`DMA_RD_CPL_USER`] | the data of one read |
-//! | `m_dma_wr_req_tdata/_tvalid/_tready` | NIC → host | [`DMA_WR_REQ`] | write `len` bytes at `addr` |
+//! | `m_dma_wr_req_tdata/_tvalid/_tready` | NIC → host | [`DMA_WR_REQ`] | write `len` bytes at `addr`, taken from byte `off` of the first data beat on |
 //! | `m_dma_wr_*` | NIC → host | stream (no `tuser`) | the data of the writes, in request order |
 //! | `irq` | NIC → host | `eqs` bits | a one-cycle pulse on bit `v` = one message on vector `v` (MSI-X style) |
 //!
@@ -30,16 +30,24 @@
 //! 1. A request has `1 <= len <= 4096` and does not cross a 4 KiB boundary (PCIe's rule); the
 //!    NIC splits longer transfers.
 //! 2. Reads: at most one outstanding read per tag; the host answers each read with exactly
-//!    `ceil(len / (W/8))` beats, `tlast` on the final one, the first byte of the data at byte 0
-//!    of the first beat, `tkeep` all ones except on the last beat. The beats of one answer are
+//!    `ceil((off + len) / (W/8))` beats, `tlast` on the final one, the first byte of the data
+//!    at byte `off` of the first beat and the rest following byte by byte; `tkeep` marks the
+//!    `len` data bytes (so it is a contiguous run, starting at `off` on the first beat and
+//!    ending early on the last). The beats of one answer are
 //!    contiguous (never interleaved with another answer), but answers may come in any order
 //!    relative to their requests. `tuser.err` set on every beat of an answer says the address
 //!    was not readable (the data is then zero).
 //! 3. Writes: each write request is followed (on `m_dma_wr`, in request order) by exactly
-//!    `ceil(len / (W/8))` beats laid out as in rule 2. Writes are posted and applied in order:
+//!    `ceil((off + len) / (W/8))` beats laid out as in rule 2 (`tkeep` marks the data bytes). Writes are posted and applied in order:
 //!    a write is visible to the host only after every earlier write, so a CQE written after
 //!    its data never overtakes it. A write to an address the host cannot write is dropped and
 //!    counted by the host.
+//!
+//! `off` (`0 <= off < W/8`) lets the NIC place DMA data anywhere in its beats without a
+//! barrel shifter: a frame gathered from several buffers lands in a byte-enabled buffer at its
+//! running byte position, and a frame scattered over several buffers is written from wherever
+//! each buffer's share starts. The byte shifting this implies belongs to the DMA interface
+//! (the PCIe shell), as in Corundum's `dma_if_pcie`, where it aligns to its RAM instead.
 //! 4. The host may hold `tready` low on any request or data channel for any number of cycles.
 
 use crate::record::RecordLayout;
@@ -50,7 +58,7 @@ pub const BAR_BITS: u32 = 20;
 /// A DMA read request.
 pub const DMA_RD_REQ: RecordLayout = RecordLayout {
     name: "dma_rd_req",
-    fields: &[("addr", 64), ("len", 13), ("tag", 8), ("pad", 11)],
+    fields: &[("addr", 64), ("len", 13), ("tag", 8), ("off", 6), ("pad", 5)],
 };
 
 /// The `tuser` of a DMA read answer: the request's tag and an error flag.
@@ -62,7 +70,7 @@ pub const DMA_RD_CPL_USER: RecordLayout = RecordLayout {
 /// A DMA write request (its data follows on `m_dma_wr`).
 pub const DMA_WR_REQ: RecordLayout = RecordLayout {
     name: "dma_wr_req",
-    fields: &[("addr", 64), ("len", 13), ("pad", 19)],
+    fields: &[("addr", 64), ("len", 13), ("off", 6), ("pad", 13)],
 };
 
 /// Largest single DMA request, bytes (and the boundary a request may not cross).
