@@ -393,7 +393,7 @@ pub mod desc {
         pub const VLAN_INFO: DescField = DescField { byte: 0x1e, container: 2, lsb: 0, bits: 16 };
         /// RX: bytes written; send: bytes sent.
         pub const BYTE_CNT: DescField = DescField { byte: 0x2c, container: 4, lsb: 0, bits: 32 };
-        /// device cycle counter at completion.
+        /// device cycle counter at completion (error CQEs: bytes 0x36-0x37 hold vendor_err_synd and syndrome instead).
         pub const TIMESTAMP: DescField = DescField { byte: 0x30, container: 8, lsb: 0, bits: 64 };
         /// error CQE: vendor syndrome (nicgen: the failing segment index).
         pub const VENDOR_ERR_SYND: DescField = DescField { byte: 0x36, container: 1, lsb: 0, bits: 8 };

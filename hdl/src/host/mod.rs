@@ -58,7 +58,13 @@ pub const BAR_BITS: u32 = 20;
 /// A DMA read request.
 pub const DMA_RD_REQ: RecordLayout = RecordLayout {
     name: "dma_rd_req",
-    fields: &[("addr", 64), ("len", 13), ("tag", 8), ("off", 6), ("pad", 5)],
+    fields: &[
+        ("addr", 64),
+        ("len", 13),
+        ("tag", 8),
+        ("off", 6),
+        ("pad", 5),
+    ],
 };
 
 /// The `tuser` of a DMA read answer: the request's tag and an error flag.
@@ -73,6 +79,39 @@ pub const DMA_WR_REQ: RecordLayout = RecordLayout {
     fields: &[("addr", 64), ("len", 13), ("off", 6), ("pad", 13)],
 };
 
+/// A queue command, as the QCMD registers stage it (`regmap` block `qcmd`), routed to the engine
+/// that owns the queue type.
+pub const QCMD_REQ: RecordLayout = RecordLayout {
+    name: "qcmd_req",
+    fields: &[
+        ("op", 4),
+        ("qtype", 4),
+        ("index", 16),
+        ("in0", 32),
+        ("in1", 32),
+        ("in2", 32),
+        ("in3", 32),
+        ("in4", 32),
+        ("in5", 32),
+        ("in6", 32),
+        ("in7", 32),
+    ],
+};
+
+/// The answer to a queue command: `QCMD.STATUS.status` and the `QCMD.OUT` words.
+pub const QCMD_RES: RecordLayout = RecordLayout {
+    name: "qcmd_res",
+    fields: &[
+        ("status", 8),
+        ("out0", 32),
+        ("out1", 32),
+        ("out2", 32),
+        ("out3", 32),
+    ],
+};
+
 /// Largest single DMA request, bytes (and the boundary a request may not cross).
 pub const DMA_MAX_LEN: u32 = 4096;
+pub mod cq_engine;
+pub mod desc;
 pub mod regmap;

@@ -399,7 +399,7 @@ pub const DESCS: &[Desc] = &[
             d("l4_type", 0x1D, 1, 4, 3, "l4_l3_hdr_type: 0 none, 1 TCP, 2 UDP"),
             d("vlan_info", 0x1E, 2, 0, 16, "stripped VLAN TCI"),
             d("byte_cnt", 0x2C, 4, 0, 32, "RX: bytes written; send: bytes sent"),
-            d("timestamp", 0x30, 8, 0, 64, "device cycle counter at completion"),
+            d("timestamp", 0x30, 8, 0, 64, "device cycle counter at completion (error CQEs: bytes 0x36-0x37 hold vendor_err_synd and syndrome instead)"),
             d("vendor_err_synd", 0x36, 1, 0, 8, "error CQE: vendor syndrome (nicgen: the failing segment index)"),
             d("syndrome", 0x37, 1, 0, 8, "error CQE: syndrome (syndrome group)"),
             d("qpn", 0x38, 4, 0, 24, "SQ / RQ number"),
@@ -576,6 +576,17 @@ pub fn find(path: &str) -> Option<(&'static Block, &'static Reg)> {
     let block = BLOCKS.iter().find(|x| x.name == b)?;
     let reg = block.regs.iter().find(|x| x.name == r)?;
     Some((block, reg))
+}
+
+/// The value of constant `name` in group `group` (e.g. `value("qstate", "RDY")`); panics when the
+/// map has none (a programming error caught by the first build of the block using it).
+pub fn value(group: &str, name: &str) -> u64 {
+    CONSTS
+        .iter()
+        .find(|g| g.name == group)
+        .and_then(|g| g.values.iter().find(|v| v.0 == name))
+        .map(|v| v.1 as u64)
+        .unwrap_or_else(|| panic!("the register map has no constant {group}.{name}"))
 }
 
 /// Bytes a register occupies (4 per element; 8 for `Ro64`).

@@ -29,6 +29,7 @@
 //! | Module | Contents |
 //! |---|---|
 //! | [`checksum`] | ones'-complement sums, pseudo-headers, RFC 1624 update, the checksum-stage model |
+//! | [`cq`] | completion and event queues: CQE/EQE bytes, owner bits, arming, interrupt moderation |
 //! | [`crc32`] | Ethernet FCS (CRC-32, reflected 0xEDB88320) |
 //! | [`ethernet`] | Ethernet II with up to two 802.1Q / 802.1ad tags; VLAN strip and insert |
 //! | [`ip`] | the IP protocol numbers shared by IPv4 and IPv6 |
@@ -43,6 +44,7 @@
 #![warn(missing_docs)]
 
 pub mod checksum;
+pub mod cq;
 pub mod crc32;
 mod error;
 pub mod ethernet;

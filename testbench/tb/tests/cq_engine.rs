@@ -1,0 +1,476 @@
+//! `cq_engine` against the golden model `nicgen_model::cq` at 8, 64 and 512 bits with random idle
+//! and backpressure: queue commands (including every refused case), CQEs and EQEs byte for byte
+//! at the right ring slots with the right owner bits, CQ arming (caught up and behind), EQ
+//! arming with moderation by count, drops for CQs that do not exist, QUERY counters, and an
+//! interrupt moderated by time.
+
+mod blocks;
+use blocks::*;
+use nicgen_hdl::host::cq_engine::{cq_engine, CqCfg, CMPL, CQ_ARM, EQ_DB};
+use nicgen_hdl::host::{DMA_WR_REQ, QCMD_REQ, QCMD_RES};
+use nicgen_model::cq::{Cmpl, CqModel, RingWrite};
+use nicgen_tb::record::{RecordDriver, RecordSink};
+use nicgen_tb::stream::{
+    run_until_seeded, step, Agent, Status, StreamError, StreamPorts, StreamSink,
+};
+use nicgen_tb::{PortId, Sim};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::collections::VecDeque;
+
+const CQS: u32 = 8;
+const EQS: u32 = 2;
+
+fn u(v: &num_bigint::BigUint) -> u64 {
+    u64::try_from(v).unwrap()
+}
+
+/// Drives a valid-only port (`<prefix>_tdata/_tvalid`): one item per pulse, gaps between.
+struct Pulser {
+    data: PortId,
+    valid: PortId,
+    queue: VecDeque<Vec<u8>>,
+    gap: u32,
+}
+
+impl Pulser {
+    fn new(sim: &Sim, prefix: &str) -> Pulser {
+        Pulser {
+            data: sim.port(&format!("{prefix}_tdata")).unwrap(),
+            valid: sim.port(&format!("{prefix}_tvalid")).unwrap(),
+            queue: VecDeque::new(),
+            gap: 0,
+        }
+    }
+}
+
+impl Agent for Pulser {
+    fn drive(&mut self, sim: &mut Sim) {
+        sim.set(self.valid, 0);
+        if self.gap > 0 {
+            self.gap -= 1;
+            return;
+        }
+        if let Some(item) = self.queue.pop_front() {
+            sim.set_bytes_le(self.data, &item);
+            sim.set(self.valid, 1);
+            self.gap = 3; // a BAR write takes several cycles
+        }
+    }
+    fn observe(&mut self, _sim: &Sim) -> Result<bool, StreamError> {
+        Ok(false)
+    }
+}
+
+/// Drives `timer` with the cycle count, as the device's free-running counter does.
+struct Timer(PortId);
+
+impl Agent for Timer {
+    fn drive(&mut self, sim: &mut Sim) {
+        let now = sim.cycles();
+        sim.set(self.0, now);
+    }
+    fn observe(&mut self, _sim: &Sim) -> Result<bool, StreamError> {
+        Ok(false)
+    }
+}
+
+/// Counts the one-cycle pulses on each `irq` bit.
+struct IrqCounter {
+    port: PortId,
+    counts: Vec<u32>,
+    first_at: Option<u64>,
+}
+
+impl Agent for IrqCounter {
+    fn observe(&mut self, sim: &Sim) -> Result<bool, StreamError> {
+        let v = sim.get_u64(self.port);
+        for (i, c) in self.counts.iter_mut().enumerate() {
+            if v >> i & 1 == 1 {
+                *c += 1;
+                self.first_at.get_or_insert(sim.cycles());
+            }
+        }
+        Ok(false)
+    }
+}
+
+struct Bench {
+    qcmd: RecordDriver,
+    qres: RecordSink,
+    cmpl: RecordDriver,
+    arm: Pulser,
+    eqdb: Pulser,
+    wr_req: RecordSink,
+    wr: StreamSink,
+    irq: IrqCounter,
+    timer: Timer,
+}
+
+impl Bench {
+    fn new(sim: &Sim, k: &Knobs) -> Bench {
+        Bench {
+            qcmd: RecordDriver::new(sim, "s_qcmd", k.seed, k.idle).unwrap(),
+            qres: RecordSink::new(sim, "m_qcmd_res", k.seed + 1, k.backpressure).unwrap(),
+            cmpl: RecordDriver::new(sim, "s_cmpl", k.seed + 2, k.idle).unwrap(),
+            arm: Pulser::new(sim, "s_arm"),
+            eqdb: Pulser::new(sim, "eq_db"),
+            wr_req: RecordSink::new(sim, "m_dma_wr_req", k.seed + 3, k.backpressure).unwrap(),
+            wr: StreamSink::new(
+                StreamPorts::new(sim, "m_dma_wr").unwrap(),
+                k.seed + 4,
+                k.backpressure,
+            ),
+            irq: IrqCounter {
+                port: sim.port("irq").unwrap(),
+                counts: vec![0; EQS as usize],
+                first_at: None,
+            },
+            timer: Timer(sim.port("timer").unwrap()),
+        }
+    }
+
+    /// Step until every driver is empty, `writes` entries were written and `answers` commands
+    /// answered, then 16 more cycles (late interrupts).
+    fn settle(&mut self, sim: &mut Sim, seed: u64, writes: usize, answers: usize) {
+        let mut tail = 16;
+        let r = run_until_seeded(sim, seed, 5000, |sim| {
+            let Bench {
+                qcmd,
+                qres,
+                cmpl,
+                arm,
+                eqdb,
+                wr_req,
+                wr,
+                irq,
+                timer,
+            } = self;
+            let p = step(
+                sim,
+                &mut [qcmd, qres, cmpl, arm, eqdb, wr_req, wr, irq, timer],
+            )?;
+            let quiet = self.qcmd.is_idle()
+                && self.cmpl.is_idle()
+                && self.arm.queue.is_empty()
+                && self.eqdb.queue.is_empty()
+                && self.wr.frames().len() >= writes
+                && self.wr_req.items.len() >= writes
+                && self.qres.items.len() >= answers;
+            if quiet {
+                tail -= 1;
+            }
+            Ok(Status::new(p || quiet, quiet && tail == 0))
+        });
+        if let Err(e) = r {
+            panic!(
+                "{e}: {} of {writes} writes requested, {} written, {} of {answers} commands answered, \
+                 {} completions and {} commands not yet taken",
+                self.wr_req.items.len(),
+                self.wr.frames().len(),
+                self.qres.items.len(),
+                !self.cmpl.is_idle() as u8,
+                !self.qcmd.is_idle() as u8
+            );
+        }
+    }
+
+    /// The ring writes so far: each request paired with its 64 data bytes.
+    fn writes(&self) -> Vec<RingWrite> {
+        assert_eq!(
+            self.wr_req.items.len(),
+            self.wr.frames().len(),
+            "one data burst per request"
+        );
+        self.wr_req
+            .items
+            .iter()
+            .zip(self.wr.frames())
+            .map(|(r, d)| {
+                let f = DMA_WR_REQ.decode(r);
+                assert_eq!(u(&f["len"]), 64);
+                assert_eq!(u(&f["off"]), 0);
+                RingWrite {
+                    addr: u(&f["addr"]),
+                    bytes: d.data.clone().try_into().expect("64 bytes per entry"),
+                }
+            })
+            .collect()
+    }
+}
+
+fn qcmd(op: u128, qtype: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
+    let mut v: Vec<(&str, u128)> = vec![("op", op), ("qtype", qtype), ("index", index)];
+    let names = ["in0", "in1", "in2", "in3", "in4", "in5", "in6", "in7"];
+    for (n, x) in names.iter().zip(ins) {
+        v.push((n, x));
+    }
+    QCMD_REQ.encode(&v)
+}
+
+fn create(qtype: u128, index: u128, base: u64, log: u32, link: u32, mod_count: u32) -> Vec<u8> {
+    qcmd(
+        1,
+        qtype,
+        index,
+        [
+            (base & 0xFFFF_FFFF) as u128,
+            (base >> 32) as u128,
+            log as u128,
+            0,
+            0,
+            link as u128,
+            mod_count as u128,
+            0,
+        ],
+    )
+}
+
+fn cmpl_record(c: &Cmpl) -> Vec<u8> {
+    CMPL.encode(&[
+        ("cqn", c.cqn as u128),
+        ("opcode", c.opcode as u128),
+        ("syndrome", c.syndrome as u128),
+        ("vendor_err_synd", c.vendor_err_synd as u128),
+        ("qpn", c.qpn as u128),
+        ("s_wqe_opcode", c.s_wqe_opcode as u128),
+        ("wqe_counter", c.wqe_counter as u128),
+        ("byte_cnt", c.byte_cnt as u128),
+        ("rss_hash_result", c.rss_hash_result as u128),
+        ("rss_hash_type", c.rss_hash_type as u128),
+        ("check_sum", c.check_sum as u128),
+        ("l2_ok", c.l2_ok as u128),
+        ("l3_ok", c.l3_ok as u128),
+        ("l4_ok", c.l4_ok as u128),
+        ("l3_type", c.l3_type as u128),
+        ("l4_type", c.l4_type as u128),
+        ("cv", c.cv as u128),
+        ("ip_frag", c.ip_frag as u128),
+        ("vlan_info", c.vlan_info as u128),
+        ("l3_hdr", c.l3_hdr as u128),
+    ])
+}
+
+fn random_cmpl(rng: &mut StdRng) -> Cmpl {
+    Cmpl {
+        cqn: rng.gen_range(0..CQS),
+        opcode: [0u8, 2, 13, 14][rng.gen_range(0..4)],
+        syndrome: rng.gen(),
+        vendor_err_synd: rng.gen(),
+        qpn: rng.gen_range(0..1 << 24),
+        s_wqe_opcode: rng.gen(),
+        wqe_counter: rng.gen(),
+        byte_cnt: rng.gen(),
+        rss_hash_result: rng.gen(),
+        rss_hash_type: rng.gen(),
+        check_sum: rng.gen(),
+        l2_ok: rng.gen(),
+        l3_ok: rng.gen(),
+        l4_ok: rng.gen(),
+        l3_type: rng.gen_range(0..4),
+        l4_type: rng.gen_range(0..8),
+        cv: rng.gen(),
+        ip_frag: rng.gen(),
+        vlan_info: rng.gen(),
+        l3_hdr: rng.gen_range(0..4),
+    }
+}
+
+/// CQE bytes without the timestamp (the device's cycle count; the model leaves it 0). Error
+/// CQEs keep their syndromes in the last two bytes; EQEs have no timestamp.
+fn untimed(mut w: RingWrite, eq_rings: &[u64]) -> RingWrite {
+    if eq_rings.iter().any(|b| w.addr & !0xFFF == *b) {
+        return w;
+    }
+    let err = matches!(w.bytes[0x3F] >> 4, 13 | 14);
+    w.bytes[0x30..if err { 0x36 } else { 0x38 }].fill(0);
+    w
+}
+
+fn status(item: &[u8]) -> u64 {
+    u(&QCMD_RES.decode(item)["status"])
+}
+
+#[test]
+fn cq_engine_matches_the_model() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let cfg = CqCfg {
+            data_bits: w,
+            cqs: CQS,
+            eqs: EQS,
+            log_max: 12,
+        };
+        let Some(d) = dut(&cq_engine(&cfg).unwrap()) else {
+            return;
+        };
+        for (ki, k) in matrix(300 + wi as u64).into_iter().enumerate() {
+            let mut sim = if ki == 1 {
+                recording_sim(&d)
+            } else {
+                d.model.instance()
+            };
+            reset(&mut sim);
+            let mut b = Bench::new(&sim, &k);
+            let mut m = CqModel::new(CQS as usize, EQS as usize);
+            let mut rng = StdRng::seed_from_u64(k.seed);
+            // Queues: EQ0 interrupts on every event, EQ1 on every second one.
+            let mut cmds = vec![
+                create(0, 0, 0x1_0000, 3, 0, 1),
+                create(0, 1, 0x2_0000, 2, 1, 2),
+            ];
+            m.create_eq(0, 0x1_0000, 3, 0, 1);
+            m.create_eq(1, 0x2_0000, 2, 1, 2);
+            for cq in 0..CQS - 2 {
+                let (base, log) = (0x10_0000 + cq as u64 * 0x1000, 2 + cq % 2);
+                cmds.push(create(1, cq as u128, base, log, cq % 2, 0));
+                m.create_cq(cq, base, log, cq % 2);
+            }
+            // Refused: twice, out of range, bad size, bad EQ link, destroy/reset of a queue
+            // that does not exist, an unknown op.
+            let refused = [
+                (create(1, 0, 0x3_0000, 2, 0, 0), 0x09),
+                (create(1, 100, 0x3_0000, 2, 0, 0), 0x0A),
+                (create(1, 7, 0x3_0000, 0, 0, 0), 0x03),
+                (create(1, 7, 0x3_0000, 13, 0, 0), 0x03),
+                (create(1, 7, 0x3_0000, 2, 5, 0), 0x03),
+                (qcmd(2, 1, 7, [0; 8]), 0x09),
+                (qcmd(3, 0, 1, [0; 8]), 0x00), // reset of a ready EQ: fine
+                (qcmd(9, 1, 0, [0; 8]), 0x03),
+            ];
+            let n_ok = cmds.len();
+            for c in cmds.iter().chain(refused.iter().map(|r| &r.0)) {
+                b.qcmd.push(c.clone());
+            }
+            b.settle(&mut sim, k.seed, 0, n_ok + refused.len());
+            for (i, item) in b.qres.items.iter().enumerate() {
+                let want = if i < n_ok { 0 } else { refused[i - n_ok].1 };
+                assert_eq!(status(item), want, "w={w} {k:?}: command {i}");
+            }
+            let mut want_writes: Vec<RingWrite> = Vec::new();
+            let mut answers = b.qres.items.len();
+            for phase in 0..6 {
+                // Arm both EQs where they are, and a random set of CQs (caught up or behind).
+                for eq in 0..EQS {
+                    let ci = m.eq_pc(eq).unwrap();
+                    b.eqdb.queue.push_back(EQ_DB.encode(&[
+                        ("eqn", eq as u128),
+                        ("ci", ci as u128),
+                        ("arm", 1),
+                    ]));
+                    m.eq_doorbell(eq, ci, true);
+                }
+                for cq in 0..CQS {
+                    if rng.gen_bool(0.6) {
+                        let pc = m.cq_pc(cq).unwrap_or(0);
+                        let ci = if rng.gen_bool(0.3) {
+                            pc.wrapping_sub(1) & 0xFF_FFFF
+                        } else {
+                            pc
+                        };
+                        b.arm
+                            .queue
+                            .push_back(CQ_ARM.encode(&[("cqn", cq as u128), ("ci", ci as u128)]));
+                        want_writes.extend(m.arm_cq(cq, ci));
+                    }
+                }
+                b.settle(&mut sim, k.seed, want_writes.len(), answers);
+                if phase == 3 {
+                    // Destroy CQ 2: its later completions are dropped.
+                    b.qcmd.push(qcmd(2, 1, 2, [0; 8]));
+                    m.destroy_cq(2);
+                    answers += 1;
+                    b.settle(&mut sim, k.seed, want_writes.len(), answers);
+                }
+                for _ in 0..12 {
+                    let c = random_cmpl(&mut rng);
+                    b.cmpl.push(cmpl_record(&c));
+                    want_writes.extend(m.complete(&c));
+                }
+                b.settle(&mut sim, k.seed, want_writes.len(), answers);
+                let got: Vec<RingWrite> = b
+                    .writes()
+                    .into_iter()
+                    .map(|x| untimed(x, &[0x1_0000, 0x2_0000]))
+                    .collect();
+                assert_eq!(
+                    got.len(),
+                    want_writes.len(),
+                    "w={w} {k:?} phase {phase}: writes"
+                );
+                for (i, (g, x)) in got.iter().zip(&want_writes).enumerate() {
+                    assert_eq!(g, x, "w={w} {k:?} phase {phase}: write {i}");
+                }
+                assert_eq!(
+                    b.irq.counts, m.irqs,
+                    "w={w} {k:?} phase {phase}: interrupts"
+                );
+            }
+            // QUERY reports the producer counters.
+            for cq in [0u32, 1, 5] {
+                b.qcmd.push(qcmd(4, 1, cq as u128, [0; 8]));
+            }
+            b.settle(&mut sim, k.seed, want_writes.len(), answers + 3);
+            for (i, cq) in [0u32, 1, 5].into_iter().enumerate() {
+                let r = QCMD_RES.decode(&b.qres.items[answers + i]);
+                assert_eq!(u(&r["status"]), 0);
+                assert_eq!(u(&r["out0"]), 1, "ready");
+                assert_eq!(u(&r["out1"]) as u32, m.cq_pc(cq).unwrap(), "CQ {cq} pc");
+            }
+            let dropped = sim.port("stat_cmpl_dropped").unwrap();
+            assert_eq!(sim.get_u64(dropped), m.dropped as u64, "w={w} {k:?}: drops");
+            let lost = sim.port("stat_arm_lost").unwrap();
+            assert_eq!(sim.get_u64(lost), 0);
+            if ki == 1 {
+                icarus_agrees(&d, &sim.take_recording());
+            }
+        }
+    }
+}
+
+#[test]
+fn an_eq_interrupts_after_its_period_when_the_count_is_not_reached() {
+    let cfg = CqCfg {
+        data_bits: 64,
+        cqs: 4,
+        eqs: 1,
+        log_max: 12,
+    };
+    let Some(d) = dut(&cq_engine(&cfg).unwrap()) else {
+        return;
+    };
+    let mut sim = d.model.instance();
+    reset(&mut sim);
+    let k = Knobs {
+        seed: 7,
+        idle: 0.0,
+        backpressure: 0.0,
+    };
+    let mut b = Bench::new(&sim, &k);
+    b.irq.counts = vec![0];
+    // EQ0: 50 events or 2 ticks (2048 cycles); CQ0 on it.
+    b.qcmd
+        .push(qcmd(1, 0, 0, [0x1_0000, 0, 3, 0, 0, 0, 50 | 2 << 16, 0]));
+    b.qcmd.push(create(1, 0, 0x2_0000, 3, 0, 0));
+    b.settle(&mut sim, 7, 0, 2);
+    b.eqdb
+        .queue
+        .push_back(EQ_DB.encode(&[("eqn", 0), ("ci", 0), ("arm", 1)]));
+    b.arm
+        .queue
+        .push_back(CQ_ARM.encode(&[("cqn", 0), ("ci", 0)]));
+    b.settle(&mut sim, 7, 0, 2);
+    assert_eq!(b.irq.counts, vec![0]);
+    let start = sim.cycles();
+    b.cmpl.push(cmpl_record(&Cmpl::default()));
+    b.settle(&mut sim, 7, 2, 2);
+    assert_eq!(b.irq.counts, vec![0], "one event of 50: no interrupt yet");
+    run_until_seeded(&mut sim, 7, 4000, |sim| {
+        let p = step(sim, &mut [&mut b.irq, &mut b.timer])?;
+        Ok(Status::new(p, b.irq.counts[0] == 1))
+    })
+    .unwrap();
+    let after = b.irq.first_at.unwrap() - start;
+    assert!(
+        (1024..=3 * 1024 + 64).contains(&after),
+        "interrupt {after} cycles after the event; the period is 2 ticks of 1024"
+    );
+}
