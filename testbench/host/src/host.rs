@@ -161,7 +161,8 @@ impl SimHost {
 
     /// One clock cycle of everything: the DMA service, the BAR master and the agents drive
     /// their inputs, the NIC is clocked, then all of them observe the sampled values. Returns
-    /// whether anything was transferred or latched.
+    /// whether anything was transferred or latched. After an error the host's state is that of
+    /// a broken link: report the error, do not go on simulating.
     pub fn cycle(&mut self) -> Result<bool, HostError> {
         self.dma.drive(&mut self.sim, &self.memory);
         self.axil.drive(&mut self.sim);
@@ -184,22 +185,6 @@ impl SimHost {
             self.cycle()?;
         }
         Ok(())
-    }
-
-    /// Cycles until `done(self)` holds (checked before each cycle), at most `max_cycles`;
-    /// returns the cycles run, or `None` if `done` never held.
-    pub fn run_until(
-        &mut self,
-        max_cycles: u64,
-        mut done: impl FnMut(&SimHost) -> bool,
-    ) -> Result<Option<u64>, HostError> {
-        for n in 0..max_cycles {
-            if done(self) {
-                return Ok(Some(n));
-            }
-            self.cycle()?;
-        }
-        Ok(done(self).then_some(max_cycles))
     }
 
     /// Reads the 32-bit register at BAR offset `offset`, running cycles until the answer.
@@ -262,7 +247,7 @@ impl SimHost {
         }
     }
 
-    /// The agent `id` names (`None` only for an id from another host).
+    /// The agent `id` names (`None` if `id` came from another host).
     pub fn agent<T: 'static>(&self, id: AgentId<T>) -> Option<&T> {
         self.agents.get(id.index)?.as_any().downcast_ref()
     }

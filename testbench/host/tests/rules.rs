@@ -229,7 +229,8 @@ fn write_beats_tlast_and_tkeep_are_checked() {
     let data = [7u8; BEAT];
     // (request length, beats as (tkeep, tlast) of which the last breaks `rule`, words of the
     // message). 12 bytes are a full beat, then 4 bytes with tlast.
-    let cases: [(usize, &[(u8, bool)], DmaRule, &[&str]); 4] = [
+    type Case<'a> = (usize, &'a [(u8, bool)], DmaRule, &'a [&'a str]);
+    let cases: [Case; 4] = [
         (
             12,
             &[(0xff, true)],
