@@ -121,7 +121,7 @@ pub enum DmaRule {
     Boundary,
     /// Rule 2: at most one outstanding read per tag.
     TagInUse,
-    /// Rule 3: a write's data is exactly `ceil(len / (W/8))` beats, `tlast` on the final one.
+    /// Rule 3: a write's data is exactly `ceil((off + len) / (W/8))` beats, `tlast` on the final one.
     WriteBeats,
     /// Rule 3: write `tkeep` is all ones except on the last beat, where it covers the rest.
     WriteKeep,
@@ -135,8 +135,10 @@ impl fmt::Display for DmaRule {
             DmaRule::Length => "rule 1 (1 <= len <= 4096)",
             DmaRule::Boundary => "rule 1 (no request crosses a 4 KiB boundary)",
             DmaRule::TagInUse => "rule 2 (one outstanding read per tag)",
-            DmaRule::WriteBeats => "rule 3 (ceil(len / (W/8)) write beats, tlast on the last)",
-            DmaRule::WriteKeep => "rule 3 (write tkeep all ones but on the last beat)",
+            DmaRule::WriteBeats => {
+                "rule 3 (ceil((off + len) / (W/8)) write beats, tlast on the last)"
+            }
+            DmaRule::WriteKeep => "rule 3 (write tkeep marks exactly the data bytes of each beat)",
             DmaRule::Hold => "stream rule 1 (hold until taken)",
         })
     }
@@ -269,6 +271,8 @@ struct Read {
     tag: u8,
     addr: u64,
     len: usize,
+    /// Byte position of the first data byte in the first beat.
+    off: usize,
     accepted: u64,
     ready_at: u64,
     /// Writes accepted before this read: they are applied before it is answered.
@@ -280,7 +284,9 @@ struct Answer {
     tag: u8,
     data: Vec<u8>,
     err: bool,
-    /// Bytes sent so far.
+    /// Byte position of the first data byte in the first beat.
+    off: usize,
+    /// Bus bytes (the `off` leading positions included) sent so far.
     sent: usize,
     /// A beat is on the bus, waiting for `tready`.
     offered: bool,
@@ -290,7 +296,11 @@ struct Answer {
 struct Write {
     addr: u64,
     len: usize,
+    /// Byte position of the first data byte in the first beat.
+    off: usize,
     data: Vec<u8>,
+    /// Beats taken so far.
+    beats: usize,
 }
 
 /// The host's side of the DMA port; see the module docs. Call [`drive`](Self::drive) before
@@ -459,7 +469,7 @@ impl DmaService {
         sim.set_bool(self.wr_req.ready, wr_req_ready);
         let wr_ready = match self.writes.front() {
             Some(w) => {
-                let next = (w.len - w.data.len()).min(self.beat) as u64;
+                let next = beat_span(w.off, w.len, self.beat, w.beats).1.len() as u64;
                 self.wr_bw.credit >= next && !self.stall(self.config.wr_data_stall)
             }
             None => false,
@@ -495,6 +505,7 @@ impl DmaService {
             tag: read.tag,
             data,
             err,
+            off: read.off,
             sent: 0,
             offered: false,
         })
@@ -503,14 +514,20 @@ impl DmaService {
     fn offer_beat(&mut self, sim: &mut Sim) {
         let cpl = &self.cpl;
         if let Some(a) = self.answer.as_mut().filter(|a| !a.offered) {
-            let n = (a.data.len() - a.sent).min(self.beat);
+            let index = a.sent / self.beat;
+            let (keep, range) = beat_span(a.off, a.data.len(), self.beat, index);
+            let n = range.len();
             if self.rd_bw.credit >= n as u64 {
                 self.rd_bw.credit -= n as u64;
-                sim.set_bytes_le(cpl.tdata, &a.data[a.sent..a.sent + n]);
+                // Bytes outside the data are junk (the NIC must look at tkeep).
+                let mut beat: Vec<u8> = (0..self.beat).map(|_| self.rng.gen()).collect();
+                let first = if index == 0 { a.off } else { 0 };
+                beat[first..first + n].copy_from_slice(&a.data[range.clone()]);
+                sim.set_bytes_le(cpl.tdata, &beat);
                 if let Some(k) = cpl.tkeep {
-                    sim.set_bytes_le(k, &keep_bytes(n, self.beat));
+                    sim.set_bytes_le(k, &keep);
                 }
-                sim.set_bool(cpl.tlast, a.sent + n == a.data.len());
+                sim.set_bool(cpl.tlast, range.end == a.data.len());
                 if let Some(u) = cpl.tuser {
                     let user = DMA_RD_CPL_USER
                         .encode(&[("tag", u128::from(a.tag)), ("err", u128::from(a.err))]);
@@ -555,8 +572,8 @@ impl DmaService {
             if sim.get_bool(self.cpl.tready) {
                 progress = true;
                 a.offered = false;
-                a.sent += (a.data.len() - a.sent).min(self.beat);
-                if a.sent == a.data.len() {
+                a.sent += self.beat;
+                if a.sent >= a.off + a.data.len() {
                     self.tag_busy[usize::from(a.tag)] = false;
                     self.stats.reads_answered += 1;
                     if a.err {
@@ -576,16 +593,20 @@ impl DmaService {
         }
         if let Some(req) = self.wr_req.transfer(sim) {
             progress = true;
-            let (addr, len) = (
+            let (addr, len, off) = (
                 field(DMA_WR_REQ, &req, "addr"),
                 field(DMA_WR_REQ, &req, "len") as usize,
+                field(DMA_WR_REQ, &req, "off") as usize,
             );
             check_request(addr, len).map_err(|(rule, m)| violation(rule, "m_dma_wr_req", m))?;
+            check_off(off, self.beat).map_err(|(rule, m)| violation(rule, "m_dma_wr_req", m))?;
             self.writes_accepted += 1;
             self.writes.push_back(Write {
                 addr,
                 len,
+                off,
                 data: Vec::with_capacity(len),
+                beats: 0,
             });
         }
         if sim.get_bool(self.wr.tvalid) && sim.get_bool(self.wr.tready) {
@@ -600,7 +621,9 @@ impl DmaService {
         let addr = field(DMA_RD_REQ, req, "addr");
         let len = field(DMA_RD_REQ, req, "len") as usize;
         let tag = field(DMA_RD_REQ, req, "tag") as u8;
+        let off = field(DMA_RD_REQ, req, "off") as usize;
         check_request(addr, len)?;
+        check_off(off, self.beat)?;
         if self.tag_busy[usize::from(tag)] {
             let earlier = self
                 .waiting
@@ -629,6 +652,7 @@ impl DmaService {
             tag,
             addr,
             len,
+            off,
             accepted: cycle,
             ready_at: cycle + latency,
             after_writes: self.writes_accepted,
@@ -650,9 +674,10 @@ impl DmaService {
             // tready is only high with a write waiting for data.
             return Ok(());
         };
-        let beats = w.len.div_ceil(beat);
-        let index = w.data.len() / beat;
-        let n = (w.len - w.data.len()).min(beat);
+        let beats = (w.off + w.len).div_ceil(beat);
+        let index = w.beats;
+        let (want_keep, range) = beat_span(w.off, w.len, beat, index);
+        let n = range.len();
         let what = || {
             format!(
                 "beat {} of {beats} of the write of {} bytes at {:#x}",
@@ -671,12 +696,12 @@ impl DmaService {
             return Err((DmaRule::WriteBeats, format!("{}: {m}", what())));
         }
         if let Some(k) = self.wr.tkeep {
-            let (got, want) = (sim.get_bytes_le(k), keep_bytes(n, beat));
+            let (got, want) = (sim.get_bytes_le(k), want_keep);
             if got != want {
                 return Err((
                     DmaRule::WriteKeep,
                     format!(
-                        "{}: tkeep {} but {n} bytes remain (tkeep {})",
+                        "{}: tkeep {} but the beat carries {n} bytes of the data (tkeep {})",
                         what(),
                         hex(&got),
                         hex(&want)
@@ -685,7 +710,9 @@ impl DmaService {
             }
         }
         let data = sim.get_bytes_le(self.wr.tdata);
-        w.data.extend_from_slice(&data[..n]);
+        let first = if index == 0 { w.off } else { 0 };
+        w.data.extend_from_slice(&data[first..first + n]);
+        w.beats += 1;
         if w.data.len() == w.len {
             if let Some(w) = self.writes.pop_front() {
                 self.writes_done += 1;
@@ -739,15 +766,39 @@ fn le_u64(bytes: &[u8]) -> u64 {
         .fold(0, |v, (i, b)| v | u64::from(*b) << (8 * i))
 }
 
-/// `tkeep` with the low `n` of `beat` bits set, as little-endian bytes.
-fn keep_bytes(n: usize, beat: usize) -> Vec<u8> {
-    (0..beat.div_ceil(8))
-        .map(|i| match n.saturating_sub(8 * i) {
-            0 => 0,
-            r if r >= 8 => 0xff,
-            r => (1u8 << r) - 1,
-        })
-        .collect()
+/// `off` on its own: a byte position inside a beat.
+fn check_off(off: usize, beat: usize) -> Result<(), (DmaRule, String)> {
+    if off >= beat {
+        return Err((
+            DmaRule::Length,
+            format!("off {off} is not a byte position in a {beat}-byte beat"),
+        ));
+    }
+    Ok(())
+}
+
+/// Beat `index` of a transfer of `len` data bytes starting at byte `off` of the first beat:
+/// its `tkeep` (little-endian bytes) and the range of the data it carries.
+fn beat_span(
+    off: usize,
+    len: usize,
+    beat: usize,
+    index: usize,
+) -> (Vec<u8>, std::ops::Range<usize>) {
+    let (lo, hi) = (index * beat, (index + 1) * beat);
+    let start = lo.max(off);
+    let end = hi.min(off + len);
+    let mut keep = vec![0u8; beat.div_ceil(8)];
+    for p in start..end {
+        let i = p - lo;
+        keep[i / 8] |= 1 << (i % 8);
+    }
+    let range = if end > start {
+        start - off..end - off
+    } else {
+        0..0
+    };
+    (keep, range)
 }
 
 fn hex(le: &[u8]) -> String {
@@ -772,9 +823,16 @@ mod tests {
 
     #[test]
     fn keep_layout() {
-        assert_eq!(keep_bytes(8, 8), [0xff]);
-        assert_eq!(keep_bytes(3, 8), [0x07]);
-        assert_eq!(keep_bytes(9, 64), [0xff, 0x01, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(beat_span(0, 8, 8, 0), (vec![0xff], 0..8));
+        assert_eq!(beat_span(0, 3, 8, 0), (vec![0x07], 0..3));
+        assert_eq!(
+            beat_span(0, 9, 64, 0),
+            (vec![0xff, 0x01, 0, 0, 0, 0, 0, 0], 0..9)
+        );
+        // With an offset: 10 bytes from byte 5 of 8-byte beats: 3 + 7 bytes.
+        assert_eq!(beat_span(5, 10, 8, 0), (vec![0xe0], 0..3));
+        assert_eq!(beat_span(5, 10, 8, 1), (vec![0x7f], 3..10));
+        assert_eq!(beat_span(5, 2, 8, 0), (vec![0x60], 0..2));
         assert_eq!(hex(&[0x01, 0xff]), "0xff01");
     }
 

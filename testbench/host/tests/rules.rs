@@ -253,7 +253,7 @@ fn write_beats_tlast_and_tkeep_are_checked() {
             12,
             &[(0xff, false), (0xff, true)],
             DmaRule::WriteKeep,
-            &["4 bytes remain"],
+            &["carries 4 bytes"],
         ),
     ];
     for (len, beats, rule, words) in cases {
