@@ -39,6 +39,23 @@ impl RecordLayout {
         panic!("record `{}` has no field `{field}`", self.name)
     }
 
+    /// Pack `values` into one signal, every field not named being zero.
+    #[track_caller]
+    pub fn pack_some(&self, values: &[(&str, Sig)]) -> Sig {
+        for (n, _) in values {
+            self.field(n); // an unknown name is a programming error
+        }
+        let all: Vec<(&str, Sig)> = self
+            .fields
+            .iter()
+            .map(|(n, w)| {
+                let v = values.iter().find(|(k, _)| k == n).map(|x| x.1);
+                (*n, v.unwrap_or_else(|| lit(*w, 0u32)))
+            })
+            .collect();
+        self.pack(&all)
+    }
+
     /// Pack `values` (every field exactly once, any order) into one signal.
     #[track_caller]
     pub fn pack(&self, values: &[(&str, Sig)]) -> Sig {

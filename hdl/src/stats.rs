@@ -33,3 +33,11 @@ pub fn stat_counters(tag: &str, names: &[&str], bits: u32) -> Result<Rc<ModuleDe
         }
     })
 }
+
+/// A 32-bit event counter inside the current module: register `count_<name>` (reset to 0,
+/// wrapping), incremented when `ev` is high, on output `stat_<name>`.
+pub fn stat_counter(name: &str, ev: Sig) {
+    let r = reg_init(32, 0u32).named(&format!("count_{name}"));
+    r.set_if(ev, r + 1u32);
+    output(&format!("stat_{name}"), r);
+}

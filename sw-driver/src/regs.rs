@@ -339,9 +339,9 @@ pub mod desc {
         pub const SWP_FLAGS: DescField = DescField { byte: 0x05, container: 1, lsb: 0, bits: 8 };
         /// LSO segment size (0: no LSO).
         pub const MSS: DescField = DescField { byte: 0x06, container: 2, lsb: 0, bits: 16 };
-        /// bytes of frame header inlined from byte 14 on; 0 with VLAN insert.
+        /// bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear).
         pub const INLINE_HDR_SZ: DescField = DescField { byte: 0x0c, container: 2, lsb: 0, bits: 16 };
-        /// with no inline header: 0x8000 inserts a C-VLAN (VLAN_INSERT).
+        /// bit 15 set (0x8000, VLAN_INSERT): no inline header; insert a C-VLAN with vlan_tci.
         pub const VLAN_CMD: DescField = DescField { byte: 0x0c, container: 2, lsb: 0, bits: 16 };
         /// first 2 inline header bytes.
         pub const INLINE_HDR_START: DescField = DescField { byte: 0x0e, container: 2, lsb: 0, bits: 16 };

@@ -37,8 +37,10 @@
 //! - Golden model: `nicgen_model::cq::CqModel`; test: `testbench/tb/tests/cq_engine.rs`.
 
 use super::desc;
+use super::kv;
 use super::{DMA_WR_REQ, QCMD_REQ, QCMD_RES};
 use crate::record::RecordLayout;
+use crate::stats::stat_counter;
 use crate::stream::record_fifo;
 use nicgen_edsl::prelude::*;
 
@@ -118,11 +120,6 @@ mod st {
     /// After reset: every CQ context is written to "not created".
     pub const INIT: u64 = 7;
     pub const BITS: u32 = 3;
-}
-
-/// Queue states, command codes and statuses, from the map.
-fn kv(group: &str, name: &str) -> u64 {
-    super::regmap::value(group, name)
 }
 
 /// Slot address in a ring of 64-byte entries: `base << 12 | (pc mod 2^log) << 6`.
@@ -577,11 +574,7 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             output("irq", irq);
 
             // ---- Counters ----
-            let count = |name: &str, ev: Sig| {
-                let r = reg_init(32, 0u32).named(&format!("count_{name}"));
-                r.set_if(ev, r + 1u32);
-                output(&format!("stat_{name}"), r);
-            };
+            let count = stat_counter;
             count("cqe_written", cqe_done);
             count("eqe_written", eqe_done);
             count("cmpl_dropped", dropped);

@@ -110,8 +110,15 @@ pub const QCMD_RES: RecordLayout = RecordLayout {
     ],
 };
 
+/// A numbered constant of the register map (`regmap::CONSTS`), e.g. `kv("qstate", "RDY")`.
+pub(crate) fn kv(group: &str, name: &str) -> u64 {
+    regmap::value(group, name)
+}
+
 /// Largest single DMA request, bytes (and the boundary a request may not cross).
 pub const DMA_MAX_LEN: u32 = 4096;
 pub mod cq_engine;
 pub mod desc;
+pub mod mr_table;
 pub mod regmap;
+pub mod sq_engine;

@@ -36,6 +36,7 @@
 //! | [`ipv4`] | IPv4 with options, header checksum, fragment fields |
 //! | [`ipv6`] | IPv6 fixed header and extension-header skipping |
 //! | [`mac`] | MAC framing: FCS check/strip with runt/oversize/MAC-control verdicts, pad + FCS append |
+//! | [`sq`] | send queues: WQE checks, gather, frames and completions |
 //! | [`tcp`] | TCP with options |
 //! | [`udp`] | UDP |
 //! | [`toeplitz`] | the Toeplitz RSS hash and the Microsoft input sets |
@@ -55,6 +56,7 @@ pub mod mac;
 pub mod parse;
 pub mod rss;
 pub mod rx;
+pub mod sq;
 pub mod stream;
 pub mod tcp;
 pub mod toeplitz;

@@ -150,3 +150,61 @@ impl Agent for RecordSink {
         }
     }
 }
+
+/// Source of items on a valid-only port (`<prefix>_tdata/_tvalid`, no `tready`): register
+/// strobes and doorbells that cannot be stalled. One item per one-cycle pulse, with at least
+/// `gap` idle cycles between pulses (a BAR write takes several cycles).
+#[derive(Debug)]
+pub struct PulseDriver {
+    data: PortId,
+    valid: PortId,
+    gap: u32,
+    wait: u32,
+    pub queue: VecDeque<Vec<u8>>,
+    pub sent: u64,
+}
+
+impl PulseDriver {
+    pub fn new(sim: &Sim, prefix: &str, gap: u32) -> Result<Self, StreamError> {
+        let p = |s: &str| {
+            sim.port(&format!("{prefix}_{s}"))
+                .map_err(|e| StreamError::Ports {
+                    prefix: prefix.to_string(),
+                    message: e.to_string(),
+                })
+        };
+        Ok(PulseDriver {
+            data: p("tdata")?,
+            valid: p("tvalid")?,
+            gap,
+            wait: 0,
+            queue: VecDeque::new(),
+            sent: 0,
+        })
+    }
+    pub fn push(&mut self, item: Vec<u8>) {
+        self.queue.push_back(item);
+    }
+    pub fn is_idle(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
+impl Agent for PulseDriver {
+    fn drive(&mut self, sim: &mut Sim) {
+        sim.set_bool(self.valid, false);
+        if self.wait > 0 {
+            self.wait -= 1;
+            return;
+        }
+        if let Some(item) = self.queue.pop_front() {
+            sim.set_bytes_le(self.data, &item);
+            sim.set_bool(self.valid, true);
+            self.wait = self.gap;
+            self.sent += 1;
+        }
+    }
+    fn observe(&mut self, _sim: &Sim) -> Result<bool, StreamError> {
+        Ok(false)
+    }
+}

@@ -9,56 +9,18 @@ use blocks::*;
 use nicgen_hdl::host::cq_engine::{cq_engine, CqCfg, CMPL, CQ_ARM, EQ_DB};
 use nicgen_hdl::host::{DMA_WR_REQ, QCMD_REQ, QCMD_RES};
 use nicgen_model::cq::{Cmpl, CqModel, RingWrite};
-use nicgen_tb::record::{RecordDriver, RecordSink};
+use nicgen_tb::record::{PulseDriver, RecordDriver, RecordSink};
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamError, StreamPorts, StreamSink,
 };
 use nicgen_tb::{PortId, Sim};
 use rand::{rngs::StdRng, Rng, SeedableRng};
-use std::collections::VecDeque;
 
 const CQS: u32 = 8;
 const EQS: u32 = 2;
 
 fn u(v: &num_bigint::BigUint) -> u64 {
     u64::try_from(v).unwrap()
-}
-
-/// Drives a valid-only port (`<prefix>_tdata/_tvalid`): one item per pulse, gaps between.
-struct Pulser {
-    data: PortId,
-    valid: PortId,
-    queue: VecDeque<Vec<u8>>,
-    gap: u32,
-}
-
-impl Pulser {
-    fn new(sim: &Sim, prefix: &str) -> Pulser {
-        Pulser {
-            data: sim.port(&format!("{prefix}_tdata")).unwrap(),
-            valid: sim.port(&format!("{prefix}_tvalid")).unwrap(),
-            queue: VecDeque::new(),
-            gap: 0,
-        }
-    }
-}
-
-impl Agent for Pulser {
-    fn drive(&mut self, sim: &mut Sim) {
-        sim.set(self.valid, 0);
-        if self.gap > 0 {
-            self.gap -= 1;
-            return;
-        }
-        if let Some(item) = self.queue.pop_front() {
-            sim.set_bytes_le(self.data, &item);
-            sim.set(self.valid, 1);
-            self.gap = 3; // a BAR write takes several cycles
-        }
-    }
-    fn observe(&mut self, _sim: &Sim) -> Result<bool, StreamError> {
-        Ok(false)
-    }
 }
 
 /// Drives `timer` with the cycle count, as the device's free-running counter does.
@@ -98,8 +60,8 @@ struct Bench {
     qcmd: RecordDriver,
     qres: RecordSink,
     cmpl: RecordDriver,
-    arm: Pulser,
-    eqdb: Pulser,
+    arm: PulseDriver,
+    eqdb: PulseDriver,
     wr_req: RecordSink,
     wr: StreamSink,
     irq: IrqCounter,
@@ -112,8 +74,8 @@ impl Bench {
             qcmd: RecordDriver::new(sim, "s_qcmd", k.seed, k.idle).unwrap(),
             qres: RecordSink::new(sim, "m_qcmd_res", k.seed + 1, k.backpressure).unwrap(),
             cmpl: RecordDriver::new(sim, "s_cmpl", k.seed + 2, k.idle).unwrap(),
-            arm: Pulser::new(sim, "s_arm"),
-            eqdb: Pulser::new(sim, "eq_db"),
+            arm: PulseDriver::new(sim, "s_arm", 3).unwrap(),
+            eqdb: PulseDriver::new(sim, "eq_db", 3).unwrap(),
             wr_req: RecordSink::new(sim, "m_dma_wr_req", k.seed + 3, k.backpressure).unwrap(),
             wr: StreamSink::new(
                 StreamPorts::new(sim, "m_dma_wr").unwrap(),
@@ -151,8 +113,8 @@ impl Bench {
             )?;
             let quiet = self.qcmd.is_idle()
                 && self.cmpl.is_idle()
-                && self.arm.queue.is_empty()
-                && self.eqdb.queue.is_empty()
+                && self.arm.is_idle()
+                && self.eqdb.is_idle()
                 && self.wr.frames().len() >= writes
                 && self.wr_req.items.len() >= writes
                 && self.qres.items.len() >= answers;

@@ -1,0 +1,230 @@
+//! Send queues (mlx5 Ethernet SQ, `reference/wire-formats.md` §4.2–4.5) on bytes: what a NIC
+//! sends and completes for the WQEs between its consumer and producer counters. Offsets are
+//! written here from the reference, independently of the register map.
+//!
+//! A WQE is read from host memory through a closure (`read(addr, len)`, `None` where nothing
+//! is mapped). The model executes WQEs in order and stops at the first that fails, which puts
+//! the queue in error; each executed WQE may give a frame and a completion.
+
+use crate::cq::Cmpl;
+use crate::tx::TxRequest;
+
+/// A registered memory region (lkey = index into the table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mr {
+    /// First byte.
+    pub base: u64,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+/// Error syndromes (mlx5 CQE syndrome byte).
+pub mod syndrome {
+    /// Zero length, empty frame, or one over the maximum.
+    pub const LOCAL_LENGTH: u8 = 0x01;
+    /// Unknown opcode or malformed WQE.
+    pub const LOCAL_QP_OP: u8 = 0x02;
+    /// Gather outside the registered region.
+    pub const LOCAL_PROT: u8 = 0x04;
+    /// A DMA read answered with an error.
+    pub const LOCAL_ACCESS: u8 = 0x11;
+}
+
+/// One send queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sq {
+    /// SQ number.
+    pub sqn: u32,
+    /// Ring base (64-byte WQEBBs).
+    pub ring: u64,
+    /// log2 WQEBBs in the ring.
+    pub log_size: u32,
+    /// Its completion queue.
+    pub cqn: u32,
+    /// Consumer counter (WQEBBs).
+    pub ci: u16,
+    /// In error (stopped) after a failed WQE.
+    pub error: bool,
+}
+
+/// A frame the SQ sends, with its offload request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sent {
+    /// The frame as handed to the TX path (no FCS).
+    pub frame: Vec<u8>,
+    /// Checksum and VLAN requests.
+    pub req: TxRequest,
+}
+
+/// What executing WQEs produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SqRun {
+    /// Frames, in order.
+    pub sent: Vec<Sent>,
+    /// Completions, in order.
+    pub cmpls: Vec<Cmpl>,
+}
+
+fn be16(b: &[u8]) -> u16 {
+    u16::from_be_bytes([b[0], b[1]])
+}
+
+fn be32(b: &[u8]) -> u32 {
+    u32::from_be_bytes(b[..4].try_into().unwrap())
+}
+
+fn be64(b: &[u8]) -> u64 {
+    u64::from_be_bytes(b[..8].try_into().unwrap())
+}
+
+impl Sq {
+    /// Bytes of WQEBB `i` positions after the consumer counter.
+    fn wqebb(&self, read: &dyn Fn(u64, usize) -> Option<Vec<u8>>, i: u16) -> Option<Vec<u8>> {
+        let slot = (self.ci.wrapping_add(i) as u64) & ((1u64 << self.log_size) - 1);
+        read(self.ring + slot * 64, 64)
+    }
+
+    /// Execute the WQEs from `ci` up to the producer counter `pc` (WQEBBs); `max_frame` is the
+    /// largest frame a WQE may describe.
+    pub fn run(
+        &mut self,
+        read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
+        pc: u16,
+        mrs: &[Option<Mr>],
+        max_frame: usize,
+    ) -> SqRun {
+        let mut out = SqRun::default();
+        while !self.error && self.ci != pc {
+            let index = self.ci;
+            let first = self.wqebb(read, 0);
+            let ds = first
+                .as_ref()
+                .map_or(0, |w| (be32(&w[4..8]) & 0x3F) as usize);
+            let ds_ok = (1..=16).contains(&ds);
+            let nbb = if ds_ok { ds.div_ceil(4) as u16 } else { 1 };
+            let mut wqe = Vec::new();
+            let mut fetch_err = first.is_none();
+            for i in 0..nbb {
+                match self.wqebb(read, i) {
+                    Some(b) => wqe.extend(b),
+                    None => {
+                        fetch_err = true;
+                        wqe.extend([0u8; 64]);
+                    }
+                }
+            }
+            let opcode = wqe[3];
+            let fm = wqe[11];
+            let verdict = if fetch_err {
+                Err((syndrome::LOCAL_ACCESS, 0))
+            } else {
+                self.check_and_gather(&wqe, ds, read, mrs, max_frame)
+            };
+            let (frame_len, fail) = match verdict {
+                Ok(Some(s)) => {
+                    let n = s.frame.len() as u32;
+                    out.sent.push(s);
+                    (n, None)
+                }
+                Ok(None) => (0, None),
+                Err(e) => (0, Some(e)),
+            };
+            if fail.is_some() || fm & 0x08 != 0 {
+                let (opc, synd, vendor) = match fail {
+                    Some((s, v)) => (13, s, v),
+                    None => (0, 0, 0),
+                };
+                out.cmpls.push(Cmpl {
+                    cqn: self.cqn,
+                    opcode: opc,
+                    syndrome: synd,
+                    vendor_err_synd: vendor,
+                    qpn: self.sqn,
+                    s_wqe_opcode: opcode,
+                    wqe_counter: index,
+                    byte_cnt: frame_len,
+                    ..Cmpl::default()
+                });
+            }
+            self.ci = self.ci.wrapping_add(nbb);
+            if fail.is_some() {
+                self.error = true;
+            }
+        }
+        out
+    }
+
+    /// The frame of one WQE (`None` for a NOP), or the syndrome and failing segment index.
+    fn check_and_gather(
+        &self,
+        wqe: &[u8],
+        ds: usize,
+        read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
+        mrs: &[Option<Mr>],
+        max_frame: usize,
+    ) -> Result<Option<Sent>, (u8, u8)> {
+        let opcode = wqe[3];
+        let qp_op = Err((syndrome::LOCAL_QP_OP, 0));
+        match opcode {
+            0x00 if (1..=16).contains(&ds) => return Ok(None),
+            0x0A if (2..=16).contains(&ds) => {}
+            _ => return qp_op,
+        }
+        let eth = &wqe[16..32];
+        let cs = eth[4];
+        // Bytes 12-13: the inline header size, or with bit 15 set the VLAN-insert command.
+        let vlan = (eth[12] & 0x80 != 0).then(|| be16(&eth[14..16]));
+        let ihs = if vlan.is_some() {
+            0
+        } else {
+            be16(&eth[12..14]) as usize
+        };
+        if ihs > 226 || 30 + ihs > ds * 16 {
+            return qp_op;
+        }
+        let first_ds = 2 + if ihs > 2 { (ihs - 2).div_ceil(16) } else { 0 };
+        let mut frame = wqe[30..30 + ihs].to_vec();
+        let mut segs = Vec::new();
+        for i in first_ds..ds {
+            let s = &wqe[16 * i..16 * i + 16];
+            let (count, lkey, addr) = (be32(&s[0..4]), be32(&s[4..8]), be64(&s[8..16]));
+            let v = i as u8;
+            if count & 0x8000_0000 != 0 {
+                return Err((syndrome::LOCAL_QP_OP, v));
+            }
+            if count == 0 {
+                return Err((syndrome::LOCAL_LENGTH, v));
+            }
+            if frame.len() + segs.iter().map(|x: &(u64, usize)| x.1).sum::<usize>() + count as usize
+                > max_frame
+            {
+                return Err((syndrome::LOCAL_LENGTH, v));
+            }
+            let mr = mrs.get(lkey as usize).copied().flatten();
+            let inside = mr.is_some_and(|m| {
+                addr >= m.base && (addr as u128 + count as u128) <= m.base as u128 + m.len as u128
+            });
+            if !inside {
+                return Err((syndrome::LOCAL_PROT, v));
+            }
+            segs.push((addr, count as usize));
+        }
+        if frame.is_empty() && segs.is_empty() {
+            return Err((syndrome::LOCAL_LENGTH, ds as u8));
+        }
+        for (addr, len) in segs {
+            match read(addr, len) {
+                Some(b) => frame.extend(b),
+                None => return Err((syndrome::LOCAL_ACCESS, ds as u8)),
+            }
+        }
+        Ok(Some(Sent {
+            frame,
+            req: TxRequest {
+                csum_l3: cs & 0x40 != 0,
+                csum_l4: cs & 0x80 != 0,
+                vlan_tci: vlan,
+            },
+        }))
+    }
+}
