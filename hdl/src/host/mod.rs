@@ -67,4 +67,5 @@ pub const DMA_WR_REQ: RecordLayout = RecordLayout {
 
 /// Largest single DMA request, bytes (and the boundary a request may not cross).
 pub const DMA_MAX_LEN: u32 = 4096;
+pub mod bar_regs;
 pub mod regmap;
