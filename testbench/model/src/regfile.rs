@@ -137,17 +137,11 @@ impl RegFile {
         let a = addr & mask & !3;
         self.specs.iter().enumerate().find_map(|(reg, s)| {
             let dw = a.checked_sub(s.addr)? / 4;
-            (dw < s.dwords()).then(|| match s.access {
-                Access::Ro64 => Hit {
-                    reg,
-                    index: dw / 2,
-                    high: dw % 2 == 1,
-                },
-                _ => Hit {
-                    reg,
-                    index: dw,
-                    high: false,
-                },
+            let ro64 = s.access == Access::Ro64;
+            (dw < s.dwords()).then_some(Hit {
+                reg,
+                index: if ro64 { dw / 2 } else { dw },
+                high: ro64 && dw % 2 == 1,
             })
         })
     }
