@@ -99,9 +99,9 @@ impl BarCfg {
     }
 
     /// The whole `id` block: `MAGIC`, `VERSION` (the crate's version and [`MAP_ABI`]),
-    /// `DATA_BITS`, `CLOCK_KHZ`, `MTU` and `LIMITS.table_size` from the preset, the queue
-    /// counts, `log_max_wq` and `CAPS` from `host`, `PRESET_NAME` (the preset's name, cut to 16
-    /// bytes), `CONFIG_HASH` (the first 8 bytes of [`Preset::config_hash`]'s SHA-256),
+    /// `DATA_BITS`, `CLOCK_KHZ` (rounded), `MTU` and `LIMITS.table_size` from the preset, the
+    /// queue counts, `log_max_wq` and `CAPS` from `host`, `PRESET_NAME` (the preset's name, cut
+    /// to 16 bytes), `CONFIG_HASH` (the first 8 bytes of [`Preset::config_hash`]'s SHA-256),
     /// `GIT_HASH` / `GIT_FLAGS` from `build`. Fields are packed by their names in the map; a
     /// value that does not fit its field is an error.
     pub fn id(preset: &Preset, host: &HostParams, build: &BuildInfo) -> Result<BarCfg, ElabError> {
