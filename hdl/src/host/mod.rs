@@ -117,6 +117,7 @@ pub(crate) fn kv(group: &str, name: &str) -> u64 {
 
 /// Largest single DMA request, bytes (and the boundary a request may not cross).
 pub const DMA_MAX_LEN: u32 = 4096;
+pub mod bar_regs;
 pub mod cq_engine;
 pub mod desc;
 pub mod mr_table;

@@ -36,6 +36,7 @@
 //! | [`ipv4`] | IPv4 with options, header checksum, fragment fields |
 //! | [`ipv6`] | IPv6 fixed header and extension-header skipping |
 //! | [`mac`] | MAC framing: FCS check/strip with runt/oversize/MAC-control verdicts, pad + FCS append |
+//! | [`regfile`] | the BAR register file on transactions (address, data, strobes in; response, read data, effect out) |
 //! | [`sq`] | send queues: WQE checks, gather, frames and completions |
 //! | [`tcp`] | TCP with options |
 //! | [`udp`] | UDP |
@@ -54,6 +55,7 @@ pub mod ipv4;
 pub mod ipv6;
 pub mod mac;
 pub mod parse;
+pub mod regfile;
 pub mod rss;
 pub mod rx;
 pub mod sq;
