@@ -43,6 +43,7 @@ macro_rules! coded_enum {
 
 pub mod desc;
 pub mod hw;
+pub mod ring;
 /// The register and descriptor map (generated; see `docs/REGISTERS.md`).
 #[rustfmt::skip]
 pub mod regs;
