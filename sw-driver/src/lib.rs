@@ -42,8 +42,11 @@ macro_rules! coded_enum {
 }
 
 pub mod desc;
+pub mod device;
 pub mod hw;
 pub mod ring;
 /// The register and descriptor map (generated; see `docs/REGISTERS.md`).
 #[rustfmt::skip]
 pub mod regs;
+#[cfg(test)]
+mod testdev;
