@@ -44,6 +44,7 @@ macro_rules! coded_enum {
 pub mod desc;
 pub mod device;
 pub mod hw;
+pub mod netdev;
 pub mod ring;
 /// The register and descriptor map (generated; see `docs/REGISTERS.md`).
 #[rustfmt::skip]

@@ -13,6 +13,8 @@
 //!   producer counter at +4, CQ consumer index at +0 and arm word at +4 (big-endian).
 //! - the doorbell payloads written to the UAR page: [`CqArm`] and [`eq_doorbell`].
 
+use std::sync::atomic::{fence, Ordering};
+
 use crate::desc::CQE_BYTES;
 use crate::hw::DmaMemory;
 use crate::regs::desc::dbr;
@@ -201,6 +203,27 @@ impl EventRing {
     /// Step past the current entry.
     pub fn advance(&mut self) {
         self.ci = self.ci.wrapping_add(1);
+    }
+
+    /// The next entry of the ring at bus address `ring`, if the device has written it: reads
+    /// the byte holding `owner` first and the whole entry only after an acquire fence, so a
+    /// CQE is never seen half written (the device writes the owner last). Does not advance.
+    pub fn peek(
+        &self,
+        dma: &mut impl DmaMemory,
+        ring: u64,
+        owner: DescField,
+    ) -> Option<[u8; CQE_BYTES]> {
+        let addr = ring + self.offset() as u64;
+        let mut entry = [0u8; CQE_BYTES];
+        let own = owner.byte..owner.byte + owner.container;
+        dma.read(addr + owner.byte as u64, &mut entry[own]);
+        if !self.is_valid(owner.get(&entry) != 0) {
+            return None;
+        }
+        fence(Ordering::Acquire);
+        dma.read(addr, &mut entry);
+        Some(entry)
     }
 }
 
@@ -412,31 +435,22 @@ mod tests {
         let mut mem = Mem(vec![0; 4 * 64]);
         init_entries(&mut mem, 0, log, &Cqe::initial());
         let mut ring = EventRing::new(log);
-        let read_owner = |mem: &mut Mem, off: usize| {
-            let mut b = [0u8; 64];
-            mem.read(off as u64, &mut b);
-            Cqe::decode(&b).owner
-        };
+        let owner = crate::regs::desc::cqe::OWNER;
         // Nothing valid before the device writes (owner 1 in pass 0).
-        assert!(!ring.is_valid(read_owner(&mut mem, ring.offset())));
+        assert_eq!(ring.peek(&mut mem, 0, owner), None);
         for pc in 0u32..11 {
-            let owner = (pc >> log) & 1 == 1;
             let cqe = Cqe {
-                owner,
+                owner: (pc >> log) & 1 == 1,
+                wqe_counter: pc as u16,
                 ..Cqe::decode(&Cqe::initial())
             };
             mem.write(((pc & 3) * 64) as u64, &cqe.encode());
-            assert!(
-                ring.is_valid(read_owner(&mut mem, ring.offset())),
-                "pc {pc}"
-            );
+            let got = ring.peek(&mut mem, 0, owner).map(|b| Cqe::decode(&b));
+            assert_eq!(got, Some(cqe), "pc {pc}");
             ring.advance();
             // the next slot still holds the previous pass's entry
             if pc < 10 {
-                assert!(
-                    !ring.is_valid(read_owner(&mut mem, ring.offset())),
-                    "pc {pc}"
-                );
+                assert_eq!(ring.peek(&mut mem, 0, owner), None, "pc {pc}");
             }
         }
         assert_eq!(ring.ci(), 11);

@@ -105,7 +105,7 @@ pub struct FakeNic {
     pub wire: Vec<Vec<u8>>,
     /// Every send WQE executed, decoded.
     pub sent: Vec<SendWqe>,
-    pending_sq: VecDeque<u32>,
+    pub pending_sq: VecDeque<u32>,
     sq_db_lo: u32,
     cq_db_lo: u32,
     /// Commands executed, as (op, qtype, index).
@@ -322,13 +322,13 @@ impl FakeNic {
         }
     }
 
-    fn post_cqe(&mut self, cqn: u32, c: Cqe) {
+    pub fn post_cqe(&mut self, cqn: u32, c: Cqe) {
         if self.produce(1, cqn, |owner| Cqe { owner, ..c }.encode()) {
             self.cq_event(cqn);
         }
     }
 
-    fn blank_cqe(opcode: CqeOpcode, qpn: u32, wqe_counter: u16) -> Cqe {
+    pub fn blank_cqe(opcode: CqeOpcode, qpn: u32, wqe_counter: u16) -> Cqe {
         Cqe {
             opcode,
             qpn,
