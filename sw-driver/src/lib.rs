@@ -46,6 +46,8 @@ pub mod device;
 pub mod hw;
 pub mod netdev;
 pub mod ring;
+#[cfg(target_os = "linux")]
+pub mod vfio;
 /// The register and descriptor map (generated; see `docs/REGISTERS.md`).
 #[rustfmt::skip]
 pub mod regs;
