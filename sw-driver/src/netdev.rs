@@ -1,0 +1,1627 @@
+//! A netdev-like API on top of [`Device`]: queue pairs that send and receive frames.
+//!
+//! [`NetDev::new`] builds, per queue pair `q`: an event queue (EQ `q` on vector `q`, or one EQ
+//! 0 on vector 0 for all with [`EqMode::Shared`]), completion queue `q` reporting to it, and
+//! send and receive queues `q` completing to CQ `q` (a CQE's opcode tells send from receive
+//! completions). Rings (4 KiB aligned), the doorbell records (8 bytes per CQ, SQ and RQ) and
+//! one buffer arena come from [`DmaMemory`](crate::hw::DmaMemory); the arena — a transmit
+//! buffer per SQ slot and a receive buffer per RQ slot — is registered as memory region 0, the
+//! lkey of every data segment. Rings need no region: the device reaches them through the
+//! queue contexts.
+//!
+//! Sending ([`NetDev::send`]) copies the frame into the buffer of the WQE's first slot, writes
+//! the WQE (wrapping at the ring end), then, as mlx5e: write barrier, the doorbell record,
+//! barrier, the 8-byte UAR doorbell. Every WQE asks for a CQE, and send CQEs are taken as
+//! cumulative (a CQE for WQE `W` completes every older WQE too). Receiving keeps every RQ slot
+//! posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
+//! [`NetDev::wait`] arms the CQs and sleeps on the EQs' interrupt vectors.
+//!
+//! An error completion stops its queue ([`Error::QueueInError`] on further use) until
+//! [`NetDev::reset_queue_after_error`].
+//!
+//! Dropping a `NetDev` leaves its queues on the device and its memory allocated (the backend,
+//! owned by the device, goes with it); [`NetDev::close`] tears down in order and gives the
+//! [`Device`] back.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::desc::{
+    Cqe, CqeOpcode, CsFlags, DataSeg, DescError, Eqe, EthSeg, EventType, Gather, L2Header, L3Type,
+    L4Type, RecvWqe, RssHashType, SendOpcode, SendWqe, Syndrome, CQE_BYTES, DS_BYTES, MAX_SEND_DS,
+    WQEBB,
+};
+use crate::device::{
+    CqParams, Device, DeviceError, EqParams, Lkey, Moderation, QState, QueueType, RqParams,
+    SqParams,
+};
+use crate::hw::{Backend, DmaError, DmaRegion};
+use crate::regs::consts::misc;
+use crate::regs::desc::{cqe, eqe};
+use crate::regs::uar;
+use crate::ring::{
+    eq_doorbell, init_entries, CqArm, DoorbellRecord, EventRing, RingError, WorkQueue, MAX_LOG_WQ,
+};
+
+/// Bytes of an Ethernet header without VLAN tag.
+pub const ETH_HLEN: usize = 14;
+/// Bytes of an 802.1Q tag.
+const VLAN_HLEN: usize = 4;
+/// Bytes of the MAC addresses, where a VLAN tag goes.
+const MACS_LEN: usize = 12;
+/// 802.1Q TPID.
+const TPID_8021Q: u16 = 0x8100;
+/// Inline header size in mlx5e's L2 mode: the Ethernet header plus 4 (18 bytes).
+pub const INLINE_L2: usize = ETH_HLEN + VLAN_HLEN;
+/// Ring alignment the queue contexts require.
+const RING_ALIGN: usize = 4096;
+/// Receive WQE stride: one data segment, no terminator.
+const RX_LOG_STRIDE: u8 = 4;
+/// The memory-region table entry the driver's buffers use.
+const MR_INDEX: u32 = 0;
+/// Smallest send ring: room for the largest WQE.
+const MIN_LOG_SQ: u8 = ((MAX_SEND_DS * DS_BYTES) / WQEBB).ilog2() as u8;
+
+/// How event queues are shared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EqMode {
+    /// One EQ and interrupt vector per queue pair.
+    PerQueue,
+    /// One EQ on vector 0 for every queue pair.
+    Shared,
+}
+
+/// What [`NetDev::new`] builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetDevConfig {
+    /// Queue pairs.
+    pub queues: usize,
+    /// log2 send-ring size in 64-byte WQEBBs (at least 2: the largest WQE has 4).
+    pub sq_log_size: u8,
+    /// log2 receive-ring size in WQEs (one buffer each).
+    pub rq_log_size: u8,
+    /// log2 event-ring size. Completion rings get `max(sq, rq) + 1`, room for every
+    /// outstanding WQE of both.
+    pub eq_log_size: u8,
+    /// Bytes per receive buffer: at least the device's largest frame.
+    pub rx_buf_size: usize,
+    /// Bytes per transmit buffer: the largest frame `send` takes.
+    pub tx_buf_size: usize,
+    pub eq_mode: EqMode,
+    /// Interrupt moderation of every EQ.
+    pub moderation: Moderation,
+}
+
+impl Default for NetDevConfig {
+    fn default() -> Self {
+        NetDevConfig {
+            queues: 1,
+            sq_log_size: 6,
+            rq_log_size: 6,
+            eq_log_size: 6,
+            rx_buf_size: 2048,
+            tx_buf_size: 2048,
+            eq_mode: EqMode::PerQueue,
+            moderation: Moderation::default(),
+        }
+    }
+}
+
+/// Offloads requested for one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxOffload {
+    /// Insert the IPv4 header checksum.
+    pub csum_l3: bool,
+    /// Insert the TCP/UDP checksum.
+    pub csum_l4: bool,
+    /// Insert a C-VLAN tag with this TCI (by the device, or in the inline header when inline
+    /// headers are asked for or the device cannot insert).
+    pub vlan_tci: Option<u16>,
+    /// Carry the first 18 bytes of the frame in the WQE (mlx5e's L2 inline mode).
+    pub inline_headers: bool,
+}
+
+/// Which side of a queue pair an error completion belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Send,
+    Receive,
+}
+
+/// A received frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RxFrame {
+    /// The receive queue.
+    pub queue: usize,
+    /// The frame as written to memory (VLAN tag stripped when `vlan` is set).
+    pub data: Vec<u8>,
+    /// IPv4 header checksum good (IPv6: header parsed).
+    pub l3_ok: bool,
+    /// TCP/UDP checksum good.
+    pub l4_ok: bool,
+    /// Checksum-complete: the ones'-complement sum of the bytes after the L3 header.
+    pub csum: u16,
+    pub rss_hash: u32,
+    pub rss_type: RssHashType,
+    pub l3_type: L3Type,
+    pub l4_type: L4Type,
+    /// The stripped VLAN TCI.
+    pub vlan: Option<u16>,
+    /// Device cycles at completion.
+    pub timestamp: u64,
+}
+
+/// What [`NetDev::poll`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Completion {
+    /// A frame was sent.
+    Tx {
+        queue: usize,
+        /// The WQE index [`NetDev::send`] returned.
+        wqe_counter: u16,
+        /// Bytes of the frame as given to `send`.
+        bytes: usize,
+        /// Device cycles at completion (0 for WQEs completed by a later CQE).
+        timestamp: u64,
+    },
+    /// A frame was received.
+    Rx(RxFrame),
+    /// A WQE completed in error; its queue stopped (unless the syndrome is a flush).
+    Error {
+        queue: usize,
+        kind: Direction,
+        syndrome: Syndrome,
+        /// nicgen: the failing segment.
+        vendor_syndrome: u8,
+        wqe_counter: u16,
+    },
+}
+
+/// An event other than a completion, as the EQ reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AsyncEvent {
+    /// The EQ it came from.
+    pub eq: usize,
+    pub event_type: EventType,
+    pub sub_type: u8,
+    /// The EQE's CQN field (meaningful for completion events).
+    pub cqn: u32,
+}
+
+/// What went wrong.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// Not enough free WQEBBs in the send ring; poll for completions and retry.
+    #[error("queue {queue}: send ring full ({need} WQEBBs needed, {free} free)")]
+    QueueFull {
+        queue: usize,
+        need: usize,
+        free: usize,
+    },
+    /// A frame over the transmit buffer or the device's largest frame.
+    #[error("frame of {len} bytes is over the {max}-byte limit")]
+    FrameTooLarge { len: usize, max: usize },
+    /// A frame shorter than an Ethernet header.
+    #[error("frame of {len} bytes is shorter than an Ethernet header ({min} bytes)")]
+    FrameTooShort { len: usize, min: usize },
+    /// The queue stopped on an error completion.
+    #[error("queue {queue}: the {kind:?} queue is in error; call reset_queue_after_error")]
+    QueueInError { queue: usize, kind: Direction },
+    /// Nothing happened in time.
+    #[error("timeout after {waited_ns} ns waiting for {what}")]
+    Timeout { what: &'static str, waited_ns: u64 },
+    /// A queue number beyond the netdev's.
+    #[error("no queue {queue}: the netdev has {queues}")]
+    NoSuchQueue { queue: usize, queues: usize },
+    /// A configuration the device cannot serve.
+    #[error("bad configuration: {0}")]
+    Config(String),
+    /// A CQE that does not match what the driver posted (a device or driver bug); the
+    /// completions polled before it are returned by the next poll.
+    #[error("queue {queue}: {what} (CQE opcode {opcode:?}, WQE counter {wqe_counter})")]
+    BadCompletion {
+        queue: usize,
+        what: &'static str,
+        opcode: CqeOpcode,
+        wqe_counter: u16,
+    },
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    #[error(transparent)]
+    Dma(#[from] DmaError),
+    #[error(transparent)]
+    Desc(#[from] DescError),
+}
+
+/// An operation that consumed the [`Device`] failed; here it is back (boxed: a device holds
+/// its backend).
+pub struct ErrorWithDevice<B: Backend> {
+    pub error: Error,
+    pub device: Box<Device<B>>,
+}
+
+impl<B: Backend> fmt::Debug for ErrorWithDevice<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.error, f)
+    }
+}
+
+impl<B: Backend> fmt::Display for ErrorWithDevice<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl<B: Backend> std::error::Error for ErrorWithDevice<B> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl<B: Backend> From<ErrorWithDevice<B>> for Error {
+    fn from(e: ErrorWithDevice<B>) -> Self {
+        e.error
+    }
+}
+
+/// A send WQE in flight.
+#[derive(Clone, Copy, Debug)]
+struct TxInflight {
+    index: u16,
+    wqebbs: usize,
+    bytes: usize,
+}
+
+struct Sq {
+    ring: u64,
+    dbr: DoorbellRecord,
+    wq: WorkQueue,
+    inflight: VecDeque<TxInflight>,
+    in_error: bool,
+    bufs: u64,
+}
+
+struct Rq {
+    ring: u64,
+    dbr: DoorbellRecord,
+    wq: WorkQueue,
+    in_error: bool,
+    bufs: u64,
+}
+
+struct Cq {
+    ring: u64,
+    dbr: DoorbellRecord,
+    ev: EventRing,
+    arm_sn: u8,
+    armed: bool,
+}
+
+struct Eq {
+    ring: u64,
+    ev: EventRing,
+    vector: usize,
+}
+
+struct QueuePair {
+    eq: usize,
+    cq: Cq,
+    sq: Sq,
+    rq: Rq,
+}
+
+/// Queue pairs on a [`Device`].
+pub struct NetDev<B: Backend> {
+    dev: Device<B>,
+    cfg: NetDevConfig,
+    lkey: Lkey,
+    eqs: Vec<Eq>,
+    qps: Vec<QueuePair>,
+    /// Device objects created, in order (destroyed in reverse).
+    created: Vec<(QueueType, u16)>,
+    /// DMA memory allocated, in order.
+    regions: Vec<DmaRegion>,
+    mr_registered: bool,
+    pending: Vec<Completion>,
+    events: Vec<AsyncEvent>,
+}
+
+impl<B: Backend> fmt::Debug for NetDev<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NetDev")
+            .field("device", &self.dev)
+            .field("config", &self.cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Backend> NetDev<B> {
+    /// Build the queues of `cfg` on `device`. On failure everything built is torn down and
+    /// the device comes back in the error.
+    pub fn new(device: Device<B>, cfg: NetDevConfig) -> Result<Self, ErrorWithDevice<B>> {
+        let mut nd = NetDev {
+            dev: device,
+            cfg,
+            lkey: Lkey(MR_INDEX),
+            eqs: Vec::new(),
+            qps: Vec::new(),
+            created: Vec::new(),
+            regions: Vec::new(),
+            mr_registered: false,
+            pending: Vec::new(),
+            events: Vec::new(),
+        };
+        match nd.validate().and_then(|()| nd.build()) {
+            Ok(()) => Ok(nd),
+            Err(error) => {
+                // The first error is the one to report; teardown is best effort.
+                let _ = nd.teardown();
+                Err(ErrorWithDevice {
+                    error,
+                    device: Box::new(nd.dev),
+                })
+            }
+        }
+    }
+
+    /// Event queues: one per queue pair, or one.
+    fn eq_count(&self) -> usize {
+        match self.cfg.eq_mode {
+            EqMode::PerQueue => self.cfg.queues,
+            EqMode::Shared => 1,
+        }
+    }
+
+    fn cq_log_size(&self) -> u8 {
+        self.cfg.sq_log_size.max(self.cfg.rq_log_size) + 1
+    }
+
+    fn validate(&mut self) -> Result<(), Error> {
+        let c = self.cfg;
+        let info = self.dev.info().clone();
+        let vectors = self.dev.backend().vectors();
+        if c.queues == 0 || c.queues > info.queues as usize {
+            return Err(Error::Config(format!(
+                "{} queue pairs; the device has {}",
+                c.queues, info.queues
+            )));
+        }
+        let eqs = self.eq_count();
+        if eqs > info.eqs as usize || eqs > vectors {
+            return Err(Error::Config(format!(
+                "{eqs} event queues needed; the device has {} EQs and {vectors} vectors \
+                 (use EqMode::Shared)",
+                info.eqs
+            )));
+        }
+        let max_log = info.log_max_wq.min(MAX_LOG_WQ);
+        for (what, log) in [
+            ("sq_log_size", c.sq_log_size),
+            ("rq_log_size", c.rq_log_size),
+            ("eq_log_size", c.eq_log_size),
+            ("completion ring (max(sq, rq) + 1)", self.cq_log_size()),
+        ] {
+            if log > max_log {
+                return Err(Error::Config(format!(
+                    "{what} {log} is over the device's log_max_wq {max_log}"
+                )));
+            }
+        }
+        if c.sq_log_size < MIN_LOG_SQ {
+            return Err(Error::Config(format!(
+                "sq_log_size {} cannot hold a WQE of {MAX_SEND_DS} segments (at least {MIN_LOG_SQ})",
+                c.sq_log_size
+            )));
+        }
+        // Per CQ, an EQ holds at most one completion event per arm plus error events.
+        let cqs_per_eq = c.queues / eqs;
+        if (1usize << c.eq_log_size) < 4 * cqs_per_eq {
+            return Err(Error::Config(format!(
+                "eq_log_size {} is too small for {cqs_per_eq} completion queues per EQ",
+                c.eq_log_size
+            )));
+        }
+        if c.rx_buf_size < info.max_frame() || c.rx_buf_size > i32::MAX as usize {
+            return Err(Error::Config(format!(
+                "rx_buf_size {} must hold the device's largest frame ({} bytes)",
+                c.rx_buf_size,
+                info.max_frame()
+            )));
+        }
+        if c.tx_buf_size < ETH_HLEN + 1 || c.tx_buf_size > misc::MAX_FRAME as usize {
+            return Err(Error::Config(format!(
+                "tx_buf_size {} is outside {}..={}",
+                c.tx_buf_size,
+                ETH_HLEN + 1,
+                misc::MAX_FRAME
+            )));
+        }
+        Ok(())
+    }
+
+    fn alloc(&mut self, len: usize, align: usize) -> Result<DmaRegion, Error> {
+        let r = self.dev.backend().alloc(len, align)?;
+        self.regions.push(r);
+        Ok(r)
+    }
+
+    fn tx_ring_bytes(&self) -> usize {
+        self.cfg.tx_buf_size << self.cfg.sq_log_size
+    }
+
+    fn per_queue_bytes(&self) -> usize {
+        self.tx_ring_bytes() + (self.cfg.rx_buf_size << self.cfg.rq_log_size)
+    }
+
+    fn build(&mut self) -> Result<(), Error> {
+        let c = self.cfg;
+        let arena = self.alloc(c.queues * self.per_queue_bytes(), RING_ALIGN)?;
+        self.lkey = self.dev.register_mr(MR_INDEX, arena)?;
+        self.mr_registered = true;
+        let dbrs = self.alloc(3 * c.queues * DoorbellRecord::SIZE, 64)?;
+        let dbr = |k: usize| DoorbellRecord {
+            addr: dbrs.addr + (k * DoorbellRecord::SIZE) as u64,
+        };
+
+        for e in 0..self.eq_count() {
+            let ring = self.alloc(CQE_BYTES << c.eq_log_size, RING_ALIGN)?;
+            init_entries(
+                self.dev.backend(),
+                ring.addr,
+                c.eq_log_size,
+                &Eqe::initial(),
+            );
+            let p = EqParams {
+                ring: ring.addr,
+                log_size: c.eq_log_size,
+                vector: e as u16,
+                moderation: c.moderation,
+            };
+            self.dev.create_eq(e as u16, p)?;
+            self.created.push((QueueType::Eq, e as u16));
+            self.eqs.push(Eq {
+                ring: ring.addr,
+                ev: EventRing::new(c.eq_log_size),
+                vector: e,
+            });
+            self.arm_eq(e);
+        }
+
+        let cq_log = self.cq_log_size();
+        for q in 0..c.queues {
+            let n = q as u16;
+            let eq = if c.eq_mode == EqMode::Shared { 0 } else { q };
+            let cq_ring = self.alloc(CQE_BYTES << cq_log, RING_ALIGN)?;
+            init_entries(self.dev.backend(), cq_ring.addr, cq_log, &Cqe::initial());
+            let cq = Cq {
+                ring: cq_ring.addr,
+                dbr: dbr(3 * q),
+                ev: EventRing::new(cq_log),
+                arm_sn: 0,
+                armed: false,
+            };
+            let p = CqParams {
+                ring: cq.ring,
+                log_size: cq_log,
+                dbr: cq.dbr.addr,
+                eq: eq as u16,
+            };
+            self.dev.create_cq(n, p)?;
+            self.created.push((QueueType::Cq, n));
+
+            let sq_ring = self.alloc(WQEBB << c.sq_log_size, RING_ALIGN)?;
+            let sq = Sq {
+                ring: sq_ring.addr,
+                dbr: dbr(3 * q + 1),
+                wq: WorkQueue::new(c.sq_log_size).map_err(|e| Error::Config(e.to_string()))?,
+                inflight: VecDeque::new(),
+                in_error: false,
+                bufs: arena.addr + (q * self.per_queue_bytes()) as u64,
+            };
+            let p = SqParams {
+                ring: sq.ring,
+                log_size: c.sq_log_size,
+                dbr: sq.dbr.addr,
+                cq: n,
+            };
+            self.dev.create_sq(n, p)?;
+            self.created.push((QueueType::Sq, n));
+
+            let rq_ring = self.alloc(DS_BYTES << c.rq_log_size, RING_ALIGN)?;
+            let rq = Rq {
+                ring: rq_ring.addr,
+                dbr: dbr(3 * q + 2),
+                wq: WorkQueue::new(c.rq_log_size).map_err(|e| Error::Config(e.to_string()))?,
+                in_error: false,
+                bufs: sq.bufs + self.tx_ring_bytes() as u64,
+            };
+            let p = RqParams {
+                ring: rq.ring,
+                log_size: c.rq_log_size,
+                log_stride: RX_LOG_STRIDE,
+                dbr: rq.dbr.addr,
+                cq: n,
+            };
+            self.dev.create_rq(n, p)?;
+            self.created.push((QueueType::Rq, n));
+            self.qps.push(QueuePair { eq, cq, sq, rq });
+            self.post_rx_buffers(q)?;
+        }
+        Ok(())
+    }
+
+    /// Destroy what was created (newest first), unregister the MR, free the memory. Runs to
+    /// the end and reports the first failure.
+    fn teardown(&mut self) -> Result<(), Error> {
+        let mut first: Result<(), Error> = Ok(());
+        while let Some((t, n)) = self.created.pop() {
+            if let Err(e) = self.dev.destroy(t, n) {
+                first = first.and(Err(e.into()));
+            }
+        }
+        if std::mem::take(&mut self.mr_registered) {
+            if let Err(e) = self.dev.unregister_mr(self.lkey) {
+                first = first.and(Err(e.into()));
+            }
+        }
+        while let Some(r) = self.regions.pop() {
+            self.dev.backend().free(r);
+        }
+        self.qps.clear();
+        self.eqs.clear();
+        first
+    }
+
+    /// Tear down every queue, the memory region and the memory, and give the device back.
+    pub fn close(mut self) -> Result<Device<B>, ErrorWithDevice<B>> {
+        match self.teardown() {
+            Ok(()) => Ok(self.dev),
+            Err(error) => Err(ErrorWithDevice {
+                error,
+                device: Box::new(self.dev),
+            }),
+        }
+    }
+
+    /// The device (counters, loopback, RSS, time).
+    pub fn device(&mut self) -> &mut Device<B> {
+        &mut self.dev
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &NetDevConfig {
+        &self.cfg
+    }
+
+    /// The memory region of the driver's buffers.
+    pub fn lkey(&self) -> Lkey {
+        self.lkey
+    }
+
+    /// Events other than completions seen by [`NetDev::wait`] since the last call.
+    pub fn take_async_events(&mut self) -> Vec<AsyncEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    fn qp(&mut self, queue: usize) -> Result<&mut QueuePair, Error> {
+        let queues = self.qps.len();
+        self.qps
+            .get_mut(queue)
+            .ok_or(Error::NoSuchQueue { queue, queues })
+    }
+
+    /// Largest frame on the wire: the device's, and what one send WQE may describe.
+    fn wire_max(&self) -> usize {
+        self.dev.info().max_frame().min(misc::MAX_FRAME as usize)
+    }
+
+    /// Largest frame [`NetDev::send`] takes without VLAN insertion (4 bytes less with it).
+    pub fn max_frame(&self) -> usize {
+        self.cfg.tx_buf_size.min(self.wire_max())
+    }
+
+    /// Post a frame on send queue `queue`; returns its WQE index (the `wqe_counter` of its
+    /// [`Completion::Tx`]).
+    pub fn send(&mut self, queue: usize, frame: &[u8], off: TxOffload) -> Result<u16, Error> {
+        let caps = self.dev.info().caps;
+        let vlan_extra = if off.vlan_tci.is_some() { VLAN_HLEN } else { 0 };
+        let max = self
+            .cfg
+            .tx_buf_size
+            .min(self.wire_max().saturating_sub(vlan_extra));
+        if frame.len() > max {
+            return Err(Error::FrameTooLarge {
+                len: frame.len(),
+                max,
+            });
+        }
+        if frame.len() < ETH_HLEN {
+            return Err(Error::FrameTooShort {
+                len: frame.len(),
+                min: ETH_HLEN,
+            });
+        }
+        if (off.csum_l3 || off.csum_l4) && !caps.csum {
+            return Err(DeviceError::Unsupported("checksum offload").into());
+        }
+        let lkey = self.lkey.0;
+        let qp = self.qp(queue)?;
+        if qp.sq.in_error {
+            return Err(Error::QueueInError {
+                queue,
+                kind: Direction::Send,
+            });
+        }
+        let index = qp.sq.wq.pc();
+        let slot = qp.sq.wq.slot(index);
+        let buf = qp.sq.bufs + (slot * self.cfg.tx_buf_size) as u64;
+
+        // The L2 header: in the WQE (with the tag spliced in when the driver inserts it), by
+        // the device's VLAN insert, or all in the buffer.
+        let (header, rest) = match off.vlan_tci {
+            Some(tci) if off.inline_headers || !caps.vlan => {
+                let mut h = frame[..MACS_LEN].to_vec();
+                h.extend_from_slice(&TPID_8021Q.to_be_bytes());
+                h.extend_from_slice(&tci.to_be_bytes());
+                // Through the EtherType when the frame has more; the data segment keeps >= 1 byte.
+                let hdr_end = if frame.len() > ETH_HLEN {
+                    ETH_HLEN
+                } else {
+                    MACS_LEN
+                };
+                h.extend_from_slice(&frame[MACS_LEN..hdr_end]);
+                (L2Header::Inline(h), hdr_end)
+            }
+            Some(tci) => (L2Header::VlanInsert(tci), 0),
+            None if off.inline_headers && frame.len() > INLINE_L2 => {
+                (L2Header::Inline(frame[..INLINE_L2].to_vec()), INLINE_L2)
+            }
+            None => (L2Header::None, 0),
+        };
+        let wqe = SendWqe {
+            opcode: SendOpcode::Send,
+            wqe_index: index,
+            sqn: queue as u32,
+            cq_update: true,
+            eth: Some(EthSeg {
+                cs_flags: CsFlags {
+                    l3: off.csum_l3,
+                    l4: off.csum_l4,
+                },
+                header,
+            }),
+            gather: vec![Gather::Ptr(DataSeg {
+                byte_count: (frame.len() - rest) as u32,
+                lkey,
+                addr: buf + rest as u64,
+            })],
+        };
+        let bytes = wqe.encode()?;
+        let n = bytes.len() / WQEBB;
+        let qp = self.qp(queue)?;
+        let first = qp.sq.wq.produce(n).map_err(|e| match e {
+            RingError::Full { need, free } => Error::QueueFull { queue, need, free },
+            e => Error::Config(e.to_string()),
+        })?;
+        let (ring, dbr, pc) = (qp.sq.ring, qp.sq.dbr, qp.sq.wq.pc());
+        let spans: Vec<_> = qp.sq.wq.spans(first, n, WQEBB).collect();
+        qp.sq.inflight.push_back(TxInflight {
+            index: first,
+            wqebbs: n,
+            bytes: frame.len(),
+        });
+        let hw = self.dev.backend();
+        hw.write(buf, frame);
+        for s in spans {
+            hw.write(ring + s.ring_offset as u64, &bytes[s.src..s.src + s.len]);
+        }
+        hw.wmb();
+        dbr.set_sq_pc(hw, pc);
+        hw.wmb();
+        let mut db = [0u8; 8];
+        db.copy_from_slice(&bytes[..8]);
+        hw.write64(uar::SQ_DB, db);
+        Ok(first)
+    }
+
+    /// Fill every free slot of receive queue `queue` with its buffer; returns how many WQEs
+    /// were posted.
+    pub fn post_rx_buffers(&mut self, queue: usize) -> Result<usize, Error> {
+        let (lkey, size) = (self.lkey.0, self.cfg.rx_buf_size);
+        let qp = self.qp(queue)?;
+        if qp.rq.in_error {
+            return Err(Error::QueueInError {
+                queue,
+                kind: Direction::Receive,
+            });
+        }
+        let mut writes = Vec::new();
+        while qp.rq.wq.free() > 0 {
+            let index = qp
+                .rq
+                .wq
+                .produce(1)
+                .map_err(|e| Error::Config(e.to_string()))?;
+            let slot = qp.rq.wq.slot(index);
+            let wqe = RecvWqe {
+                scatter: vec![DataSeg {
+                    byte_count: size as u32,
+                    lkey,
+                    addr: qp.rq.bufs + (slot * size) as u64,
+                }],
+            };
+            writes.push((
+                qp.rq.ring + (slot * DS_BYTES) as u64,
+                wqe.encode(RX_LOG_STRIDE)?,
+            ));
+        }
+        let (dbr, pc, n) = (qp.rq.dbr, qp.rq.wq.pc(), writes.len());
+        if n > 0 {
+            let hw = self.dev.backend();
+            for (addr, bytes) in writes {
+                hw.write(addr, &bytes);
+            }
+            hw.wmb();
+            dbr.set_rq_pc(hw, pc);
+        }
+        Ok(n)
+    }
+
+    /// Every completion of queue pair `queue` the device has written, in order; refills the
+    /// receive queue.
+    pub fn poll(&mut self, queue: usize) -> Result<Vec<Completion>, Error> {
+        self.qp(queue)?;
+        let mut out = std::mem::take(&mut self.pending);
+        let polled = self.drain_cq(queue, &mut out);
+        let refill = match self.post_rx_buffers(queue) {
+            Err(Error::QueueInError { .. }) => Ok(0),
+            r => r,
+        };
+        if let Err(e) = polled.and(refill) {
+            self.pending = out;
+            return Err(e);
+        }
+        Ok(out)
+    }
+
+    fn drain_cq(&mut self, queue: usize, out: &mut Vec<Completion>) -> Result<(), Error> {
+        let mut result = Ok(());
+        let mut consumed = 0;
+        loop {
+            let (ring, ev) = {
+                let cq = &self.qp(queue)?.cq;
+                (cq.ring, cq.ev)
+            };
+            let Some(bytes) = ev.peek(self.dev.backend(), ring, cqe::OWNER) else {
+                break;
+            };
+            let c = Cqe::decode(&bytes);
+            let rx_buf_size = self.cfg.rx_buf_size;
+            let qp = self.qp(queue)?;
+            qp.cq.ev.advance();
+            consumed += 1;
+            match Self::complete(qp, queue, &c, out, rx_buf_size) {
+                Ok(Some(addr)) => self.read_rx(queue, addr, &c, out),
+                Ok(None) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if consumed > 0 {
+            let qp = self.qp(queue)?;
+            let (dbr, ci) = (qp.cq.dbr, qp.cq.ev.ci());
+            dbr.set_cq_ci(self.dev.backend(), ci);
+        }
+        result
+    }
+
+    /// Account one CQE against the queue pair's rings; a receive completion comes back as
+    /// its buffer's address for [`NetDev::read_rx`].
+    fn complete(
+        qp: &mut QueuePair,
+        queue: usize,
+        c: &Cqe,
+        out: &mut Vec<Completion>,
+        rx_buf_size: usize,
+    ) -> Result<Option<u64>, Error> {
+        let bad = |what| Error::BadCompletion {
+            queue,
+            what,
+            opcode: c.opcode,
+            wqe_counter: c.wqe_counter,
+        };
+        let error = |kind, e: crate::desc::CqeError| Completion::Error {
+            queue,
+            kind,
+            syndrome: e.syndrome,
+            vendor_syndrome: e.vendor_err_synd,
+            wqe_counter: c.wqe_counter,
+        };
+        match (c.opcode, c.error) {
+            (CqeOpcode::Req, _) | (CqeOpcode::ReqErr, Some(_)) => {
+                let sq = &mut qp.sq;
+                let pos = sq
+                    .inflight
+                    .iter()
+                    .position(|t| t.index == c.wqe_counter)
+                    .ok_or_else(|| bad("send completion for no WQE in flight"))?;
+                for (k, t) in sq.inflight.drain(..=pos).enumerate() {
+                    sq.wq
+                        .consume(t.wqebbs)
+                        .map_err(|_| bad("send ring underflow"))?;
+                    match c.error {
+                        Some(e) if k == pos => {
+                            sq.in_error |= e.syndrome != Syndrome::WrFlush;
+                            out.push(error(Direction::Send, e));
+                        }
+                        _ => out.push(Completion::Tx {
+                            queue,
+                            wqe_counter: t.index,
+                            bytes: t.bytes,
+                            timestamp: if k == pos { c.timestamp } else { 0 },
+                        }),
+                    }
+                }
+                Ok(None)
+            }
+            (CqeOpcode::RespSend, _) | (CqeOpcode::RespErr, Some(_)) => {
+                let rq = &mut qp.rq;
+                if rq.wq.used() == 0 || c.wqe_counter != rq.wq.cc() {
+                    return Err(bad("receive completion out of order"));
+                }
+                let slot = rq.wq.slot(c.wqe_counter);
+                rq.wq
+                    .consume(1)
+                    .map_err(|_| bad("receive ring underflow"))?;
+                if let Some(e) = c.error {
+                    rq.in_error |= e.syndrome != Syndrome::WrFlush;
+                    out.push(error(Direction::Receive, e));
+                    return Ok(None);
+                }
+                if c.byte_cnt as usize > rx_buf_size {
+                    return Err(bad("receive byte count over the buffer"));
+                }
+                Ok(Some(rq.bufs + (slot * rx_buf_size) as u64))
+            }
+            _ => Err(bad("unexpected CQE opcode")),
+        }
+    }
+
+    /// Copy a received frame out of its buffer at `addr`.
+    fn read_rx(&mut self, queue: usize, addr: u64, c: &Cqe, out: &mut Vec<Completion>) {
+        let mut data = vec![0u8; c.byte_cnt as usize];
+        self.dev.backend().read(addr, &mut data);
+        out.push(Completion::Rx(RxFrame {
+            queue,
+            data,
+            l3_ok: c.l3_ok,
+            l4_ok: c.l4_ok,
+            csum: c.check_sum,
+            rss_hash: c.rss_hash,
+            rss_type: c.rss_hash_type,
+            l3_type: c.l3_type,
+            l4_type: c.l4_type,
+            vlan: c.vlan(),
+            timestamp: c.timestamp,
+        }));
+    }
+
+    fn arm_eq(&mut self, e: usize) {
+        if let Some(eq) = self.eqs.get(e) {
+            let v = eq_doorbell(e as u8, eq.ev.ci());
+            self.dev.backend().write32(uar::EQ_DB_ARM, v);
+        }
+    }
+
+    fn arm_cq(&mut self, q: usize) -> Result<(), Error> {
+        let qp = self.qp(q)?;
+        if qp.cq.armed {
+            return Ok(());
+        }
+        qp.cq.armed = true;
+        let arm = CqArm {
+            sn: qp.cq.arm_sn,
+            solicited: false,
+            ci: qp.cq.ev.ci(),
+        };
+        let dbr = qp.cq.dbr;
+        let hw = self.dev.backend();
+        dbr.set_cq_arm(hw, arm);
+        hw.wmb();
+        hw.write64(uar::CQ_DB, arm.doorbell(q as u32));
+        Ok(())
+    }
+
+    /// Whether queue pair `q`'s CQ holds an unread CQE.
+    fn cq_ready(&mut self, q: usize) -> Result<bool, Error> {
+        let cq = &self.qp(q)?.cq;
+        let (ring, ev) = (cq.ring, cq.ev);
+        Ok(ev.peek(self.dev.backend(), ring, cqe::OWNER).is_some())
+    }
+
+    fn ready_mask(&mut self, queues: &[usize]) -> Result<u64, Error> {
+        let mut m = 0;
+        for &q in queues {
+            if self.cq_ready(q)? {
+                m |= 1 << q;
+            }
+        }
+        Ok(m)
+    }
+
+    /// Consume EQ `e`'s events: completion events disarm their CQ and mark its queue in the
+    /// returned mask; other events are kept for [`NetDev::take_async_events`]. Re-arms the EQ.
+    fn drain_eq(&mut self, e: usize) -> u64 {
+        let mut fired = 0;
+        while let Some(eq) = self.eqs.get(e) {
+            let (ring, ev) = (eq.ring, eq.ev);
+            let Some(bytes) = ev.peek(self.dev.backend(), ring, eqe::OWNER) else {
+                break;
+            };
+            self.eqs[e].ev.advance();
+            let ev = Eqe::decode(&bytes);
+            match (ev.event_type, self.qps.get_mut(ev.cqn as usize)) {
+                (EventType::Completion, Some(qp)) => {
+                    qp.cq.armed = false;
+                    qp.cq.arm_sn = qp.cq.arm_sn.wrapping_add(1) & 3;
+                    fired |= 1 << ev.cqn;
+                }
+                _ => self.events.push(AsyncEvent {
+                    eq: e,
+                    event_type: ev.event_type,
+                    sub_type: ev.sub_type,
+                    cqn: ev.cqn,
+                }),
+            }
+        }
+        self.arm_eq(e);
+        fired
+    }
+
+    /// Sleep until a queue pair in `queues` (bit q = queue pair q) has completions, at most
+    /// `timeout_ns`; returns the queue pairs to poll. Arms their CQs (one event each until
+    /// the next arm) and re-arms the EQs that fired.
+    pub fn wait(&mut self, queues: u64, timeout_ns: u64) -> Result<u64, Error> {
+        let list: Vec<usize> = (0..self.qps.len())
+            .filter(|q| queues >> q & 1 == 1)
+            .collect();
+        if list.is_empty() {
+            return Err(Error::NoSuchQueue {
+                queue: queues.trailing_zeros() as usize,
+                queues: self.qps.len(),
+            });
+        }
+        let ready = self.ready_mask(&list)?;
+        if ready != 0 {
+            return Ok(ready);
+        }
+        let mut vectors = 0u64;
+        for &q in &list {
+            self.arm_cq(q)?;
+            vectors |= 1 << self.eqs[self.qps[q].eq].vector;
+        }
+        let start = self.dev.backend().now_ns();
+        let fired = self.dev.backend().wait(vectors, timeout_ns);
+        let mut found = 0;
+        for e in 0..self.eqs.len() {
+            if fired >> self.eqs[e].vector & 1 == 1 {
+                found |= self.drain_eq(e);
+            }
+        }
+        let found = (found | self.ready_mask(&list)?) & queues;
+        if found == 0 {
+            return Err(Error::Timeout {
+                what: "completion events",
+                waited_ns: self.dev.backend().now_ns().saturating_sub(start),
+            });
+        }
+        Ok(found)
+    }
+
+    /// Bring queue pair `queue` back after an error completion: RESET its send and receive
+    /// queues where the device has them in error (indices kept, so WQEs still posted run or
+    /// flush with their own completions), and refill the receive queue.
+    pub fn reset_queue_after_error(&mut self, queue: usize) -> Result<(), Error> {
+        self.qp(queue)?;
+        let n = queue as u16;
+        for t in [QueueType::Sq, QueueType::Rq] {
+            if self.dev.query_queue(t, n)?.state == QState::Error {
+                self.dev.reset_queue(t, n)?;
+            }
+        }
+        let qp = self.qp(queue)?;
+        qp.sq.in_error = false;
+        qp.rq.in_error = false;
+        self.post_rx_buffers(queue)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::Interrupts;
+    use crate::regs::stats;
+    use crate::testdev::{FakeId, FakeNic};
+
+    const T: u64 = 1_000_000;
+
+    fn netdev_with(id: FakeId, cfg: NetDevConfig, loopback: bool) -> NetDev<FakeNic> {
+        let mut dev = Device::open(FakeNic::new(id)).unwrap();
+        if loopback {
+            dev.set_loopback(true).unwrap();
+        }
+        NetDev::new(dev, cfg).unwrap()
+    }
+
+    fn netdev(cfg: NetDevConfig) -> NetDev<FakeNic> {
+        netdev_with(FakeId::default(), cfg, true)
+    }
+
+    fn fake(nd: &mut NetDev<FakeNic>) -> &mut FakeNic {
+        nd.device().backend()
+    }
+
+    /// A UDP/IPv4 frame of `len` bytes whose bytes after the header count up from `seed`.
+    fn frame(len: usize, seed: u8) -> Vec<u8> {
+        let mut f = vec![
+            0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0, 0, 0x30,
+        ];
+        f.extend((0..len - f.len()).map(|i| seed.wrapping_add(i as u8)));
+        f
+    }
+
+    /// Wait for and poll queue pairs until `n` completions arrived.
+    fn collect(nd: &mut NetDev<FakeNic>, queues: u64, n: usize) -> Vec<Completion> {
+        let mut got = Vec::new();
+        while got.len() < n {
+            let ready = nd.wait(queues, T).unwrap();
+            for q in 0..64 {
+                if ready >> q & 1 == 1 {
+                    got.extend(nd.poll(q).unwrap());
+                }
+            }
+        }
+        got
+    }
+
+    /// The receive completions, in order (send and receive completions of one queue pair
+    /// interleave in whatever order the device wrote them).
+    fn rxs(got: &[Completion]) -> Vec<&RxFrame> {
+        got.iter()
+            .filter_map(|c| match c {
+                Completion::Rx(f) => Some(f),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The send completions, in order.
+    fn txs(got: &[Completion]) -> Vec<&Completion> {
+        got.iter()
+            .filter(|c| matches!(c, Completion::Tx { .. }))
+            .collect()
+    }
+
+    #[test]
+    fn loopback_frame_with_inline_header_and_checksum_offload() {
+        let mut nd = netdev(NetDevConfig {
+            queues: 2,
+            ..NetDevConfig::default()
+        });
+        let f = frame(60, 7);
+        let off = TxOffload {
+            csum_l3: true,
+            csum_l4: true,
+            inline_headers: true,
+            vlan_tci: None,
+        };
+        assert_eq!(nd.send(1, &f, off).unwrap(), 0);
+        let got = collect(&mut nd, 0b10, 2);
+        let tx = txs(&got)[0];
+        assert_eq!(
+            *tx,
+            Completion::Tx {
+                queue: 1,
+                wqe_counter: 0,
+                bytes: 60,
+                timestamp: got_ts(tx)
+            }
+        );
+        let r = rxs(&got)[0];
+        assert_eq!(r.queue, 1);
+        assert_eq!(r.data, f);
+        assert!(r.l3_ok && r.l4_ok);
+        assert_eq!((r.csum, r.rss_hash, r.vlan), (0xBEEF, 0x1234_0001, None));
+        assert_eq!((r.l3_type, r.l4_type), (L3Type::Ipv4, L4Type::Udp));
+        assert_eq!((r.rss_type.ip(), r.rss_type.l4()), (1, 2));
+        // What the device was given: SQN 1, checksum flags, 18 inline bytes, 42 by pointer.
+        let w = &fake(&mut nd).sent[0];
+        assert_eq!((w.sqn, w.wqe_index, w.cq_update), (1, 0, true));
+        let eth = w.eth.as_ref().unwrap();
+        assert_eq!(eth.cs_flags, CsFlags { l3: true, l4: true });
+        assert_eq!(eth.header, L2Header::Inline(f[..18].to_vec()));
+        match &w.gather[..] {
+            [Gather::Ptr(d)] => assert_eq!((d.byte_count, d.lkey), (42, 0)),
+            g => panic!("{g:?}"),
+        }
+        assert_eq!(nd.device().stats().rx_no_wqe, 0);
+    }
+
+    fn got_ts(c: &Completion) -> u64 {
+        match c {
+            Completion::Tx { timestamp, .. } => {
+                assert!(*timestamp > 0);
+                *timestamp
+            }
+            c => panic!("{c:?}"),
+        }
+    }
+
+    #[test]
+    fn vlan_tags_go_by_device_insert_or_in_the_inline_header() {
+        let f = frame(64, 1);
+        let mut tagged = f.clone();
+        tagged.splice(12..12, [0x81, 0x00, 0x20, 0x05]);
+        for (caps, inline, expect_inline) in [
+            (0xF, false, false),
+            (0xF, true, true),
+            (0b1011, false, true),
+        ] {
+            let id = FakeId {
+                caps,
+                ..FakeId::default()
+            };
+            let mut nd = netdev_with(id, NetDevConfig::default(), true);
+            let off = TxOffload {
+                vlan_tci: Some(0x2005),
+                inline_headers: inline,
+                ..TxOffload::default()
+            };
+            nd.send(0, &f, off).unwrap();
+            let got = collect(&mut nd, 1, 2);
+            let r = rxs(&got)[0];
+            assert_eq!(r.vlan, Some(0x2005), "stripped on receive");
+            assert_eq!(r.data, f);
+            let w = fake(&mut nd).sent[0].clone();
+            let header = w.eth.map(|e| e.header);
+            if expect_inline {
+                assert_eq!(header, Some(L2Header::Inline(tagged[..18].to_vec())));
+            } else {
+                assert_eq!(header, Some(L2Header::VlanInsert(0x2005)));
+            }
+        }
+    }
+
+    #[test]
+    fn frame_limits() {
+        let mut nd = netdev(NetDevConfig::default());
+        assert_eq!(nd.max_frame(), 1522);
+        let e = nd
+            .send(0, &frame(1523, 0), TxOffload::default())
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::FrameTooLarge {
+                    len: 1523,
+                    max: 1522
+                }
+            ),
+            "{e}"
+        );
+        let vlan = TxOffload {
+            vlan_tci: Some(1),
+            ..TxOffload::default()
+        };
+        let e = nd.send(0, &frame(1519, 0), vlan).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::FrameTooLarge {
+                    len: 1519,
+                    max: 1518
+                }
+            ),
+            "{e}"
+        );
+        let e = nd.send(0, &[0; 13], TxOffload::default()).unwrap_err();
+        assert!(
+            matches!(e, Error::FrameTooShort { len: 13, min: 14 }),
+            "{e}"
+        );
+        let e = nd.send(2, &frame(60, 0), TxOffload::default()).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::NoSuchQueue {
+                    queue: 2,
+                    queues: 1
+                }
+            ),
+            "{e}"
+        );
+        // A header-only frame with a VLAN tag in the inline header keeps a data segment.
+        let inline_vlan = TxOffload {
+            vlan_tci: Some(3),
+            inline_headers: true,
+            ..TxOffload::default()
+        };
+        nd.send(0, &frame(1518, 0), vlan).unwrap();
+        nd.send(0, &frame(18, 0)[..14], inline_vlan).unwrap();
+        let got = collect(&mut nd, 1, 4);
+        assert_eq!(rxs(&got)[1].data.len(), 14);
+    }
+
+    #[test]
+    fn send_ring_fills_drains_and_wraps_its_counter() {
+        let cfg = NetDevConfig {
+            sq_log_size: 2,
+            ..NetDevConfig::default()
+        };
+        let mut nd = netdev_with(FakeId::default(), cfg, false);
+        let f = frame(60, 0);
+        let mut expected = 0u16;
+        for round in 0..16_500u32 {
+            for k in 0..4u16 {
+                assert_eq!(
+                    nd.send(0, &f, TxOffload::default()).unwrap(),
+                    expected.wrapping_add(k)
+                );
+            }
+            if round == 0 {
+                let e = nd.send(0, &f, TxOffload::default()).unwrap_err();
+                assert!(
+                    matches!(
+                        e,
+                        Error::QueueFull {
+                            queue: 0,
+                            need: 1,
+                            free: 0
+                        }
+                    ),
+                    "{e}"
+                );
+            }
+            let got = collect(&mut nd, 1, 4);
+            let counters: Vec<u16> = got
+                .iter()
+                .map(|c| match c {
+                    Completion::Tx {
+                        wqe_counter,
+                        bytes: 60,
+                        ..
+                    } => *wqe_counter,
+                    c => panic!("{c:?}"),
+                })
+                .collect();
+            assert_eq!(
+                counters,
+                (0..4).map(|k| expected.wrapping_add(k)).collect::<Vec<_>>()
+            );
+            expected = expected.wrapping_add(4);
+        }
+        assert_eq!(
+            expected,
+            (16_500u32 * 4 % 65_536) as u16,
+            "the 16-bit counter wrapped"
+        );
+        assert_eq!(fake(&mut nd).wire.len(), 66_000);
+    }
+
+    #[test]
+    fn send_completions_are_cumulative() {
+        let mut nd = netdev_with(FakeId::default(), NetDevConfig::default(), false);
+        for _ in 0..3 {
+            nd.send(0, &frame(60, 0), TxOffload::default()).unwrap();
+        }
+        // The device answers the batch with one CQE for its last WQE.
+        let f = fake(&mut nd);
+        f.pending_sq.clear();
+        let c = Cqe {
+            timestamp: 99,
+            ..FakeNic::blank_cqe(CqeOpcode::Req, 0, 2)
+        };
+        f.post_cqe(0, c);
+        let got = nd.poll(0).unwrap();
+        let ts: Vec<(u16, u64)> = got
+            .iter()
+            .map(|c| match c {
+                Completion::Tx {
+                    wqe_counter,
+                    timestamp,
+                    ..
+                } => (*wqe_counter, *timestamp),
+                c => panic!("{c:?}"),
+            })
+            .collect();
+        assert_eq!(ts, vec![(0, 0), (1, 0), (2, 99)]);
+    }
+
+    #[test]
+    fn a_send_error_stops_the_queue_until_reset() {
+        let mut nd = netdev(NetDevConfig::default());
+        let mr = fake(&mut nd).mrs[0].take();
+        nd.send(0, &frame(60, 0), TxOffload::default()).unwrap();
+        let got = collect(&mut nd, 1, 1);
+        assert_eq!(
+            got,
+            vec![Completion::Error {
+                queue: 0,
+                kind: Direction::Send,
+                syndrome: Syndrome::LocalProt,
+                vendor_syndrome: 0,
+                wqe_counter: 0
+            }]
+        );
+        let e = nd.send(0, &frame(60, 0), TxOffload::default()).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::QueueInError {
+                    queue: 0,
+                    kind: Direction::Send
+                }
+            ),
+            "{e}"
+        );
+        fake(&mut nd).mrs[0] = mr;
+        nd.reset_queue_after_error(0).unwrap();
+        let sq = QueueType::Sq.code();
+        assert!(fake(&mut nd)
+            .commands
+            .contains(&(crate::regs::consts::qcmd_op::RESET, sq, 0)));
+        assert_eq!(nd.send(0, &frame(60, 3), TxOffload::default()).unwrap(), 1);
+        let got = collect(&mut nd, 1, 2);
+        assert!(matches!(
+            txs(&got)[..],
+            [Completion::Tx { wqe_counter: 1, .. }]
+        ));
+        assert_eq!(rxs(&got)[0].data, frame(60, 3));
+    }
+
+    #[test]
+    fn a_receive_error_stops_the_receive_queue_until_reset() {
+        let mut nd = netdev(NetDevConfig::default());
+        fake(&mut nd).receive(0, frame(3000, 0));
+        let got = nd.poll(0).unwrap();
+        assert!(matches!(
+            got[..],
+            [Completion::Error {
+                kind: Direction::Receive,
+                syndrome: Syndrome::LocalLength,
+                wqe_counter: 0,
+                ..
+            }]
+        ));
+        let e = nd.post_rx_buffers(0).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::QueueInError {
+                    queue: 0,
+                    kind: Direction::Receive
+                }
+            ),
+            "{e}"
+        );
+        nd.reset_queue_after_error(0).unwrap();
+        assert_eq!(nd.post_rx_buffers(0).unwrap(), 0, "refilled by the reset");
+        fake(&mut nd).receive(0, frame(100, 9));
+        assert_eq!(rxs(&nd.poll(0).unwrap())[0].data, frame(100, 9));
+    }
+
+    #[test]
+    fn the_receive_ring_is_kept_full() {
+        let cfg = NetDevConfig {
+            rq_log_size: 2,
+            ..NetDevConfig::default()
+        };
+        let mut nd = netdev(cfg);
+        for i in 0..25u8 {
+            let f = frame(60 + i as usize, i);
+            nd.send(0, &f, TxOffload::default()).unwrap();
+            let got = collect(&mut nd, 1, 2);
+            assert_eq!(rxs(&got)[0].data, f);
+        }
+        assert_eq!(nd.device().stats().rx_no_wqe, 0);
+        assert_eq!(fake(&mut nd).counter(stats::RX_CQES), 25);
+    }
+
+    #[test]
+    fn an_unexpected_cqe_is_an_error_and_earlier_completions_survive() {
+        let mut nd = netdev_with(FakeId::default(), NetDevConfig::default(), false);
+        nd.send(0, &frame(60, 0), TxOffload::default()).unwrap();
+        nd.device().backend().relax();
+        fake(&mut nd).post_cqe(0, FakeNic::blank_cqe(CqeOpcode::Other(7), 0, 0));
+        let e = nd.poll(0).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::BadCompletion {
+                    queue: 0,
+                    opcode: CqeOpcode::Other(7),
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let got = nd.poll(0).unwrap();
+        assert!(
+            matches!(got[..], [Completion::Tx { wqe_counter: 0, .. }]),
+            "{got:?}"
+        );
+        // a send CQE for a WQE never posted
+        fake(&mut nd).post_cqe(0, FakeNic::blank_cqe(CqeOpcode::Req, 0, 5));
+        assert!(matches!(
+            nd.poll(0),
+            Err(Error::BadCompletion { wqe_counter: 5, .. })
+        ));
+    }
+
+    #[test]
+    fn wait_times_out_then_sees_events_on_a_shared_eq() {
+        let cfg = NetDevConfig {
+            queues: 3,
+            eq_mode: EqMode::Shared,
+            ..NetDevConfig::default()
+        };
+        let mut nd = netdev(cfg);
+        let e = nd.wait(0b111, 5_000).unwrap_err();
+        assert!(
+            matches!(e, Error::Timeout { what: "completion events", waited_ns } if waited_ns >= 5_000),
+            "{e}"
+        );
+        assert!(matches!(
+            nd.wait(0b1000, 5_000),
+            Err(Error::NoSuchQueue {
+                queue: 3,
+                queues: 3
+            })
+        ));
+        nd.send(0, &frame(60, 0), TxOffload::default()).unwrap();
+        nd.send(2, &frame(60, 0), TxOffload::default()).unwrap();
+        let mut seen = 0;
+        while seen != 0b101 {
+            let ready = nd.wait(0b111, T).unwrap();
+            assert_eq!(ready & 0b010, 0);
+            for q in [0, 2] {
+                if ready >> q & 1 == 1 {
+                    assert!(!nd.poll(q).unwrap().is_empty());
+                    seen |= 1 << q;
+                }
+            }
+        }
+        // One event per arm: the CQs that fired are disarmed with their sequence number
+        // advanced, the EQ re-armed.
+        let f = fake(&mut nd);
+        assert!(f.queues[0][0].as_ref().unwrap().armed, "EQ re-armed");
+        assert!(
+            f.queues[0][1].is_none() && f.queues[0][2].is_none(),
+            "one EQ"
+        );
+        assert_eq!(nd.qps[0].cq.arm_sn, 1);
+        assert!(!nd.qps[0].cq.armed && nd.qps[1].cq.armed);
+        assert!(nd.take_async_events().is_empty());
+    }
+
+    #[test]
+    fn close_tears_everything_down() {
+        let cfg = NetDevConfig {
+            queues: 2,
+            ..NetDevConfig::default()
+        };
+        let mut nd = netdev(cfg);
+        nd.send(1, &frame(60, 0), TxOffload::default()).unwrap();
+        collect(&mut nd, 2, 2);
+        let mut dev = nd.close().unwrap();
+        let f = dev.backend();
+        assert!(f.queues.iter().flatten().all(Option::is_none));
+        assert_eq!(f.mrs[0], None);
+        assert!(f.allocated.is_empty());
+        let destroys: Vec<u32> = f
+            .commands
+            .iter()
+            .filter(|c| c.0 == 2)
+            .map(|c| c.1)
+            .collect();
+        assert_eq!(
+            destroys,
+            vec![3, 2, 1, 3, 2, 1, 0, 0],
+            "RQ, SQ, CQ per queue, then EQs"
+        );
+        NetDev::new(dev, cfg).unwrap();
+    }
+
+    #[test]
+    fn configurations_the_device_cannot_serve() {
+        let open = |id| Device::open(FakeNic::new(id)).unwrap();
+        let bad = |id, cfg| NetDev::new(open(id), cfg).unwrap_err();
+        let d = NetDevConfig::default();
+        let e = bad(FakeId::default(), NetDevConfig { queues: 5, ..d });
+        assert!(
+            e.to_string().contains("5 queue pairs; the device has 4"),
+            "{e}"
+        );
+        let id = FakeId {
+            eqs: 2,
+            ..FakeId::default()
+        };
+        let e = bad(id.clone(), NetDevConfig { queues: 3, ..d });
+        assert!(e.to_string().contains("EqMode::Shared"), "{e}");
+        NetDev::new(
+            open(id),
+            NetDevConfig {
+                queues: 3,
+                eq_mode: EqMode::Shared,
+                ..d
+            },
+        )
+        .unwrap();
+        let e = bad(
+            FakeId::default(),
+            NetDevConfig {
+                rx_buf_size: 1500,
+                ..d
+            },
+        );
+        assert!(e.to_string().contains("largest frame (1522"), "{e}");
+        let e = bad(
+            FakeId::default(),
+            NetDevConfig {
+                sq_log_size: 1,
+                ..d
+            },
+        );
+        assert!(matches!(e.error, Error::Config(_)), "{e}");
+        let e = bad(
+            FakeId::default(),
+            NetDevConfig {
+                rq_log_size: 10,
+                ..d
+            },
+        );
+        assert!(e.to_string().contains("completion ring"), "{e}");
+        // A device failure half way: everything built so far is torn down, the device returned.
+        let e = bad(
+            FakeId {
+                mrs: 0,
+                ..FakeId::default()
+            },
+            d,
+        );
+        assert!(
+            matches!(e.error, Error::Device(DeviceError::OutOfRange { .. })),
+            "{e}"
+        );
+        assert!(e.device.into_backend().allocated.is_empty());
+        let mut dev2 = open(FakeId::default());
+        dev2.backend().id.log_max_wq = 5; // the device refuses what the driver thought fine
+        let e = NetDev::new(
+            dev2,
+            NetDevConfig {
+                sq_log_size: 6,
+                rq_log_size: 3,
+                ..d
+            },
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e.error,
+                Error::Device(DeviceError::Command {
+                    status: crate::device::CmdStatus::BadParam,
+                    ..
+                })
+            ),
+            "{e}"
+        );
+        let mut dev2 = *e.device;
+        assert!(dev2.backend().allocated.is_empty());
+        assert!(dev2.backend().queues.iter().flatten().all(Option::is_none));
+    }
+}
