@@ -121,5 +121,6 @@ pub mod bar_regs;
 pub mod cq_engine;
 pub mod desc;
 pub mod mr_table;
+mod qctx;
 pub mod regmap;
 pub mod sq_engine;

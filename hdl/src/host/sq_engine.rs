@@ -37,7 +37,8 @@
 
 use super::cq_engine::CMPL;
 use super::kv;
-use super::{desc, DMA_RD_CPL_USER, DMA_RD_REQ, QCMD_REQ, QCMD_RES};
+use super::qctx::{sweep, QcmdPort};
+use super::{desc, DMA_RD_CPL_USER, DMA_RD_REQ};
 use crate::eth::eth_tx::TX_CMD;
 use crate::record::RecordLayout;
 use crate::stats::stat_counter;
@@ -150,9 +151,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // ---- Ports ----
             let db_data = input("s_db_tdata", 16);
             let db_valid = input("s_db_tvalid", 1);
-            let qcmd_data = input("s_qcmd_tdata", QCMD_REQ.width());
-            let qcmd_valid = input("s_qcmd_tvalid", 1);
-            let res_ready = input("m_qcmd_res_tready", 1);
             let rd_req_ready = input("m_dma_rd_req_tready", 1);
             let cpl = stream_in("s_dma_rd_cpl", &StreamCfg::new(w, DMA_RD_CPL_USER.width()));
             let mr_valid = input("mr_valid", 1);
@@ -179,14 +177,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let pick = mux(any_hi, pick_hi, pick_lo).named("pick");
 
             // ---- Queue commands ----
-            let res_valid = reg_init(1, 0u32).named("res_valid");
-            let qcmd_go = (qcmd_valid & !res_valid).named("qcmd_go");
-            let take_qcmd = (is(st::IDLE) & qcmd_go).named("take_qcmd");
-            let take_db = (is(st::IDLE) & !qcmd_go & any).named("take_doorbell");
-            output("s_qcmd_tready", take_qcmd);
-            let cmd = reg(QCMD_REQ.width()).enable(take_qcmd).named("cmd");
-            cmd.set(qcmd_data);
-            let c = QCMD_REQ.unpack(cmd.unused()); // SQ commands use some of the words
+            let qcmd = QcmdPort::new();
+            let take_qcmd = (is(st::IDLE) & qcmd.go).named("take_qcmd");
+            let take_db = (is(st::IDLE) & !qcmd.go & any).named("take_doorbell");
+            qcmd.take(take_qcmd);
+            let c = &qcmd.c;
 
             let sqn = reg(sq_bits).enable(take_db).named("sqn");
             sqn.set(pick);
@@ -200,9 +195,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let ctx_mem = memory("sq_ctx", SQ_CTX.width(), cfg.sqs.next_power_of_two());
             let aw = ctx_mem.addr_width();
             // After reset, a sweep writes every SQ context to "not created".
-            let sweep = reg_init(aw, 0u32).named("init_addr");
-            sweep.set_if(is(st::INIT), sweep + 1u32);
-            let sweep_done = (is(st::INIT) & sweep.eq((1u64 << aw) - 1)).named("init_done");
+            let (sweep, sweep_done) = sweep(is(st::INIT), aw);
             let cur_q = mux(
                 is(st::QCMD),
                 c.get("index").trunc(aw.max(sq_bits)),
@@ -211,63 +204,24 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let ctx = SQ_CTX.unpack(ctx_mem.read_async(cur_q.trunc(aw)).named("sq_ctx_q"));
             let rdy = kv("qstate", "RDY");
 
-            let op = c.get("op");
-            let idx_ok = c.get("index").lt(cfg.sqs as u64);
             let cur_state = ctx.get("state");
-            let is_rst = cur_state.eq(kv("qstate", "RST"));
             let log_size = c.get("in2").slice(4, 0);
             let link = c.get("in5").slice(15, 0);
-            let create = op.eq(kv("qcmd_op", "CREATE"));
-            let known = op.ge(kv("qcmd_op", "CREATE")) & op.le(kv("qcmd_op", "QUERY"));
-            let bad_state = select(
-                &[
-                    (create, !is_rst),
-                    (
-                        op.eq(kv("qcmd_op", "DESTROY")) | op.eq(kv("qcmd_op", "RESET")),
-                        is_rst,
-                    ),
-                ],
-                lit(1, 0u32),
-            );
             let params_ok =
                 log_size.le(cfg.log_max as u64) & log_size.ne(0u32) & link.lt(cfg.cqs as u64);
-            let cmd_status = select(
-                &[
-                    (
-                        !known | c.get("qtype").ne(kv("qtype", "SQ")),
-                        lit(8, kv("qcmd_status", "BAD_PARAM")),
-                    ),
-                    (!idx_ok, lit(8, kv("qcmd_status", "BAD_INDEX"))),
-                    (bad_state, lit(8, kv("qcmd_status", "BAD_RES_STATE"))),
-                    (create & !params_ok, lit(8, kv("qcmd_status", "BAD_PARAM"))),
-                ],
-                lit(8, kv("qcmd_status", "OK")),
-            )
-            .named("cmd_status");
-            let cmd_ok = (is(st::QCMD) & cmd_status.eq(kv("qcmd_status", "OK"))).named("cmd_ok");
-            let new_state = case(
-                op,
-                &[
-                    (kv("qcmd_op", "CREATE"), lit(2, rdy)),
-                    (kv("qcmd_op", "DESTROY"), lit(2, kv("qstate", "RST"))),
-                    (kv("qcmd_op", "RESET"), lit(2, rdy)),
-                ],
-                cur_state,
-            );
-            let res = reg(QCMD_RES.width()).enable(is(st::QCMD)).named("res");
-            res.set(QCMD_RES.pack(&[
-                ("status", cmd_status),
-                ("out0", cur_state.zext(32)),
-                ("out1", ctx.get("pc").zext(32)),
-                ("out2", ctx.get("ci").zext(32)),
-                (
-                    "out3",
+            let v = qcmd.verdict("SQ", cfg.sqs, cur_state, params_ok);
+            let (create, new_state) = (v.create, v.new_state);
+            let cmd_ok = (is(st::QCMD) & v.ok).named("cmd_done_ok");
+            qcmd.answer(
+                is(st::QCMD),
+                v.status,
+                [
+                    cur_state.zext(32),
+                    ctx.get("pc").zext(32),
+                    ctx.get("ci").zext(32),
                     cat(&[ctx.get("err_wqe"), lit(8, 0u32), ctx.get("synd")]),
-                ),
-            ]));
-            res_valid.set(mux(is(st::QCMD), 1u32, mux(res_ready, 0u32, res_valid)));
-            output("m_qcmd_res_tdata", res);
-            output("m_qcmd_res_tvalid", res_valid);
+                ],
+            );
 
             // ---- Descriptor reads land in the WQE register (the doorbell record too) ----
             // Tags above 7 are never issued: only the low bits are looked at.
