@@ -574,6 +574,17 @@ impl Sig {
     pub fn msb(self) -> Sig {
         slice_at(self, self.w - 1, self.w - 1, Loc::caller())
     }
+    /// Exactly `w` bits: zero-extended when narrower, the low bits when wider (for values
+    /// known to fit, whose widths come from different parameters).
+    #[track_caller]
+    pub fn resize(self, w: u32) -> Sig {
+        let loc = Loc::caller();
+        if w >= self.w {
+            zext_at(self, w, loc)
+        } else {
+            slice_at(self, w - 1, 0, loc)
+        }
+    }
     /// The low `w` bits.
     #[track_caller]
     pub fn trunc(self, w: u32) -> Sig {

@@ -123,4 +123,5 @@ pub mod desc;
 pub mod mr_table;
 mod qctx;
 pub mod regmap;
+pub mod rq_engine;
 pub mod sq_engine;

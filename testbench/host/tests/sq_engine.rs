@@ -6,22 +6,19 @@
 //! CQE with its syndrome, the SQ in error (QUERY), doorbells ignored and counted until RESET,
 //! and the queue working again after it.
 
-use nicgen_edsl::prelude::*;
-use nicgen_edsl::Dir;
+mod engines;
+use engines::{build, qcmd, reset_and_program_mrs, u, with_mr_table, Host};
 use nicgen_hdl::eth::eth_tx::TX_CMD;
 use nicgen_hdl::host::cq_engine::CMPL;
-use nicgen_hdl::host::mr_table::mr_table;
 use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg};
-use nicgen_hdl::host::{QCMD_REQ, QCMD_RES};
+use nicgen_hdl::host::QCMD_RES;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
 use nicgen_model::cq::Cmpl;
 use nicgen_model::sq::{Mr, Sq, SqRun};
 use nicgen_model::tx::TxRequest;
 use nicgen_tb::record::{PulseDriver, RecordDriver, RecordSink};
-use nicgen_tb::stream::{
-    run_until_seeded, step, Agent, Status, StreamError, StreamPorts, StreamSink,
-};
-use nicgen_tb::{Model, Sim, VerilatorBuild, VerilatorOptions};
+use nicgen_tb::stream::{run_until_seeded, step, Status, StreamPorts, StreamSink};
+use nicgen_tb::{Model, Sim};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 const SQS: u32 = 8;
@@ -31,90 +28,18 @@ const LOG_SIZE: u32 = 4; // 16 WQEBBs
 const SQN: u32 = 3;
 const CQN: u32 = 5;
 
-/// The engine and a memory-region table, wired as the NIC wires them; the DMA write channel
-/// (which the send engine does not use) is idle.
-fn dut(w: u32) -> Rc<ModuleDef> {
-    let cfg = SqCfg {
+fn model(w: u32) -> Option<Model> {
+    let sq = sq_engine(&SqCfg {
         data_bits: w,
         sqs: SQS,
         cqs: 8,
         mrs: MRS,
         max_frame: MAX_FRAME,
         log_max: 12,
-    };
-    let sq = sq_engine(&cfg).unwrap();
-    let mrt = mr_table(MRS, 1).unwrap();
-    let built = Module::build(format!("sq_dut_d{w}"), || {
-        doc("Test DUT: sq_engine with its memory-region table.");
-        let u = instance(&sq, "u_sq");
-        let m = instance(&mrt, "u_mr");
-        for p in &sq.ports {
-            match (p.dir, p.name.as_str()) {
-                (_, "clk" | "rst") => {}
-                (Dir::Output, "mr_lkey") => m.set("rd0_lkey", u.get("mr_lkey")),
-                (Dir::Input, n @ ("mr_valid" | "mr_base" | "mr_len")) => {
-                    u.set(n, m.get(&format!("rd0_{}", &n[3..])))
-                }
-                (Dir::Input, n) => u.set(n, input(n, p.width)),
-                (Dir::Output, n) => output(n, u.get(n)),
-            }
-        }
-        for (n, width) in [
-            ("wr_en", 1),
-            ("wr_index", 8),
-            ("wr_valid", 1),
-            ("wr_base", 64),
-            ("wr_len", 64),
-        ] {
-            m.set(n, input(&format!("mr_{n}"), width));
-        }
-        output(
-            "m_dma_wr_req_tdata",
-            lit(nicgen_hdl::host::DMA_WR_REQ.width(), 0u32),
-        );
-        output("m_dma_wr_req_tvalid", lit(1, 0u32));
-        input("m_dma_wr_req_tready", 1).unused();
-        output("m_dma_wr_tdata", lit(w, 0u32));
-        output("m_dma_wr_tkeep", lit(w / 8, 0u32));
-        output("m_dma_wr_tlast", lit(1, 0u32));
-        output("m_dma_wr_tvalid", lit(1, 0u32));
-        input("m_dma_wr_tready", 1).unused();
-    });
-    built.unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn model(w: u32) -> Option<Model> {
-    if !nicgen_tb::verilator::verilator_required() {
-        return None;
-    }
-    let g = generate(&dut(w), &EmitOptions::default());
-    Some(
-        VerilatorBuild::new(
-            &g.top,
-            g.verilog.clone(),
-            &g.shim_cpp,
-            VerilatorOptions::default(),
-        )
-        .build()
-        .unwrap(),
-    )
-}
-
-/// The simulated host's memory and DMA service as one agent.
-struct Host {
-    dma: DmaService,
-    mem: HostMemory,
-}
-
-impl Agent for Host {
-    fn drive(&mut self, sim: &mut Sim) {
-        self.dma.drive(sim, &self.mem);
-    }
-    fn observe(&mut self, sim: &Sim) -> Result<bool, StreamError> {
-        self.dma
-            .observe(sim, &mut self.mem)
-            .map_err(|v| panic!("{v}"))
-    }
+    })
+    .unwrap();
+    // The send engine only reads: the DMA write channel is idle.
+    build(&with_mr_table(&format!("sq_dut_d{w}"), &sq, MRS, Some(w)))
 }
 
 struct Bench {
@@ -149,10 +74,6 @@ impl Bench {
         })
         .unwrap();
     }
-}
-
-fn u(v: &num_bigint::BigUint) -> u64 {
-    u64::try_from(v).unwrap()
 }
 
 /// A send WQE per wire-formats §4.3-4.5 (written here by hand, not with the driver's encoder).
@@ -220,15 +141,8 @@ impl Queue {
     }
 }
 
-fn qcmd(op: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
-    let mut v: Vec<(&str, u128)> = vec![("op", op), ("qtype", 2), ("index", index)];
-    for (k, x) in ins.iter().enumerate() {
-        v.push((
-            ["in0", "in1", "in2", "in3", "in4", "in5", "in6", "in7"][k],
-            *x,
-        ));
-    }
-    QCMD_REQ.encode(&v)
+fn sq_cmd(op: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
+    qcmd(op, 2, index, ins)
 }
 
 fn decode_cmpl(item: &[u8]) -> Cmpl {
@@ -310,7 +224,7 @@ struct Setup {
 fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
     let mut s = setup_raw(m, seed, dma, backpressure);
     let (ring, dbr) = (s.q.ring, s.q.dbr);
-    let create = qcmd(
+    let create = sq_cmd(
         1,
         SQN as u128,
         [
@@ -330,10 +244,6 @@ fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
 
 fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
     let mut sim = m.instance();
-    let rst = sim.port("rst").unwrap();
-    sim.set(rst, 1);
-    sim.cycles_n(2);
-    sim.set(rst, 0);
     let mut mem = HostMemory::new(MemoryConfig::default()).unwrap();
     let ring = mem.alloc(64 << LOG_SIZE, 4096).unwrap().addr;
     let dbr = mem.alloc(8, 8).unwrap().addr;
@@ -354,23 +264,7 @@ fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
         }),
         None,
     ];
-    for (i, r) in mrs.iter().enumerate() {
-        let port = |n: &str| sim.port(&format!("mr_{n}")).unwrap();
-        let (en, idx, valid, base, len) = (
-            port("wr_en"),
-            port("wr_index"),
-            port("wr_valid"),
-            port("wr_base"),
-            port("wr_len"),
-        );
-        sim.set(en, 1);
-        sim.set(idx, i as u64);
-        sim.set(valid, r.is_some() as u64);
-        sim.set(base, r.map_or(0, |x| x.base));
-        sim.set(len, r.map_or(0, |x| x.len));
-        sim.cycle();
-        sim.set(en, 0);
-    }
+    reset_and_program_mrs(&mut sim, &mrs);
     let b = Bench {
         host: Host {
             dma: DmaService::new(&sim, dma).unwrap(),
@@ -421,7 +315,7 @@ impl Setup {
     }
 
     fn query(&mut self, seed: u64) -> [u64; 4] {
-        self.command(qcmd(4, SQN as u128, [0; 8]), seed);
+        self.command(sq_cmd(4, SQN as u128, [0; 8]), seed);
         let f = QCMD_RES.decode(self.b.qres.items.last().unwrap());
         [u(&f["out0"]), u(&f["out1"]), u(&f["out2"]), u(&f["out3"])]
     }
@@ -622,7 +516,7 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
         );
         assert_eq!(s.b.cmpl.items.len(), n);
         assert_eq!(
-            s.command(qcmd(3, SQN as u128, [0; 8]), 7),
+            s.command(sq_cmd(3, SQN as u128, [0; 8]), 7),
             0,
             "{what}: RESET"
         );
@@ -638,24 +532,28 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
     assert_eq!(bad_before(&s), before + 2);
     // Commands refused.
     assert_eq!(
-        s.command(qcmd(1, SQN as u128, [0x1000, 0, 4, 0, 0, 1, 0, 0]), 7),
+        s.command(sq_cmd(1, SQN as u128, [0x1000, 0, 4, 0, 0, 1, 0, 0]), 7),
         0x09,
         "CREATE twice"
     );
     assert_eq!(
-        s.command(qcmd(1, 5, [0x1000, 0, 0, 0, 0, 1, 0, 0]), 7),
+        s.command(sq_cmd(1, 5, [0x1000, 0, 0, 0, 0, 1, 0, 0]), 7),
         0x03,
         "log_size 0"
     );
     assert_eq!(
-        s.command(qcmd(1, 5, [0x1000, 0, 4, 0, 0, 99, 0, 0]), 7),
+        s.command(sq_cmd(1, 5, [0x1000, 0, 4, 0, 0, 99, 0, 0]), 7),
         0x03,
         "CQ out of range"
     );
     assert_eq!(
-        s.command(qcmd(1, 50, [0x1000, 0, 4, 0, 0, 1, 0, 0]), 7),
+        s.command(sq_cmd(1, 50, [0x1000, 0, 4, 0, 0, 1, 0, 0]), 7),
         0x0A,
         "SQ out of range"
     );
-    assert_eq!(s.command(qcmd(2, 6, [0; 8]), 7), 0x09, "DESTROY of nothing");
+    assert_eq!(
+        s.command(sq_cmd(2, 6, [0; 8]), 7),
+        0x09,
+        "DESTROY of nothing"
+    );
 }

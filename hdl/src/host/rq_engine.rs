@@ -1,0 +1,644 @@
+//! `rq_engine`: the receive queues: each delivered frame from the RX path goes to the RQ its
+//! RSS queue names, is scattered by DMA into the buffers of that RQ's next receive WQE, and
+//! completes with a CQE carrying the RX path's verdicts (checksums, checksum-complete, RSS hash
+//! and type, VLAN).
+//!
+//! ```text
+//! s_axis_rx (frame) -> frame buffer -> s_axis_rx_meta (its record) -> RQ context (LUT RAM)
+//!   -> producer counter from the doorbell record when the cached one is used up
+//!   -> receive WQE (scatter list, up to 16 data segments) -> per segment, per 4 KiB piece:
+//!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position: off)
+//!   -> m_cmpl (RESP_SEND CQE request) after the last data beat was taken
+//! ```
+//!
+//! - A frame's data leaves the RX path before its record (the record waits for the checksum
+//!   of the whole frame), so the engine takes the frame first, then records, skipping the
+//!   records of dropped frames (they have no data).
+//! - A frame for an RQ that is not ready (never created, or in error) is dropped and counted
+//!   (`stat_no_queue`); one for an RQ with no posted WQE is dropped and counted
+//!   (`stat_no_wqe`, the mlx5 "out of buffer" counter).
+//! - A scatter list ends at a segment with byte count 0 (mlx5 ends it with lkey 0x100), or at
+//!   16 segments or the WQE stride. A segment outside its memory region (or an invalid lkey)
+//!   → LOCAL_PROT; a frame longer than the list → LOCAL_LENGTH; a WQE read answered with an
+//!   error → LOCAL_ACCESS. Each gives an error CQE (RESP_ERR, syndrome, `vendor_err_synd` =
+//!   segment index), consumes the WQE, drops the frame, and puts the RQ in error until RESET
+//!   (bytes already written into earlier segments stay).
+//! - Ports: `s_axis_rx_*`, `s_axis_rx_meta_*` (`rx_meta`), `s_qcmd_*` / `m_qcmd_res_*` (RQ
+//!   commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tag 0 only), `m_dma_wr_req_*` /
+//!   `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`, `m_cmpl_*`, `stat_*`.
+//! - Throughput: one frame at a time (receive, WQE fetch, scatter, completion); the frame
+//!   buffer holds one frame of `max_frame` bytes. Latency: a doorbell-record read when the
+//!   cached producer counter is used up, one WQE read, then the writes.
+//! - Cost (`yosys synth_xilinx`, 64 bits, 16 RQs, 16 MRs, 9022-byte frames): about 1,900 LUT,
+//!   2,750 FF (2,048 of them the WQE register), 33 RAM32M (the RQ contexts), 4 RAMB36 (the
+//!   frame buffer).
+//! - Golden model: `nicgen_model::rq`; test: `testbench/host/tests/rq_engine.rs`.
+
+use super::cq_engine::CMPL;
+use super::qctx::{sweep, QcmdPort};
+use super::{desc, kv, DMA_RD_CPL_USER, DMA_RD_REQ, DMA_WR_REQ};
+use crate::eth::eth_rx::rx_meta;
+use crate::record::RecordLayout;
+use crate::rss::rss_toeplitz::cqe_rss_hash_type_sig;
+use crate::stats::stat_counter;
+use crate::stream::{stream_in, stream_out, StreamCfg};
+use nicgen_edsl::prelude::*;
+
+/// Parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RqCfg {
+    pub data_bits: u32,
+    /// Receive queues (RQNs `0..rqs`); the RX path's queue numbers index them.
+    pub rqs: u32,
+    /// Width of the RX record's queue field.
+    pub queue_bits: u32,
+    /// Completion queues (a CREATE's CQ must be below this).
+    pub cqs: u32,
+    /// Memory-region table entries.
+    pub mrs: u32,
+    /// Largest frame the RX path delivers (bytes, without FCS).
+    pub max_frame: u32,
+    /// Largest log2 ring size (WQEs) accepted by CREATE.
+    pub log_max: u32,
+}
+
+const RQ_CTX: RecordLayout = RecordLayout {
+    name: "rq_ctx",
+    fields: &[
+        ("base", 52),
+        ("log_size", 5),
+        ("log_stride", 4),
+        ("dbr", 61),
+        ("cqn", 16),
+        ("ci", 16),
+        ("pc", 16),
+        ("synd", 8),
+        ("err_wqe", 16),
+        ("state", 2),
+    ],
+};
+
+mod st {
+    pub const INIT: u64 = 0;
+    pub const IDLE: u64 = 1;
+    pub const QCMD: u64 = 2;
+    pub const RECV: u64 = 3;
+    pub const META: u64 = 4;
+    pub const CTX: u64 = 5;
+    pub const DBR_REQ: u64 = 6;
+    pub const DBR_WAIT: u64 = 7;
+    pub const DBR_GOT: u64 = 8;
+    pub const WQE_REQ: u64 = 9;
+    pub const WQE_WAIT: u64 = 10;
+    pub const SEG: u64 = 11;
+    pub const WR_REQ: u64 = 12;
+    pub const WR_DATA: u64 = 13;
+    pub const CMPL: u64 = 14;
+    pub const ADVANCE: u64 = 15;
+    pub const BITS: u32 = 4;
+}
+
+pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
+    let w = cfg.data_bits;
+    if ![8, 64, 128, 256, 512].contains(&w) {
+        return Err(ElabError::config(
+            "rq_engine",
+            format!("data_bits {w}: one of 8, 64, 128, 256, 512"),
+        ));
+    }
+    if cfg.rqs < 2 || cfg.rqs > 256 || cfg.mrs < 2 || cfg.mrs > 256 || cfg.log_max > 15 {
+        return Err(ElabError::config(
+            "rq_engine",
+            "rqs and mrs must be 2..=256 and log_max at most 15",
+        ));
+    }
+    if !(64..=16384).contains(&cfg.max_frame) || cfg.queue_bits == 0 || cfg.queue_bits > 16 {
+        return Err(ElabError::config(
+            "rq_engine",
+            "max_frame must be 64..=16384 and queue_bits 1..=16",
+        ));
+    }
+    let cfg = *cfg;
+    let scfg = StreamCfg::new(w, 0);
+    let meta_l = rx_meta(cfg.queue_bits);
+    Module::build(
+        format!("rq_engine_d{w}_q{}_m{}", cfg.rqs, cfg.mrs),
+        move || {
+            doc("Receive queues: frames to the RQ RSS chose, scattered by DMA into posted WQEs,");
+            doc("completions with the RX path's verdicts.");
+            let b = w / 8;
+            let bb = b.trailing_zeros();
+            let mr_bits = clog2(cfg.mrs as u64);
+            let buf_bytes = cfg.max_frame.next_power_of_two();
+            let buf_beats = (buf_bytes / b).max(2);
+            let pos_bits = buf_bytes.trailing_zeros() + 1;
+            let wqe_beats = (2048 / w).max(1);
+            let wqe_beat_bits = clog2(wqe_beats as u64);
+
+            let rx = stream_in("s_axis_rx", &scfg);
+            let meta_data = input("s_axis_rx_meta_tdata", meta_l.width());
+            let meta_valid = input("s_axis_rx_meta_tvalid", 1);
+            let rd_req_ready = input("m_dma_rd_req_tready", 1);
+            let cpl = stream_in("s_dma_rd_cpl", &StreamCfg::new(w, DMA_RD_CPL_USER.width()));
+            let wr_req_ready = input("m_dma_wr_req_tready", 1);
+            let wr = stream_out("m_dma_wr", &scfg);
+            let mr_valid = input("mr_valid", 1);
+            let mr_base = input("mr_base", 64);
+            let mr_len = input("mr_len", 64);
+            let cmpl_ready = input("m_cmpl_tready", 1);
+
+            let state = reg_init(st::BITS, st::INIT).named("state");
+            let is = |s: u64| state.eq(s);
+            let next = |s: u64| lit(st::BITS, s);
+
+            // ---- Commands ----
+            let qcmd = QcmdPort::new();
+            let take_qcmd = (is(st::IDLE) & qcmd.go).named("take_qcmd");
+            qcmd.take(take_qcmd);
+            let c = &qcmd.c;
+
+            // ---- Frame in, then its record ----
+            let m = meta_l.unpack(meta_data);
+            let meta_drop = m.get("drop");
+            let start_recv = (is(st::IDLE) & !qcmd.go & rx.valid()).named("start_receive");
+            let skip_meta =
+                ((is(st::IDLE) & !qcmd.go & !rx.valid()) | is(st::META)) & meta_valid & meta_drop;
+            let take_meta = (is(st::META) & meta_valid & !meta_drop).named("take_meta");
+            output("s_axis_rx_meta_tready", skip_meta | take_meta);
+            rx.ready().set(is(st::RECV) | start_recv);
+            let rx_beat = (rx.valid() & rx.ready()).named("rx_beat");
+            let frame_mem = memory("frame", w, buf_beats);
+            let baw = frame_mem.addr_width();
+            let in_beat = reg_init(baw + 1, 0u32).named("in_beat");
+            in_beat.set(select(
+                &[
+                    (is(st::META), lit(baw + 1, 0u32)),
+                    (rx_beat, in_beat + 1u32),
+                ],
+                in_beat,
+            ));
+            frame_mem.write(
+                rx_beat & in_beat.lt(buf_beats as u64),
+                in_beat.trunc(baw),
+                rx.data(),
+            );
+            // Bytes on the last beat: tkeep is a run from bit 0.
+            let keep = rx.keep();
+            let last_n = select(
+                &(0..b)
+                    .rev()
+                    .map(|i| (keep.bit(i), lit(bb + 1, (i + 1) as u64)))
+                    .collect::<Vec<_>>(),
+                lit(bb + 1, 0u32),
+            );
+            let frame_len = reg(pos_bits).named("frame_len");
+            frame_len.set_if(
+                rx_beat & rx.last(),
+                (in_beat.zext(pos_bits + bb).shl(bb) + last_n.zext(pos_bits + bb)).trunc(pos_bits),
+            );
+            let meta = reg(meta_l.width()).enable(take_meta).named("meta");
+            meta.set(meta_data);
+            // The drop reasons and `malformed` do not reach the CQE (mlx5 has no field for them).
+            let mt = meta_l.unpack(meta.unused());
+            // The RQ named by the record.
+            let q = mt.get("queue").named("rqn");
+
+            // ---- RQ contexts ----
+            let ctx_mem = memory("rq_ctx", RQ_CTX.width(), cfg.rqs.next_power_of_two());
+            let aw = ctx_mem.addr_width();
+            let (sweep_addr, sweep_done) = sweep(is(st::INIT), aw);
+            let idx_w = aw.max(16);
+            let cur_q =
+                mux(is(st::QCMD), c.get("index").zext(idx_w), q.zext(idx_w)).named("cur_rq");
+            let ctx = RQ_CTX.unpack(ctx_mem.read_async(cur_q.trunc(aw)).named("rq_ctx_q"));
+            let rdy = kv("qstate", "RDY");
+            let q_ok = q.zext(16).lt(cfg.rqs as u64) & ctx.get("state").eq(rdy);
+
+            let cur_state = ctx.get("state");
+            let log_size = c.get("in2").slice(4, 0);
+            let log_stride = c.get("in2").slice(11, 8);
+            let link = c.get("in5").slice(15, 0);
+            let params_ok = log_size.le(cfg.log_max as u64)
+                & log_stride.ge(4u32)
+                & log_stride.le(9u32)
+                & link.lt(cfg.cqs as u64);
+            let v = qcmd.verdict("RQ", cfg.rqs, cur_state, params_ok);
+            let cmd_ok = (is(st::QCMD) & v.ok).named("cmd_done_ok");
+            qcmd.answer(
+                is(st::QCMD),
+                v.status,
+                [
+                    cur_state.zext(32),
+                    ctx.get("pc").zext(32),
+                    ctx.get("ci").zext(32),
+                    cat(&[ctx.get("err_wqe"), lit(8, 0u32), ctx.get("synd")]),
+                ],
+            );
+
+            // ---- Descriptor reads (tag 0) into the WQE register ----
+            let cpl_u = DMA_RD_CPL_USER.unpack(cpl.user().expect("tuser").unused());
+            cpl.ready().set(lit(1, 1u32));
+            // Descriptor reads are whole and start at byte 0: tkeep says nothing new.
+            let _ = cpl.keep().unused();
+            let desc_beat = cpl.valid().named("desc_beat");
+            let desc_last = (desc_beat & cpl.last()).named("desc_done");
+            let wqe_beat = reg_init(wqe_beat_bits, 0u32).named("wqe_beat");
+            wqe_beat.set(select(
+                &[
+                    (is(st::DBR_REQ) | is(st::WQE_REQ), lit(wqe_beat_bits, 0u32)),
+                    (desc_beat, wqe_beat + 1u32),
+                ],
+                wqe_beat,
+            ));
+            let slots: Vec<Sig> = (0..wqe_beats)
+                .map(|i| {
+                    let r = reg(w).named(&format!("wqe_b{i}"));
+                    r.set_if(desc_beat & wqe_beat.eq(i as u64), cpl.data());
+                    r
+                })
+                .collect();
+            let wqe = cat(&slots.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
+            let desc_err = reg_init(1, 0u32).named("desc_err");
+            desc_err.set(select(
+                &[
+                    (is(st::DBR_REQ) | is(st::WQE_REQ), lit(1, 0u32)),
+                    (desc_beat & cpl_u.get("err"), lit(1, 1u32)),
+                ],
+                desc_err,
+            ));
+            let desc_err_now = desc_err | (desc_beat & cpl_u.get("err"));
+
+            let ci = reg(16).named("ci");
+            let pc = reg(16).named("pc");
+            ci.set(select(
+                &[(is(st::CTX), ctx.get("ci")), (is(st::ADVANCE), ci + 1u32)],
+                ci,
+            ));
+            let pc_rec = cat(&[wqe.slice(23, 16), wqe.slice(31, 24)]).named("doorbell_pc");
+            pc.set(select(
+                &[(is(st::CTX), ctx.get("pc")), (is(st::DBR_GOT), pc_rec)],
+                pc,
+            ));
+            let ring = cat(&[ctx.get("base"), lit(12, 0u32)]);
+            let mask = (lit(16, 1u32).shl_by(ctx.get("log_size")) - 1u32).named("ring_mask");
+            let stride = ctx.get("log_stride");
+            let wqe_off = (ci & mask).zext(64).shl_by(stride).named("wqe_offset");
+            // At most 256 bytes of the WQE are read (16 segments).
+            let wqe_len = mux(
+                stride.gt(8u32),
+                lit(13, 256u32),
+                lit(13, 1u32).shl_by(stride),
+            )
+            .named("wqe_read_len");
+            let max_segs = wqe_len.shr(4).trunc(5).named("max_segments");
+            let dbr = cat(&[ctx.get("dbr"), lit(3, 0u32)]);
+            output(
+                "m_dma_rd_req_tdata",
+                DMA_RD_REQ.pack(&[
+                    ("addr", mux(is(st::DBR_REQ), dbr, ring + wqe_off)),
+                    ("len", mux(is(st::DBR_REQ), lit(13, 4u32), wqe_len)),
+                    ("tag", lit(8, 0u32)),
+                    ("off", lit(6, 0u32)),
+                    ("pad", lit(5, 0u32)),
+                ]),
+            );
+            let rd_req = is(st::DBR_REQ) | is(st::WQE_REQ);
+            output("m_dma_rd_req_tvalid", rd_req);
+            let rd_go = rd_req & rd_req_ready;
+
+            // ---- Scatter ----
+            let si = reg(5).named("segment");
+            let seg_arms: Vec<(u64, Sig)> = (0..16u32)
+                .map(|i| (i as u64, wqe.slice(128 * i + 127, 128 * i)))
+                .collect();
+            let dseg = case(si, &seg_arms, lit(128, 0u32)).named("data_seg");
+            let seg_count = desc::get("data_seg", "byte_count", dseg).named("seg_count");
+            let seg_lkey = desc::get("data_seg", "lkey", dseg);
+            let seg_addr = desc::get("data_seg", "addr", dseg);
+            output("mr_lkey", seg_lkey.trunc(mr_bits));
+            let list_end = (si.ge(max_segs) | seg_count.eq(0u32)).named("list_end");
+            let left = reg(pos_bits).named("frame_left"); // bytes still to place
+            let pos = reg(pos_bits).named("frame_pos"); // next frame byte to place
+            let use_n = mux(
+                seg_count.zext(32).lt(left.zext(32)),
+                seg_count.trunc(pos_bits),
+                left,
+            )
+            .named("segment_use");
+            let seg_end = seg_addr.add_wide(use_n.zext(64));
+            let mr_end = mr_base.add_wide(mr_len);
+            let seg_ok =
+                seg_lkey.lt(cfg.mrs as u64) & mr_valid & seg_addr.ge(mr_base) & seg_end.le(mr_end);
+            // The current piece: within the segment, one 4 KiB page, what is left of the frame.
+            let w_addr = reg(64).named("write_addr");
+            let w_seg_left = reg(pos_bits).named("segment_left");
+            let to_4k = (lit(14, 4096u32) - w_addr.slice(11, 0).zext(14)).named("to_4k");
+            let piece = mux(
+                w_seg_left.zext(32).lt(to_4k.zext(32)),
+                w_seg_left.resize(14),
+                to_4k,
+            )
+            .named("piece");
+            let off = pos.trunc(bb.max(1)) & lit(bb.max(1), (b - 1) as u64);
+            let off6 = if bb == 0 { lit(6, 0u32) } else { off.zext(6) };
+            output(
+                "m_dma_wr_req_tdata",
+                DMA_WR_REQ.pack(&[
+                    ("addr", w_addr),
+                    ("len", piece.trunc(13)),
+                    ("off", off6),
+                    ("pad", lit(13, 0u32)),
+                ]),
+            );
+            output("m_dma_wr_req_tvalid", is(st::WR_REQ));
+            let wr_req_go = (is(st::WR_REQ) & wr_req_ready).named("write_request_go");
+            // Piece data: beats from pos / B to (pos + piece - 1) / B, read one ahead.
+            let p_first = reg(baw).named("piece_first_beat");
+            let p_beats = reg(baw + 1).named("piece_beats");
+            let p_off = reg(bb.max(1)).named("piece_off");
+            let p_end = reg(bb.max(1)).named("piece_end"); // bytes on the last beat (0 = all)
+            let sent = reg_init(baw + 1, 0u32).named("beats_loaded");
+            let o_valid = reg_init(1, 0u32).named("wr_valid");
+            let more = (is(st::WR_DATA) & sent.lt(p_beats)).named("more_beats");
+            let load = ((!o_valid | wr.ready()) & more).named("wr_load");
+            let rd_addr = (p_first + sent.trunc(baw)).named("frame_read_beat");
+            let data = frame_mem.read_sync(rd_addr, Some(load));
+            sent.set(mux(
+                is(st::WR_DATA),
+                mux(load, sent + 1u32, sent),
+                lit(baw + 1, 0u32),
+            ));
+            o_valid.set(mux(load, 1u32, mux(wr.ready(), 0u32, o_valid)));
+            let o_first = reg(1).named("wr_first");
+            let o_last = reg(1).named("wr_last");
+            o_first.set_if(load, sent.eq(0u32));
+            o_last.set_if(load, sent.eq(p_beats - 1u32));
+            let all = (1u128 << b) - 1;
+            let keep_out = if b == 1 {
+                lit(1, 1u32)
+            } else {
+                let from: Vec<(u64, Sig)> = (0..b)
+                    .map(|o| (o as u64, lit(b, all & !((1u128 << o) - 1))))
+                    .collect();
+                let to: Vec<(u64, Sig)> = (1..b)
+                    .map(|e| (e as u64, lit(b, (1u128 << e) - 1)))
+                    .collect();
+                let k_from = mux(o_first, case(p_off, &from, lit(b, all)), lit(b, all));
+                let k_to = mux(o_last, case(p_end, &to, lit(b, all)), lit(b, all));
+                k_from & k_to
+            };
+            wr.data().set(data);
+            wr.keep().set(keep_out);
+            wr.last().set(o_last);
+            wr.valid().set(o_valid);
+            let piece_done =
+                (is(st::WR_DATA) & !more & (!o_valid | wr.ready())).named("piece_done");
+
+            // Verdicts.
+            let synd = reg(8).named("syndrome");
+            let failed = reg(1).named("failed");
+            let seg_in = is(st::SEG);
+            let seg_len_err = seg_in & list_end; // frame left but no segment
+            let seg_prot = seg_in & !list_end & !seg_ok;
+            let wqe_bad = is(st::WQE_WAIT) & desc_last & desc_err_now;
+            synd.set(select(
+                &[
+                    (is(st::CTX), lit(8, 0u32)),
+                    (wqe_bad, lit(8, kv("syndrome", "LOCAL_ACCESS"))),
+                    (seg_len_err, lit(8, kv("syndrome", "LOCAL_LENGTH"))),
+                    (seg_prot, lit(8, kv("syndrome", "LOCAL_PROT"))),
+                ],
+                synd,
+            ));
+            failed.set(select(
+                &[
+                    (is(st::CTX), lit(1, 0u32)),
+                    (wqe_bad | seg_len_err | seg_prot, lit(1, 1u32)),
+                ],
+                failed,
+            ));
+
+            // Cursor updates.
+            let seg_start = seg_in & !list_end & seg_ok;
+            si.set(select(
+                &[(is(st::WQE_WAIT), lit(5, 0u32)), (seg_start, si + 1u32)],
+                si,
+            ));
+            w_addr.set(select(
+                &[(seg_start, seg_addr), (piece_done, w_addr + piece.zext(64))],
+                w_addr,
+            ));
+            w_seg_left.set(select(
+                &[
+                    (seg_start, use_n),
+                    (piece_done, w_seg_left - piece.resize(pos_bits)),
+                ],
+                w_seg_left,
+            ));
+            left.set(select(
+                &[
+                    (is(st::CTX), frame_len),
+                    (piece_done, left - piece.resize(pos_bits)),
+                ],
+                left,
+            ));
+            pos.set(select(
+                &[
+                    (is(st::CTX), lit(pos_bits, 0u32)),
+                    (piece_done, pos + piece.resize(pos_bits)),
+                ],
+                pos,
+            ));
+            let piece_last_byte = (pos + piece.resize(pos_bits) - 1u32).named("piece_last_byte");
+            p_first.set_if(wr_req_go, pos.shr(bb).trunc(baw));
+            p_beats.set_if(
+                wr_req_go,
+                (piece_last_byte.shr(bb) - pos.shr(bb) + 1u32).trunc(baw + 1),
+            );
+            p_off.set_if(
+                wr_req_go,
+                if bb == 0 { lit(1, 0u32) } else { pos.trunc(bb) },
+            );
+            p_end.set_if(
+                wr_req_go,
+                if bb == 0 {
+                    lit(1, 0u32)
+                } else {
+                    (piece_last_byte.trunc(bb) + 1u32).trunc(bb)
+                },
+            );
+
+            // ---- Completion ----
+            let l3 = mt.get("l3");
+            let l3_type = case(l3, &[(1, lit(2, 2u32)), (2, lit(2, 1u32))], lit(2, 0u32));
+            let good = CMPL.pack_some(&[
+                ("cqn", ctx.get("cqn")),
+                (
+                    "opcode",
+                    mux(
+                        failed,
+                        lit(4, kv("cqe_opcode", "RESP_ERR")),
+                        lit(4, kv("cqe_opcode", "RESP_SEND")),
+                    ),
+                ),
+                ("syndrome", mux(failed, synd, lit(8, 0u32))),
+                ("vendor_err_synd", mux(failed, si.zext(8), lit(8, 0u32))),
+                ("qpn", q.zext(24)),
+                ("wqe_counter", ci),
+                ("byte_cnt", mux(failed, lit(32, 0u32), frame_len.zext(32))),
+                ("rss_hash_result", mt.get("rss_hash")),
+                ("rss_hash_type", cqe_rss_hash_type_sig(mt.get("rss_type"))),
+                ("check_sum", mt.get("csum")),
+                ("l2_ok", lit(1, 1u32)),
+                ("l3_ok", mt.get("l3_ok")),
+                ("l4_ok", mt.get("l4_ok")),
+                ("l3_type", l3_type),
+                ("l4_type", mt.get("l4").zext(3)),
+                ("cv", mt.get("vlan")),
+                ("vlan_info", mt.get("vlan_tci")),
+                ("l3_hdr", l3_type),
+            ]);
+            output("m_cmpl_tdata", good);
+            output("m_cmpl_tvalid", is(st::CMPL));
+            let cmpl_go = (is(st::CMPL) & cmpl_ready).named("cmpl_go");
+
+            // ---- Sequencing ----
+            let need_dbr = ci.eq(pc);
+            state.set(select(
+                &[
+                    (sweep_done, next(st::IDLE)),
+                    (take_qcmd, next(st::QCMD)),
+                    (rx_beat & rx.last(), next(st::META)),
+                    (start_recv, next(st::RECV)),
+                    (is(st::QCMD), next(st::IDLE)),
+                    (take_meta, next(st::CTX)),
+                    (is(st::CTX) & !q_ok, next(st::IDLE)),
+                    (
+                        is(st::CTX),
+                        mux(need_dbr, next(st::DBR_REQ), next(st::WQE_REQ)),
+                    ),
+                    (is(st::DBR_REQ) & rd_go, next(st::DBR_WAIT)),
+                    (
+                        is(st::DBR_WAIT) & desc_last,
+                        mux(desc_err_now, next(st::IDLE), next(st::DBR_GOT)),
+                    ),
+                    (
+                        is(st::DBR_GOT),
+                        mux(pc_rec.eq(ci), next(st::IDLE), next(st::WQE_REQ)),
+                    ),
+                    (is(st::WQE_REQ) & rd_go, next(st::WQE_WAIT)),
+                    (
+                        is(st::WQE_WAIT) & desc_last,
+                        mux(desc_err_now, next(st::CMPL), next(st::SEG)),
+                    ),
+                    (seg_len_err | seg_prot, next(st::CMPL)),
+                    (seg_start, next(st::WR_REQ)),
+                    (wr_req_go, next(st::WR_DATA)),
+                    (
+                        piece_done,
+                        select(
+                            &[
+                                (left.eq(piece.resize(pos_bits)), next(st::CMPL)),
+                                (w_seg_left.eq(piece.resize(pos_bits)), next(st::SEG)),
+                            ],
+                            next(st::WR_REQ),
+                        ),
+                    ),
+                    (cmpl_go, next(st::ADVANCE)),
+                    (is(st::ADVANCE), next(st::IDLE)),
+                ],
+                state,
+            ));
+            // A frame with no place: not ready, or no WQE after reading the doorbell record.
+            let no_queue = is(st::CTX) & !q_ok;
+            let no_wqe = is(st::DBR_GOT) & pc_rec.eq(ci);
+
+            // ---- Context writes ----
+            let created = RQ_CTX.pack(&[
+                ("base", cat(&[c.get("in1"), c.get("in0").slice(31, 12)])),
+                ("log_size", log_size),
+                ("log_stride", log_stride),
+                ("dbr", cat(&[c.get("in4"), c.get("in3").slice(31, 3)])),
+                ("cqn", link),
+                ("ci", lit(16, 0u32)),
+                ("pc", lit(16, 0u32)),
+                ("synd", lit(8, 0u32)),
+                ("err_wqe", lit(16, 0u32)),
+                ("state", lit(2, rdy)),
+            ]);
+            let adv = is(st::ADVANCE);
+            let keep_pc = is(st::DBR_GOT);
+            let updated = RQ_CTX.pack(&[
+                ("base", ctx.get("base")),
+                ("log_size", ctx.get("log_size")),
+                ("log_stride", ctx.get("log_stride")),
+                ("dbr", ctx.get("dbr")),
+                ("cqn", ctx.get("cqn")),
+                ("ci", mux(adv, ci + 1u32, ctx.get("ci"))),
+                (
+                    "pc",
+                    mux(adv | keep_pc, mux(keep_pc, pc_rec, pc), ctx.get("pc")),
+                ),
+                ("synd", mux(adv & failed, synd, ctx.get("synd"))),
+                ("err_wqe", mux(adv & failed, ci, ctx.get("err_wqe"))),
+                (
+                    "state",
+                    select(
+                        &[
+                            (is(st::QCMD), v.new_state),
+                            (adv & failed, lit(2, kv("qstate", "ERR"))),
+                        ],
+                        ctx.get("state"),
+                    ),
+                ),
+            ]);
+            ctx_mem.write(
+                (is(st::INIT) | cmd_ok | adv | keep_pc).named("ctx_write"),
+                mux(is(st::INIT), sweep_addr, cur_q.trunc(aw)),
+                select(
+                    &[
+                        (is(st::INIT), lit(RQ_CTX.width(), 0u32)),
+                        (is(st::QCMD) & v.create, created),
+                    ],
+                    updated,
+                ),
+            );
+
+            stat_counter("frames", take_meta);
+            stat_counter("no_queue", no_queue);
+            stat_counter("no_wqe", no_wqe);
+            stat_counter("errors", cmpl_go & failed);
+            stat_counter("cqes", cmpl_go);
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_at_every_width() {
+        for w in [8, 64, 128, 512] {
+            let cfg = RqCfg {
+                data_bits: w,
+                rqs: 16,
+                queue_bits: 4,
+                cqs: 16,
+                mrs: 16,
+                max_frame: 9022,
+                log_max: 12,
+            };
+            match rq_engine(&cfg) {
+                Err(e) => panic!("{w}: {e}"),
+                Ok(def) => {
+                    if let Ok(dir) = std::env::var("NICGEN_DUMP_RQ") {
+                        generate(&def, &EmitOptions::default())
+                            .write_to(std::path::Path::new(&format!("{dir}/d{w}")))
+                            .unwrap();
+                    }
+                }
+            }
+        }
+    }
+}

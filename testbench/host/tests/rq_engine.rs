@@ -1,0 +1,474 @@
+//! `rq_engine` (with `mr_table`) against the golden model `nicgen_model::rq`, served by the
+//! simulated host's DMA at 8, 64 and 512 bits: frames of every size scattered over receive
+//! WQEs of one to four segments at any alignment (and across 4 KiB pages), records of dropped
+//! frames skipped, frames for an RQ that does not exist or has no WQE dropped and counted,
+//! every CQE field compared; then a frame longer than its scatter list and a segment outside
+//! its region: error CQEs, the RQ in error until RESET.
+
+mod engines;
+use engines::{build, qcmd, reset_and_program_mrs, u, with_mr_table, Host};
+use nicgen_hdl::eth::eth_rx::rx_meta;
+use nicgen_hdl::host::cq_engine::CMPL;
+use nicgen_hdl::host::rq_engine::{rq_engine, RqCfg};
+use nicgen_hdl::host::QCMD_RES;
+use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
+use nicgen_model::cq::Cmpl;
+use nicgen_model::rq::{Rq, RxInfo};
+use nicgen_model::sq::Mr;
+use nicgen_tb::record::{RecordDriver, RecordSink};
+use nicgen_tb::stream::{run_until_seeded, step, Status, StreamDriver, StreamPorts};
+use nicgen_tb::{Model, Sim};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+const RQS: u32 = 8;
+const QBITS: u32 = 4;
+const MRS: u32 = 4;
+const LOG_SIZE: u32 = 4;
+const LOG_STRIDE: u32 = 6; // 64-byte WQEs: up to 4 segments
+const RQN: u32 = 2;
+const CQN: u32 = 6;
+
+fn model(w: u32) -> Option<Model> {
+    let rq = rq_engine(&RqCfg {
+        data_bits: w,
+        rqs: RQS,
+        queue_bits: QBITS,
+        cqs: 8,
+        mrs: MRS,
+        max_frame: 9022,
+        log_max: 12,
+    })
+    .unwrap();
+    build(&with_mr_table(&format!("rq_dut_d{w}"), &rq, MRS, None))
+}
+
+struct Bench {
+    host: Host,
+    frames: StreamDriver,
+    metas: RecordDriver,
+    qcmd: RecordDriver,
+    qres: RecordSink,
+    cmpl: RecordSink,
+}
+
+impl Bench {
+    fn step_until(&mut self, sim: &mut Sim, seed: u64, done: impl Fn(&Bench) -> bool) {
+        let mut tail = 20;
+        run_until_seeded(sim, seed, 3000, |sim| {
+            let Bench {
+                host,
+                frames,
+                metas,
+                qcmd,
+                qres,
+                cmpl,
+            } = self;
+            let p = step(sim, &mut [host, frames, metas, qcmd, qres, cmpl])?;
+            let quiet =
+                self.frames.is_idle() && self.metas.is_idle() && self.qcmd.is_idle() && done(self);
+            if quiet {
+                tail -= 1;
+            }
+            Ok(Status::new(p || quiet, quiet && tail == 0))
+        })
+        .unwrap_or_else(|e| {
+            panic!(
+                "{e}: frames sent {}, records sent {}, completions {}, DMA {:?}",
+                self.frames.frames_sent(),
+                self.metas.sent,
+                self.cmpl.items.len(),
+                self.host.dma.stats()
+            )
+        });
+    }
+}
+
+fn meta(queue: u32, drop: bool, i: &RxInfo) -> Vec<u8> {
+    rx_meta(QBITS).encode(&[
+        ("drop", drop as u128),
+        ("fcs_bad", drop as u128),
+        ("vlan", i.vlan.is_some() as u128),
+        ("vlan_tci", i.vlan.unwrap_or(0) as u128),
+        ("l3", i.l3 as u128),
+        ("l4", i.l4 as u128),
+        ("l3_ok", i.l3_ok as u128),
+        ("l4_ok", i.l4_ok as u128),
+        ("csum", i.csum as u128),
+        ("rss_type", i.rss_type as u128),
+        ("rss_hash", i.rss_hash as u128),
+        ("queue", queue as u128),
+    ])
+}
+
+fn decode_cmpl(item: &[u8]) -> Cmpl {
+    let f = CMPL.decode(item);
+    let g = |n: &str| u(&f[n]);
+    Cmpl {
+        cqn: g("cqn") as u32,
+        opcode: g("opcode") as u8,
+        syndrome: g("syndrome") as u8,
+        vendor_err_synd: g("vendor_err_synd") as u8,
+        qpn: g("qpn") as u32,
+        s_wqe_opcode: g("s_wqe_opcode") as u8,
+        wqe_counter: g("wqe_counter") as u16,
+        byte_cnt: g("byte_cnt") as u32,
+        rss_hash_result: g("rss_hash_result") as u32,
+        rss_hash_type: g("rss_hash_type") as u8,
+        check_sum: g("check_sum") as u16,
+        l2_ok: g("l2_ok") == 1,
+        l3_ok: g("l3_ok") == 1,
+        l4_ok: g("l4_ok") == 1,
+        l3_type: g("l3_type") as u8,
+        l4_type: g("l4_type") as u8,
+        cv: g("cv") == 1,
+        ip_frag: g("ip_frag") == 1,
+        vlan_info: g("vlan_info") as u16,
+        l3_hdr: g("l3_hdr") as u8,
+    }
+}
+
+fn rq_cmd(op: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
+    qcmd(op, 3, index, ins)
+}
+
+struct Setup {
+    sim: Sim,
+    b: Bench,
+    rq: Rq,
+    dbr: u64,
+    pc: u16,
+    buf: (u64, usize),
+    mrs: Vec<Option<Mr>>,
+    answers: usize,
+    rng: StdRng,
+    /// Frames pushed so far (each ends in a CQE or a counted drop).
+    frames_total: u64,
+}
+
+fn setup(m: &Model, seed: u64, dma: DmaConfig, idle: f64) -> Setup {
+    let mut sim = m.instance();
+    let mut mem = HostMemory::new(MemoryConfig::default()).unwrap();
+    let ring = mem.alloc((1 << LOG_SIZE) << LOG_STRIDE, 4096).unwrap().addr;
+    let dbr = mem.alloc(8, 8).unwrap().addr;
+    let buf = mem.alloc(256 * 1024, 64).unwrap();
+    let mrs = vec![
+        None,
+        Some(Mr {
+            base: buf.addr,
+            len: buf.len as u64,
+        }),
+        None,
+        None,
+    ];
+    reset_and_program_mrs(&mut sim, &mrs);
+    let b = Bench {
+        host: Host {
+            dma: DmaService::new(&sim, dma).unwrap(),
+            mem,
+        },
+        frames: StreamDriver::new(StreamPorts::new(&sim, "s_axis_rx").unwrap(), seed, idle),
+        metas: RecordDriver::new(&sim, "s_axis_rx_meta", seed + 1, idle).unwrap(),
+        qcmd: RecordDriver::new(&sim, "s_qcmd", seed + 2, 0.0).unwrap(),
+        qres: RecordSink::new(&sim, "m_qcmd_res", seed + 3, 0.3).unwrap(),
+        cmpl: RecordSink::new(&sim, "m_cmpl", seed + 4, 0.3).unwrap(),
+    };
+    let mut s = Setup {
+        sim,
+        b,
+        rq: Rq {
+            rqn: RQN,
+            ring,
+            log_size: LOG_SIZE,
+            log_stride: LOG_STRIDE,
+            cqn: CQN,
+            ci: 0,
+            error: false,
+        },
+        dbr,
+        pc: 0,
+        buf: (buf.addr, buf.len),
+        mrs,
+        answers: 0,
+        rng: StdRng::seed_from_u64(seed),
+        frames_total: 0,
+    };
+    let lo = |a: u64| (a & 0xFFFF_FFFF) as u128;
+    let create = rq_cmd(
+        1,
+        RQN as u128,
+        [
+            lo(ring),
+            (ring >> 32) as u128,
+            (LOG_STRIDE << 8 | LOG_SIZE) as u128,
+            lo(dbr),
+            (dbr >> 32) as u128,
+            CQN as u128,
+            0,
+            0,
+        ],
+    );
+    assert_eq!(s.command(create, seed), 0, "CREATE");
+    s
+}
+
+impl Setup {
+    fn command(&mut self, cmd: Vec<u8>, seed: u64) -> u64 {
+        self.b.qcmd.push(cmd);
+        self.answers += 1;
+        let n = self.answers;
+        self.b
+            .step_until(&mut self.sim, seed, |b| b.qres.items.len() == n);
+        u(&QCMD_RES.decode(&self.b.qres.items[n - 1])["status"])
+    }
+
+    /// Post a receive WQE with `segs` (byte_count, lkey, addr), terminated when shorter.
+    fn post(&mut self, segs: &[(u32, u32, u64)]) {
+        let mut w = vec![0u8; 1 << LOG_STRIDE];
+        for (i, (n, k, a)) in segs.iter().enumerate() {
+            w[16 * i..16 * i + 4].copy_from_slice(&n.to_be_bytes());
+            w[16 * i + 4..16 * i + 8].copy_from_slice(&k.to_be_bytes());
+            w[16 * i + 8..16 * i + 16].copy_from_slice(&a.to_be_bytes());
+        }
+        if segs.len() < 4 {
+            let t = 16 * segs.len();
+            w[t + 4..t + 8].copy_from_slice(&0x100u32.to_be_bytes());
+        }
+        let slot = (self.pc as u64) & ((1 << LOG_SIZE) - 1);
+        self.b
+            .host
+            .mem
+            .write(self.rq.ring + (slot << LOG_STRIDE), &w)
+            .unwrap();
+        self.pc = self.pc.wrapping_add(1);
+        self.b
+            .host
+            .mem
+            .write(self.dbr, &(self.pc as u32).to_be_bytes())
+            .unwrap();
+    }
+
+    /// Random segments (1..=4) covering at least `at_least` bytes, at random alignments in
+    /// the buffer area, never overlapping within one round (`cursor` restarts each round).
+    fn random_segs(&mut self, at_least: usize, cursor: &mut usize) -> Vec<(u32, u32, u64)> {
+        let n = self.rng.gen_range(1..=4);
+        let each = at_least.div_ceil(n) + self.rng.gen_range(0..64);
+        (0..n)
+            .map(|_| {
+                *cursor += self.rng.gen_range(0..300);
+                let at = *cursor;
+                *cursor += each;
+                assert!(*cursor < self.buf.1, "the test's buffer area is too small");
+                (each as u32, 1u32, self.buf.0 + at as u64)
+            })
+            .collect()
+    }
+
+    /// Send frames (with records, `(queue, frame, info)`; dropped records have no frame) and
+    /// check every completion and every byte written against the model.
+    fn send(&mut self, items: &[(u32, Option<Vec<u8>>, RxInfo)], seed: u64, what: &str) {
+        let k0 = self.b.cmpl.items.len();
+        let mut want = Vec::new();
+        for (q, f, info) in items {
+            self.b.metas.push(meta(*q, f.is_none(), info));
+            let Some(f) = f else { continue };
+            self.b.frames.push(f.clone());
+            self.frames_total += 1;
+            if *q == RQN {
+                let mem = &self.b.host.mem;
+                let read = |a: u64, n: usize| {
+                    let mut v = vec![0; n];
+                    mem.read(a, &mut v).ok().map(|_| v)
+                };
+                if let Some(r) = self.rq.receive(&read, self.pc, f, info, &self.mrs) {
+                    want.push(r);
+                }
+            }
+        }
+        let n = want.iter().filter(|r| r.cmpl.is_some()).count();
+        // Done when every frame sent so far has its outcome: a CQE, or a drop for want of a
+        // queue or a WQE (so the next round's doorbell record cannot race this round).
+        let frames = self.frames_total;
+        let outcomes =
+            ["cqes", "no_wqe", "no_queue"].map(|n| self.sim.port(&format!("stat_{n}")).unwrap());
+        let sim_outcomes = |sim: &Sim| outcomes.iter().map(|p| sim.get_u64(*p)).sum::<u64>();
+        let mut tail = 20;
+        run_until_seeded(&mut self.sim, seed, 3000, |sim| {
+            let Bench {
+                host,
+                frames: f,
+                metas,
+                qcmd,
+                qres,
+                cmpl,
+            } = &mut self.b;
+            let p = step(sim, &mut [host, f, metas, qcmd, qres, cmpl])?;
+            let quiet = sim_outcomes(sim) == frames && cmpl.items.len() >= k0 + n;
+            if quiet {
+                tail -= 1;
+            }
+            Ok(Status::new(p || quiet, quiet && tail == 0))
+        })
+        .unwrap_or_else(|e| {
+            panic!(
+                "{what}: {e}: {} outcomes of {frames} frames",
+                sim_outcomes(&self.sim)
+            )
+        });
+        let got: Vec<Cmpl> = self.b.cmpl.items[k0..]
+            .iter()
+            .map(|x| decode_cmpl(x))
+            .collect();
+        let exp: Vec<Cmpl> = want.iter().filter_map(|r| r.cmpl.clone()).collect();
+        assert_eq!(got, exp, "{what}: completions");
+        for r in &want {
+            for (a, bytes) in &r.writes {
+                let mut v = vec![0; bytes.len()];
+                self.b.host.mem.read(*a, &mut v).unwrap();
+                assert_eq!(&v, bytes, "{what}: bytes at {a:#x}");
+            }
+        }
+    }
+
+    fn stat(&self, n: &str) -> u64 {
+        self.sim
+            .get_u64(self.sim.port(&format!("stat_{n}")).unwrap())
+    }
+}
+
+fn random_info(rng: &mut StdRng) -> RxInfo {
+    RxInfo {
+        vlan: rng.gen_bool(0.3).then(|| rng.gen()),
+        l3: rng.gen_range(0..3),
+        l4: rng.gen_range(0..3),
+        l3_ok: rng.gen(),
+        l4_ok: rng.gen(),
+        csum: rng.gen(),
+        rss_type: rng.gen_range(0..7),
+        rss_hash: rng.gen(),
+    }
+}
+
+#[test]
+fn rq_engine_matches_the_model() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        for (ki, (dma, idle)) in [
+            (
+                DmaConfig {
+                    seed: 1 + wi as u64,
+                    ..DmaConfig::default()
+                },
+                0.0,
+            ),
+            (
+                DmaConfig {
+                    seed: 9 + wi as u64,
+                    latency_min: 1,
+                    latency_max: 4,
+                    reorder: false,
+                    wr_data_stall: 0.4,
+                    req_stall: 0.3,
+                    ..DmaConfig::default()
+                },
+                0.3,
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let seed = 200 + 10 * wi as u64 + ki as u64;
+            let mut s = setup(&m, seed, dma, idle);
+            let mut dropped_no_wqe = 0;
+            for round in 0..5 {
+                let what = format!("w={w} knobs {ki} round {round}");
+                let frames: Vec<(u32, Option<Vec<u8>>, RxInfo)> = (0..8)
+                    .map(|_| {
+                        let len = if s.rng.gen_bool(0.2) {
+                            s.rng.gen_range(1500..6000)
+                        } else {
+                            s.rng.gen_range(60..400)
+                        };
+                        let f: Vec<u8> = (0..len).map(|_| s.rng.gen()).collect();
+                        let info = random_info(&mut s.rng);
+                        match s.rng.gen_range(0..10) {
+                            0 => (RQN, None, info),  // a dropped frame's record
+                            1 => (5, Some(f), info), // an RQ never created
+                            _ => (RQN, Some(f), info),
+                        }
+                    })
+                    .collect();
+                // WQEs for all but one of this round's frames: the last finds none.
+                let mine: Vec<usize> = frames
+                    .iter()
+                    .filter(|x| x.0 == RQN && x.1.is_some())
+                    .map(|x| x.1.as_ref().unwrap().len())
+                    .collect();
+                let mut cursor = 0;
+                for len in &mine[..mine.len().saturating_sub(1)] {
+                    let segs = s.random_segs(*len, &mut cursor);
+                    s.post(&segs);
+                }
+                dropped_no_wqe += usize::from(!mine.is_empty());
+                s.send(&frames, seed, &what);
+                assert!(!s.rq.error, "{what}: a good frame failed");
+            }
+            assert_eq!(
+                s.stat("no_wqe"),
+                dropped_no_wqe as u64,
+                "w={w}: frames without a WQE"
+            );
+            assert!(s.stat("no_queue") > 0);
+        }
+    }
+}
+
+#[test]
+fn scatter_errors_complete_in_error_and_the_queue_recovers() {
+    let Some(m) = model(64) else { return };
+    let mut s = setup(&m, 5, DmaConfig::default(), 0.0);
+    let f: Vec<u8> = (0..1000).map(|i| i as u8).collect();
+    let info = RxInfo::default();
+    let buf = s.buf;
+    for (what, segs, synd) in [
+        (
+            "frame longer than the list",
+            vec![(300u32, 1u32, buf.0), (200, 1, buf.0 + 4000)],
+            0x01u8,
+        ),
+        (
+            "segment outside its region",
+            vec![(2000, 1, buf.0 + buf.1 as u64 - 100)],
+            0x04,
+        ),
+        ("invalid lkey", vec![(2000, 3, buf.0)], 0x04),
+    ] {
+        s.post(&segs);
+        s.send(&[(RQN, Some(f.clone()), info)], 5, what);
+        assert!(s.rq.error, "{what}: the model fails it");
+        let last = decode_cmpl(s.b.cmpl.items.last().unwrap());
+        assert_eq!((last.opcode, last.syndrome), (14, synd), "{what}");
+        s.command(rq_cmd(4, RQN as u128, [0; 8]), 5);
+        let r = QCMD_RES.decode(s.b.qres.items.last().unwrap());
+        assert_eq!(u(&r["out0"]), 3, "{what}: RQ in error");
+        // Frames meanwhile are dropped; RESET brings the RQ back.
+        s.post(&[(2000, 1, buf.0)]);
+        let before = s.stat("no_queue");
+        s.send(
+            &[(RQN, Some(f.clone()), info)],
+            5,
+            &format!("{what}: while in error"),
+        );
+        assert_eq!(s.stat("no_queue"), before + 1);
+        assert_eq!(
+            s.command(rq_cmd(3, RQN as u128, [0; 8]), 5),
+            0,
+            "{what}: RESET"
+        );
+        s.rq.error = false;
+        s.send(
+            &[(RQN, Some(f.clone()), info)],
+            5,
+            &format!("{what}: after RESET"),
+        );
+    }
+}
