@@ -13,13 +13,15 @@
 //! - [`stats`]: event counter banks;
 //! - [`record`]: named fields packed into metadata buses;
 //! - [`preset`]: build configurations (TOML, built in);
-//! - [`top`]: the preset's top module.
+//! - [`top`]: the Ethernet core `nic_core` (TX and RX paths, MAC loopback);
+//! - [`nic`]: the whole NIC, the host interface around the core.
 //!
 //! Invariant: nothing here depends on the testbench or the driver.
 
 pub mod csum;
 pub mod eth;
 pub mod host;
+pub mod nic;
 pub mod preset;
 pub mod record;
 pub mod rss;

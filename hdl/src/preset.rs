@@ -35,7 +35,21 @@ pub struct Preset {
     pub mtu: u32,
     pub parser: ParserPreset,
     pub rss: RssPreset,
+    pub host: HostPreset,
     pub csum: CsumPreset,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostPreset {
+    /// Send, receive and completion queues (each): 2 to 256, at least `rss.queues`.
+    pub queues: u32,
+    /// Event queues (= interrupt vectors): 1 to 32.
+    pub eqs: u32,
+    /// Memory-region table entries: 2 to 256.
+    pub mrs: u32,
+    /// Largest log2 ring size: 1 to 15.
+    pub log_max_wq: u32,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -137,6 +151,31 @@ impl Preset {
             return Err(ConfigError(format!(
                 "field `rss.queues` = {} must be from 1 to 1024",
                 self.rss.queues
+            )));
+        }
+        let h = &self.host;
+        if !(2..=256).contains(&h.queues) || h.queues < self.rss.queues {
+            return Err(ConfigError(format!(
+                "field `host.queues` = {} must be from 2 to 256 and at least `rss.queues` ({})",
+                h.queues, self.rss.queues
+            )));
+        }
+        if !(1..=32).contains(&h.eqs) {
+            return Err(ConfigError(format!(
+                "field `host.eqs` = {} must be from 1 to 32",
+                h.eqs
+            )));
+        }
+        if !(2..=256).contains(&h.mrs) {
+            return Err(ConfigError(format!(
+                "field `host.mrs` = {} must be from 2 to 256",
+                h.mrs
+            )));
+        }
+        if !(1..=15).contains(&h.log_max_wq) {
+            return Err(ConfigError(format!(
+                "field `host.log_max_wq` = {} must be from 1 to 15",
+                h.log_max_wq
             )));
         }
         if !(1..=8).contains(&self.csum.levels_per_stage) {

@@ -7,7 +7,8 @@
 //!   -> check ctrl / Ethernet / data segments (lengths, opcode, memory regions)
 //!   -> inline header into the gather buffer, data segments by DMA reads (several tags in
 //!      flight, answers in any order, each landing at its byte position: `off`)
-//!   -> m_axis_tx_cmd (TX_CMD) + m_axis_tx (the frame) -> m_cmpl (CQE request) -> next WQE
+//!   -> m_axis_tx_cmd (TX_CMD) with m_axis_tx (the frame; the TX path takes the request once
+//!      it has parsed the frame's headers) -> m_cmpl (CQE request) -> next WQE
 //! ```
 //!
 //! - WQEs follow mlx5 (`regmap` layouts `ctrl_seg`, `eth_seg`, `data_seg`): opcodes SEND and
@@ -480,7 +481,17 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             tx.keep().set(mux(o_last, last_keep, all_keep));
             tx.last().set(o_last);
             tx.valid().set(o_valid);
-            let sent = (is(st::SEND) & !more_out & (!o_valid | tx.ready())).named("frame_sent");
+            // The offload request goes with the frame, not before it: the TX path takes it
+            // only once the frame's headers are parsed.
+            let cmd_pending = reg_init(1, 0u32).named("cmd_pending");
+            let cmd_taken = (cmd_pending & cmd_ready).named("cmd_taken");
+            cmd_pending.set(select(
+                &[(is(st::CMD), lit(1, 1u32)), (cmd_taken, lit(1, 0u32))],
+                cmd_pending,
+            ));
+            let sent =
+                (is(st::SEND) & !more_out & (!o_valid | tx.ready()) & (!cmd_pending | cmd_taken))
+                    .named("frame_sent");
 
             // The offload request for the frame.
             output(
@@ -492,8 +503,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Rc<ModuleDef>, ElabError> {
                     ("vlan_tci", vlan_tci),
                 ]),
             );
-            output("m_axis_tx_cmd_tvalid", is(st::CMD));
-            let cmd_go = (is(st::CMD) & cmd_ready).named("cmd_go");
+            output("m_axis_tx_cmd_tvalid", cmd_pending);
 
             // ---- Completion ----
             let want_cqe = failed | (fm & lit(8, kv("fm_ce_se", "CQ_UPDATE"))).ne(0u32);
@@ -681,7 +691,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Rc<ModuleDef>, ElabError> {
                         is(st::DRAIN) & drained,
                         mux(data_err, next(st::CMPL), next(st::CMD)),
                     ),
-                    (cmd_go, next(st::SEND)),
+                    (is(st::CMD), next(st::SEND)),
                     (sent, next(st::CMPL)),
                     (cmpl_done, next(st::ADVANCE)),
                     (
