@@ -5,6 +5,7 @@
 //! nicgen generate [--preset NAME | --config FILE.toml] --out DIR
 //! nicgen sim rx [--preset P] --pcap-in F --report R.jsonl [--rss-key HEX40] [--mtu N]
 //! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
+//! nicgen sim loopback [--preset P] [--frames N] [--queues Q] [--max-len N] [--seed S]
 //! nicgen regmap [--write | --check] [--root DIR]
 //! ```
 
@@ -78,6 +79,26 @@ enum SimCmd {
         /// MTU (largest L2 payload) for the oversize check; default from the preset.
         #[arg(long)]
         mtu: Option<u32>,
+    },
+    /// The whole NIC in MAC loopback under the real driver: random frames out and back,
+    /// checked against the golden model.
+    Loopback {
+        #[arg(long, conflicts_with = "config")]
+        preset: Option<String>,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Frames to send (and check on return).
+        #[arg(long, default_value_t = 1000)]
+        frames: usize,
+        /// Queue pairs to use (at most the preset's RSS queue count).
+        #[arg(long, default_value_t = 4)]
+        queues: usize,
+        /// Largest frame, bytes without FCS (at most the preset's MTU + 14).
+        #[arg(long, default_value_t = 1514)]
+        max_len: usize,
+        /// Seed of the frames and of the simulated host's DMA timing.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// The TX path: what goes on the wire for each input frame (written without the FCS).
     Tx {
@@ -283,6 +304,64 @@ fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset>
     Ok(Preset::builtin(preset.unwrap_or(DEFAULT))?)
 }
 
+fn sim_loopback(
+    preset: Option<&str>,
+    config: Option<&PathBuf>,
+    frames: usize,
+    queues: usize,
+    max_len: usize,
+    seed: u64,
+) -> Result<()> {
+    use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts};
+    let p = load_preset(preset, config)?;
+    if frames == 0 {
+        bail!("--frames must be at least 1");
+    }
+    eprintln!(
+        "nicgen: building the NIC model for preset {} ({} bits)...",
+        p.name, p.data_bits
+    );
+    let model = nic_model(&p)?;
+    let bar = indicatif::ProgressBar::new(frames as u64);
+    if frames < 1000 {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let t0 = std::time::Instant::now();
+    let opts = LoopbackOpts {
+        frames,
+        queues,
+        max_len,
+        seed,
+        dma: nicgen_host::DmaConfig {
+            seed,
+            ..Default::default()
+        },
+    };
+    let r = run_loopback(&p, &model, &opts, |n| bar.set_position(n as u64))?;
+    bar.finish_and_clear();
+    let wall = t0.elapsed().as_secs_f64();
+    println!("frames {}", r.frames);
+    println!("bytes {}", r.bytes);
+    println!("errors {}", r.mismatches);
+    println!("frames_per_second {:.0}", r.frames as f64 / wall);
+    println!("cycles {}", r.cycles);
+    println!(
+        "simulated_gbps {:.2}",
+        r.bytes as f64 * 8.0 * p.clock_mhz / 1000.0 / r.cycles as f64
+    );
+    for n in &r.notes {
+        eprintln!("nicgen: mismatch: {n}");
+    }
+    if r.mismatches > 0 {
+        bail!(
+            "{} of {} frames came back different from the model",
+            r.mismatches,
+            r.frames
+        );
+    }
+    Ok(())
+}
+
 fn regmap(write: bool, check: bool, root: &std::path::Path) -> Result<()> {
     use nicgen::regmap::{rendered, REGEN};
     let problems = nicgen_hdl::host::regmap::check();
@@ -373,6 +452,21 @@ fn run() -> Result<()> {
             );
         }
         Cmd::Regmap { write, check, root } => regmap(write, check, &root)?,
+        Cmd::Sim(SimCmd::Loopback {
+            preset,
+            config,
+            frames,
+            queues,
+            max_len,
+            seed,
+        }) => sim_loopback(
+            preset.as_deref(),
+            config.as_ref(),
+            frames,
+            queues,
+            max_len,
+            seed,
+        )?,
         Cmd::Sim(SimCmd::Rx {
             preset,
             config,

@@ -1,0 +1,287 @@
+//! The driver loopback: the whole NIC (`nicgen_hdl::nic`) simulated by Verilator behind the
+//! simulated host (`nicgen_host::SimHost`), driven by the real driver (`nicgen_driver`'s
+//! `Device` and `NetDev`) with the MAC loopback on. Random frames (IPv4/IPv6 TCP/UDP and
+//! others, 60 bytes to `max_len`) with random checksum, VLAN and inline-header requests go out
+//! on every queue; each must come back exactly as the golden model says (`tx::tx_frame` then
+//! `rx::rx_frame`: bytes, checksum verdicts, checksum-complete, RSS hash and queue, VLAN).
+//! What `nicgen sim loopback` runs and what `tests/loopback.rs` checks.
+
+use anyhow::{anyhow, bail, Result};
+use nicgen_driver::device::{Device, RssEnables};
+use nicgen_driver::netdev::{Completion, NetDev, NetDevConfig, TxOffload};
+use nicgen_edsl::{generate, EmitOptions};
+use nicgen_hdl::host::bar_regs::BuildInfo;
+use nicgen_hdl::nic::nic;
+use nicgen_hdl::preset::Preset;
+use nicgen_hdl::top::rx_cfg;
+use nicgen_host::{DmaConfig, HostConfig, SimHost};
+use nicgen_model::rx::{rx_frame, RxConfig, RxReport};
+use nicgen_model::toeplitz::MICROSOFT_KEY;
+use nicgen_model::tx::{tx_frame, TxRequest};
+use nicgen_tb::stream::{StreamDriver, StreamPorts, StreamSink};
+use nicgen_tb::{Model, VerilatorBuild, VerilatorOptions};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::collections::VecDeque;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct LoopbackOpts {
+    pub frames: usize,
+    /// Queue pairs in use (frames are sent round robin; RSS spreads them back).
+    pub queues: usize,
+    /// Largest frame, bytes (without FCS): 60 ..= the preset's MTU + 14.
+    pub max_len: usize,
+    pub seed: u64,
+    /// The simulated host's DMA (latency, reordering, stalls).
+    pub dma: DmaConfig,
+}
+
+/// What came back.
+#[derive(Clone, Debug, Default)]
+pub struct LoopbackReport {
+    pub frames: usize,
+    pub bytes: usize,
+    /// Frames that came back different from the model's prediction (0 for a pass).
+    pub mismatches: usize,
+    pub cycles: u64,
+    /// First mismatches, described.
+    pub notes: Vec<String>,
+}
+
+/// Build (or take from the cache) the model of the whole NIC. The identification block is
+/// stamped with no commit, so the model does not change with every commit.
+pub fn nic_model(p: &Preset) -> Result<Model> {
+    let def = nic(p, &BuildInfo::unknown()).map_err(|e| anyhow!("{e}"))?;
+    let g = generate(
+        &def,
+        &EmitOptions {
+            preset: p.name.clone(),
+            config_hash: p.config_hash(),
+        },
+    );
+    Ok(VerilatorBuild::new(
+        &g.top,
+        g.verilog.clone(),
+        &g.shim_cpp,
+        VerilatorOptions::default(),
+    )
+    .build()?)
+}
+
+/// An IPv4 or IPv6 TCP/UDP frame of `len` bytes (or another EtherType) with garbage checksums.
+pub fn random_frame(rng: &mut StdRng, len: usize) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
+    if rng.gen_bool(0.1) {
+        f.extend([0x88, 0xb5]);
+        f.extend((0..len.max(60) - 14).map(|_| rng.gen::<u8>()));
+        return f;
+    }
+    let v6 = rng.gen_bool(0.3);
+    let proto: u8 = if rng.gen_bool(0.5) { 6 } else { 17 };
+    let hdr = if v6 { 40 } else { 20 };
+    let l4len = len.max(14 + hdr + 20) - 14 - hdr;
+    if v6 {
+        f.extend([0x86, 0xdd, 0x60, 0, 0, 0]);
+        f.extend((l4len as u16).to_be_bytes());
+        f.extend([proto, 64]);
+        f.extend((0..32).map(|_| rng.gen::<u8>()));
+    } else {
+        f.extend([0x08, 0x00, 0x45, 0]);
+        f.extend(((20 + l4len) as u16).to_be_bytes());
+        f.extend([0, 0, 0x40, 0, 64, proto, rng.gen(), rng.gen()]);
+        f.extend((0..8).map(|_| rng.gen::<u8>()));
+    }
+    let l4 = f.len();
+    f.extend((0..l4len).map(|_| rng.gen::<u8>()));
+    if proto == 6 {
+        f[l4 + 12] = 0x50;
+    } else {
+        f[l4 + 4..l4 + 6].copy_from_slice(&(l4len as u16).to_be_bytes());
+    }
+    f
+}
+
+/// Compare a received frame with the model's report; a description of the first difference.
+fn differs(r: &nicgen_driver::netdev::RxFrame, rep: &RxReport) -> Option<String> {
+    let checks = [
+        ("l3_ok", r.l3_ok == (rep.l3_csum_ok == Some(true))),
+        ("l4_ok", r.l4_ok == (rep.l4_csum_ok == Some(true))),
+        ("checksum-complete", Some(r.csum) == rep.csum),
+        ("RSS hash", Some(r.rss_hash) == rep.rss_hash),
+        ("RSS queue", Some(r.queue as u32) == rep.queue),
+        (
+            "VLAN",
+            r.vlan.map(|t| (t & 0xFFF, (t >> 13) as u8)) == rep.vlan,
+        ),
+    ];
+    checks
+        .iter()
+        .find(|(_, ok)| !ok)
+        .map(|(what, _)| format!("{what} differs: got {r:?}, model {rep:?}"))
+}
+
+/// Run the loopback on `model` (built for `p`); `progress` is called with the frames back so
+/// far.
+pub fn run_loopback(
+    p: &Preset,
+    model: &Model,
+    o: &LoopbackOpts,
+    mut progress: impl FnMut(usize),
+) -> Result<LoopbackReport> {
+    if o.queues == 0 || o.queues > p.rss.queues as usize {
+        bail!(
+            "--queues {} must be from 1 to the preset's RSS queue count ({})",
+            o.queues,
+            p.rss.queues
+        );
+    }
+    let max_wire = (p.mtu + 14) as usize;
+    if !(60..=max_wire).contains(&o.max_len) {
+        bail!(
+            "--max-len {} must be from 60 to {max_wire} (the preset's MTU + 14)",
+            o.max_len
+        );
+    }
+    let mut host = SimHost::new(
+        model.instance(),
+        HostConfig {
+            dma: o.dma.clone(),
+            ..HostConfig::from_seed(o.seed)
+        },
+    )?;
+    // The MAC side is unused in loopback: nothing comes in, whatever goes out is taken.
+    let mac_rx = StreamDriver::new(StreamPorts::new(host.sim(), "s_axis_mac_rx")?, o.seed, 0.0);
+    let mac_tx = StreamSink::new(StreamPorts::new(host.sim(), "m_axis_mac_tx")?, o.seed, 0.0);
+    host.add_agent(mac_rx);
+    host.add_agent(mac_tx);
+    host.reset(4)?;
+    let mut dev = Device::open(host)?;
+    dev.set_loopback(true)?;
+    let table: Vec<u16> = (0..p.rss.table_size)
+        .map(|i| (i as usize % o.queues) as u16)
+        .collect();
+    dev.program_rss(&MICROSOFT_KEY, RssEnables::ALL, &table)?;
+    let mut nd = NetDev::new(
+        dev,
+        NetDevConfig {
+            queues: o.queues,
+            sq_log_size: 6,
+            rq_log_size: 5,
+            eq_log_size: 7,
+            rx_buf_size: (p.mtu as usize + 22).next_multiple_of(64),
+            tx_buf_size: o.max_len,
+            ..NetDevConfig::default()
+        },
+    )
+    .map_err(|e| anyhow!("{e}"))?;
+    let rcfg = rx_cfg(p);
+    let mcfg = RxConfig {
+        max_frame: rcfg.max_frame() as usize,
+        window: rcfg.window as usize,
+        rss_key: MICROSOFT_KEY,
+        rss_enables: 0x3F,
+        table: table.iter().map(|&q| q as u32).collect(),
+    };
+    let start_cycles = nd.device().backend().cycles();
+    let mut rng = StdRng::seed_from_u64(o.seed);
+    let mut expected: VecDeque<(Vec<u8>, RxReport)> = VecDeque::new();
+    let mut rep = LoopbackReport::default();
+    let (mut sent, mut in_flight) = (0usize, 0usize);
+    // Enough in flight to keep the rings busy without overrunning them.
+    let window = 4 * o.queues;
+    while rep.frames < o.frames {
+        while sent < o.frames && in_flight < window {
+            let len = if rng.gen_bool(0.1) {
+                rng.gen_range(60..=o.max_len)
+            } else {
+                rng.gen_range(60..=o.max_len.min(400))
+            };
+            let f = random_frame(&mut rng, len);
+            let off = TxOffload {
+                csum_l3: rng.gen(),
+                csum_l4: rng.gen(),
+                vlan_tci: rng.gen_bool(0.2).then(|| rng.gen::<u16>() & 0xEFFF),
+                inline_headers: rng.gen_bool(0.3),
+            };
+            let req = TxRequest {
+                csum_l3: off.csum_l3,
+                csum_l4: off.csum_l4,
+                vlan_tci: off.vlan_tci,
+            };
+            let (report, delivered) = rx_frame(&tx_frame(&f, &req, mcfg.window), &mcfg);
+            let delivered =
+                delivered.ok_or_else(|| anyhow!("frame {sent}: the model drops it: {report:?}"))?;
+            nd.send(sent % o.queues, &f, off)
+                .map_err(|e| anyhow!("sending frame {sent}: {e}"))?;
+            expected.push_back((delivered, report));
+            sent += 1;
+            in_flight += 1;
+        }
+        let mut got_any = false;
+        for q in 0..o.queues {
+            for c in nd.poll(q).map_err(|e| anyhow!("polling queue {q}: {e}"))? {
+                match c {
+                    Completion::Rx(r) => {
+                        // Per RSS queue, frames come back in order; across queues they may
+                        // not: match by content.
+                        match expected.iter().position(|(d, _)| *d == r.data) {
+                            Some(i) => {
+                                let (_, report) = expected.remove(i).expect("found above");
+                                if let Some(d) = differs(&r, &report) {
+                                    rep.mismatches += 1;
+                                    if rep.notes.len() < 5 {
+                                        rep.notes.push(d);
+                                    }
+                                }
+                            }
+                            None => {
+                                rep.mismatches += 1;
+                                if rep.notes.len() < 5 {
+                                    rep.notes.push(format!(
+                                        "a {}-byte frame came back that was never sent",
+                                        r.data.len()
+                                    ));
+                                }
+                            }
+                        }
+                        rep.frames += 1;
+                        rep.bytes += r.data.len();
+                        in_flight -= 1;
+                        got_any = true;
+                        progress(rep.frames);
+                    }
+                    Completion::Tx { .. } => {}
+                    Completion::Error {
+                        queue,
+                        kind,
+                        syndrome,
+                        ..
+                    } => bail!("error completion on queue {queue} ({kind:?}): {syndrome:?}"),
+                }
+            }
+        }
+        if !got_any {
+            let all = (1u64 << o.queues) - 1;
+            if let Err(e) = nd.wait(all, 1_000_000) {
+                let st = nd.device().stats();
+                bail!(
+                    "{e} after {sent} frames sent and {} received; counters {:?}",
+                    rep.frames,
+                    st.named()
+                );
+            }
+        }
+    }
+    rep.cycles = nd.device().backend().cycles() - start_cycles;
+    let mut dev = nd.close().map_err(|e| anyhow!("{e}"))?;
+    let st = dev.stats();
+    if st.rx_delivered != o.frames as u64 || st.tx_frames != o.frames as u64 {
+        bail!(
+            "the counters disagree: {} sent and {} delivered, {} frames",
+            st.tx_frames,
+            st.rx_delivered,
+            o.frames
+        );
+    }
+    Ok(rep)
+}
