@@ -184,7 +184,7 @@ fn lint() -> Result<Vec<String>> {
             .lines()
             .map(String::from)
             .collect();
-        let top = "nic_core";
+        let top = "nic";
         let v = Command::new("verilator")
             .args(["--lint-only", "-Wall", "--top-module", top])
             .args(&files)

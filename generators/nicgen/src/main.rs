@@ -429,10 +429,11 @@ fn run() -> Result<()> {
             out,
         } => {
             let p = load_preset(preset.as_deref(), config.as_ref())?;
-            let top = match nicgen_hdl::top::nic_core(&p) {
-                Ok(t) => t,
-                Err(e) => bail!("{e}"),
-            };
+            let top =
+                match nicgen_hdl::nic::nic(&p, &nicgen_hdl::host::bar_regs::BuildInfo::current()) {
+                    Ok(t) => t,
+                    Err(e) => bail!("{e}"),
+                };
             let g = generate(
                 &top,
                 &EmitOptions {

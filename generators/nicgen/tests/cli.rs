@@ -42,7 +42,7 @@ fn generate_writes_verilog_manifest_and_bindings() {
     assert!(ok, "{err}");
     let m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(m["top"], "nic_core");
+    assert_eq!(m["top"], "nic");
     assert_eq!(m["preset"], "nic512");
     for key in ["files", "modules", "ports", "config_hash"] {
         assert!(!m[key].is_null(), "manifest lacks {key}");
@@ -57,8 +57,8 @@ fn generate_writes_verilog_manifest_and_bindings() {
     }
     assert!(
         dir.join("files.f").exists()
-            && dir.join("sim/nic_core_shim.cpp").exists()
-            && dir.join("sim/nic_core_sim.rs").exists()
+            && dir.join("sim/nic_shim.cpp").exists()
+            && dir.join("sim/nic_sim.rs").exists()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -120,6 +120,7 @@ fn a_config_file_builds_a_variant() {
     assert!(ok, "{err}");
     assert!(out.contains("preset tiny"), "{out}");
     let top = std::fs::read_to_string(dir.join("nic_core.v")).unwrap();
+    assert!(dir.join("nic.v").exists());
     assert!(top.contains("input  wire [7:0] s_axis_tx_tdata"), "{top}");
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(cfg);
