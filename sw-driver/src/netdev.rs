@@ -698,7 +698,38 @@ impl<B: Backend> NetDev<B> {
                 addr: buf + rest as u64,
             })],
         };
-        let bytes = wqe.encode()?;
+        self.dev.backend().write(buf, frame);
+        self.post_wqe(queue, &wqe.encode()?, frame.len())
+    }
+
+    /// Post a send WQE exactly as given (its `wqe_index` and `sqn` are set here), with no
+    /// frame buffer of its own: for diagnostics and for testing how the device handles bad
+    /// descriptors (its data segments may point anywhere, with any lkey and length). Returns
+    /// its WQE index; a bad WQE completes as [`Completion::Error`].
+    pub fn post_raw(&mut self, queue: usize, mut wqe: SendWqe) -> Result<u16, Error> {
+        let qp = self.qp(queue)?;
+        if qp.sq.in_error {
+            return Err(Error::QueueInError {
+                queue,
+                kind: Direction::Send,
+            });
+        }
+        wqe.wqe_index = qp.sq.wq.pc();
+        wqe.sqn = queue as u32;
+        let bytes: usize = wqe
+            .gather
+            .iter()
+            .map(|g| match g {
+                Gather::Ptr(d) => d.byte_count as usize,
+                Gather::Inline(b) => b.len(),
+            })
+            .sum();
+        self.post_wqe(queue, &wqe.encode()?, bytes)
+    }
+
+    /// Write encoded WQE `bytes` at the producer counter of SQ `queue` (wrapping), publish the
+    /// counter in the doorbell record and ring the UAR doorbell, as mlx5e does.
+    fn post_wqe(&mut self, queue: usize, bytes: &[u8], frame_len: usize) -> Result<u16, Error> {
         let n = bytes.len() / WQEBB;
         let qp = self.qp(queue)?;
         let first = qp.sq.wq.produce(n).map_err(|e| match e {
@@ -710,10 +741,9 @@ impl<B: Backend> NetDev<B> {
         qp.sq.inflight.push_back(TxInflight {
             index: first,
             wqebbs: n,
-            bytes: frame.len(),
+            bytes: frame_len,
         });
         let hw = self.dev.backend();
-        hw.write(buf, frame);
         for s in spans {
             hw.write(ring + s.ring_offset as u64, &bytes[s.src..s.src + s.len]);
         }

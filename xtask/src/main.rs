@@ -7,6 +7,8 @@
 //! - `cargo xtask bench` runs the benchmarks and writes `results/BENCH.md` (see there).
 //! - `cargo xtask bench-pipeline` measures cycles per frame through the RX/TX paths per frame
 //!   size and writes `results/PIPELINE.md`.
+//! - `cargo xtask bench-host` measures the host interface through the driver loopback
+//!   (doorbell-to-CQE latency, frames/s per size) and writes `results/HOST.md`.
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -40,30 +42,11 @@ fn main() {
         Some("lint") => lint().map(|_| ()),
         Some("bench") => bench::run(&root(), &args[1..]),
         Some("install-tools") => install_tools().and_then(|_| ensure_scapy()),
-        Some("bench-pipeline") => {
-            let st = Command::new(cargo())
-                .args([
-                    "run",
-                    "--release",
-                    "-q",
-                    "-p",
-                    "nicgen",
-                    "--bin",
-                    "pipeline-bench",
-                    "--",
-                ])
-                .args(&args[1..])
-                .current_dir(root())
-                .status();
-            match st {
-                Ok(s) if s.success() => Ok(()),
-                Ok(_) => Err(anyhow::anyhow!("pipeline-bench failed")),
-                Err(e) => Err(e.into()),
-            }
-        }
+        Some("bench-pipeline") => run_bin("pipeline-bench", &args[1..]),
+        Some("bench-host") => run_bin("host-bench", &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|install-tools>"
+                "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|bench-pipeline [--quick]|bench-host [--quick]|install-tools>"
             );
             std::process::exit(2);
         }
@@ -143,6 +126,19 @@ fn ensure_scapy() -> Result<()> {
         .status()?;
     if !st.success() {
         bail!("`python3 -m pip install scapy` failed; install scapy for python3 by hand and retry");
+    }
+    Ok(())
+}
+
+/// Run a benchmark binary of the `nicgen` crate in release mode with `args`.
+fn run_bin(bin: &str, args: &[String]) -> Result<()> {
+    let st = Command::new(cargo())
+        .args(["run", "--release", "-q", "-p", "nicgen", "--bin", bin, "--"])
+        .args(args)
+        .current_dir(root())
+        .status()?;
+    if !st.success() {
+        bail!("{bin} failed");
     }
     Ok(())
 }

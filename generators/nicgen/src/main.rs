@@ -336,6 +336,8 @@ fn sim_loopback(
             seed,
             ..Default::default()
         },
+        fixed_len: None,
+        window: 0,
     };
     let r = run_loopback(&p, &model, &opts, |n| bar.set_position(n as u64))?;
     bar.finish_and_clear();
