@@ -1,7 +1,7 @@
 //! `cargo xtask`: the project's automation (cargo-xtask pattern; no shell glue).
 //!
 //! - `cargo xtask test`  installs the Debian tools the tests need when they are missing
-//!   (verilator, iverilog, yosys, tshark, scapy), lints every preset's Verilog, and runs the workspace tests.
+//!   (verilator, iverilog, yosys, tshark, scapy, ip, ping), lints every preset's Verilog, and runs the workspace tests.
 //! - `cargo xtask lint`  generates every built-in preset and checks it: `verilator --lint-only
 //!   -Wall` with zero warnings, `iverilog -g2005`, and a yosys structural check (`hierarchy -check; proc; check -assert`).
 //! - `cargo xtask bench` runs the benchmarks and writes `results/BENCH.md` (see there).
@@ -26,6 +26,8 @@ const TOOLS: &[(&str, &str)] = &[
     ("make", "make"),
     ("zlib1g-dev", "/usr/include/zlib.h"),
     ("python3-scapy", "/usr/lib/python3/dist-packages/scapy"),
+    ("iproute2", "ip"),
+    ("iputils-ping", "ping"),
 ];
 
 fn root() -> PathBuf {

@@ -4,5 +4,6 @@
 pub mod regmap;
 pub mod sim_loopback;
 pub mod sim_rx;
+pub mod sim_tap;
 pub mod sim_tx;
 pub mod traffic;

@@ -6,6 +6,7 @@
 //! nicgen sim rx [--preset P] --pcap-in F --report R.jsonl [--rss-key HEX40] [--mtu N]
 //! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
 //! nicgen sim loopback [--preset P] [--frames N] [--queues Q] [--max-len N] [--seed S]
+//! nicgen sim tap [--preset P] --wire-tap NAME[@NETNS] --host-tap NAME[@NETNS] [--seconds N]
 //! nicgen regmap [--write | --check] [--root DIR]
 //! ```
 
@@ -99,6 +100,23 @@ enum SimCmd {
         /// Seed of the frames and of the simulated host's DMA timing.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+    },
+    /// Linux through the RTL: the NIC's wire side on one TAP, its host side (through the
+    /// driver) on another, each in a network namespace or the current one.
+    Tap {
+        #[arg(long, conflicts_with = "config")]
+        preset: Option<String>,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The wire-side TAP, NAME or NAME@NETNS (created, or attached to).
+        #[arg(long)]
+        wire_tap: String,
+        /// The host-side TAP (virtio-net header: checksum offload), NAME or NAME@NETNS.
+        #[arg(long)]
+        host_tap: String,
+        /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
+        #[arg(long)]
+        seconds: Option<u64>,
     },
     /// The TX path: what goes on the wire for each input frame (written without the FCS).
     Tx {
@@ -470,6 +488,23 @@ fn run() -> Result<()> {
             max_len,
             seed,
         )?,
+        Cmd::Sim(SimCmd::Tap {
+            preset,
+            config,
+            wire_tap,
+            host_tap,
+            seconds,
+        }) => {
+            use nicgen::sim_tap::{parse_tap_arg, run_tap};
+            let p = load_preset(preset.as_deref(), config.as_ref())?;
+            let (wn, wns) = parse_tap_arg(&wire_tap)?;
+            let (hn, hns) = parse_tap_arg(&host_tap)?;
+            eprintln!("nicgen: building the NIC model for preset {}...", p.name);
+            let c = run_tap(&p, (&wn, wns.as_deref()), (&hn, hns.as_deref()), seconds)?;
+            println!("host_to_wire {}", c.host_to_wire);
+            println!("wire_to_host {}", c.wire_to_host);
+            println!("rx_dropped {}", c.rx_dropped);
+        }
         Cmd::Sim(SimCmd::Rx {
             preset,
             config,
