@@ -1148,6 +1148,7 @@ pub fn memory(name: &str, width: u32, depth: u32) -> Mem {
             width: width.max(1),
             depth: depth.max(2),
             init: None,
+            keep_rw_collisions: false,
             write: None,
             reads: Vec::new(),
             loc,
@@ -1264,6 +1265,20 @@ impl Mem {
             one_bit("a memory read enable", e, loc);
         }
         self.read(addr, en, ReadKind::Sync, loc)
+    }
+    /// Declare that the design relies on a registered read of the word being written in the
+    /// same cycle returning the old word (Verilog's nonblocking semantics). Without this the
+    /// memory is emitted `(* no_rw_check *)`: synthesis may return anything for such a read and
+    /// adds no collision bypass, and the simulation returns the complement of the old word so
+    /// that a design that does rely on it fails its tests.
+    #[track_caller]
+    pub fn keep_rw_collisions(self) {
+        let loc = Loc::caller();
+        with(|b| {
+            if self.own(b, loc) {
+                b.mems[self.idx as usize].keep_rw_collisions = true;
+            }
+        })
     }
     /// Initial contents (power-up values; missing entries are zero).
     #[track_caller]

@@ -200,6 +200,10 @@ pub struct Memory {
     pub width: u32,
     pub depth: u32,
     pub init: Option<Vec<BigUint>>,
+    /// The design relies on a registered read of the word being written in the same cycle
+    /// returning the old word. When false (the default) the emitter marks the memory
+    /// `(* no_rw_check *)` so synthesis adds no bypass logic for that case.
+    pub keep_rw_collisions: bool,
     pub write: Option<MemWrite>,
     pub reads: Vec<MemRead>,
     pub loc: Loc,

@@ -425,9 +425,14 @@ impl<'a> Emitter<'a> {
             }
         }
         for (mi, m) in def.mems.iter().enumerate() {
+            let attr = if no_rw_check(m) {
+                "(* no_rw_check *)\n    "
+            } else {
+                ""
+            };
             let _ = writeln!(
                 decls,
-                "    reg  {}{} [0:{}];",
+                "    {attr}reg  {}{} [0:{}];",
                 range(m.width),
                 self.mem_names[mi],
                 m.depth - 1
@@ -598,22 +603,35 @@ impl<'a> Emitter<'a> {
                 let Form::Named(q) = &self.forms[id] else {
                     continue;
                 };
-                let stmt = format!("{q} <= {mn}[{}];", self.r(r.addr));
-                match r.en {
-                    Some(e) => {
-                        let _ = write!(
-                            s,
-                            "\n    always @(posedge clk) begin\n        if ({}) {stmt}\n    end\n",
-                            self.r(e)
-                        );
-                    }
-                    None => {
-                        let _ = write!(
-                            s,
-                            "\n    always @(posedge clk) begin\n        {stmt}\n    end\n"
-                        );
-                    }
-                }
+                let read = format!("{q} <= {mn}[{}];", self.r(r.addr));
+                // Hardware may return anything for a read of the word being written
+                // (no_rw_check); the simulation returns the complement so that a design relying
+                // on the old word fails its tests.
+                let poison = match (no_rw_check(m), &m.write) {
+                    (true, Some(w)) => Some(format!(
+                        "`ifndef SYNTHESIS\nif ({} && {} == {}) {q} <= ~{mn}[{}]; // read of the word being written: undefined\n`endif\n",
+                        self.r(w.en),
+                        self.r(w.addr),
+                        self.r(r.addr),
+                        self.r(r.addr)
+                    )),
+                    _ => None,
+                };
+                let body = match (r.en, poison) {
+                    (Some(e), None) => format!("if ({}) {read}\n", self.r(e)),
+                    (None, None) => format!("{read}\n"),
+                    (Some(e), Some(p)) => format!(
+                        "if ({}) begin\n{}end\n",
+                        self.r(e),
+                        indent(&format!("{read}\n{p}"), 4)
+                    ),
+                    (None, Some(p)) => format!("{read}\n{p}"),
+                };
+                let _ = write!(
+                    s,
+                    "\n    always @(posedge clk) begin\n{}    end\n",
+                    indent(&body, 8)
+                );
             }
         }
 
@@ -684,4 +702,10 @@ fn wrap_list(open: &str, items: &[String], close: &str) -> String {
     }
     s.push_str(close);
     s
+}
+
+/// Whether `m` is emitted `(* no_rw_check *)`: it is written, has a registered read, and the
+/// design did not ask to keep read-during-write semantics ([`Memory::keep_rw_collisions`]).
+fn no_rw_check(m: &Memory) -> bool {
+    !m.keep_rw_collisions && m.write.is_some() && m.reads.iter().any(|r| r.kind == ReadKind::Sync)
 }

@@ -122,3 +122,68 @@ fn memories_infer_lutram_and_block_ram() {
         );
     }
 }
+
+/// A written memory with a registered read is emitted `(* no_rw_check *)` unless the design keeps
+/// read-during-write semantics, and then a colliding read simulates as the complement of the old
+/// word (hardware may return anything), so a design that relies on the old word fails its tests.
+#[test]
+fn registered_read_collisions_are_undefined_unless_kept() {
+    let mk = |name: &str, keep: bool| {
+        Module::build(name, move || {
+            let we = input("we", 1);
+            let wa = input("wa", 4);
+            let wd = input("wd", 8);
+            let ra = input("ra", 4);
+            let mem = memory("ram", 8, 16);
+            if keep {
+                mem.keep_rw_collisions();
+            }
+            mem.write(we, wa, wd);
+            output("q", mem.read_sync(ra, None));
+        })
+        .unwrap()
+    };
+    for (keep, want_attr, want_q) in [(false, true, "q=a5"), (true, false, "q=5a")] {
+        let def = mk(if keep { "rw_kept" } else { "rw_free" }, keep);
+        let g = generate(&def, &EmitOptions::default());
+        let text = &g.verilog[0].1;
+        assert_eq!(
+            text.contains("(* no_rw_check *)"),
+            want_attr,
+            "{}",
+            dump(&g)
+        );
+        lint_clean(&g, &g.top.clone());
+        if !have("iverilog") {
+            continue;
+        }
+        // Write 0x5a to word 3, then write 0x77 to word 3 while reading it.
+        let tb = format!(
+            "module tb; reg clk = 0, we = 0; reg [3:0] wa = 0, ra = 0; reg [7:0] wd = 0; wire [7:0] q;\n\
+             {top} dut(.clk(clk), .we(we), .wa(wa), .wd(wd), .ra(ra), .q(q));\n\
+             initial begin\n\
+               we = 1; wa = 3; wd = 8'h5a; #1 clk = 1; #1 clk = 0;\n\
+               wd = 8'h77; ra = 3; #1 clk = 1; #1 clk = 0;\n\
+               $display(\"q=%h\", q); $finish;\n\
+             end\nendmodule\n",
+            top = g.top
+        );
+        let dir = write(&g, &format!("{}-sim", g.top));
+        std::fs::write(dir.join("tb.v"), tb).unwrap();
+        let exe = dir.join("sim.vvp");
+        let st = std::process::Command::new("iverilog")
+            .args(["-g2005", "-o"])
+            .arg(&exe)
+            .arg(dir.join("tb.v"))
+            .arg(dir.join(&g.verilog[0].0))
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let out = std::process::Command::new("vvp")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&out.stdout);
+        assert!(out.contains(want_q), "{}: want {want_q}, got {out}", g.top);
+    }
+}
