@@ -151,3 +151,49 @@ fn rx_fuzz_accounts_for_every_frame() {
         done += chunk;
     }
 }
+
+/// Back to back with no idle and no backpressure, every frame costs exactly the beats it takes
+/// on the wire, `ceil((len + 4) / W)`, at the sizes of `results/PIPELINE.md`: the steady-state
+/// cycles per frame, `(cycles(N) - cycles(1)) / (N - 1)`, are cycle counts of the model, not
+/// wall-clock time.
+#[test]
+fn rx_path_takes_back_to_back_frames_without_bubbles() {
+    if !required() {
+        return;
+    }
+    let n = 32;
+    let mut slow = Vec::new();
+    for preset in ["nic64", "nic512"] {
+        let p = Preset::builtin(preset).unwrap();
+        let w = (p.data_bits / 8) as usize;
+        let cfg = rx_cfg(&p, None);
+        let model = rx_model(&cfg, preset).unwrap();
+        for len in nicgen::traffic::SIZES {
+            let wire: Vec<Vec<u8>> = (0..n)
+                .map(|i| {
+                    let mut f = nicgen::traffic::udp_frame(len, i);
+                    append_fcs(&mut f);
+                    f
+                })
+                .collect();
+            let cycles = |k: usize| {
+                run_rx(&model, &cfg, &wire[..k], None, Knobs::default(), |_| {})
+                    .unwrap()
+                    .cycles
+            };
+            let (c1, cn) = (cycles(1), cycles(n));
+            let ideal = (len + 4).div_ceil(w) as u64;
+            if cn - c1 != ideal * (n as u64 - 1) {
+                let per = (cn - c1) as f64 / (n - 1) as f64;
+                slow.push(format!(
+                    "{preset} {len} bytes: {per:.2} cycles per frame, ideal {ideal}"
+                ));
+            }
+        }
+    }
+    assert!(
+        slow.is_empty(),
+        "bubbles on the RX path:\n{}",
+        slow.join("\n")
+    );
+}

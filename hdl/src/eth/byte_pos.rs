@@ -28,3 +28,45 @@ pub fn ge_mask(pos: Sig, bound: Sig, bytes: u32) -> Sig {
 pub fn at_mask(pos: Sig, at: Sig, bytes: u32) -> Sig {
     ge_mask(pos, at, bytes) & !ge_mask(pos, at + 1u32, bytes)
 }
+
+/// [`ge_mask`] for the beat being presented, tracked from beat to beat instead of compared:
+/// `take` loads a frame's `bound` (the next beat is the frame's first, at offset 0), `beat`
+/// moves on to the next beat. A signed counter holds `bound`'s beat index minus the current
+/// beat's; "the bound's beat is this one" and "is behind" are registered from the counter's
+/// value one beat ahead (`== 1`, `<= 0`, themselves kept in registers a beat ahead), and the
+/// bound's byte-in-beat
+/// thermometer is registered at `take`; the mask itself is registered from their next values.
+/// So the mask is a register, where [`ge_mask`] puts an offset adder and two wide compares
+/// before the data path. Cost: a counter of `17 - log2(W)` bits, two flags and `2 W` bits
+/// (thermometer, mask) per bound.
+pub fn ge_mask_tracked(bound: Sig, take: Sig, beat: Sig, bytes: u32, name: &str) -> Sig {
+    let lw = clog2(bytes as u64);
+    let (bound_beat, therm_new) = if bytes == 1 {
+        (bound, lit(1, 1u32))
+    } else {
+        let byte = bound.slice(lw - 1, 0);
+        let bits: Vec<Sig> = (0..bytes).rev().map(|i| byte.le(i as u64)).collect();
+        (bound.slice(15, lw), cat(&bits))
+    };
+    let cw = bound_beat.width() + 1;
+    let first = bound_beat.zext(cw);
+    let c = reg(cw).named(&format!("{name}_beats"));
+    c.set(mux(take, first, mux(beat, c - 1u32, c)));
+    // `c == 1` and `c == 0`, kept in registers beside `c` (compared a beat ahead).
+    let is1 = reg_init(1, 0u32).named(&format!("{name}_at1"));
+    let is0 = reg_init(1, 0u32).named(&format!("{name}_at0"));
+    is1.set(mux(take, first.eq(1u32), mux(beat, c.eq(2u32), is1)));
+    is0.set(mux(take, first.eq(0u32), mux(beat, is1, is0)));
+    let here = reg_init(1, 0u32).named(&format!("{name}_here"));
+    let behind = reg_init(1, 0u32).named(&format!("{name}_behind"));
+    let here_n = mux(take, first.eq(0u32), mux(beat, is1, here));
+    let behind_n = mux(take, lit(1, 0u32), mux(beat, c.msb() | is0, behind));
+    here.set(here_n);
+    behind.set(behind_n);
+    let therm = reg(bytes).enable(take).named(&format!("{name}_therm"));
+    therm.set(therm_new);
+    let therm_n = mux(take, therm_new, therm);
+    let mask = reg(bytes).named(name);
+    mask.set(behind_n.repl(bytes) | (here_n.repl(bytes) & therm_n));
+    mask
+}

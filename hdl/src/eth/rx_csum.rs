@@ -16,24 +16,31 @@
 //! reports it and Linux counts it (CHECKSUM_UNNECESSARY covers it); the field is picked from the
 //! stream at `l4_off + 6`.
 //!
-//! Byte masks come from thermometer decoders of each bound's byte-in-beat index plus one compare
-//! of the beat index, not a comparator per byte.
+//! Timing structure (the 64-bit preset targets 156.25 MHz on ECP5, where a net costs about as
+//! much as a LUT, so every register-to-register path is kept to a few levels):
+//! - the pipeline never stalls: results go into a 16-entry FIFO, and beats are taken only while
+//!   every frame taken has a place there (`owed`), so no enable fans out to the data registers;
+//! - stage A registers the accepted beat and the taken request as they are, so the accept
+//!   logic drives a few flip-flops rather than every mask and adder;
+//! - each byte mask is tracked from beat to beat and registered
+//!   ([`super::byte_pos::ge_mask_tracked`]) instead of compared against a byte offset;
+//! - the verdict is two stages: the L4 sum's three operands go through a carry-save layer into
+//!   one carry chain, and "folds to 0xFFFF" is a compare on the unfolded sum.
 //!
 //! - Ports: `s_axis_*` (data, keep, valid, ready, last), `s_axis_req_tdata/_tvalid/_tready`,
 //!   `m_axis_res_tdata/_tvalid/_tready` (record [`RX_CSUM_RES`], one per frame, in order).
-//! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 3` cycles after the last beat.
+//! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 7` cycles after the last beat.
 //!   Throughput: 1 beat/cycle, no bubble between frames (the next request loads with the last
-//!   beat); the whole pipeline stalls only while a result waits.
-//! - Cost: two frame sums, four thermometer decoders, a pseudo-header adder; LUT/FF not yet
-//!   measured (the per-block area table is open work of the pipeline issue).
+//!   beat); input stalls only while 15 results are owed.
+//! - Cost and Fmax per preset: `results/AREA.md` (`cargo xtask bench-area`).
 //! - Golden model: `nicgen_model::checksum` (sums, pseudo-headers); test:
 //!   `testbench/tb/tests/rx_csum.rs`.
 
-use super::byte_pos::ge_mask;
-use crate::csum::frame_sum::{frame_sum, stage, SumIn};
-use crate::csum::pseudo::{ones_sum, pseudo_sum};
+use super::byte_pos::ge_mask_tracked;
+use crate::csum::frame_sum::{frame_sum, stage, stage_init, SumIn};
+use crate::csum::pseudo::pseudo_sum;
 use crate::record::RecordLayout;
-use crate::stream::{stream_in, StreamCfg};
+use crate::stream::{record_fifo, stream_in, StreamCfg};
 use nicgen_edsl::prelude::*;
 
 /// What the checksum unit needs to know about a frame (from the header parser).
@@ -62,6 +69,11 @@ pub const RX_CSUM_RES: RecordLayout = RecordLayout {
     ],
 };
 
+/// Results the output FIFO holds: more than the frames that can be between their last beat and
+/// the FIFO (the pipeline latency, at most 12 cycles at 512 bits) plus one, so that a ready
+/// consumer never throttles the input.
+const RES_DEPTH: u32 = 16;
+
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RxCsumCfg {
@@ -79,6 +91,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         ));
     }
     let cfg = *cfg;
+    let res_fifo = record_fifo(RX_CSUM_RES.width(), RES_DEPTH)?;
     Module::build(format!("rx_csum_d{}", cfg.data_bits), move || {
         doc("RX checksum verification (IPv4 header, TCP/UDP with pseudo-header) and");
         doc("checksum-complete over the IP datagram, from the parser's offsets.");
@@ -87,78 +100,102 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let req_data = input("s_axis_req_tdata", RX_CSUM_REQ.width());
         let req_valid = input("s_axis_req_tvalid", 1);
         let res_ready = input("m_axis_res_tready", 1);
-        let res_valid = reg_init(1, 0u32).named("res_valid");
-        let adv = (!res_valid | res_ready).named("advance");
+        // The pipeline never stalls (no enable fans out to its registers): results land in a
+        // FIFO, and a frame's beats are taken only while every frame already taken has a place
+        // there (`owed` counts frames from their last beat until their result leaves).
+        let adv = lit(1, 1u32);
+        let u_res = instance(&res_fifo, "u_res_q");
+        let res_pop = (u_res.get("m_axis_tvalid") & res_ready).named("res_pop");
+        let owed = reg_init(clog2(RES_DEPTH as u64) + 1, 0u32).named("owed");
+        // Registered from `owed` alone, one frame early: `owed` grows by at most one a cycle.
+        let room = reg_init(1, 1u32).named("room");
+        room.set(owed.lt((RES_DEPTH - 1) as u64));
 
         // The current frame's request.
         let have = reg_init(1, 0u32).named("have_req");
-        let beat = (s.valid() & have & adv).named("beat");
+        let beat = (s.valid() & have & room).named("beat");
         let frame_end = (beat & s.last()).named("frame_end");
         let take = (req_valid & (!have | frame_end)).named("take_req");
         output("s_axis_req_tready", !have | frame_end);
-        s.ready().set(have & adv);
+        s.ready().set(have & room);
         have.set(mux(take, 1u32, mux(frame_end, 0u32, have)));
+        owed.set(mux(
+            frame_end & !res_pop,
+            owed + 1u32,
+            mux(res_pop & !frame_end, owed - 1u32, owed),
+        ));
         let rq = RX_CSUM_REQ.unpack(req_data);
-        // Keep the offsets of the current frame (the addresses only feed the pseudo-header).
-        let held = |f: &str| {
-            let x = rq.get(f);
-            let r = reg(x.width()).enable(take).named(f);
+
+        // Stage A: the accepted beat and the taken request, registered as they are, so that the
+        // accept logic (`beat`, `take`) drives a few registers, not every mask and sum.
+        let data = stage(s.data(), adv).named("data_a");
+        let kept = stage(s.keep(), adv).named("keep_a");
+        let last = stage(s.last(), adv).named("last_a");
+        let beat_a = stage_init(beat, adv).named("beat_a");
+        let take_a = stage_init(take, adv).named("take_a");
+        let frame_end_a = (beat_a & last).named("frame_end_a");
+        let req = |f: &str| stage(rq.get(f), adv).named(&format!("{f}_a"));
+        // The pseudo-header sum is computed from the request as it is taken.
+        let pseudo_a = stage(
+            pseudo_sum(
+                rq.get("l3"),
+                rq.get("src_ip"),
+                rq.get("dst_ip"),
+                rq.get("proto"),
+                rq.get("l4_len"),
+            ),
+            adv,
+        )
+        .named("pseudo_a");
+        // Per frame, from its request until the sums are done with it.
+        let held = |x: Sig, name: &str| {
+            let r = reg(x.width()).enable(take_a).named(name);
             r.set(x);
             r
         };
-        let (l3_t, l4_t, l3_off, l4_off, end) = (
-            held("l3"),
-            held("l4"),
-            held("l3_off"),
-            held("l4_off"),
-            held("end"),
-        );
+        let l3_t = held(req("l3"), "l3");
+        let l4_t = held(req("l4"), "l4");
+        let pseudo = held(pseudo_a, "pseudo");
 
-        // Pseudo-header sum, computed as the request is taken (off the byte path).
-        let pseudo_now = pseudo_sum(
-            rq.get("l3"),
-            rq.get("src_ip"),
-            rq.get("dst_ip"),
-            rq.get("proto"),
-            rq.get("l4_len"),
-        );
-        let pseudo = reg(16).enable(take).named("pseudo");
-        pseudo.set(pseudo_now);
-
-        // Byte offset of the current beat.
-        let pos = reg_init(16, 0u32).named("pos");
-        pos.set_if(beat, mux(s.last(), 0u32, pos + bytes as u64));
-        let kept = s.keep();
-        let ge_l3 = ge_mask(pos, l3_off, bytes);
-        let ge_l4 = ge_mask(pos, l4_off, bytes);
-        let ge_end = ge_mask(pos, end, bytes);
+        // Byte masks of the beat in stage A, one per bound (see `ge_mask_tracked`): the IP
+        // header `[l3_off, l4_off)`, the datagram `[l3_off, end)`, and the UDP checksum field's
+        // bytes `l4_off + 6` and `+ 7`.
+        let ge = |bound: Sig, name: &str| ge_mask_tracked(bound, take_a, beat_a, bytes, name);
+        let ge_l3 = ge(req("l3_off"), "ge_l3");
+        let ge_l4 = ge(req("l4_off"), "ge_l4");
+        let ge_end = ge(req("end"), "ge_end");
+        let udp_at = |k: u32| stage(rq.get("l4_off") + k, adv).named(&format!("udp{k}_a"));
+        let ge_udp = [
+            ge(udp_at(6), "ge_udp6"),
+            ge(udp_at(7), "ge_udp7"),
+            ge(udp_at(8), "ge_udp8"),
+        ];
         let hdr_mask = (kept & ge_l3 & !ge_l4).named("hdr_mask");
         let ip_mask = (kept & ge_l3 & !ge_end).named("ip_mask");
 
         // UDP checksum field (bytes l4_off+6, +7) as it passes: is each byte zero?
+        // (Decoded before stage A, so that stage A holds one bit per byte for it.)
         let byte_zero: Vec<Sig> = (0..bytes)
             .rev()
             .map(|b| s.data().slice(8 * b + 7, 8 * b).eq(0u32))
             .collect();
-        let byte_zero = cat(&byte_zero).named("byte_zero");
+        let byte_zero = stage(cat(&byte_zero), adv).named("byte_zero_a");
         let mut zero_next = Vec::new();
-        for k in 0..2u32 {
-            let at = (l4_off + (6 + k) as u64).named(&format!("udp_ck{k}_at"));
-            let here = (ge_mask(pos, at, bytes) & !ge_mask(pos, at + 1u32, bytes) & kept)
-                .named(&format!("udp_ck{k}_here"));
+        for k in 0..2usize {
+            let here = (ge_udp[k] & !ge_udp[k + 1] & kept).named(&format!("udp_ck{k}_here"));
             let hit = here.or_reduce();
             let zero = (here & byte_zero).or_reduce();
             let z = reg(1).named(&format!("udp_ck{k}_zero"));
-            let next = mux(beat & hit, zero, z);
-            z.set(mux(frame_end, 0u32, next));
+            let next = mux(beat_a & hit, zero, z);
+            z.set(mux(frame_end_a, 0u32, next));
             zero_next.push(next);
         }
 
         let sum_in = |mask: Sig| SumIn {
-            data: s.data(),
+            data,
             mask,
-            beat,
-            last: s.last(),
+            beat: beat_a,
+            last,
             adv,
         };
         let hdr = frame_sum(&sum_in(hdr_mask), cfg.levels_per_stage, "hdr_");
@@ -175,16 +212,46 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             zero_lo = stage(zero_lo, adv);
         }
         let (l3, l4, ps) = (side.slice(19, 18), side.slice(17, 16), side.slice(15, 0));
-        let l4_sum = ones_sum(&[ip.sum, !hdr.sum, ps]).named("l4_sum");
         let udp_no_csum = (l3.eq(1u32) & l4.eq(2u32) & zero_hi & zero_lo).named("udp_no_csum");
-        let l3_ok = hdr.sum.eq(0xFFFFu32);
-        let l4_ok = l4_sum.eq(0xFFFFu32) | udp_no_csum;
-        let res = reg(RX_CSUM_RES.width())
-            .enable(adv & hdr.valid)
-            .named("res");
-        res.set(RX_CSUM_RES.pack(&[("l3_ok", l3_ok), ("l4_ok", l4_ok), ("csum", ip.sum)]));
-        res_valid.set_if(adv, hdr.valid);
-        output("m_axis_res_tdata", res);
-        output("m_axis_res_tvalid", res_valid);
+
+        // Verdict stage: the folded sums are registered first, so no path chains the fold's
+        // adders into the L4 sum's.
+        let v_valid = stage_init(hdr.valid, adv).named("verdict_valid");
+        let ip_sum = stage(ip.sum, adv).named("ip_sum");
+        let hdr_sum = stage(hdr.sum, adv).named("hdr_sum");
+        let v_ps = stage(ps, adv).named("verdict_pseudo");
+        let v_udp0 = stage(udp_no_csum, adv).named("verdict_udp_no_csum");
+        // L4: ip + ~hdr + pseudo, unfolded (18 bits: `hi:lo`, at most 3 * 0xFFFF, so hi <= 2).
+        // Its ones'-complement fold is 0xFFFF exactly when hi + lo == 0xFFFF (a nonzero multiple
+        // of 0xFFFF; hi + lo <= 0x10001 rules out the next one), i.e. lo == 0xFFFF - hi: a
+        // compare, no fold adders.
+        // Three operands, one carry chain: a carry-save layer first.
+        let (x, y, z) = (ip_sum, !hdr_sum, v_ps);
+        let csa_sum = (x ^ y ^ z).named("l4_csa_sum");
+        let csa_carry = ((x & y) | (x & z) | (y & z)).named("l4_csa_carry");
+        let l4_raw = (csa_sum.zext(18) + cat(&[csa_carry, lit(1, 0u32)]).zext(18)).named("l4_raw");
+        // Registered before the compare (a carry chain and a 16-bit compare do not fit one
+        // cycle at 156 MHz on ECP5).
+        let raw_valid = stage_init(v_valid, adv).named("l4_raw_valid");
+        let l4_raw = stage(l4_raw, adv).named("l4_raw_q");
+        let r_udp0 = stage(v_udp0, adv).named("raw_udp_no_csum");
+        let r_l3_ok = stage(hdr_sum.eq(0xFFFFu32), adv).named("l3_ok");
+        let r_csum = stage(ip_sum, adv).named("csum");
+        let (hi, lo) = (l4_raw.slice(17, 16), l4_raw.slice(15, 0));
+        let l4_folds_to_ffff =
+            (lo.slice(15, 2).and_reduce() & lo.slice(1, 0).eq(!hi)).named("l4_folds_to_ffff");
+        let l4_ok = l4_folds_to_ffff | r_udp0;
+        let res = stage(
+            RX_CSUM_RES.pack(&[("l3_ok", r_l3_ok), ("l4_ok", l4_ok), ("csum", r_csum)]),
+            adv,
+        )
+        .named("res");
+        let res_valid = stage_init(raw_valid, adv).named("res_valid");
+        u_res.set("s_axis_tdata", res);
+        u_res.set("s_axis_tvalid", res_valid);
+        u_res.unused("s_axis_tready"); // never full: `owed` reserves a place per frame
+        u_res.set("m_axis_tready", res_ready);
+        output("m_axis_res_tdata", u_res.get("m_axis_tdata"));
+        output("m_axis_res_tvalid", u_res.get("m_axis_tvalid"));
     })
 }
