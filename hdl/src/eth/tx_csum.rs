@@ -19,25 +19,31 @@
 //!
 //! - Ports: `s_axis_*`, `s_axis_req_tdata/_tvalid/_tready`, `m_axis_*`.
 //! - Latency: store-and-forward: a frame's first beat leaves [`latency`] =
-//!   `max(1, ceil(log2(W/2) / levels_per_stage)) + 5` cycles after its last beat entered (`W`
-//!   bytes per beat; 6 at 64 bits, 8 at 512 bits with 2 levels per stage): the sums with their
-//!   accumulate and fold stages, 2 cycles in the result queue, 1 to load the result on the
-//!   output side.
+//!   `max(1, ceil(log2(W/2) / levels_per_stage)) + 10` cycles after its last beat entered (`W`
+//!   bytes per beat; 12 at 64 bits with 1 level per stage, 13 at 512 bits with 2): stage A, the
+//!   sums with their accumulate and fold stages, three checksum stages, 2 cycles in the result
+//!   queue, 1 in its output register, 1 to load the result on the output side.
 //! - Throughput (measured in the test): 1 beat/cycle in and out for back-to-back frames of
 //!   equal beat counts, one-beat frames included (a request is taken, and a result popped, in
 //!   the cycle the previous frame's last beat moves); a frame cannot leave before its own last
 //!   beat arrived, so a longer frame after a shorter one waits.
-//! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM), a 16-entry result queue, two
-//!   frame sums, position decoders on both sides; LUT/FF not yet measured.
+//! - Timing structure (as in `rx_csum`, for 156.25 MHz on ECP5 at 64 bits): the sum pipeline
+//!   never stalls (`owed` reserves a result-queue place per frame taken); stage A registers the
+//!   accepted beat and request; every byte mask, on both sides, is tracked from beat to beat
+//!   ([`super::byte_pos::ge_mask_tracked`]) rather than compared with a byte offset; the L4
+//!   checksum takes a carry-save layer and two single-chain stages.
+//! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM), a 16-entry result
+//!   queue, two frame sums, 13 mask trackers; LUT/FF/Fmax per preset in `results/AREA.md`
+//!   (`cargo xtask bench-area`).
 //! - Golden model: `nicgen_model::tx` (checksum insertion on bytes); test:
 //!   `testbench/tb/tests/tx_csum.rs`.
 
-use super::byte_pos::{at_mask, ge_mask};
-use crate::csum::frame_sum::{frame_sum, latency as sum_latency, stage, SumIn};
-use crate::csum::pseudo::{ones_sum, pseudo_sum};
+use super::byte_pos::ge_mask_tracked;
+use crate::csum::frame_sum::{frame_sum, latency as sum_latency, stage, stage_init, SumIn};
+use crate::csum::pseudo::pseudo_sum;
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
-use crate::stream::{stream_fifo, stream_in, stream_out, FifoCfg, StreamCfg};
+use crate::stream::{stream_fifo, stream_fwd_reg, stream_in, stream_out, FifoCfg, StreamCfg};
 use nicgen_edsl::prelude::*;
 
 /// What the insertion unit needs to know about a frame.
@@ -64,13 +70,18 @@ const TX_CSUM_RES: RecordLayout = RecordLayout {
     fields: &[
         ("l3_ck", 16),
         ("l4_ck", 16),
-        ("l3_pos", 16),
-        ("l4_pos", 16),
+        // The fields' first bytes and the two after each: l3_pos, +1, +2, l4_pos, +1, +2.
+        ("pos", 96),
         ("do_l3", 1),
         ("do_l4", 1),
         ("pad", 14),
     ],
 };
+
+/// Results the queue holds: more than the frames that can be between their last beat and the
+/// queue (the sum latency plus 5 cycles, at most 12 at 512 bits) plus one, so that a ready
+/// output never throttles the input.
+const RES_DEPTH: u32 = 16;
 
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -81,10 +92,11 @@ pub struct TxCsumCfg {
     pub buffer_beats: u32,
 }
 
-/// Cycles from a frame's last beat in to its first beat out: the frame sums, then 2 cycles in
-/// the result queue and 1 to load the result on the output side.
+/// Cycles from a frame's last beat in to its first beat out: stage A, the frame sums, three
+/// checksum stages, then 2 cycles in the result queue, 1 in its output register and 1 to load
+/// the result on the output side.
 pub fn latency(cfg: &TxCsumCfg) -> u32 {
-    sum_latency(cfg.data_bits / 8, cfg.levels_per_stage) + 3
+    sum_latency(cfg.data_bits / 8, cfg.levels_per_stage) + 8
 }
 
 pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
@@ -104,11 +116,13 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         },
         FifoRam::Block,
     )?;
+    let res_cfg = StreamCfg::new(TX_CSUM_RES.width(), 0);
     let resq = stream_fifo(&FifoCfg {
-        stream: StreamCfg::new(TX_CSUM_RES.width(), 0),
-        depth: 16,
+        stream: res_cfg,
+        depth: RES_DEPTH,
         frame_mode: false,
     })?;
+    let res_reg = stream_fwd_reg(&res_cfg)?;
     let cfg = *cfg;
     Module::build(format!("tx_csum_d{}", cfg.data_bits), move || {
         doc("TX checksum insertion (IPv4 header, TCP/UDP with pseudo-header), store-and-forward.");
@@ -118,90 +132,160 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let req_data = input("s_axis_req_tdata", TX_CSUM_REQ.width());
         let req_valid = input("s_axis_req_tvalid", 1);
 
-        // Input side: frame into the buffer, sums alongside.
+        // Input side: frame into the buffer, sums alongside. The sum pipeline never stalls (no
+        // enable fans out to its registers): a frame's beats are taken only while every frame
+        // taken has a place in the result queue (`owed` counts frames from their last beat until
+        // their result is popped).
+        let adv = lit(1, 1u32);
         let u_buf = instance(&buf, "u_frame_buf");
         let u_res = instance(&resq, "u_result_q");
-        let res_space = u_res.get("s_axis_tready");
-        let adv = res_space.named("advance");
+        let owed = reg_init(clog2(RES_DEPTH as u64) + 1, 0u32).named("owed");
+        // Registered from `owed` alone, one frame early: `owed` grows by at most one a cycle.
+        let room = reg_init(1, 1u32).named("room");
+        room.set(owed.lt((RES_DEPTH - 1) as u64));
         let have = reg_init(1, 0u32).named("have_req");
         let buf_ready = u_buf.get("s_axis_tready");
-        let beat = (s.valid() & have & adv & buf_ready).named("beat");
+        let beat = (s.valid() & have & room & buf_ready).named("beat");
         let frame_end = (beat & s.last()).named("frame_end");
         let take = (req_valid & (!have | frame_end)).named("take_req");
         output("s_axis_req_tready", !have | frame_end);
-        s.ready().set(have & adv & buf_ready);
+        s.ready().set(have & room & buf_ready);
         have.set(mux(take, 1u32, mux(frame_end, 0u32, have)));
         u_buf.set("s_axis_tdata", s.data());
         u_buf.set("s_axis_tkeep", s.keep());
         u_buf.set("s_axis_tlast", s.last());
-        u_buf.set("s_axis_tvalid", s.valid() & have & adv);
+        u_buf.set("s_axis_tvalid", s.valid() & have & room);
 
+        // Stage A: the accepted beat and the taken request, registered as they are, so that the
+        // accept logic drives a few registers, not every mask and adder. Positions derived from
+        // the request are computed before the register.
         let rq = TX_CSUM_REQ.unpack(req_data);
-        let held = |f: &str| {
-            let x = rq.get(f);
-            let r = reg(x.width()).enable(take).named(f);
+        let data = stage(s.data(), adv).named("data_a");
+        let kept = stage(s.keep(), adv).named("keep_a");
+        let last = stage(s.last(), adv).named("last_a");
+        let beat_a = stage_init(beat, adv).named("beat_a");
+        let take_a = stage_init(take, adv).named("take_a");
+        let req = |x: Sig, f: &str| stage(x, adv).named(&format!("{f}_a"));
+        let l3_in = rq.get("l3");
+        let l4_in = rq.get("l4");
+        let l3_pos_in = rq.get("l3_off") + 10u32;
+        let l4_pos_in = rq.get("l4_off") + mux(l4_in.eq(1u32), lit(16, 16u32), lit(16, 6u32));
+        let l3_off = req(rq.get("l3_off"), "l3_off");
+        let l4_off = req(rq.get("l4_off"), "l4_off");
+        let end = req(rq.get("end"), "end");
+        // The two checksum fields, `[pos, pos + 2)`.
+        let pos_a = [
+            req(l3_pos_in, "l3_pos"),
+            req(l3_pos_in + 1u32, "l3_pos1"),
+            req(l3_pos_in + 2u32, "l3_pos2"),
+            req(l4_pos_in, "l4_pos"),
+            req(l4_pos_in + 1u32, "l4_pos1"),
+            req(l4_pos_in + 2u32, "l4_pos2"),
+        ];
+        let is_v4_a = req(l3_in.eq(1u32), "is_v4");
+        let do_l3_a = req(rq.get("do_l3") & l3_in.eq(1u32), "do_l3");
+        let do_l4_a = req(
+            rq.get("do_l4") & l3_in.ne(0u32) & (l4_in.eq(1u32) | l4_in.eq(2u32)),
+            "do_l4",
+        );
+        let udp_a = req(l4_in.eq(2u32), "udp");
+        let pseudo_a = req(
+            pseudo_sum(
+                l3_in,
+                rq.get("src_ip"),
+                rq.get("dst_ip"),
+                rq.get("proto"),
+                rq.get("l4_len"),
+            ),
+            "pseudo",
+        );
+        // Per frame, from its request until the sums are done with it.
+        let held = |x: Sig, name: &str| {
+            let r = reg(x.width()).enable(take_a).named(name);
             r.set(x);
             r
         };
-        let l3 = held("l3");
-        let l4 = held("l4");
-        let l3_off = held("l3_off");
-        let l4_off = held("l4_off");
-        let end = held("end");
-        let is_v4 = l3.eq(1u32);
-        let do_l3 = (held("do_l3") & is_v4).named("do_l3_eff");
-        let do_l4 =
-            (held("do_l4") & (l3.ne(0u32)) & (l4.eq(1u32) | l4.eq(2u32))).named("do_l4_eff");
-        let pseudo = reg(16).enable(take).named("pseudo");
-        pseudo.set(pseudo_sum(
-            rq.get("l3"),
-            rq.get("src_ip"),
-            rq.get("dst_ip"),
-            rq.get("proto"),
-            rq.get("l4_len"),
-        ));
-        let l3_pos = (l3_off + 10u32).named("l3_pos");
-        let l4_pos = (l4_off + mux(l4.eq(1u32), lit(16, 16u32), lit(16, 6u32))).named("l4_pos");
+        let is_v4 = held(is_v4_a, "is_v4");
+        let do_l3 = held(do_l3_a, "do_l3_eff");
+        let do_l4 = held(do_l4_a, "do_l4_eff");
+        let udp = held(udp_a, "is_udp");
+        let pseudo = held(pseudo_a, "pseudo");
+        let pos_held: Vec<Sig> = pos_a
+            .iter()
+            .zip([
+                "l3_pos", "l3_pos1", "l3_pos2", "l4_pos", "l4_pos1", "l4_pos2",
+            ])
+            .map(|(x, n)| held(*x, n))
+            .collect();
 
-        let pos = reg_init(16, 0u32).named("pos");
-        pos.set_if(beat, mux(s.last(), 0u32, pos + bytes as u64));
-        let field = |at: Sig, on: Sig| {
-            (at_mask(pos, at, bytes) | at_mask(pos, at + 1u32, bytes)) & on.repl(bytes)
-        };
-        let l3_field = field(l3_pos, is_v4).named("l3_field");
-        let l4_field = field(l4_pos, do_l4).named("l4_field");
-        let ge_l3 = ge_mask(pos, l3_off, bytes);
-        let hdr_mask =
-            (s.keep() & ge_l3 & !ge_mask(pos, l4_off, bytes) & !l3_field).named("hdr_mask");
-        let ip_mask =
-            (s.keep() & ge_l3 & !ge_mask(pos, end, bytes) & !l3_field & !l4_field).named("ip_mask");
+        // Byte masks of the beat in stage A (see `ge_mask_tracked`).
+        let ge = |bound: Sig, name: &str| ge_mask_tracked(bound, take_a, beat_a, bytes, name);
+        let ge_l3 = ge(l3_off, "ge_l3");
+        let ge_l4 = ge(l4_off, "ge_l4");
+        let ge_end = ge(end, "ge_end");
+        let l3_field =
+            (ge(pos_a[0], "ge_l3_ck") & !ge(pos_a[2], "ge_l3_ck_end") & is_v4.repl(bytes))
+                .named("l3_field");
+        let l4_field =
+            (ge(pos_a[3], "ge_l4_ck") & !ge(pos_a[5], "ge_l4_ck_end") & do_l4.repl(bytes))
+                .named("l4_field");
+        let hdr_mask = (kept & ge_l3 & !ge_l4 & !l3_field).named("hdr_mask");
+        let ip_mask = (kept & ge_l3 & !ge_end & !l3_field & !l4_field).named("ip_mask");
         let sum_in = |mask: Sig| SumIn {
-            data: s.data(),
+            data,
             mask,
-            beat,
-            last: s.last(),
+            beat: beat_a,
+            last,
             adv,
         };
         let hdr = frame_sum(&sum_in(hdr_mask), cfg.levels_per_stage, "hdr_");
         let ip = frame_sum(&sum_in(ip_mask), cfg.levels_per_stage, "ip_");
 
-        let mut side = cat(&[do_l3, do_l4, l4.eq(2u32), pseudo, l3_pos, l4_pos]);
+        // Per-frame facts, sampled with the last beat and carried as far as the sums.
+        let mut fields = vec![do_l3, do_l4, udp, pseudo];
+        fields.extend(pos_held.iter().copied());
+        let mut side = cat(&fields);
         for _ in 0..hdr.latency {
             side = stage(side, adv);
         }
-        let (s_do_l3, s_do_l4, s_udp) = (side.bit(50), side.bit(49), side.bit(48));
-        let (s_pseudo, s_l3_pos, s_l4_pos) =
-            (side.slice(47, 32), side.slice(31, 16), side.slice(15, 0));
-        let l3_ck = !hdr.sum;
-        let l4_raw = !ones_sum(&[ip.sum, !hdr.sum, s_pseudo]);
-        let l4_ck = mux(s_udp & l4_raw.eq(0u32), lit(16, 0xFFFFu32), l4_raw).named("l4_ck");
+        let (s_do_l3, s_do_l4, s_udp) = (side.bit(114), side.bit(113), side.bit(112));
+        let s_pseudo = side.slice(111, 96);
+        let s_pos = side.slice(95, 0);
+
+        // Checksums, in three stages so that no path chains two carry chains: the folded sums;
+        // the L4 sum's three operands through a carry-save layer into one chain (18 bits, at
+        // most 3 * 0xFFFF); its fold (two chains side by side and a select).
+        let v_valid = stage_init(hdr.valid, adv).named("ck_valid");
+        let ip_sum = stage(ip.sum, adv).named("ip_sum");
+        let hdr_sum = stage(hdr.sum, adv).named("hdr_sum");
+        let v_side = stage(cat(&[s_do_l3, s_do_l4, s_udp, s_pseudo, s_pos]), adv).named("ck_side");
+        let (x, y, z) = (ip_sum, !hdr_sum, v_side.slice(111, 96));
+        let csa_sum = (x ^ y ^ z).named("l4_csa_sum");
+        let csa_carry = ((x & y) | (x & z) | (y & z)).named("l4_csa_carry");
+        let raw = (csa_sum.zext(18) + cat(&[csa_carry, lit(1, 0u32)]).zext(18)).named("l4_raw");
+        let r_valid = stage_init(v_valid, adv).named("raw_valid");
+        let r_raw = stage(raw, adv).named("l4_raw_q");
+        let r_l3_ck = stage(!hdr_sum, adv).named("l3_ck");
+        let r_side =
+            stage(cat(&[v_side.slice(114, 112), v_side.slice(95, 0)]), adv).named("raw_side");
+        // Fold: lo + hi, minus 0xFFFF when that carries out (hi <= 2, so once is enough).
+        let (hi, lo) = (r_raw.slice(17, 16), r_raw.slice(15, 0));
+        let plain = (lo.zext(17) + hi.zext(17)).named("l4_fold");
+        let wrapped = (lo.zext(17) + hi.zext(17) + 1u32).named("l4_fold_wrap");
+        let folded = mux(plain.bit(16), wrapped.slice(15, 0), plain.slice(15, 0));
+        let f_valid = stage_init(r_valid, adv).named("fold_valid");
+        let f_sum = stage(folded, adv).named("l4_folded");
+        let f_l3_ck = stage(r_l3_ck, adv).named("l3_ck_q");
+        let f_side = stage(r_side, adv).named("fold_side");
+        // A UDP checksum that computes to 0 goes out as 0xFFFF (RFC 768).
+        let f_udp = f_side.bit(96);
+        let l4_ck = mux(f_udp & f_sum.eq(0xFFFFu32), lit(16, 0xFFFFu32), !f_sum).named("l4_ck");
         let res = TX_CSUM_RES.pack(&[
-            ("l3_ck", l3_ck),
+            ("l3_ck", f_l3_ck),
             ("l4_ck", l4_ck),
-            ("l3_pos", s_l3_pos),
-            ("l4_pos", s_l4_pos),
-            ("do_l3", s_do_l3),
-            ("do_l4", s_do_l4),
+            ("pos", f_side.slice(95, 0)),
+            ("do_l3", f_side.bit(98)),
+            ("do_l4", f_side.bit(97)),
             ("pad", lit(14, 0u32)),
         ]);
         u_res.set("s_axis_tdata", res);
@@ -213,20 +297,33 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ),
         );
         u_res.set("s_axis_tlast", lit(1, 1u32));
-        u_res.set("s_axis_tvalid", hdr.valid);
+        u_res.set("s_axis_tvalid", f_valid);
+        u_res.unused("s_axis_tready"); // never full: `owed` reserves a place per frame
 
         // Output side: take a frame's result, then stream the frame with the fields replaced.
-        let q = u_res.get("m_axis_tdata").unused();
-        u_res.unused("m_axis_tkeep");
-        u_res.unused("m_axis_tlast");
-        let q_valid = u_res.get("m_axis_tvalid");
+        // The queue's output is registered (its LUT RAM read would otherwise sit in front of
+        // the output side's mask trackers).
+        let u_res_reg = instance(&res_reg, "u_result_reg");
+        for f in ["tdata", "tkeep", "tlast", "tvalid"] {
+            u_res_reg.set(&format!("s_axis_{f}"), u_res.get(&format!("m_axis_{f}")));
+        }
+        u_res.set("m_axis_tready", u_res_reg.get("s_axis_tready"));
+        let q = u_res_reg.get("m_axis_tdata").unused();
+        u_res_reg.unused("m_axis_tkeep");
+        u_res_reg.unused("m_axis_tlast");
+        let q_valid = u_res_reg.get("m_axis_tvalid");
         let out_have = reg_init(1, 0u32).named("have_result");
         let b_valid = u_buf.get("m_axis_tvalid");
         let out_beat = (b_valid & out_have & m.ready()).named("out_beat");
         let out_end = (out_beat & u_buf.get("m_axis_tlast")).named("out_end");
         let pop = (q_valid & (!out_have | out_end)).named("pop_result");
-        u_res.set("m_axis_tready", !out_have | out_end);
+        u_res_reg.set("m_axis_tready", !out_have | out_end);
         out_have.set(mux(pop, 1u32, mux(out_end, 0u32, out_have)));
+        owed.set(mux(
+            frame_end & !pop,
+            owed + 1u32,
+            mux(pop & !frame_end, owed - 1u32, owed),
+        ));
         let rr = TX_CSUM_RES.unpack(q);
         let cur = |f: &str| {
             let x = rr.get(f);
@@ -234,23 +331,28 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             r.set(x);
             r
         };
-        let (o_l3ck, o_l4ck, o_l3pos, o_l4pos, o_do_l3, o_do_l4) = (
-            cur("l3_ck"),
-            cur("l4_ck"),
-            cur("l3_pos"),
-            cur("l4_pos"),
-            cur("do_l3"),
-            cur("do_l4"),
+        let (o_l3ck, o_l4ck, o_do_l3, o_do_l4) =
+            (cur("l3_ck"), cur("l4_ck"), cur("do_l3"), cur("do_l4"));
+        // Where the fields go in the beat leaving now, tracked from beat to beat.
+        let pos = rr.get("pos");
+        let ge_out = |k: u32, name: &str| {
+            let bound = pos.slice(95 - 16 * k, 80 - 16 * k);
+            ge_mask_tracked(bound, pop, out_beat, bytes, name)
+        };
+        let (l3_0, l3_1, l3_2) = (
+            ge_out(0, "out_l3_0"),
+            ge_out(1, "out_l3_1"),
+            ge_out(2, "out_l3_2"),
         );
-        let opos = reg_init(16, 0u32).named("out_pos");
-        opos.set_if(
-            out_beat,
-            mux(u_buf.get("m_axis_tlast"), 0u32, opos + bytes as u64),
+        let (l4_0, l4_1, l4_2) = (
+            ge_out(3, "out_l4_0"),
+            ge_out(4, "out_l4_1"),
+            ge_out(5, "out_l4_2"),
         );
-        let put_l3_hi = at_mask(opos, o_l3pos, bytes) & o_do_l3.repl(bytes);
-        let put_l3_lo = at_mask(opos, o_l3pos + 1u32, bytes) & o_do_l3.repl(bytes);
-        let put_l4_hi = at_mask(opos, o_l4pos, bytes) & o_do_l4.repl(bytes);
-        let put_l4_lo = at_mask(opos, o_l4pos + 1u32, bytes) & o_do_l4.repl(bytes);
+        let put_l3_hi = l3_0 & !l3_1 & o_do_l3.repl(bytes);
+        let put_l3_lo = l3_1 & !l3_2 & o_do_l3.repl(bytes);
+        let put_l4_hi = l4_0 & !l4_1 & o_do_l4.repl(bytes);
+        let put_l4_lo = l4_1 & !l4_2 & o_do_l4.repl(bytes);
         let bd = u_buf.get("m_axis_tdata");
         let out_bytes: Vec<Sig> = (0..bytes)
             .rev()

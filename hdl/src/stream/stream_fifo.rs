@@ -47,12 +47,13 @@
 //!   | Lut 16 x 512 b | 38 / 22 -> 46 / 29 | 97 RAM32M | 129.9/121.1/128.7 (128.7) -> 201.4/164.5/168.2 (**168.2**) |
 //!   | Block 2048 x 64 b | new: 56 / 129 | 9 RAMB18E1; ECP5 9 DP16KD | 137.2/138.1/135.6 (**137.2**) |
 //!
-//!   The ECP5 Block figure is set by Yosys, not by this logic: `synth_ecp5` emulates
-//!   read-old-data on a write/read address collision (registers on the write port and a bypass
-//!   mux, 158 FFs here) although this FIFO never reads the entry being written, and never enables
-//!   the DP16KD output register, whose absence costs 5.8 ns clock-to-out. With
-//!   `(* no_rw_check *)` on the memory (not emitted by the eDSL yet) it is 144/146/145 MHz, the
-//!   RAM-to-register path alone. Xilinx RAMB18/36 have no such limit.
+//!   The ECP5 Block figure is set by Yosys, not by this logic: without `(* no_rw_check *)`
+//!   `synth_ecp5` emulates read-old-data on a write/read address collision (registers on the
+//!   write port and a bypass mux, 158 FFs here) although this FIFO never reads the entry being
+//!   written; the eDSL now emits the attribute (144/146/145 MHz with it). What remains is the
+//!   RAM-to-register path: Yosys never enables the DP16KD output register, and without it
+//!   nextpnr models 5.83 ns clock-to-out, which caps any block-RAM read near 146 MHz on this
+//!   flow. Xilinx RAMB18/36 have no such limit.
 //! - Golden model: `nicgen_model::stream::fifo_frames` (identity in plain mode); tests:
 //!   `testbench/tb/tests/stream_blocks.rs` (width x idle x backpressure, both RAM kinds, jumbo
 //!   frames through a 2048-deep Block FIFO, zero-bubble checks, Icarus replays).
