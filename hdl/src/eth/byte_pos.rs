@@ -1,5 +1,9 @@
 //! Byte-position masks: which bytes of a beat lie at or after a frame offset.
 //!
+//! [`ge_mask`] is the definition (a compare against the beat's offset); the checksum units use
+//! [`ge_mask_tracked`], which gives the same mask from registers (see there), and the test
+//! `testbench/tb/tests/byte_pos.rs` holds the two side by side over random bounds and beats.
+//!
 //! A beat starting at frame offset `pos` (a multiple of the bus width W) covers `pos..pos+W`.
 //! Instead of a comparator per byte, a bound splits into its beat index (one compare) and its
 //! byte-in-beat index (a thermometer decoder): `W` small LUTs and one compare per bound.
@@ -22,11 +26,6 @@ pub fn ge_mask(pos: Sig, bound: Sig, bytes: u32) -> Sig {
         .map(|i| after | (here & bound_byte.le(i as u64)))
         .collect();
     cat(&bits)
-}
-
-/// One-hot (or zero) mask of the byte at frame offset `at` within the beat at `pos`.
-pub fn at_mask(pos: Sig, at: Sig, bytes: u32) -> Sig {
-    ge_mask(pos, at, bytes) & !ge_mask(pos, at + 1u32, bytes)
 }
 
 /// [`ge_mask`] for the beat being presented, tracked from beat to beat instead of compared:

@@ -24,12 +24,15 @@
 //!   logic drives a few flip-flops rather than every mask and adder;
 //! - each byte mask is tracked from beat to beat and registered
 //!   ([`super::byte_pos::ge_mask_tracked`]) instead of compared against a byte offset;
+//! - the pseudo-header sum (18 words for IPv6) is pipelined from the taken request
+//!   ([`crate::csum::pseudo::pseudo_sum_pipelined`]) and queued; a frame's sums are queued too,
+//!   and the two queues are joined in order, so no frame length is too short for it;
 //! - the verdict is two stages: the L4 sum's three operands go through a carry-save layer into
 //!   one carry chain, and "folds to 0xFFFF" is a compare on the unfolded sum.
 //!
 //! - Ports: `s_axis_*` (data, keep, valid, ready, last), `s_axis_req_tdata/_tvalid/_tready`,
 //!   `m_axis_res_tdata/_tvalid/_tready` (record [`RX_CSUM_RES`], one per frame, in order).
-//! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 7` cycles after the last beat.
+//! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 8` cycles after the last beat.
 //!   Throughput: 1 beat/cycle, no bubble between frames (the next request loads with the last
 //!   beat); input stalls only while 15 results are owed.
 //! - Cost and Fmax per preset: `results/AREA.md` (`cargo xtask bench-area`).
@@ -38,7 +41,7 @@
 
 use super::byte_pos::ge_mask_tracked;
 use crate::csum::frame_sum::{frame_sum, stage, stage_init, SumIn};
-use crate::csum::pseudo::pseudo_sum;
+use crate::csum::pseudo::pseudo_sum_pipelined;
 use crate::record::RecordLayout;
 use crate::stream::{record_fifo, stream_in, StreamCfg};
 use nicgen_edsl::prelude::*;
@@ -92,6 +95,8 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
     }
     let cfg = *cfg;
     let res_fifo = record_fifo(RX_CSUM_RES.width(), RES_DEPTH)?;
+    let sums_fifo = record_fifo(33, RES_DEPTH)?;
+    let pseudo_fifo = record_fifo(16, 2 * RES_DEPTH)?;
     Module::build(format!("rx_csum_d{}", cfg.data_bits), move || {
         doc("RX checksum verification (IPv4 header, TCP/UDP with pseudo-header) and");
         doc("checksum-complete over the IP datagram, from the parser's offsets.");
@@ -135,18 +140,6 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let take_a = stage_init(take, adv).named("take_a");
         let frame_end_a = (beat_a & last).named("frame_end_a");
         let req = |f: &str| stage(rq.get(f), adv).named(&format!("{f}_a"));
-        // The pseudo-header sum is computed from the request as it is taken.
-        let pseudo_a = stage(
-            pseudo_sum(
-                rq.get("l3"),
-                rq.get("src_ip"),
-                rq.get("dst_ip"),
-                rq.get("proto"),
-                rq.get("l4_len"),
-            ),
-            adv,
-        )
-        .named("pseudo_a");
         // Per frame, from its request until the sums are done with it.
         let held = |x: Sig, name: &str| {
             let r = reg(x.width()).enable(take_a).named(name);
@@ -155,7 +148,22 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         };
         let l3_t = held(req("l3"), "l3");
         let l4_t = held(req("l4"), "l4");
-        let pseudo = held(pseudo_a, "pseudo");
+
+        // The pseudo-header sum, pipelined from the taken request, waits in a queue for its
+        // frame's sums (one entry per request, in order).
+        let (pseudo, pseudo_valid) = pseudo_sum_pipelined(
+            take_a,
+            req("l3"),
+            req("src_ip"),
+            req("dst_ip"),
+            req("proto"),
+            req("l4_len"),
+        );
+        let u_pseudo = instance(&pseudo_fifo, "u_pseudo_q");
+        u_pseudo.set("s_axis_tdata", pseudo);
+        u_pseudo.set("s_axis_tvalid", pseudo_valid);
+        // Never full: one entry per frame taken and not yet joined, at most `owed` + 1.
+        u_pseudo.unused("s_axis_tready");
 
         // Byte masks of the beat in stage A, one per bound (see `ge_mask_tracked`): the IP
         // header `[l3_off, l4_off)`, the datagram `[l3_off, end)`, and the UDP checksum field's
@@ -201,9 +209,9 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let hdr = frame_sum(&sum_in(hdr_mask), cfg.levels_per_stage, "hdr_");
         let ip = frame_sum(&sum_in(ip_mask), cfg.levels_per_stage, "ip_");
 
-        // Per-frame facts, sampled with the last beat and carried as far as the sums.
-        let fields = [l3_t, l4_t, pseudo];
-        let mut side = cat(&fields);
+        // Per-frame facts, sampled with the last beat and carried as far as the sums, then
+        // queued with them until the frame's pseudo-header sum is there too.
+        let mut side = cat(&[l3_t, l4_t]);
         let mut zero_hi = zero_next[0];
         let mut zero_lo = zero_next[1];
         for _ in 0..hdr.latency {
@@ -211,16 +219,24 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             zero_hi = stage(zero_hi, adv);
             zero_lo = stage(zero_lo, adv);
         }
-        let (l3, l4, ps) = (side.slice(19, 18), side.slice(17, 16), side.slice(15, 0));
+        let (l3, l4) = (side.slice(3, 2), side.slice(1, 0));
         let udp_no_csum = (l3.eq(1u32) & l4.eq(2u32) & zero_hi & zero_lo).named("udp_no_csum");
+        let u_sums = instance(&sums_fifo, "u_sums_q");
+        u_sums.set("s_axis_tdata", cat(&[udp_no_csum, hdr.sum, ip.sum]));
+        u_sums.set("s_axis_tvalid", hdr.valid);
+        // Never full: one entry per frame past its last beat, at most `owed`.
+        u_sums.unused("s_axis_tready");
 
-        // Verdict stage: the folded sums are registered first, so no path chains the fold's
-        // adders into the L4 sum's.
-        let v_valid = stage_init(hdr.valid, adv).named("verdict_valid");
-        let ip_sum = stage(ip.sum, adv).named("ip_sum");
-        let hdr_sum = stage(hdr.sum, adv).named("hdr_sum");
-        let v_ps = stage(ps, adv).named("verdict_pseudo");
-        let v_udp0 = stage(udp_no_csum, adv).named("verdict_udp_no_csum");
+        // Verdict stage: a frame's sums and pseudo-header sum, joined and registered.
+        let join = (u_sums.get("m_axis_tvalid") & u_pseudo.get("m_axis_tvalid")).named("join");
+        u_sums.set("m_axis_tready", join);
+        u_pseudo.set("m_axis_tready", join);
+        let sums = u_sums.get("m_axis_tdata");
+        let v_valid = stage_init(join, adv).named("verdict_valid");
+        let ip_sum = stage(sums.slice(15, 0), adv).named("ip_sum");
+        let hdr_sum = stage(sums.slice(31, 16), adv).named("hdr_sum");
+        let v_udp0 = stage(sums.bit(32), adv).named("verdict_udp_no_csum");
+        let v_ps = stage(u_pseudo.get("m_axis_tdata"), adv).named("verdict_pseudo");
         // L4: ip + ~hdr + pseudo, unfolded (18 bits: `hi:lo`, at most 3 * 0xFFFF, so hi <= 2).
         // Its ones'-complement fold is 0xFFFF exactly when hi + lo == 0xFFFF (a nonzero multiple
         // of 0xFFFF; hi + lo <= 0x10001 rules out the next one), i.e. lo == 0xFFFF - hi: a

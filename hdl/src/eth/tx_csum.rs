@@ -19,10 +19,11 @@
 //!
 //! - Ports: `s_axis_*`, `s_axis_req_tdata/_tvalid/_tready`, `m_axis_*`.
 //! - Latency: store-and-forward: a frame's first beat leaves [`latency`] =
-//!   `max(1, ceil(log2(W/2) / levels_per_stage)) + 10` cycles after its last beat entered (`W`
-//!   bytes per beat; 12 at 64 bits with 1 level per stage, 13 at 512 bits with 2): stage A, the
-//!   sums with their accumulate and fold stages, three checksum stages, 2 cycles in the result
-//!   queue, 1 in its output register, 1 to load the result on the output side.
+//!   `max(1, ceil(log2(W/2) / levels_per_stage)) + 11` cycles after its last beat entered (`W`
+//!   bytes per beat; 13 at 64 bits with 1 level per stage, 14 at 512 bits with 2): stage A, the
+//!   sums with their accumulate and fold stages, the sums queue and its join with the
+//!   pseudo-header queue, three checksum stages, 2 cycles in the result queue, 1 in its output
+//!   register, 1 to load the result on the output side.
 //! - Throughput (measured in the test): 1 beat/cycle in and out for back-to-back frames of
 //!   equal beat counts, one-beat frames included (a request is taken, and a result popped, in
 //!   the cycle the previous frame's last beat moves); a frame cannot leave before its own last
@@ -30,8 +31,10 @@
 //! - Timing structure (as in `rx_csum`, for 156.25 MHz on ECP5 at 64 bits): the sum pipeline
 //!   never stalls (`owed` reserves a result-queue place per frame taken); stage A registers the
 //!   accepted beat and request; every byte mask, on both sides, is tracked from beat to beat
-//!   ([`super::byte_pos::ge_mask_tracked`]) rather than compared with a byte offset; the L4
-//!   checksum takes a carry-save layer and two single-chain stages.
+//!   ([`super::byte_pos::ge_mask_tracked`]) rather than compared with a byte offset; the
+//!   pseudo-header sum is pipelined from the taken request and queued, and joined in order with
+//!   the frame's queued sums; the L4 checksum takes a carry-save layer and two single-chain
+//!   stages.
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM), a 16-entry result
 //!   queue, two frame sums, 13 mask trackers; LUT/FF/Fmax per preset in `results/AREA.md`
 //!   (`cargo xtask bench-area`).
@@ -40,10 +43,12 @@
 
 use super::byte_pos::ge_mask_tracked;
 use crate::csum::frame_sum::{frame_sum, latency as sum_latency, stage, stage_init, SumIn};
-use crate::csum::pseudo::pseudo_sum;
+use crate::csum::pseudo::pseudo_sum_pipelined;
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
-use crate::stream::{stream_fifo, stream_fwd_reg, stream_in, stream_out, FifoCfg, StreamCfg};
+use crate::stream::{
+    record_fifo, stream_fifo, stream_fwd_reg, stream_in, stream_out, FifoCfg, StreamCfg,
+};
 use nicgen_edsl::prelude::*;
 
 /// What the insertion unit needs to know about a frame.
@@ -92,11 +97,11 @@ pub struct TxCsumCfg {
     pub buffer_beats: u32,
 }
 
-/// Cycles from a frame's last beat in to its first beat out: stage A, the frame sums, three
-/// checksum stages, then 2 cycles in the result queue, 1 in its output register and 1 to load
-/// the result on the output side.
+/// Cycles from a frame's last beat in to its first beat out: stage A, the frame sums, the sums
+/// queue, three checksum stages, then 2 cycles in the result queue, 1 in its output register and
+/// 1 to load the result on the output side.
 pub fn latency(cfg: &TxCsumCfg) -> u32 {
-    sum_latency(cfg.data_bits / 8, cfg.levels_per_stage) + 8
+    sum_latency(cfg.data_bits / 8, cfg.levels_per_stage) + 9
 }
 
 pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
@@ -123,6 +128,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         frame_mode: false,
     })?;
     let res_reg = stream_fwd_reg(&res_cfg)?;
+    let sums_fifo = record_fifo(131, RES_DEPTH)?;
+    let pseudo_fifo = record_fifo(16, 2 * RES_DEPTH)?;
     let cfg = *cfg;
     Module::build(format!("tx_csum_d{}", cfg.data_bits), move || {
         doc("TX checksum insertion (IPv4 header, TCP/UDP with pseudo-header), store-and-forward.");
@@ -189,16 +196,21 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             "do_l4",
         );
         let udp_a = req(l4_in.eq(2u32), "udp");
-        let pseudo_a = req(
-            pseudo_sum(
-                l3_in,
-                rq.get("src_ip"),
-                rq.get("dst_ip"),
-                rq.get("proto"),
-                rq.get("l4_len"),
-            ),
-            "pseudo",
+        // The pseudo-header sum, pipelined from the taken request, waits in a queue for its
+        // frame's sums (one entry per request, in order).
+        let (pseudo, pseudo_valid) = pseudo_sum_pipelined(
+            take_a,
+            req(l3_in, "l3"),
+            req(rq.get("src_ip"), "src_ip"),
+            req(rq.get("dst_ip"), "dst_ip"),
+            req(rq.get("proto"), "proto"),
+            req(rq.get("l4_len"), "l4_len"),
         );
+        let u_pseudo = instance(&pseudo_fifo, "u_pseudo_q");
+        u_pseudo.set("s_axis_tdata", pseudo);
+        u_pseudo.set("s_axis_tvalid", pseudo_valid);
+        // Never full: one entry per frame taken and not yet joined, at most `owed` + 1.
+        u_pseudo.unused("s_axis_tready");
         // Per frame, from its request until the sums are done with it.
         let held = |x: Sig, name: &str| {
             let r = reg(x.width()).enable(take_a).named(name);
@@ -209,7 +221,6 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let do_l3 = held(do_l3_a, "do_l3_eff");
         let do_l4 = held(do_l4_a, "do_l4_eff");
         let udp = held(udp_a, "is_udp");
-        let pseudo = held(pseudo_a, "pseudo");
         let pos_held: Vec<Sig> = pos_a
             .iter()
             .zip([
@@ -241,33 +252,42 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let hdr = frame_sum(&sum_in(hdr_mask), cfg.levels_per_stage, "hdr_");
         let ip = frame_sum(&sum_in(ip_mask), cfg.levels_per_stage, "ip_");
 
-        // Per-frame facts, sampled with the last beat and carried as far as the sums.
-        let mut fields = vec![do_l3, do_l4, udp, pseudo];
+        // Per-frame facts, sampled with the last beat and carried as far as the sums, then
+        // queued with them until the frame's pseudo-header sum is there too.
+        let mut fields = vec![do_l3, do_l4, udp];
         fields.extend(pos_held.iter().copied());
         let mut side = cat(&fields);
         for _ in 0..hdr.latency {
             side = stage(side, adv);
         }
-        let (s_do_l3, s_do_l4, s_udp) = (side.bit(114), side.bit(113), side.bit(112));
-        let s_pseudo = side.slice(111, 96);
-        let s_pos = side.slice(95, 0);
+        let u_sums = instance(&sums_fifo, "u_sums_q");
+        u_sums.set("s_axis_tdata", cat(&[side, hdr.sum, ip.sum]));
+        u_sums.set("s_axis_tvalid", hdr.valid);
+        // Never full: one entry per frame past its last beat, at most `owed`.
+        u_sums.unused("s_axis_tready");
 
-        // Checksums, in three stages so that no path chains two carry chains: the folded sums;
-        // the L4 sum's three operands through a carry-save layer into one chain (18 bits, at
-        // most 3 * 0xFFFF); its fold (two chains side by side and a select).
-        let v_valid = stage_init(hdr.valid, adv).named("ck_valid");
-        let ip_sum = stage(ip.sum, adv).named("ip_sum");
-        let hdr_sum = stage(hdr.sum, adv).named("hdr_sum");
-        let v_side = stage(cat(&[s_do_l3, s_do_l4, s_udp, s_pseudo, s_pos]), adv).named("ck_side");
-        let (x, y, z) = (ip_sum, !hdr_sum, v_side.slice(111, 96));
+        // Checksums, in three stages so that no path chains two carry chains: a frame's sums
+        // and pseudo-header sum, joined and registered; the L4 sum's three operands through a
+        // carry-save layer into one chain (18 bits, at most 3 * 0xFFFF); its fold (two chains
+        // side by side and a select).
+        let join = (u_sums.get("m_axis_tvalid") & u_pseudo.get("m_axis_tvalid")).named("join");
+        u_sums.set("m_axis_tready", join);
+        u_pseudo.set("m_axis_tready", join);
+        let sums = u_sums.get("m_axis_tdata");
+        let v_valid = stage_init(join, adv).named("ck_valid");
+        let ip_sum = stage(sums.slice(15, 0), adv).named("ip_sum");
+        let hdr_sum = stage(sums.slice(31, 16), adv).named("hdr_sum");
+        // do_l3 98, do_l4 97, udp 96, the six positions 95..0.
+        let v_side = stage(sums.slice(130, 32), adv).named("ck_side");
+        let v_ps = stage(u_pseudo.get("m_axis_tdata"), adv).named("ck_pseudo");
+        let (x, y, z) = (ip_sum, !hdr_sum, v_ps);
         let csa_sum = (x ^ y ^ z).named("l4_csa_sum");
         let csa_carry = ((x & y) | (x & z) | (y & z)).named("l4_csa_carry");
         let raw = (csa_sum.zext(18) + cat(&[csa_carry, lit(1, 0u32)]).zext(18)).named("l4_raw");
         let r_valid = stage_init(v_valid, adv).named("raw_valid");
         let r_raw = stage(raw, adv).named("l4_raw_q");
         let r_l3_ck = stage(!hdr_sum, adv).named("l3_ck");
-        let r_side =
-            stage(cat(&[v_side.slice(114, 112), v_side.slice(95, 0)]), adv).named("raw_side");
+        let r_side = stage(v_side, adv).named("raw_side");
         // Fold: lo + hi, minus 0xFFFF when that carries out (hi <= 2, so once is enough).
         let (hi, lo) = (r_raw.slice(17, 16), r_raw.slice(15, 0));
         let plain = (lo.zext(17) + hi.zext(17)).named("l4_fold");
