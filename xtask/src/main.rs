@@ -5,6 +5,9 @@
 //! - `cargo xtask lint`  generates every built-in preset and checks it: `verilator --lint-only
 //!   -Wall` with zero warnings, `iverilog -g2005`, and a yosys structural check (`hierarchy -check; proc; check -assert`).
 //! - `cargo xtask bench` runs the benchmarks and writes `results/BENCH.md` (see there).
+//! - `cargo xtask bench-area` synthesises every block of the Ethernet pipeline at the nic64 and
+//!   nic512 presets (Xilinx 7-series area; ECP5-85k place and route with Fmax) and writes
+//!   `results/AREA.md`.
 //! - `cargo xtask bench-pipeline` measures cycles per frame through the RX/TX paths per frame
 //!   size and writes `results/PIPELINE.md`.
 //! - `cargo xtask bench-host` measures the host interface through the driver loopback
@@ -15,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod bench;
+mod bench_area;
 
 /// Debian packages the tests need, with the command that shows each is present.
 const TOOLS: &[(&str, &str)] = &[
@@ -44,11 +48,12 @@ fn main() {
         Some("lint") => lint().map(|_| ()),
         Some("bench") => bench::run(&root(), &args[1..]),
         Some("install-tools") => install_tools().and_then(|_| ensure_scapy()),
+        Some("bench-area") => bench_area::run(&root(), &args[1..]),
         Some("bench-pipeline") => run_bin("pipeline-bench", &args[1..]),
         Some("bench-host") => run_bin("host-bench", &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|bench-pipeline [--quick]|bench-host [--quick]|install-tools>"
+                "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|bench-area [--quick]|bench-pipeline [--quick]|bench-host [--quick]|install-tools>"
             );
             std::process::exit(2);
         }
