@@ -1,6 +1,7 @@
 //! `cargo xtask bench-area [--quick] [--seeds 1,2,3] [--presets nic64,nic512] [--only xilinx,ecp5]
-//! [--blocks NAME,..]`: area and timing of every block of the Ethernet pipeline, out of context,
-//! at the preset's own parameters; writes `results/AREA.md` (overwritten on every run).
+//! [--blocks NAME,..] [--out FILE]`: area and timing of every block of the Ethernet pipeline, out
+//! of context, at the preset's own parameters; writes `results/AREA.md` (or `FILE`, relative to
+//! the workspace; overwritten on every run).
 //!
 //! Each block is the module the preset's `nic_core` instantiates (found by its instance path,
 //! so the figures are for exactly the configuration the NIC uses), generated alone with its
@@ -115,6 +116,7 @@ const ANCHORS: &str = "\
 ";
 
 struct Opts {
+    out: PathBuf,
     seeds: Vec<u32>,
     presets: Vec<String>,
     sections: Vec<String>,
@@ -123,8 +125,9 @@ struct Opts {
 }
 
 fn parse(args: &[String]) -> Result<Opts> {
-    let usage = "usage: cargo xtask bench-area [--quick] [--seeds 1,2,3] [--presets nic64,nic512] [--only xilinx,ecp5] [--blocks NAME,..]";
+    let usage = "usage: cargo xtask bench-area [--quick] [--seeds 1,2,3] [--presets nic64,nic512] [--only xilinx,ecp5] [--blocks NAME,..] [--out FILE]";
     let mut o = Opts {
+        out: PathBuf::from("results/AREA.md"),
         seeds: vec![1, 2, 3],
         presets: vec!["nic64".into(), "nic512".into()],
         sections: vec!["xilinx".into(), "ecp5".into()],
@@ -145,6 +148,12 @@ fn parse(args: &[String]) -> Result<Opts> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => o.seeds = vec![1],
+            "--out" => {
+                o.out = PathBuf::from(
+                    it.next()
+                        .ok_or_else(|| anyhow!("--out needs a file name ({usage})"))?,
+                );
+            }
             "--seeds" => {
                 o.seeds = list(it.next(), "--seeds")?
                     .iter()
@@ -520,7 +529,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     md.push_str(ANCHORS);
     md.push('\n');
 
-    let out: PathBuf = root.join("results/AREA.md");
+    let out: PathBuf = root.join(&o.out);
     std::fs::create_dir_all(out.parent().unwrap())?;
     std::fs::write(&out, &md).with_context(|| format!("writing {}", out.display()))?;
     println!("{md}");
