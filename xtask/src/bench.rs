@@ -710,17 +710,23 @@ fn section_ecp5(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()>
         "| *anchor: rust-hdl checksum stage 512 b* | {} | {f} | — | {fm} | — | — |\n",
         thousands(l as u64)
     );
-    if !crit.is_empty() {
-        let _ = writeln!(
-            md,
-            "Critical path (median-Fmax seed, from the nextpnr report):\n"
-        );
-        for c in crit {
-            let _ = writeln!(md, "{c}");
-        }
-        let _ = writeln!(md);
-    }
+    critical_paths(md, &crit);
     Ok(())
+}
+
+/// The list of critical paths under an ECP5 table (nothing when it is empty).
+pub(crate) fn critical_paths(md: &mut String, crit: &[String]) {
+    if crit.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "Critical paths (the median-Fmax seed, from the nextpnr report):\n"
+    );
+    for c in crit {
+        let _ = writeln!(md, "{c}");
+    }
+    let _ = writeln!(md);
 }
 
 // ------------------------------------------------------------------------------------------

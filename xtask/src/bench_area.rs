@@ -15,8 +15,8 @@
 //! files live under `target/bench-area/<preset>/<module>/`.
 
 use crate::bench::{
-    ecp5_pnr, ecp5_synth, ensure_yowasp, have, median, median_run, one_line, thousands, version,
-    xilinx_area, Design, PnrRun, XilinxCells,
+    critical_paths, ecp5_pnr, ecp5_synth, ensure_yowasp, have, median, median_run, one_line,
+    thousands, version, xilinx_area, Design, PnrRun, XilinxCells,
 };
 use anyhow::{anyhow, bail, Context, Result};
 use nicgen_edsl::prelude::*;
@@ -371,16 +371,7 @@ fn ecp5_table(
         }
     }
     let _ = writeln!(md);
-    if !crit.is_empty() {
-        let _ = writeln!(
-            md,
-            "Critical paths (the median-Fmax seed, from the nextpnr report):\n"
-        );
-        for c in crit {
-            let _ = writeln!(md, "{c}");
-        }
-        let _ = writeln!(md);
-    }
+    critical_paths(md, &crit);
 }
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {

@@ -157,3 +157,33 @@ pub fn frame_sum(i: &SumIn, levels_per_stage: u32, prefix: &str) -> SumOut {
         latency: stage_no + 2,
     }
 }
+
+/// Places reserved in a result queue of `depth` entries, for units whose pipeline never stalls
+/// (`rx_csum`, `tx_csum`): a frame is owed a place from its last beat in until its result is
+/// taken out, and beats are taken only while `room`. `room` is a register computed from the
+/// count alone, one frame early (the count grows by at most one a cycle), so it costs the input
+/// one AND.
+pub struct Reserve {
+    /// Frames owed a place.
+    pub owed: Sig,
+    /// Another frame may be taken.
+    pub room: Sig,
+}
+
+impl Reserve {
+    pub fn new(depth: u32) -> Reserve {
+        let owed = reg_init(clog2(depth as u64) + 1, 0u32).named("owed");
+        let room = reg_init(1, 1u32).named("room");
+        room.set(owed.lt((depth - 1) as u64));
+        Reserve { owed, room }
+    }
+    /// `taken`: a frame's last beat came in; `given`: a result left the queue.
+    pub fn update(&self, taken: Sig, given: Sig) {
+        let owed = self.owed;
+        owed.set(mux(
+            taken & !given,
+            owed + 1u32,
+            mux(given & !taken, owed - 1u32, owed),
+        ));
+    }
+}

@@ -1,35 +1,28 @@
-//! Small ones'-complement sums computed once per frame: constant-count word sums and the
-//! IPv4 / IPv6 pseudo-header (RFC 793 / RFC 8200 8.1).
+//! Small ones'-complement sums computed once per frame: the IPv4 / IPv6 pseudo-header
+//! (RFC 793 / RFC 8200 8.1), pipelined, and the three-operand add and fold the checksum units
+//! finish with.
 //!
 //! Address fields are the address as a big-endian integer (IPv4 in the low 32 bits), so 16-bit
 //! slices are the network-order words.
 
 use nicgen_edsl::prelude::*;
 
-/// Sum of 16-bit words with the end-around carry folded.
-pub fn ones_sum(words: &[Sig]) -> Sig {
-    let w = 16 + clog2(words.len().max(2) as u64) + 1;
-    let mut acc = lit(w, 0u32);
-    for x in words {
-        acc = acc + x.zext(w);
-    }
-    let f = acc.slice(15, 0).zext(17) + acc.slice(w - 1, 16).zext(17);
-    f.slice(15, 0) + f.bit(16).zext(16)
+/// `x + y + z` of three 16-bit values, exact in 18 bits: a carry-save layer, then one carry
+/// chain (`name` names the layer's two outputs and the sum).
+pub fn add3(x: Sig, y: Sig, z: Sig, name: &str) -> Sig {
+    let sum = (x ^ y ^ z).named(&format!("{name}_csa_sum"));
+    let carry = ((x & y) | (x & z) | (y & z)).named(&format!("{name}_csa_carry"));
+    (sum.zext(18) + cat(&[carry, lit(1, 0u32)]).zext(18)).named(name)
 }
 
-/// The IPv4 or IPv6 pseudo-header sum of a request record.
-pub fn pseudo_sum(l3: Sig, src: Sig, dst: Sig, proto: Sig, l4_len: Sig) -> Sig {
-    let words =
-        |x: Sig, n: u32| -> Vec<Sig> { (0..n).map(|k| x.slice(16 * k + 15, 16 * k)).collect() };
-    let mut v4 = words(src, 2);
-    v4.extend(words(dst, 2));
-    v4.push(proto.zext(16));
-    v4.push(l4_len);
-    let mut v6 = words(src, 8);
-    v6.extend(words(dst, 8));
-    v6.push(proto.zext(16));
-    v6.push(l4_len);
-    mux(l3.eq(2u32), ones_sum(&v6), ones_sum(&v4))
+/// The ones'-complement fold of `total` (16 low bits plus a few high ones) when `lo + hi`
+/// carries out at most once: `lo + hi` and `lo + hi + 1` as two chains side by side, and a
+/// select; so one carry chain deep.
+pub fn fold_once(total: Sig, name: &str) -> Sig {
+    let (hi, lo) = (total.slice(total.width() - 1, 16), total.slice(15, 0));
+    let plain = (lo.zext(17) + hi.zext(17)).named(name);
+    let wrapped = (lo.zext(17) + hi.zext(17) + 1u32).named(&format!("{name}_wrap"));
+    mux(plain.bit(16), wrapped.slice(15, 0), plain.slice(15, 0))
 }
 
 /// Registered stages of [`pseudo_sum_pipelined`].
@@ -64,7 +57,7 @@ fn csa_layers(mut words: Vec<Sig>, levels: u32) -> Vec<Sig> {
     words
 }
 
-/// [`pseudo_sum`] over [`PSEUDO_STAGES`] registered stages, for a request presented with
+/// The IPv4 or IPv6 pseudo-header sum over [`PSEUDO_STAGES`] registered stages, for a request presented with
 /// `valid` (the result is valid `PSEUDO_STAGES` cycles later, one per request per cycle, no
 /// stall). The 18 words (IPv6; IPv4 uses 6 and zeros) go through carry-save layers, two or three
 /// per stage, then one carry chain, then the fold as two chains side by side and a select, so
@@ -124,11 +117,8 @@ pub fn pseudo_sum_pipelined(
     total.set(last[0] + last[1]);
     let v3 = stage_valid(v2, "pseudo_total_valid");
     // Fold: lo + hi is below 0x1001F, so one end-around carry at most.
-    let (hi, lo) = (total.slice(W - 1, 16), total.slice(15, 0));
-    let plain = lo.zext(17) + hi.zext(17);
-    let wrapped = lo.zext(17) + hi.zext(17) + 1u32;
     let sum = reg(16).named("pseudo_folded");
-    sum.set(mux(plain.bit(16), wrapped.slice(15, 0), plain.slice(15, 0)));
+    sum.set(fold_once(total, "pseudo_fold"));
     let v4 = stage_valid(v3, "pseudo_folded_valid");
     (sum, v4)
 }

@@ -40,8 +40,8 @@
 //!   `testbench/tb/tests/rx_csum.rs`.
 
 use super::byte_pos::ge_mask_tracked;
-use crate::csum::frame_sum::{frame_sum, stage, stage_init, SumIn};
-use crate::csum::pseudo::pseudo_sum_pipelined;
+use crate::csum::frame_sum::{frame_sum, stage, stage_init, Reserve, SumIn};
+use crate::csum::pseudo::{add3, pseudo_sum_pipelined};
 use crate::record::RecordLayout;
 use crate::stream::{record_fifo, stream_in, StreamCfg};
 use nicgen_edsl::prelude::*;
@@ -72,9 +72,10 @@ pub const RX_CSUM_RES: RecordLayout = RecordLayout {
     ],
 };
 
-/// Results the output FIFO holds: more than the frames that can be between their last beat and
-/// the FIFO (the pipeline latency, at most 12 cycles at 512 bits) plus one, so that a ready
-/// consumer never throttles the input.
+/// Results the output FIFO holds: more than the one-beat frames that can be between their last
+/// beat and the FIFO (the result latency, 11 cycles at 512 bits) plus one, so that a ready
+/// consumer never throttles the input (`rx_path_takes_back_to_back_frames_without_bubbles`
+/// checks this at 64 and 512 bits).
 const RES_DEPTH: u32 = 16;
 
 /// Parameters.
@@ -111,10 +112,8 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let adv = lit(1, 1u32);
         let u_res = instance(&res_fifo, "u_res_q");
         let res_pop = (u_res.get("m_axis_tvalid") & res_ready).named("res_pop");
-        let owed = reg_init(clog2(RES_DEPTH as u64) + 1, 0u32).named("owed");
-        // Registered from `owed` alone, one frame early: `owed` grows by at most one a cycle.
-        let room = reg_init(1, 1u32).named("room");
-        room.set(owed.lt((RES_DEPTH - 1) as u64));
+        let reserve = Reserve::new(RES_DEPTH);
+        let room = reserve.room;
 
         // The current frame's request.
         let have = reg_init(1, 0u32).named("have_req");
@@ -124,11 +123,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         output("s_axis_req_tready", !have | frame_end);
         s.ready().set(have & room);
         have.set(mux(take, 1u32, mux(frame_end, 0u32, have)));
-        owed.set(mux(
-            frame_end & !res_pop,
-            owed + 1u32,
-            mux(res_pop & !frame_end, owed - 1u32, owed),
-        ));
+        reserve.update(frame_end, res_pop);
         let rq = RX_CSUM_REQ.unpack(req_data);
 
         // Stage A: the accepted beat and the taken request, registered as they are, so that the
@@ -243,9 +238,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // compare, no fold adders.
         // Three operands, one carry chain: a carry-save layer first.
         let (x, y, z) = (ip_sum, !hdr_sum, v_ps);
-        let csa_sum = (x ^ y ^ z).named("l4_csa_sum");
-        let csa_carry = ((x & y) | (x & z) | (y & z)).named("l4_csa_carry");
-        let l4_raw = (csa_sum.zext(18) + cat(&[csa_carry, lit(1, 0u32)]).zext(18)).named("l4_raw");
+        let l4_raw = add3(x, y, z, "l4_raw");
         // Registered before the compare (a carry chain and a 16-bit compare do not fit one
         // cycle at 156 MHz on ECP5).
         let raw_valid = stage_init(v_valid, adv).named("l4_raw_valid");

@@ -42,8 +42,10 @@
 //!   `testbench/tb/tests/tx_csum.rs`.
 
 use super::byte_pos::ge_mask_tracked;
-use crate::csum::frame_sum::{frame_sum, latency as sum_latency, stage, stage_init, SumIn};
-use crate::csum::pseudo::pseudo_sum_pipelined;
+use crate::csum::frame_sum::{
+    frame_sum, latency as sum_latency, stage, stage_init, Reserve, SumIn,
+};
+use crate::csum::pseudo::{add3, fold_once, pseudo_sum_pipelined};
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{
@@ -83,9 +85,10 @@ const TX_CSUM_RES: RecordLayout = RecordLayout {
     ],
 };
 
-/// Results the queue holds: more than the frames that can be between their last beat and the
-/// queue (the sum latency plus 5 cycles, at most 12 at 512 bits) plus one, so that a ready
-/// output never throttles the input.
+/// Results the queue holds: more than the one-beat frames that can be between their last beat
+/// and the result leaving the queue (about [`latency`], 14 cycles at 512 bits) plus one, so that
+/// a ready output never throttles the input (`tx_path_sends_back_to_back_frames_without_bubbles`
+/// checks this at 64 and 512 bits).
 const RES_DEPTH: u32 = 16;
 
 /// Parameters.
@@ -146,10 +149,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let adv = lit(1, 1u32);
         let u_buf = instance(&buf, "u_frame_buf");
         let u_res = instance(&resq, "u_result_q");
-        let owed = reg_init(clog2(RES_DEPTH as u64) + 1, 0u32).named("owed");
-        // Registered from `owed` alone, one frame early: `owed` grows by at most one a cycle.
-        let room = reg_init(1, 1u32).named("room");
-        room.set(owed.lt((RES_DEPTH - 1) as u64));
+        let reserve = Reserve::new(RES_DEPTH);
+        let room = reserve.room;
         let have = reg_init(1, 0u32).named("have_req");
         let buf_ready = u_buf.get("s_axis_tready");
         let beat = (s.valid() & have & room & buf_ready).named("beat");
@@ -281,18 +282,13 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let v_side = stage(sums.slice(130, 32), adv).named("ck_side");
         let v_ps = stage(u_pseudo.get("m_axis_tdata"), adv).named("ck_pseudo");
         let (x, y, z) = (ip_sum, !hdr_sum, v_ps);
-        let csa_sum = (x ^ y ^ z).named("l4_csa_sum");
-        let csa_carry = ((x & y) | (x & z) | (y & z)).named("l4_csa_carry");
-        let raw = (csa_sum.zext(18) + cat(&[csa_carry, lit(1, 0u32)]).zext(18)).named("l4_raw");
+        let raw = add3(x, y, z, "l4_raw");
         let r_valid = stage_init(v_valid, adv).named("raw_valid");
         let r_raw = stage(raw, adv).named("l4_raw_q");
         let r_l3_ck = stage(!hdr_sum, adv).named("l3_ck");
         let r_side = stage(v_side, adv).named("raw_side");
         // Fold: lo + hi, minus 0xFFFF when that carries out (hi <= 2, so once is enough).
-        let (hi, lo) = (r_raw.slice(17, 16), r_raw.slice(15, 0));
-        let plain = (lo.zext(17) + hi.zext(17)).named("l4_fold");
-        let wrapped = (lo.zext(17) + hi.zext(17) + 1u32).named("l4_fold_wrap");
-        let folded = mux(plain.bit(16), wrapped.slice(15, 0), plain.slice(15, 0));
+        let folded = fold_once(r_raw, "l4_fold");
         let f_valid = stage_init(r_valid, adv).named("fold_valid");
         let f_sum = stage(folded, adv).named("l4_folded");
         let f_l3_ck = stage(r_l3_ck, adv).named("l3_ck_q");
@@ -339,11 +335,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let pop = (q_valid & (!out_have | out_end)).named("pop_result");
         u_res_reg.set("m_axis_tready", !out_have | out_end);
         out_have.set(mux(pop, 1u32, mux(out_end, 0u32, out_have)));
-        owed.set(mux(
-            frame_end & !pop,
-            owed + 1u32,
-            mux(pop & !frame_end, owed - 1u32, owed),
-        ));
+        reserve.update(frame_end, pop);
         let rr = TX_CSUM_RES.unpack(q);
         let cur = |f: &str| {
             let x = rr.get(f);
