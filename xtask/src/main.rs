@@ -19,6 +19,7 @@ use std::process::Command;
 
 mod bench;
 mod bench_area;
+mod ecp5_outreg;
 
 /// Debian packages the tests need, with the command that shows each is present.
 const TOOLS: &[(&str, &str)] = &[

