@@ -25,15 +25,19 @@
 //!   to 4 below 32 bits) while the pipeline holds. The byte-count facts the end needs (`n mod 4`,
 //!   spill count) are decoded at the front and travel down the line.
 //! - Latency: `3 + ceil(log2(W) / UNADVANCE_PER_STAGE)` cycles from a padded beat to the output
-//!   (3 at 8 bits, 5 at 64, 6 at 512; see [`latency`]). Throughput 1 beat/cycle: a frame of `L`
+//!   (3 at 8 bits, 6 at 64, 9 at 512; see [`latency`]). Throughput 1 beat/cycle: a frame of `L`
 //!   bytes occupies exactly `ceil((max(L, 60) + 4) / W)` output cycles, back to back; the input
 //!   waits only during its padding and carry beats.
 //! - Cost (`yosys -p "read_verilog ...; synth_xilinx -noiopad -top ...; stat"`, Yosys 0.23):
 //!   64 bits: 1,096 LUT, 257 FF, 85 SRL16E; 512 bits: 4,286 LUT, 881 FF, 650 SRL16E (the delay
 //!   line maps to SRLs). At 512 bits about 2,500 LUT are the data-term XOR network, 1,000 the
 //!   six un-advance matrices, 500 the FCS insertion. ECP5-85k out of context, 512 bits: 5,473
-//!   LUT4, 4,121 FF, 111 MHz (critical: two un-advance matrices); with one matrix per stage
-//!   ([`eth_fcs_append_pipelined`]) 145 MHz, limited by the advance fan-out.
+//!   LUT4, 4,121 FF, 111 MHz with two un-advance matrices per stage (critical: the matrices);
+//!   145 MHz with one, limited by the advance fan-out. At 64 bits, seeds 1/2 (`cargo xtask
+//!   bench-area --presets nic64 --seeds 1,2 --only ecp5 --blocks eth_fcs_append`): 148.7 MHz
+//!   (critical: `fcs_left -> carrying -> advance -> take -> padder`); with `carrying` a flop and
+//!   `advance`/`take` written from the flops, 147.4 / 152.6 (critical: two matrices); with one
+//!   matrix per stage (now the default), 169.4 / 156.7 MHz, 1,407 LUT4, 717 FF.
 //! - Golden model: `nicgen_model::mac::fcs_append`; test: `testbench/tb/tests/eth_fcs.rs`.
 
 use super::crc32::{apply_mat, beat_crc, keep_onehot, onehot_value, unadvance_zeros, XOROUT};
@@ -52,8 +56,9 @@ pub struct FcsAppendCfg {
 
 /// Un-advance matrices between pipeline registers in [`eth_fcs_append`]. On ECP5 (LUT4) at 512
 /// bits, 2 reached 111 MHz and 1 reached 145 MHz (then limited by the advance fan-out) for
-/// 427 more LUTs and 3 more stages; see [`eth_fcs_append_pipelined`].
-pub const UNADVANCE_PER_STAGE: u32 = 2;
+/// 427 more LUTs and 3 more stages; at 64 bits 1 is needed for 156.25 MHz (one more stage);
+/// see [`eth_fcs_append_pipelined`].
+pub const UNADVANCE_PER_STAGE: u32 = 1;
 
 /// Pipeline registers of the un-advance.
 fn unadvance_stages(cfg: &FcsAppendCfg, per_stage: u32) -> u32 {
@@ -117,13 +122,15 @@ pub fn eth_fcs_append_pipelined(
         let out_v = reg_init(1, 0u32).named("out_valid");
         let adv_out = (!out_v | m.ready()).named("out_advance");
         let fcs_left = reg_init(3, 0u32).enable(adv_out).named("fcs_left");
-        let carrying = fcs_left.ne(0u32).named("carrying");
-        let adv = (adv_out & !carrying).named("advance");
+        // `fcs_left != 0`, kept as a flop: it gates every stage's enable.
+        let carrying = reg_init(1, 0u32).enable(adv_out).named("carrying");
+        // Written out, not from `adv_out`, so that synthesis makes it one LUT from the flops.
+        let adv = ((!out_v | m.ready()) & !carrying).named("advance");
 
         // ---- Padder: the input frame, then zero beats up to 60 bytes.
         let padding = reg_init(1, 0u32).enable(adv).named("padding");
         s.ready().set(adv & !padding);
-        let take = (adv & (padding | s.valid())).named("take");
+        let take = ((!out_v | m.ready()) & !carrying & (padding | s.valid())).named("take");
         // Beat index within the padded frame, saturating where padding no longer matters.
         let pad_beats = PAD_TO.div_ceil(w);
         let bw = 32 - pad_beats.leading_zeros();
@@ -297,11 +304,14 @@ pub fn eth_fcs_append_pipelined(
         let o_d = stage(mux(carrying, carry_data, merged), adv_out, "out_data");
         let o_k = stage(mux(carrying, carry_keep, mkeep), adv_out, "out_keep");
         let o_l = stage(mux(carrying, carry_last, dl & !spills), adv_out, "out_last");
-        fcs_left.set(mux(
+        let left_next = mux(
             carrying,
             mux(carry_last, lit(3, 0u32), fcs_left - w.min(4)),
             mux(carry_now, left0, lit(3, 0u32)),
-        ));
+        )
+        .named("fcs_left_next");
+        fcs_left.set(left_next);
+        carrying.set(left_next.ne(0u32));
         rem.set(mux(carrying, rem.shr(8 * w.min(4)), rem0));
         m.valid().set(out_v);
         m.data().set(o_d);
