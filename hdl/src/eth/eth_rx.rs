@@ -1,13 +1,13 @@
 //! `eth_rx`: the RX offload path for plain traffic, wire to host.
 //!
 //! ```text
-//! s_axis (wire, FCS) -> eth_fcs_check -> fork -+-> eth_hdr_parse -> meta -> dispatch -+-> pending queue ------------+
-//!                                              |                                      +-> rx_csum request           |
-//!                                              |                                      +-> VLAN-strip command        +-> m_axis_meta
-//!                                              |                                      +-> rss_toeplitz request -----+    (RX_META, one per frame)
-//!                                              +-> frame buffer (frame mode: drops bad frames)
-//!                                                     -> fork -+-> rx_csum ------------------------------------------+
-//!                                                              +-> stream_delete (outer VLAN tag) -> m_axis (host)
+//! s_axis (wire, FCS) -> eth_fcs_check -> skid -> fork -+-> eth_hdr_parse -> meta reg -> dispatch -+-> pending queue ------------+
+//!                                                      |                                          +-> rx_csum request           |
+//!                                                      |                                          +-> VLAN-strip command        +-> m_axis_meta
+//!                                                      |                                          +-> rss_toeplitz request -----+    (RX_META, one per frame)
+//!                                                      +-> frame buffer (frame mode: drops bad frames)
+//!                                                             -> skid -> fork -+-> rx_csum ----------------------------------+
+//!                                                                              +-> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
 //!
 //! Every input frame produces exactly one [`rx_meta`] record on `m_axis_meta`, in input order:
@@ -16,6 +16,11 @@
 //! only their reason; delivered frames report the parse, the checksum verdicts, the
 //! checksum-complete value and RSS, and come out on `m_axis` without FCS and without their outer
 //! VLAN tag. The reporting rules are those of the golden model `nicgen_model::rx` (read there).
+//!
+//! The skid buffers (`stream_skid`: latency 0, `s_axis_tready` from a flop) keep each fork's
+//! ready (parser and frame buffer; rx_csum and VLAN strip) out of the registers before it
+//! within a cycle; the parse record (`parse_q`) and the pending record (`pend_q`) go through
+//! register slices, so that no queue's LUT-RAM read feeds the dispatch or the record assembly.
 //!
 //! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
 //! after its last beat arrived; the parse result is known by then, which is what lets
@@ -40,7 +45,10 @@ use crate::rss::rss_toeplitz::{rss_toeplitz, RssCfg};
 use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
-use crate::stream::{record_fifo, stream_fork, stream_in, stream_out, FifoCfg, Stream, StreamCfg};
+use crate::stream::{
+    record_fifo, record_reg_slice, stream_fork, stream_in, stream_out, stream_skid, FifoCfg,
+    Stream, StreamCfg,
+};
 use nicgen_edsl::prelude::*;
 use std::sync::Mutex;
 
@@ -149,6 +157,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let ucfg = StreamCfg::new(w, rx_user::BITS);
     let fcs = eth_fcs_check(&FcsCheckCfg::for_mtu(w, cfg.mtu))?;
     let fork_in = stream_fork(&ucfg, &["parse", "data"])?;
+    let skid = stream_skid(&ucfg)?;
     let parse = eth_hdr_parse(&HdrParseCfg {
         data_bits: w,
         user_bits: rx_user::BITS,
@@ -165,6 +174,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     )?;
     let dcfg = StreamCfg::new(w, 0);
     let fork_out = stream_fork(&dcfg, &["csum", "host"])?;
+    let buf_skid = stream_skid(&dcfg)?;
     let csum = rx_csum(&RxCsumCfg {
         data_bits: w,
         levels_per_stage: cfg.levels_per_stage,
@@ -193,7 +203,11 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         let u_fcs = instance(&fcs, "u_fcs_check");
         u_fcs.connect_in("s_axis", &s.0);
-        let checked = u_fcs.bundle_out("m_axis", &ucfg.spec());
+        // A skid buffer: the fork's ready (parser and frame buffer) must not reach the FCS
+        // check's registers in the same cycle.
+        let u_fcs_skid = instance(&skid, "u_fcs_skid");
+        u_fcs_skid.connect_in("s_axis", &u_fcs.bundle_out("m_axis", &ucfg.spec()));
+        let checked = u_fcs_skid.bundle_out("m_axis", &ucfg.spec());
         let u_fork_in = instance(&fork_in, "u_fork_in");
         u_fork_in.connect_in("s_axis", &checked);
 
@@ -211,15 +225,21 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_buf.unused("stat_drop_oversize");
         let buffered = Stream(u_buf.bundle_out("m_axis", &ucfg.spec()));
         let _ = buffered.user().expect("rx stream has tuser").unused();
-        let u_fork_out = instance(&fork_out, "u_fork_out");
+        // A skid buffer: the ready of the VLAN strip and of rx_csum (through the fork) must not
+        // reach the frame buffer's read enables within a cycle.
+        let u_buf_skid = instance(&buf_skid, "u_buf_skid");
         for f in ["tdata", "tkeep", "tvalid", "tlast"] {
-            u_fork_out.set(&format!("s_axis_{f}"), buffered.0.f(f));
+            u_buf_skid.set(&format!("s_axis_{f}"), buffered.0.f(f));
         }
-        buffered.ready().set(u_fork_out.get("s_axis_tready"));
+        buffered.ready().set(u_buf_skid.get("s_axis_tready"));
+        let u_fork_out = instance(&fork_out, "u_fork_out");
+        u_fork_out.connect_in("s_axis", &u_buf_skid.bundle_out("m_axis", &dcfg.spec()));
 
         // Dispatch: one parse record at a time to every unit that needs it.
-        let meta_valid = u_parse.get("m_axis_meta_tvalid");
-        let meta = meta_l.unpack(u_parse.get("m_axis_meta_tdata").unused());
+        // The parse record through a register slice (data, valid and ready from flops).
+        let parse_q = super::parse_meta_slice(&u_parse);
+        let meta_valid = parse_q.valid;
+        let meta = meta_l.unpack(parse_q.data.unused());
         let user = meta.get("user");
         let deliver = (!user.bit(rx_user::BAD)).named("deliver");
         let mal = meta.get("malformed");
@@ -260,7 +280,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             & need(u_rss.get("s_axis_req_tready")))
         .named("dispatch_ready");
         let go = (meta_valid & all_ready).named("dispatch");
-        u_parse.set("m_axis_meta_tready", all_ready);
+        parse_q.ready.set(all_ready);
         u_pending.set(
             "s_axis_tdata",
             PENDING.pack(&[
@@ -336,9 +356,17 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_strip_q.set("m_axis_tready", u_strip.get("s_axis_cmd_tready"));
         connect(&m.0, &u_strip.bundle_out("m_axis", &dcfg.spec()));
 
-        // Assemble one record per frame, in order.
-        let p = PENDING.unpack(u_pending.get("m_axis_tdata"));
-        let p_valid = u_pending.get("m_axis_tvalid");
+        // Assemble one record per frame, in order. The pending record comes through a register
+        // slice: `emit` (it decides with the record's `deliver`) pops two result queues and
+        // counts, and must not start at the queue's LUT-RAM read.
+        let pend_q = record_reg_slice(
+            "pend_q",
+            u_pending.get("m_axis_tdata"),
+            u_pending.get("m_axis_tvalid"),
+        );
+        u_pending.set("m_axis_tready", pend_q.s_ready);
+        let p = PENDING.unpack(pend_q.data);
+        let p_valid = pend_q.valid;
         let c_valid = u_csum.get("m_axis_res_tvalid");
         let r_valid = u_rss.get("m_axis_res_tvalid");
         let p_deliver = p.get("deliver");
@@ -346,7 +374,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let out_ready = input("m_axis_meta_tready", 1);
         let room = (!out_valid | out_ready).named("meta_room");
         let emit = (p_valid & room & (!p_deliver | (c_valid & r_valid))).named("emit");
-        u_pending.set("m_axis_tready", emit);
+        pend_q.ready.set(emit);
         u_csum.set("m_axis_res_tready", emit & p_deliver);
         u_rss.set("m_axis_res_tready", emit & p_deliver);
         let c = RX_CSUM_RES.unpack(u_csum.get("m_axis_res_tdata"));

@@ -3,8 +3,13 @@
 //! ```text
 //! s_axis (host) -> fork -+-> eth_hdr_parse -> meta -+-> dispatch (with s_axis_cmd) -+-> tx_csum request
 //!                        |                          |                               +-> VLAN-insert command
-//!                        +-> delay FIFO ------------+---------> tx_csum -> stream_insert (802.1Q) -> eth_fcs_append -> m_axis (wire)
+//!                        +-> delay FIFO ------------+---------> tx_csum -> skid -> stream_insert (802.1Q) -> skid -> eth_fcs_append -> m_axis (wire)
 //! ```
+//!
+//! The skid buffers (`stream_skid`: latency 0, `s_axis_tready` from a flop) keep each block's
+//! ready out of the registers of the block before it within a cycle, and the parse record goes
+//! through a register slice (`parse_q`: data, valid and ready from flops) before the dispatch,
+//! so that the parser's LUT-RAM read and the dispatch's queue writes are in different cycles.
 //!
 //! Per frame the host gives a command on `s_axis_cmd` (record [`TX_CMD`]: the mlx5 `cs_flags`
 //! L3/L4 bits and an optional VLAN tag to insert). The parser finds the headers while the frame
@@ -30,7 +35,10 @@ use super::tx_csum::{latency as csum_latency, tx_csum, TxCsumCfg, TX_CSUM_REQ};
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
-use crate::stream::{record_fifo, stream_fork, stream_in, stream_out, FifoCfg, StreamCfg};
+use crate::stream::{
+    record_fifo, record_reg_slice, stream_fork, stream_in, stream_out, stream_skid, FifoCfg,
+    StreamCfg,
+};
 use nicgen_edsl::prelude::*;
 
 /// The per-frame command from the host.
@@ -114,6 +122,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         n: 4,
     })?;
     let fcs = eth_fcs_append(&FcsAppendCfg { data_bits: w })?;
+    let skid = stream_skid(&scfg)?;
     let q_req = record_fifo(TX_CSUM_REQ.width(), 4)?;
     let q_ins = record_fifo(33, cfg.vlan_cmd_depth())?;
     Module::build(format!("eth_tx_d{w}"), move || {
@@ -132,15 +141,17 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_delay.connect_in("s_axis", &u_fork.bundle_out("m_axis_data", &scfg.spec()));
 
         // Dispatch: a parse record and a host command per frame.
-        let meta_valid = u_parse.get("m_axis_meta_tvalid");
-        let meta = PARSE_META.unpack(u_parse.get("m_axis_meta_tdata").unused());
+        // The parse record through a register slice (data, valid and ready from flops).
+        let parse_q = super::parse_meta_slice(&u_parse);
+        let meta_valid = parse_q.valid;
+        let meta = PARSE_META.unpack(parse_q.data.unused());
         let cmd = TX_CMD.unpack(cmd_data);
         let u_req = instance(&q_req, "u_csum_req_q");
         let u_ins = instance(&q_ins, "u_vlan_cmd_q");
         let ready =
             (u_req.get("s_axis_tready") & u_ins.get("s_axis_tready")).named("dispatch_ready");
         let go = (meta_valid & cmd_valid & ready).named("dispatch");
-        u_parse.set("m_axis_meta_tready", cmd_valid & ready);
+        parse_q.ready.set(cmd_valid & ready);
         output("s_axis_cmd_tready", meta_valid & ready);
         let mal = meta.get("malformed");
         let ext_bad = mal.eq(malformed::EXT_TRUNC as u64)
@@ -183,16 +194,30 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         let u_csum = instance(&csum, "u_tx_csum");
         u_csum.connect_in("s_axis", &u_delay.bundle_out("m_axis", &scfg.spec()));
-        u_csum.set("s_axis_req_tdata", u_req.get("m_axis_tdata"));
-        u_csum.set("s_axis_req_tvalid", u_req.get("m_axis_tvalid"));
-        u_req.set("m_axis_tready", u_csum.get("s_axis_req_tready"));
+        // The request through a register slice: tx_csum starts adding on it at once.
+        let req_q = record_reg_slice(
+            "csum_req",
+            u_req.get("m_axis_tdata"),
+            u_req.get("m_axis_tvalid"),
+        );
+        u_req.set("m_axis_tready", req_q.s_ready);
+        u_csum.set("s_axis_req_tdata", req_q.data);
+        u_csum.set("s_axis_req_tvalid", req_q.valid);
+        req_q.ready.set(u_csum.get("s_axis_req_tready"));
+        // Skid buffers on both sides of the VLAN insert: the ready of each block must not
+        // reach the registers of the one before it in the same cycle (the FCS append's ready
+        // went through the insert into the checksum unit's trackers).
+        let u_csum_skid = instance(&skid, "u_csum_skid");
+        u_csum_skid.connect_in("s_axis", &u_csum.bundle_out("m_axis", &scfg.spec()));
         let u_vlan = instance(&ins, "u_vlan_insert");
-        u_vlan.connect_in("s_axis", &u_csum.bundle_out("m_axis", &scfg.spec()));
+        u_vlan.connect_in("s_axis", &u_csum_skid.bundle_out("m_axis", &scfg.spec()));
         u_vlan.set("s_axis_cmd_tdata", u_ins.get("m_axis_tdata"));
         u_vlan.set("s_axis_cmd_tvalid", u_ins.get("m_axis_tvalid"));
         u_ins.set("m_axis_tready", u_vlan.get("s_axis_cmd_tready"));
         let u_fcs = instance(&fcs, "u_fcs_append");
-        u_fcs.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));
+        let u_vlan_skid = instance(&skid, "u_vlan_skid");
+        u_vlan_skid.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));
+        u_fcs.connect_in("s_axis", &u_vlan_skid.bundle_out("m_axis", &scfg.spec()));
         connect(&m.0, &u_fcs.bundle_out("m_axis", &scfg.spec()));
     })
 }

@@ -30,3 +30,17 @@ pub mod rx_user {
     /// Width of the RX `tuser` after the FCS check.
     pub const BITS: u32 = 5;
 }
+
+/// The parser's metadata record (`m_axis_meta_*` of [`eth_hdr_parse::eth_hdr_parse`]) through
+/// a register slice named `parse_q`: the parser reads it out of a LUT-RAM queue, and the
+/// dispatch behind it in `eth_rx` / `eth_tx` decides for several queues at once. The caller
+/// sets the slice's `ready`.
+fn parse_meta_slice(u_parse: &nicgen_edsl::prelude::Inst) -> crate::stream::RecordReg {
+    let q = crate::stream::record_reg_slice(
+        "parse_q",
+        u_parse.get("m_axis_meta_tdata"),
+        u_parse.get("m_axis_meta_tvalid"),
+    );
+    u_parse.set("m_axis_meta_tready", q.s_ready);
+    q
+}

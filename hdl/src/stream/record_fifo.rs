@@ -2,9 +2,10 @@
 //! transfer, no `tkeep`/`tlast`): per-frame requests and results waiting beside the data.
 //!
 //! - Ports: `s_axis_tdata/_tvalid/_tready`, `m_axis_tdata/_tvalid/_tready`.
-//! - Latency 1 cycle (write to `m_axis_tvalid`); throughput 1 item/cycle.
-//! - Cost: `depth x width` bits of LUTRAM (combinational read), two pointers of
-//!   `log2(depth) + 1` bits.
+//! - Latency 1 cycle (write to `m_axis_tvalid`); throughput 1 item/cycle; `s_axis_tready`
+//!   and `m_axis_tvalid` are flops (`!full`, `!empty`, exact).
+//! - Cost: `depth x width` bits of LUTRAM (combinational read), two pointers and an occupancy
+//!   count of `log2(depth) + 1` bits, two flag flops.
 //! - Golden model: identity on items; test: `testbench/tb/tests/record_fifo.rs`.
 
 use nicgen_edsl::prelude::*;
@@ -30,11 +31,22 @@ pub fn record_fifo(width: u32, depth: u32) -> Result<Rc<ModuleDef>, ElabError> {
         let m_ready = input("m_axis_tready", 1);
         let wr = reg_init(aw + 1, 0u32).named("wr_ptr");
         let rd = reg_init(aw + 1, 0u32).named("rd_ptr");
-        let full =
-            (wr.slice(aw - 1, 0).eq(rd.slice(aw - 1, 0)) & wr.bit(aw).ne(rd.bit(aw))).named("full");
-        let empty = wr.eq(rd).named("empty");
+        // `full` and `empty` are flops, exact (not one cycle late): each follows the occupancy
+        // `count` through this cycle's push and pop. So `s_axis_tready` and `m_axis_tvalid`
+        // come from flops, and no pointer compare sits between a neighbour's handshake and ours.
+        let count = reg_init(aw + 1, 0u32).named("count");
+        let full = reg_init(1, 0u32).named("full");
+        let empty = reg_init(1, 1u32).named("empty");
         let push = (s_valid & !full).named("push");
         let pop = (!empty & m_ready).named("pop");
+        let grow = (push & !pop).named("grow");
+        let shrink = (pop & !push).named("shrink");
+        count.set_if(grow, count + 1u32);
+        count.set_if(shrink, count - 1u32);
+        full.set_if(grow, count.eq(u64::from(depth - 1)));
+        full.set_if(shrink, 0u32);
+        empty.set_if(shrink, count.eq(1u64));
+        empty.set_if(grow, 0u32);
         wr.set_if(push, wr + 1u32);
         rd.set_if(pop, rd + 1u32);
         let mem = memory("items", width, depth);

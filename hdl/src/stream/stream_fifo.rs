@@ -21,7 +21,9 @@
 //!   read is ignored: conservative for one cycle). All `depth` entries are usable and the
 //!   throughput stays 1 beat/cycle.
 //! - the read side's "data available" is a flop computed the same way from the published
-//!   pointer (`>= 2` entries, or 1 entry not being read now), so a read costs one AND.
+//!   pointer (`>= 2` entries, or 1 entry not being read now), so a read costs one AND. In
+//!   Block mode the pointer difference is a flop as well, one cycle old, and `avail` subtracts
+//!   the reads made since (`>= 1 + took + take`): no subtractor in front of `avail`.
 //! - the oversize check is the top bit of a per-frame beat counter that starts at 1 (`frame_cnt`
 //!   reaches `depth` on the frame's `depth`-th beat), not `wr_ptr - wr_commit == depth - 1`.
 //!
@@ -30,7 +32,7 @@
 //! - Ports: `s_axis_*`, `m_axis_*`, and in frame mode `stat_drop_bad`, `stat_drop_oversize`.
 //!   `s_axis_tready` is a flop (`!full`) or 1 while a frame is being dropped; `m_axis_tvalid` is
 //!   a flop in both RAM kinds.
-//! - Latency (beat written to `m_axis_tvalid`): Lut 2 cycles, Block 4 cycles; in frame mode from
+//! - Latency (beat written to `m_axis_tvalid`): Lut 2 cycles, Block 5 cycles; in frame mode from
 //!   the frame's last beat (+1 for the commit). Throughput 1 beat/cycle in and out for
 //!   `depth >= 4` (at depth 2 the one-cycle-late flags halve it).
 //! - Storage: `depth` beats, + 2 beats in the Block prefetch stages. Frame mode accepts frames
@@ -252,10 +254,30 @@ pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, Elab
         // computed one cycle late like `full`: entries published in this cycle show next cycle.
         let avail = reg_init(1, 0u32).named("avail");
         let take = wire(1).named("take");
-        let ready_cnt = (visible - rd_ptr).named("readable");
-        let two_or_more = ready_cnt.slice(pw - 1, 1).or_reduce();
-        let exactly_one = ready_cnt.eq(1u64);
-        avail.set(two_or_more | (exactly_one & !take));
+        match ram {
+            FifoRam::Lut => {
+                let ready_cnt = (visible - rd_ptr).named("readable");
+                let two_or_more = ready_cnt.slice(pw - 1, 1).or_reduce();
+                let exactly_one = ready_cnt.eq(1u64);
+                avail.set(two_or_more | (exactly_one & !take));
+            }
+            FifoRam::Block => {
+                // The pointer difference is registered too (no subtractor in front of `avail`,
+                // whose `take` fans out to the pointer and the RAM). It is one cycle old: since
+                // then the reader took `took` entries and the writer only added some, so at
+                // least `readable_q - took` are readable now, and after this cycle's `take`,
+                // `readable_q - took - take`. Entries show one cycle later than in Lut mode;
+                // the throughput stays 1 beat/cycle (4 entries in flight when streaming).
+                let ready_q = reg_init(pw, 0u32).named("readable_q");
+                ready_q.set(visible - rd_ptr);
+                let took = reg_init(1, 0u32).named("took");
+                took.set(take);
+                let at_least = |k: u64| ready_q.ge(k);
+                avail.set(
+                    at_least(3) | (at_least(2) & !(took & take)) | (at_least(1) & !(took | take)),
+                );
+            }
+        }
         rd_ptr.set_if(take, rd_ptr + 1u32);
 
         let split = |q: Sig| {

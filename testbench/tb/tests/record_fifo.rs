@@ -1,17 +1,55 @@
-//! `record_fifo` passes every item through unchanged and in order under random idle and
-//! backpressure; the sink checks the hold rule.
+//! `record_fifo` and `record_reg_slice` pass every item through unchanged and in order under
+//! random idle and backpressure; the sink checks the hold rule. Without idle or backpressure
+//! both move one item per cycle.
 
 mod blocks;
 use blocks::*;
-use nicgen_hdl::stream::record_fifo;
+use nicgen_edsl::prelude::*;
+use nicgen_hdl::stream::{record_fifo, record_reg_slice};
 use nicgen_tb::record::{RecordDriver, RecordSink};
 use nicgen_tb::stream::{run_until_seeded, step, Status};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
+/// `record_reg_slice` alone in a module, with record-stream ports.
+fn reg_slice(width: u32) -> Rc<ModuleDef> {
+    Module::build(format!("record_slice_w{width}"), move || {
+        let r = record_reg_slice(
+            "slice",
+            input("s_axis_tdata", width),
+            input("s_axis_tvalid", 1),
+        );
+        output("s_axis_tready", r.s_ready);
+        r.ready.set(input("m_axis_tready", 1));
+        output("m_axis_tdata", r.data);
+        output("m_axis_tvalid", r.valid);
+    })
+    .unwrap()
+}
+
 #[test]
 fn record_fifo_is_identity() {
-    for (width, depth) in [(1u32, 2u32), (37, 4), (300, 16)] {
-        let Some(d) = dut(&record_fifo(width, depth).unwrap()) else {
+    identity((1..=3).map(|i| {
+        let (width, depth) = [(1u32, 2u32), (37, 4), (300, 16)][i - 1];
+        (
+            record_fifo(width, depth).unwrap(),
+            width,
+            format!("fifo depth {depth}"),
+        )
+    }));
+}
+
+#[test]
+fn record_reg_slice_is_identity() {
+    identity(
+        [1u32, 37, 300]
+            .into_iter()
+            .map(|w| (reg_slice(w), w, "slice".to_string())),
+    );
+}
+
+fn identity(duts: impl Iterator<Item = (Rc<ModuleDef>, u32, String)>) {
+    for (def, width, what) in duts {
+        let Some(d) = dut(&def) else {
             return;
         };
         for k in matrix(90 + width as u64) {
@@ -33,12 +71,21 @@ fn record_fifo_is_identity() {
             for i in &items {
                 drv.push(i.clone());
             }
+            let start = sim.cycles();
             run_until_seeded(&mut sim, k.seed, 100, |sim| {
                 let p = step(sim, &mut [&mut drv, &mut sink])?;
                 Ok(Status::new(p, sink.items.len() == items.len()))
             })
             .unwrap();
-            assert_eq!(sink.items, items, "width {width} depth {depth} {k:?}");
+            assert_eq!(sink.items, items, "width {width} {what} {k:?}");
+            if k.idle == 0.0 && k.backpressure == 0.0 {
+                let cycles = sim.cycles() - start;
+                assert!(
+                    cycles <= items.len() as u64 + 3,
+                    "width {width} {what}: {} items took {cycles} cycles",
+                    items.len()
+                );
+            }
         }
     }
 }
