@@ -60,8 +60,10 @@
 //!   the select differences from a register of its own (`m_sel`, `p / 4` before the `walking`
 //!   mux) with constant compares, and `nh == 44` comes registered; each one-hot select bit has
 //!   two registers, one for the word mux and one (`sel*_l4`, with a reset so that synthesis
-//!   does not merge the two) for the UDP length / data offset muxes; the TCP/UDP length
-//!   checks compare both the new and the held field and pick after.
+//!   does not merge the two) for the UDP length / data offset muxes, and the length byte of
+//!   the word two (`len_sel`, the same way) for the select compares; the muxes OR their terms
+//!   as a balanced tree; the TCP/UDP length checks compare both the new and the held field
+//!   and pick after.
 //!   Stage `s` runs exactly `s` cycles after the close, and the next frame reaches beat `j` no
 //!   earlier than `1 + j` cycles after it, so capture byte `i` still holds this frame in stage
 //!   `s` iff `s ≤ 1 + i / B`; a stage that reads an older byte gets a delayed copy, made at
@@ -80,18 +82,20 @@
 //!   that is always ready, `fifo_depth ≥ LATENCY + 2` never throttles the input. The input is
 //!   never held for a frame that is still arriving.
 //! - **Cost** (window 128, 32 records, no `tuser`). `yosys synth_xilinx -noiopad` (Yosys
-//!   0.23): 64 bits: 3,843 LUT, 3,011 FF, 39 SRL16E, 75 RAM32M (the two record stores and the
-//!   length FIFO); 512 bits: 3,915 LUT, 7,010 FF, 367 SRL16E, 75 RAM32M (the extra flip-flops
-//!   and SRLs are the delayed window copies a 64-byte beat needs). ECP5-85k, 64 bits, out of
+//!   0.23, `cargo xtask bench-area --presets nic64,nic512 --only xilinx --blocks "tx
+//!   eth_hdr_parse"`): 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record
+//!   stores and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the
+//!   extra flip-flops and SRLs are the delayed window copies a 64-byte beat needs). ECP5-85k, 64 bits, out of
 //!   context (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks
 //!   "rx eth_hdr_parse,tx eth_hdr_parse"`: Yosys 0.70 `synth_ecp5` + nextpnr-ecp5 0.11): the
-//!   TX instance (no `tuser`) 7,697 LUT4 (`TRELLIS_COMB`), 3,490 FF, 224 `TRELLIS_RAMW`, Fmax
-//!   141.7 / 140.8 / 143.1 MHz (median 141.7; 132.8 before the timing changes above, which
-//!   cost about 270 FF); the RX instance (5-bit `tuser`) 135.6 / 134.5 / 141.4 (median 135.6;
-//!   133.9 before) — below the 156.25 MHz of 10G at 64 bits. The paths left are
-//!   routing-bound (about 1 ns a net, 4-5 LUTs): the word and field muxes of the read stages
-//!   (select fan-out 32 / 20), the `len == (j − m − 2) / 2` selects, the stage-3 `ip_end`
-//!   adder, the finish's header-length compare.
+//!   TX instance (no `tuser`) 7,680 LUT4 (`TRELLIS_COMB`), 3,522 FF, 224 `TRELLIS_RAMW`, Fmax
+//!   146.5 / 141.5 / 140.6 MHz (median 141.5; 132.8 before the timing changes above, which
+//!   cost about 300 FF); the RX instance (5-bit `tuser`) 7,729 LUT4, 3,537 FF, Fmax 143.5 /
+//!   144.0 / 142.1 (median 143.5; 133.9 before) — still below the 156.25 MHz of 10G at 64
+//!   bits. The paths left are routing-bound (3-4 LUTs, one net of 3-4 ns across the window
+//!   registers): mostly the word and field muxes of the read stages (select register to
+//!   AND-OR tree), then the `len == (j − m − 2) / 2` selects, the stage-3 `ip_end` adder,
+//!   the finish's length compares.
 //! - **Golden model**: `nicgen_model::parse::parse_headers`; **test**:
 //!   `testbench/tb/tests/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16,
 //!   32 and 128 bits with other windows and FIFO depths; every code reached; the
@@ -321,17 +325,23 @@ fn sel_regs(hit: Sig, name: &str) -> (Sig, Sig) {
     (stage(hit, name), l4)
 }
 
-/// AND-OR mux with a registered one-hot select (bytes beyond the window fold to 0).
+/// AND-OR mux with a registered one-hot select (bytes beyond the window fold to 0), its OR a
+/// balanced tree (a chain maps to a LUT level more).
 fn pick(sel: &[(u32, Sig)], mut at: impl FnMut(u32) -> Sig, width: u32) -> Sig {
-    let mut acc: Option<Sig> = None;
-    for (j, bit) in sel {
-        let term = at(*j) & bit.repl(width);
-        acc = Some(match acc {
-            Some(a) => a | term,
-            None => term,
-        });
+    let mut terms: Vec<Sig> = sel
+        .iter()
+        .map(|(j, bit)| at(*j) & bit.repl(width))
+        .collect();
+    if terms.is_empty() {
+        return lit(width, 0u32);
     }
-    acc.unwrap_or_else(|| lit(width, 0u32))
+    while terms.len() > 1 {
+        terms = terms
+            .chunks(2)
+            .map(|c| if c.len() == 2 { c[0] | c[1] } else { c[0] })
+            .collect();
+    }
+    terms[0]
 }
 
 /// State of the extension-header walk between walk stages.
@@ -826,6 +836,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 ..walk.clone()
             };
             let dw_r = pending.word;
+            // A second register of the length byte for the next-select compares (17 of them),
+            // with a reset so that synthesis keeps it apart from `word_q`'s bits, which feed
+            // the adders and the length check.
+            let len_sel = reg_init(8, 0u32).named(&n("len_sel", st));
+            len_sel.set(dw.slice(23, 16));
             carry = carry.map(&mut |x, nm| stage(x, &n(nm, st)));
             st += 1;
 
@@ -854,9 +869,9 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let len_is = |tgt: Sig| {
                 let tw = tgt.width();
                 if tw >= 8 {
-                    len.zext(tw).eq(tgt)
+                    len_sel.zext(tw).eq(tgt)
                 } else {
-                    len.slice(7, tw).eq(0u32) & len.slice(tw - 1, 0).eq(tgt)
+                    len_sel.slice(7, tw).eq(0u32) & len_sel.slice(tw - 1, 0).eq(tgt)
                 }
             };
             let (sel, sel_l4): (Vec<(u32, Sig)>, Vec<(u32, Sig)>) = pre
