@@ -318,6 +318,9 @@ fn read_range(k: u32, window: u32) -> (u32, u32) {
     }
 }
 
+/// A one-hot select: `(word index, bit)`.
+type Sel = Vec<(u32, Sig)>;
+
 /// The two registers of a select bit: `sel` (no reset) and `sel_l4` (reset to 0).
 fn sel_regs(hit: Sig, name: &str) -> (Sig, Sig) {
     let l4 = reg_init(1, 0u32).named(&format!("{name}_l4"));
@@ -664,7 +667,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let mut carry = carry.map(&mut |x, n| stage(x, &format!("{n}_s3")));
         // One-hot of the first header's word: m3 + IHL (IPv4) or m3 + 10 (IPv6), m3 = 3 + tags.
         let (lo0, hi0) = read_range(0, w);
-        let (sel0, sel0_l4): (Vec<(u32, Sig)>, Vec<(u32, Sig)>) = (lo0..=hi0)
+        let (sel0, sel0_l4): (Sel, Sel) = (lo0..=hi0)
             .map(|j| {
                 let mut v4hit = lit(1, 0u32);
                 for t in 0..3u32 {
@@ -874,7 +877,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                     len_sel.slice(7, tw).eq(0u32) & len_sel.slice(tw - 1, 0).eq(tgt)
                 }
             };
-            let (sel, sel_l4): (Vec<(u32, Sig)>, Vec<(u32, Sig)>) = pre
+            let (sel, sel_l4): (Sel, Sel) = pre
                 .iter()
                 .map(|(j, even, tgt, fhit)| {
                     let hit = *fhit | (*even & len_is(*tgt));
