@@ -54,6 +54,16 @@
 //!   (checks; next offset; next one-hot `j = m + 2 + 2·len` as `len == (j − m − 2) / 2` with
 //!   the difference prepared by the read stage; `(len + 1)·8 > rem` as `len ≥ rem / 8`,
 //!   applied a stage later), then a fifth read stage; (13-14) TCP/UDP comparisons, then codes.
+//!   For timing: `rem = ip_end − p` is carried along the walk (stepped with `p`), so no stage
+//!   subtracts before it compares; the next `p` and `rem` are picked after their adders from
+//!   selects the read stage registers (step by `len`, by 8, or stay); the read stage derives
+//!   the select differences from a register of its own (`m_sel`, `p / 4` before the `walking`
+//!   mux) with constant compares, and `nh == 44` comes registered; each one-hot select bit has
+//!   two registers, one for the word mux and one (`sel*_l4`, with a reset so that synthesis
+//!   does not merge the two) for the UDP length / data offset muxes, and the length byte of
+//!   the word two (`len_sel`, the same way) for the select compares; the muxes OR their terms
+//!   as a balanced tree; the TCP/UDP length checks compare both the new and the held field
+//!   and pick after.
 //!   Stage `s` runs exactly `s` cycles after the close, and the next frame reaches beat `j` no
 //!   earlier than `1 + j` cycles after it, so capture byte `i` still holds this frame in stage
 //!   `s` iff `s ≤ 1 + i / B`; a stage that reads an older byte gets a delayed copy, made at
@@ -72,13 +82,20 @@
 //!   that is always ready, `fifo_depth ≥ LATENCY + 2` never throttles the input. The input is
 //!   never held for a frame that is still arriving.
 //! - **Cost** (window 128, 32 records, no `tuser`). `yosys synth_xilinx -noiopad` (Yosys
-//!   0.23): 64 bits: 3,843 LUT, 3,011 FF, 39 SRL16E, 75 RAM32M (the two record stores and the
-//!   length FIFO); 512 bits: 3,915 LUT, 7,010 FF, 367 SRL16E, 75 RAM32M (the extra flip-flops
-//!   and SRLs are the delayed window copies a 64-byte beat needs). ECP5-85k, 64 bits, out of
-//!   context (`synth_ecp5` + nextpnr-ecp5 0.11, seeds 1-3): 7,573 LUT4 (`TRELLIS_COMB`),
-//!   3,221 FF, 224 `TRELLIS_RAMW`; Fmax 136.8 / 128.3 / 132.8 MHz, median 132.8 — below the
-//!   156.25 MHz of 10G at 64 bits; the paths left are routing-bound (the one-hot word selects,
-//!   the UDP length compare), each 4-5 LUTs deep.
+//!   0.23, `cargo xtask bench-area --presets nic64,nic512 --only xilinx --blocks "tx
+//!   eth_hdr_parse"`): 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record
+//!   stores and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the
+//!   extra flip-flops and SRLs are the delayed window copies a 64-byte beat needs). ECP5-85k, 64 bits, out of
+//!   context (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks
+//!   "rx eth_hdr_parse,tx eth_hdr_parse"`: Yosys 0.70 `synth_ecp5` + nextpnr-ecp5 0.11): the
+//!   TX instance (no `tuser`) 7,680 LUT4 (`TRELLIS_COMB`), 3,522 FF, 224 `TRELLIS_RAMW`, Fmax
+//!   146.5 / 141.5 / 140.6 MHz (median 141.5; 132.8 before the timing changes above, which
+//!   cost about 300 FF); the RX instance (5-bit `tuser`) 7,729 LUT4, 3,537 FF, Fmax 143.5 /
+//!   144.0 / 142.1 (median 143.5; 133.9 before) — still below the 156.25 MHz of 10G at 64
+//!   bits. The paths left are routing-bound (3-4 LUTs, one net of 3-4 ns across the window
+//!   registers): mostly the word and field muxes of the read stages (select register to
+//!   AND-OR tree), then the `len == (j − m − 2) / 2` selects, the stage-3 `ip_end` adder,
+//!   the finish's length compares.
 //! - **Golden model**: `nicgen_model::parse::parse_headers`; **test**:
 //!   `testbench/tb/tests/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16,
 //!   32 and 128 bits with other windows and FIFO depths; every code reached; the
@@ -301,17 +318,33 @@ fn read_range(k: u32, window: u32) -> (u32, u32) {
     }
 }
 
-/// AND-OR mux with a registered one-hot select (bytes beyond the window fold to 0).
+/// A one-hot select: `(word index, bit)`.
+type Sel = Vec<(u32, Sig)>;
+
+/// The two registers of a select bit: `sel` (no reset) and `sel_l4` (reset to 0).
+fn sel_regs(hit: Sig, name: &str) -> (Sig, Sig) {
+    let l4 = reg_init(1, 0u32).named(&format!("{name}_l4"));
+    l4.set(hit);
+    (stage(hit, name), l4)
+}
+
+/// AND-OR mux with a registered one-hot select (bytes beyond the window fold to 0), its OR a
+/// balanced tree (a chain maps to a LUT level more).
 fn pick(sel: &[(u32, Sig)], mut at: impl FnMut(u32) -> Sig, width: u32) -> Sig {
-    let mut acc: Option<Sig> = None;
-    for (j, bit) in sel {
-        let term = at(*j) & bit.repl(width);
-        acc = Some(match acc {
-            Some(a) => a | term,
-            None => term,
-        });
+    let mut terms: Vec<Sig> = sel
+        .iter()
+        .map(|(j, bit)| at(*j) & bit.repl(width))
+        .collect();
+    if terms.is_empty() {
+        return lit(width, 0u32);
     }
-    acc.unwrap_or_else(|| lit(width, 0u32))
+    while terms.len() > 1 {
+        terms = terms
+            .chunks(2)
+            .map(|c| if c.len() == 2 { c[0] | c[1] } else { c[0] })
+            .collect();
+    }
+    terms[0]
 }
 
 /// State of the extension-header walk between walk stages.
@@ -320,10 +353,26 @@ struct Walk {
     /// One-hot word select for the next read stage: `(word index, bit)` (all 0 when the word
     /// is beyond the window).
     sel: Vec<(u32, Sig)>,
+    /// A second register of the same select for the UDP length and TCP data offset muxes, so
+    /// each copy drives 32 or 20 AND-OR inputs instead of 52. It has a reset (to 0, harmless:
+    /// the stage is not valid then) so that synthesis does not merge it with `sel`, which has
+    /// none.
+    sel_l4: Vec<(u32, Sig)>,
     /// Offset of the current header (bytes from the frame start).
     p: Sig,
+    /// `ip_end - p`, 18 bits two's complement (negative only in frames whose L3 checks
+    /// failed): carried along the walk, so no read stage subtracts before it compares.
+    rem: Sig,
+    /// The word index `m` (`p / 4`) the next read stage derives its select differences from:
+    /// that of `p`, or anything when the walk is not stepping (its select does not matter
+    /// then), so it is the adder's output without the `walking` mux, and a register of its own
+    /// (not on `p`'s fan-out).
+    p_sel: Option<Sig>,
     /// Protocol / next-header value of the header at `p`.
     nh: Sig,
+    /// `nh == 44` (a fragment header), registered with `nh` so that the read stage's selects
+    /// are not behind the compare.
+    nh_frag: Sig,
     walking: Sig,
     latched: Sig,
     ecode: Sig,
@@ -600,6 +649,9 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let totlen_bad = len2.lt(hdr_len.zext(16));
         let opts = ihl2.gt(5u32);
         let p0 = mux(v4_2, hdr_end, l3_off + 40u32).zext(16);
+        // ip_end - p0: the L3 offset cancels (IPv4: total length - IHL * 4; else the payload
+        // length).
+        let rem0 = mux(v4_2, len2.zext(18) - hdr_len.zext(18), len2.zext(18));
         let walking0 = v6_2 & is_ext(nh2);
         let carry = Carry {
             vc: vc2,
@@ -615,7 +667,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let mut carry = carry.map(&mut |x, n| stage(x, &format!("{n}_s3")));
         // One-hot of the first header's word: m3 + IHL (IPv4) or m3 + 10 (IPv6), m3 = 3 + tags.
         let (lo0, hi0) = read_range(0, w);
-        let sel0: Vec<(u32, Sig)> = (lo0..=hi0)
+        let (sel0, sel0_l4): (Sel, Sel) = (lo0..=hi0)
             .map(|j| {
                 let mut v4hit = lit(1, 0u32);
                 for t in 0..3u32 {
@@ -628,13 +680,19 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 } else {
                     lit(1, 0u32)
                 };
-                (j, stage(mux(v4_2, v4hit, v6hit), &format!("sel{j}_s3")))
+                let (a, b) = sel_regs(mux(v4_2, v4hit, v6hit), &format!("sel{j}_s3"));
+                ((j, a), (j, b))
             })
-            .collect();
+            .unzip();
         let mut walk = Walk {
             sel: sel0,
+            sel_l4: sel0_l4,
             p: stage(p0, "p_s3"),
+            rem: stage(rem0, "rem_s3"),
+            // Only an IPv6 frame walks.
+            p_sel: Some(stage((l3_off + 40u32).zext(16).slice(15, 2), "m_sel_s3")),
             nh: stage(nh2, "nh_s3"),
+            nh_frag: stage(nh2.eq(44u32), "nh_frag_s3"),
             walking: stage(walking0, "walking_s3"),
             latched: lit(1, 0u32),
             ecode: lit(4, 0u32),
@@ -664,14 +722,14 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             }
             // Bytes from the current header to the end of the datagram (negative: only in
             // frames whose L3 checks failed).
-            let rem_full = carry.ip_end.zext(18) - walk.p.zext(18);
-            let rem_neg = rem_full.bit(17);
-            let rem_now = rem_full.slice(15, 0);
-            let sel = walk.sel.clone();
+            let rem_neg = walk.rem.bit(17);
+            let rem_now = walk.rem.slice(15, 0);
+            let (sel, sel_l4) = (walk.sel.clone(), walk.sel_l4.clone());
             let dw = pick(&sel, |x| win.word(x, st), 32).named(&format!("word_s{st}"));
-            let ul = pick(&sel, |x| win.be(4 * x + 6, 2, st), 16).named(&format!("udp_len_s{st}"));
+            let ul =
+                pick(&sel_l4, |x| win.be(4 * x + 6, 2, st), 16).named(&format!("udp_len_s{st}"));
             // TCP data offset: the high nibble of byte 12.
-            let dof = pick(&sel, |x| win.at(4 * x + 14, st), 8)
+            let dof = pick(&sel_l4, |x| win.at(4 * x + 14, st), 8)
                 .named(&format!("tcp_off_s{st}"))
                 .slice(7, 4);
             let latch = !walk.walking & !walk.latched;
@@ -691,11 +749,16 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let latched = walk.latched | latch;
             if k == MAX_EXT_HEADERS {
                 rem_l4 = Some(stage(rem_now, &n("rem", st)));
+                walk.rem.unused();
                 // A fifth extension header: give up.
                 walk = Walk {
                     sel: Vec::new(),
+                    sel_l4: Vec::new(),
                     p: stage(walk.p, &n("p", st)),
+                    rem: walk.rem,
+                    p_sel: None,
                     nh: stage(walk.nh, &n("nh", st)),
+                    nh_frag: lit(1, 0u32),
                     walking: lit(1, 0u32),
                     latched: lit(1, 1u32),
                     ecode: stage(
@@ -714,7 +777,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 break;
             }
             // Everything the compute stage needs that does not depend on the word.
-            let is_frag = walk.nh.eq(44u32);
+            let is_frag = walk.nh_frag;
             let trunc_pre = rem_neg | mux(is_frag, rem_now.lt(8u32), rem_now.lt(2u32));
             let win_bad = mux(
                 is_frag,
@@ -722,12 +785,19 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 walk.p.gt((w - 2) as u64),
             );
             let r = |x: Sig, nm: &str| stage(x, &n(nm, st));
+            let is_frag_now = is_frag;
             let is_frag = r(is_frag, "is_frag");
             let trunc_pre = r(trunc_pre, "trunc_pre");
             let win_bad = r(win_bad, "win_bad");
+            // The next offset: p + 8 + len * 8 (`step_len`), p + 8 (a fragment header: `step8`)
+            // or p (the walk has stopped), picked after the adder from registered selects.
+            let step_len = r(walk.walking & !is_frag_now, "step_len");
+            let step8 = r(walk.walking & is_frag_now, "step8");
             let p = r(walk.p, "p");
             let p8 = r(walk.p + 8u32, "p8");
-            let q = r(rem_now.slice(15, 3), "rem_div8");
+            let rem = r(walk.rem, "rem_q");
+            let rem8 = r(walk.rem - 8u32, "rem8");
+            let q = rem.slice(15, 3);
             let nh = r(walk.nh, "nh");
             let walking = r(walk.walking, "walking");
             let latched = r(latched, "latched");
@@ -738,19 +808,26 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // never read, so differences as wide as the window's word index do. When the walk
             // is not stepping, the next read's select does not matter: its latch is already
             // taken (or the frame has an EXT_* code).
-            let m = walk.p.slice(15, 2);
+            // `even` (d >= 0 and even) and the fragment hit (d = 0) compare `m` with constants;
+            // only the length target needs the subtraction.
+            let m = walk.p_sel.expect("a compute stage follows");
             let (lo, hi) = read_range(k + 1, w);
             let mw = clog2(hi as u64 + 1);
             let m_small = m.slice(13, mw).eq(0u32);
+            let ml = m.slice(mw - 1, 0);
             let pre: Vec<(u32, Sig, Sig, Sig)> = (lo..=hi)
                 .map(|j| {
-                    let d = lit(mw + 1, j - 2) - m.slice(mw - 1, 0).zext(mw + 1);
-                    let even = m_small & !d.bit(mw) & !d.bit(0);
+                    let d = lit(mw + 1, j - 2) - ml.zext(mw + 1);
+                    let even = m_small & ml.le((j - 2) as u64) & ml.bit(0).eq((j % 2) as u64);
+                    // After a fragment header the next word is m + 2, else m + 2 + 2 * len.
                     (
                         j,
-                        r(even, &format!("sel{j}_even")),
+                        r(!is_frag_now & even, &format!("sel{j}_even")),
                         r(d.slice(mw - 1, 1), &format!("sel{j}_len")),
-                        r(even & d.eq(0u32), &format!("sel{j}_frag")),
+                        r(
+                            is_frag_now & m_small & ml.eq((j - 2) as u64),
+                            &format!("sel{j}_frag"),
+                        ),
                     )
                 })
                 .collect();
@@ -762,6 +839,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 ..walk.clone()
             };
             let dw_r = pending.word;
+            // A second register of the length byte for the next-select compares (17 of them),
+            // with a reset so that synthesis keeps it apart from `word_q`'s bits, which feed
+            // the adders and the length check.
+            let len_sel = reg_init(8, 0u32).named(&n("len_sel", st));
+            len_sel.set(dw.slice(23, 16));
             carry = carry.map(&mut |x, nm| stage(x, &n(nm, st)));
             st += 1;
 
@@ -778,31 +860,46 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 code(malformed::EXT_TRUNC),
                 code(malformed::EXT_WINDOW),
             );
-            let step = mux(is_frag, lit(16, 0u32), cat(&[len, lit(3, 0u32)]).zext(16));
+            let len8 = cat(&[len, lit(3, 0u32)]);
+            let p_len = p8 + len8.zext(16);
+            let pick3 =
+                |sum: Sig, plus8: Sig, same: Sig| mux(step_len, sum, mux(step8, plus8, same));
+            // The next read's `m` may be anything when the walk does not step.
+            let p_next = mux(is_frag, p8, p_len);
             let nh_next = dw_r.slice(31, 24);
             let later_frag = is_frag & dw_r.slice(15, 3).or_reduce();
             let (ports, ulen, doff) = read.settle();
             let len_is = |tgt: Sig| {
                 let tw = tgt.width();
                 if tw >= 8 {
-                    len.zext(tw).eq(tgt)
+                    len_sel.zext(tw).eq(tgt)
                 } else {
-                    len.slice(7, tw).eq(0u32) & len.slice(tw - 1, 0).eq(tgt)
+                    len_sel.slice(7, tw).eq(0u32) & len_sel.slice(tw - 1, 0).eq(tgt)
                 }
             };
-            let sel: Vec<(u32, Sig)> = pre
+            let (sel, sel_l4): (Sel, Sel) = pre
                 .iter()
                 .map(|(j, even, tgt, fhit)| {
-                    let hit = mux(is_frag, *fhit, *even & len_is(*tgt));
-                    (*j, stage(hit, &n(&format!("sel{j}"), st)))
+                    let hit = *fhit | (*even & len_is(*tgt));
+                    let (a, b) = sel_regs(hit, &n(&format!("sel{j}"), st));
+                    ((*j, a), (*j, b))
                 })
-                .collect();
+                .unzip();
             // A failed step leaves an EXT_* code, after which offset, protocol and fragment flag
             // are not valid: they may step anyway (the checks stay off the wide muxes).
             walk = Walk {
                 sel,
-                p: stage(mux(walking, p8 + step, p), &n("p", st)),
+                sel_l4,
+                p: stage(pick3(p_len, p8, p), &n("p", st)),
+                rem: stage(pick3(rem8 - len8.zext(18), rem8, rem), &n("rem", st)),
+                p_sel: (k + 1 < MAX_EXT_HEADERS)
+                    .then(|| stage(p_next.slice(15, 2), &n("m_sel", st))),
                 nh: stage(mux(walking, nh_next, nh), &n("nh", st)),
+                nh_frag: if k + 1 < MAX_EXT_HEADERS {
+                    stage(mux(walking, nh_next.eq(44u32), is_frag), &n("nh_frag", st))
+                } else {
+                    lit(1, 0u32)
+                },
                 walking: stage(ok_pre & !later_frag & is_ext(nh_next), &n("walking", st)),
                 latched: stage(latched, &n("latched", st)),
                 ecode: stage(mux(walking & pre_bad, err, ecode), &n("ecode", st)),
@@ -822,20 +919,35 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let v_l4 = reg_init(1, 0u32).named(&format!("v{S_L4}"));
         v_l4.set(valid);
         let valid = v_l4;
-        // The comparisons first, the codes in the next stage.
-        let (ports, ulen, doff) = walk.settle();
+        // The comparisons first, the codes in the next stage. The UDP length and TCP data
+        // offset checks compare both candidates (the last read's and the earlier latched
+        // value) and pick after, so the latch mux is not in front of the compares.
+        let (ports, _, _) = walk.settle();
+        let pend = walk.pending.expect("a read stage came before");
+        let either = |new: Sig, old: Option<Sig>, cmp: &dyn Fn(Sig) -> Sig| match old {
+            Some(o) => mux(pend.latch, cmp(new), cmp(o)),
+            None => cmp(new),
+        };
         let rem = rem_l4.expect("the last read stage measures the L4 length");
         let f = |x: Sig, nm: &str| stage(x, &format!("{nm}_s{S_L4}"));
         let tcp = f(walk.nh.eq(6u32), "is_tcp");
         let udp = f(walk.nh.eq(17u32), "is_udp");
         let t_short = f(rem.lt(20u32), "tcp_short");
         let t_win = f(walk.p.gt((w - 20) as u64), "tcp_win");
-        let t_bad = f(doff.lt(5u32), "tcp_doff_bad");
-        let t_long = f(cat(&[doff, lit(2, 0u32)]).zext(16).gt(rem), "tcp_doff_long");
+        let t_bad = f(
+            either(pend.doff, walk.doff, &|d| d.lt(5u32)),
+            "tcp_doff_bad",
+        );
+        let t_long = f(
+            either(pend.doff, walk.doff, &|d| {
+                cat(&[d, lit(2, 0u32)]).zext(16).gt(rem)
+            }),
+            "tcp_doff_long",
+        );
         let u_short = f(rem.lt(8u32), "udp_short");
         let u_win = f(walk.p.gt((w - 8) as u64), "udp_win");
-        let u_bad = f(ulen.lt(8u32), "udp_len_bad");
-        let u_long = f(ulen.gt(rem), "udp_len_long");
+        let u_bad = f(either(pend.ulen, walk.ulen, &|u| u.lt(8u32)), "udp_len_bad");
+        let u_long = f(either(pend.ulen, walk.ulen, &|u| u.gt(rem)), "udp_len_long");
         let walk_bad = f(walk.ecode.ne(0u32), "walk_bad");
         let ecode = f(walk.ecode, "ecode");
         let wfrag = f(walk.frag, "frag");
