@@ -85,8 +85,9 @@
 //!   0.23, `cargo xtask bench-area --presets nic64,nic512 --only xilinx --blocks "tx
 //!   eth_hdr_parse"`): 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record
 //!   stores and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the
-//!   extra flip-flops and SRLs are the delayed window copies a 64-byte beat needs). ECP5-85k, 64 bits, out of
-//!   context (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks
+//!   extra flip-flops and SRLs are the delayed window copies a 64-byte beat needs). ECP5-85k,
+//!   64 bits, out of context (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only
+//!   ecp5 --blocks
 //!   "rx eth_hdr_parse,tx eth_hdr_parse"`: Yosys 0.70 `synth_ecp5` + nextpnr-ecp5 0.11): the
 //!   TX instance (no `tuser`) 7,680 LUT4 (`TRELLIS_COMB`), 3,522 FF, 224 `TRELLIS_RAMW`, Fmax
 //!   146.5 / 141.5 / 140.6 MHz (median 141.5; 132.8 before the timing changes above, which

@@ -19,8 +19,9 @@
 //!
 //! The skid buffers (`stream_skid`: latency 0, `s_axis_tready` from a flop) keep each fork's
 //! ready (parser and frame buffer; rx_csum and VLAN strip) out of the registers before it
-//! within a cycle; the parse record (`parse_q`) and the pending record (`pend_q`) go through
-//! register slices, so that no queue's LUT-RAM read feeds the dispatch or the record assembly.
+//! within a cycle; the parse record (`parse_q`), the pending record (`pend_q`) and the strip
+//! command (`strip_cmd`) go through register slices, so that no queue's LUT-RAM read feeds the
+//! dispatch, the record assembly or the strip's first-beat logic.
 //!
 //! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
 //! after its last beat arrived; the parse result is known by then, which is what lets
@@ -46,8 +47,7 @@ use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{
-    record_fifo, record_reg_slice, stream_fork, stream_in, stream_out, stream_skid, FifoCfg,
-    Stream, StreamCfg,
+    record_fifo, stream_fork, stream_in, stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 use std::sync::Mutex;
@@ -237,7 +237,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         // Dispatch: one parse record at a time to every unit that needs it.
         // The parse record through a register slice (data, valid and ready from flops).
-        let parse_q = super::parse_meta_slice(&u_parse);
+        let parse_q = super::out_slice(&u_parse, "m_axis_meta", "parse_q");
         let meta_valid = parse_q.valid;
         let meta = meta_l.unpack(parse_q.data.unused());
         let user = meta.get("user");
@@ -351,20 +351,17 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             "s_axis",
             &u_fork_out.bundle_out("m_axis_host", &dcfg.spec()),
         );
-        u_strip.set("s_axis_cmd_tdata", u_strip_q.get("m_axis_tdata"));
-        u_strip.set("s_axis_cmd_tvalid", u_strip_q.get("m_axis_tvalid"));
-        u_strip_q.set("m_axis_tready", u_strip.get("s_axis_cmd_tready"));
+        // The command through a register slice: the strip decides on it at the first beat.
+        let strip_cmd = super::out_slice(&u_strip_q, "m_axis", "strip_cmd");
+        u_strip.set("s_axis_cmd_tdata", strip_cmd.data);
+        u_strip.set("s_axis_cmd_tvalid", strip_cmd.valid);
+        strip_cmd.ready.set(u_strip.get("s_axis_cmd_tready"));
         connect(&m.0, &u_strip.bundle_out("m_axis", &dcfg.spec()));
 
         // Assemble one record per frame, in order. The pending record comes through a register
         // slice: `emit` (it decides with the record's `deliver`) pops two result queues and
         // counts, and must not start at the queue's LUT-RAM read.
-        let pend_q = record_reg_slice(
-            "pend_q",
-            u_pending.get("m_axis_tdata"),
-            u_pending.get("m_axis_tvalid"),
-        );
-        u_pending.set("m_axis_tready", pend_q.s_ready);
+        let pend_q = super::out_slice(&u_pending, "m_axis", "pend_q");
         let p = PENDING.unpack(pend_q.data);
         let p_valid = pend_q.valid;
         let c_valid = u_csum.get("m_axis_res_tvalid");

@@ -3,13 +3,15 @@
 //! ```text
 //! s_axis (host) -> fork -+-> eth_hdr_parse -> meta -+-> dispatch (with s_axis_cmd) -+-> tx_csum request
 //!                        |                          |                               +-> VLAN-insert command
-//!                        +-> delay FIFO ------------+---------> tx_csum -> skid -> stream_insert (802.1Q) -> skid -> eth_fcs_append -> m_axis (wire)
+//!                        +-> delay FIFO -> reg -----+---------> tx_csum -> skid -> stream_insert (802.1Q) -> skid -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
 //! The skid buffers (`stream_skid`: latency 0, `s_axis_tready` from a flop) keep each block's
-//! ready out of the registers of the block before it within a cycle, and the parse record goes
-//! through a register slice (`parse_q`: data, valid and ready from flops) before the dispatch,
-//! so that the parser's LUT-RAM read and the dispatch's queue writes are in different cycles.
+//! ready out of the registers of the block before it within a cycle. Register slices (data,
+//! valid and ready from flops) sit on the parse record (`parse_q`), on both queue inputs beside
+//! the dispatch (`csum_req_in_q`, `vlan_cmd_in_q`: the two queues are far apart) and on both
+//! queue outputs (`csum_req`, `vlan_cmd`), so that no LUT-RAM read or far queue's `full` feeds
+//! decision logic in the same cycle; a forward register follows the delay FIFO's block RAMs.
 //!
 //! Per frame the host gives a command on `s_axis_cmd` (record [`TX_CMD`]: the mlx5 `cs_flags`
 //! L3/L4 bits and an optional VLAN tag to insert). The parser finds the headers while the frame
@@ -36,8 +38,8 @@ use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
 use crate::stream::{
-    record_fifo, record_reg_slice, stream_fork, stream_in, stream_out, stream_skid, FifoCfg,
-    StreamCfg,
+    record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid,
+    FifoCfg, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 
@@ -123,6 +125,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     })?;
     let fcs = eth_fcs_append(&FcsAppendCfg { data_bits: w })?;
     let skid = stream_skid(&scfg)?;
+    let fwd = stream_fwd_reg(&scfg)?;
     let q_req = record_fifo(TX_CSUM_REQ.width(), 4)?;
     let q_ins = record_fifo(33, cfg.vlan_cmd_depth())?;
     Module::build(format!("eth_tx_d{w}"), move || {
@@ -142,15 +145,28 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         // Dispatch: a parse record and a host command per frame.
         // The parse record through a register slice (data, valid and ready from flops).
-        let parse_q = super::parse_meta_slice(&u_parse);
+        let parse_q = super::out_slice(&u_parse, "m_axis_meta", "parse_q");
         let meta_valid = parse_q.valid;
         let meta = PARSE_META.unpack(parse_q.data.unused());
         let cmd = TX_CMD.unpack(cmd_data);
         let u_req = instance(&q_req, "u_csum_req_q");
         let u_ins = instance(&q_ins, "u_vlan_cmd_q");
-        let ready =
-            (u_req.get("s_axis_tready") & u_ins.get("s_axis_tready")).named("dispatch_ready");
+        // Each queue is written through a register slice beside the dispatch: the two queues
+        // sit far apart (the VLAN command queue by the insert), and the dispatch must decide
+        // from flops near it, not from both queues' `full`.
+        let go_w = wire(1).named("dispatch_go");
+        let req_d = wire(TX_CSUM_REQ.width()).named("csum_req_in");
+        let ins_d = wire(33).named("vlan_cmd_in");
+        let req_in = record_reg_slice("csum_req_in_q", req_d, go_w);
+        let ins_in = record_reg_slice("vlan_cmd_in_q", ins_d, go_w);
+        for (u, q) in [(&u_req, &req_in), (&u_ins, &ins_in)] {
+            u.set("s_axis_tdata", q.data);
+            u.set("s_axis_tvalid", q.valid);
+            q.ready.set(u.get("s_axis_tready"));
+        }
+        let ready = (req_in.s_ready & ins_in.s_ready).named("dispatch_ready");
         let go = (meta_valid & cmd_valid & ready).named("dispatch");
+        go_w.set(go);
         parse_q.ready.set(cmd_valid & ready);
         output("s_axis_cmd_tready", meta_valid & ready);
         let mal = meta.get("malformed");
@@ -161,46 +177,37 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let l4_ok = (meta.get("l4").ne(0u32) & !meta.get("frag") & !ext_bad).named("l4_ok");
         let frame_len = meta.get("frame_len");
         let end = mux(ip_ok, meta.get("ip_end"), frame_len);
-        u_req.set(
-            "s_axis_tdata",
-            TX_CSUM_REQ.pack(&[
-                ("l3", meta.get("l3")),
-                ("l4", mux(l4_ok, meta.get("l4"), lit(2, 0u32))),
-                ("l3_off", meta.get("l3_off").zext(16)),
-                ("l4_off", mux(ip_ok & !ext_bad, meta.get("l4_off"), end)),
-                ("end", end),
-                ("l4_len", meta.get("l4_len")),
-                ("proto", meta.get("ip_proto")),
-                ("src_ip", meta.get("src_ip")),
-                ("dst_ip", meta.get("dst_ip")),
-                ("do_l3", cmd.get("csum_l3")),
-                ("do_l4", cmd.get("csum_l4") & l4_ok),
-            ]),
-        );
-        u_req.set("s_axis_tvalid", go);
+        req_d.set(TX_CSUM_REQ.pack(&[
+            ("l3", meta.get("l3")),
+            ("l4", mux(l4_ok, meta.get("l4"), lit(2, 0u32))),
+            ("l3_off", meta.get("l3_off").zext(16)),
+            ("l4_off", mux(ip_ok & !ext_bad, meta.get("l4_off"), end)),
+            ("end", end),
+            ("l4_len", meta.get("l4_len")),
+            ("proto", meta.get("ip_proto")),
+            ("src_ip", meta.get("src_ip")),
+            ("dst_ip", meta.get("dst_ip")),
+            ("do_l3", cmd.get("csum_l3")),
+            ("do_l4", cmd.get("csum_l4") & l4_ok),
+        ]));
         let tci = cmd.get("vlan_tci");
         // stream_insert: tdata[0] = enable, byte j at [8j+8:8j+1]: 0x81 0x00 TCI.
-        u_ins.set(
-            "s_axis_tdata",
-            cat(&[
-                tci.slice(7, 0),
-                tci.slice(15, 8),
-                lit(8, 0x00u32),
-                lit(8, 0x81u32),
-                cmd.get("vlan"),
-            ]),
-        );
-        u_ins.set("s_axis_tvalid", go);
+        ins_d.set(cat(&[
+            tci.slice(7, 0),
+            tci.slice(15, 8),
+            lit(8, 0x00u32),
+            lit(8, 0x81u32),
+            cmd.get("vlan"),
+        ]));
 
         let u_csum = instance(&csum, "u_tx_csum");
-        u_csum.connect_in("s_axis", &u_delay.bundle_out("m_axis", &scfg.spec()));
+        // A forward register between the delay FIFO's block RAMs and tx_csum's first stage:
+        // the route from the RAM column is long on its own.
+        let u_delay_reg = instance(&fwd, "u_delay_reg");
+        u_delay_reg.connect_in("s_axis", &u_delay.bundle_out("m_axis", &scfg.spec()));
+        u_csum.connect_in("s_axis", &u_delay_reg.bundle_out("m_axis", &scfg.spec()));
         // The request through a register slice: tx_csum starts adding on it at once.
-        let req_q = record_reg_slice(
-            "csum_req",
-            u_req.get("m_axis_tdata"),
-            u_req.get("m_axis_tvalid"),
-        );
-        u_req.set("m_axis_tready", req_q.s_ready);
+        let req_q = super::out_slice(&u_req, "m_axis", "csum_req");
         u_csum.set("s_axis_req_tdata", req_q.data);
         u_csum.set("s_axis_req_tvalid", req_q.valid);
         req_q.ready.set(u_csum.get("s_axis_req_tready"));
@@ -211,9 +218,11 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_csum_skid.connect_in("s_axis", &u_csum.bundle_out("m_axis", &scfg.spec()));
         let u_vlan = instance(&ins, "u_vlan_insert");
         u_vlan.connect_in("s_axis", &u_csum_skid.bundle_out("m_axis", &scfg.spec()));
-        u_vlan.set("s_axis_cmd_tdata", u_ins.get("m_axis_tdata"));
-        u_vlan.set("s_axis_cmd_tvalid", u_ins.get("m_axis_tvalid"));
-        u_ins.set("m_axis_tready", u_vlan.get("s_axis_cmd_tready"));
+        // The command through a register slice: the insert decides on it at the first beat.
+        let vlan_cmd = super::out_slice(&u_ins, "m_axis", "vlan_cmd");
+        u_vlan.set("s_axis_cmd_tdata", vlan_cmd.data);
+        u_vlan.set("s_axis_cmd_tvalid", vlan_cmd.valid);
+        vlan_cmd.ready.set(u_vlan.get("s_axis_cmd_tready"));
         let u_fcs = instance(&fcs, "u_fcs_append");
         let u_vlan_skid = instance(&skid, "u_vlan_skid");
         u_vlan_skid.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));

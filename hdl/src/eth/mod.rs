@@ -31,16 +31,15 @@ pub mod rx_user {
     pub const BITS: u32 = 5;
 }
 
-/// The parser's metadata record (`m_axis_meta_*` of [`eth_hdr_parse::eth_hdr_parse`]) through
-/// a register slice named `parse_q`: the parser reads it out of a LUT-RAM queue, and the
-/// dispatch behind it in `eth_rx` / `eth_tx` decides for several queues at once. The caller
-/// sets the slice's `ready`.
-fn parse_meta_slice(u_parse: &nicgen_edsl::prelude::Inst) -> crate::stream::RecordReg {
+/// The record stream `<prefix>_tdata/_tvalid/_tready` of instance `u` through a register slice
+/// named `name` (data, valid and ready from flops): for a queue's LUT-RAM read, or a record that
+/// travels far, before logic that decides on it. The caller sets the slice's `ready`.
+fn out_slice(u: &nicgen_edsl::prelude::Inst, prefix: &str, name: &str) -> crate::stream::RecordReg {
     let q = crate::stream::record_reg_slice(
-        "parse_q",
-        u_parse.get("m_axis_meta_tdata"),
-        u_parse.get("m_axis_meta_tvalid"),
+        name,
+        u.get(&format!("{prefix}_tdata")),
+        u.get(&format!("{prefix}_tvalid")),
     );
-    u_parse.set("m_axis_meta_tready", q.s_ready);
+    u.set(&format!("{prefix}_tready"), q.s_ready);
     q
 }

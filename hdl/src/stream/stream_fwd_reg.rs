@@ -59,11 +59,12 @@ pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
     let take = (valid & s_ready).named(&format!("{name}_take"));
     let load = (!valid_q | ready).named(&format!("{name}_load"));
     // The output register loads from the skid register first, else from the input. The data
-    // registers load whenever they may (whatever the input's valid, which then only reaches
-    // the two valid flops): a word loaded without its valid is never shown.
+    // registers load whenever they may (the skid register whenever it is empty, the output
+    // register whenever it may move), whatever the input's valid, which so only reaches the
+    // two valid flops: a word loaded without its valid is never shown.
     valid_q.set_if(load, skid_v | take);
     let skid_d = reg(data.width())
-        .enable(s_ready & !load)
+        .enable(s_ready)
         .named(&format!("{name}_skid_data"));
     skid_d.set(data);
     skid_v.set(!load & (skid_v | take));

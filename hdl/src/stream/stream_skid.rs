@@ -23,9 +23,11 @@ pub fn stream_skid(cfg: &StreamCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let capture = (s.valid() & !skid_valid & !m.ready()).named("capture");
         skid_valid.set_if(m.ready(), 0u32);
         skid_valid.set_if(capture, 1u32);
+        // The skid register copies the input whenever it is empty (what it holds then is never
+        // shown), so its enable is a flop, not `m_axis_tready` fanned out to every bit.
         for ((name, src), (_, dst)) in s.payload().into_iter().zip(m.payload()) {
             let r = reg(src.width())
-                .enable(capture)
+                .enable(!skid_valid)
                 .named(&format!("skid_{name}"));
             r.set(src);
             dst.set(mux(skid_valid, r, src));
