@@ -23,12 +23,8 @@ use anyhow::{anyhow, Result};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
-/// One net bit of a Yosys JSON netlist: a net number or a constant ("0", "1", "x", "z").
+/// One net bit of a Yosys JSON netlist: a net number (`as_u64`) or a constant ("0", "1", "x").
 type Bit = Value;
-
-fn bit_key(b: &Bit) -> Option<u64> {
-    b.as_u64()
-}
 
 fn param<'a>(cell: &'a Value, name: &str) -> &'a str {
     cell["parameters"][name]
@@ -61,7 +57,7 @@ pub fn absorb_bram_output_regs(netlist: &mut Value, top: &str) -> Result<usize> 
                 continue;
             }
             for b in bits.as_array().into_iter().flatten() {
-                if let Some(k) = bit_key(b) {
+                if let Some(k) = b.as_u64() {
                     readers
                         .entry(k)
                         .or_default()
@@ -74,7 +70,7 @@ pub fn absorb_bram_output_regs(netlist: &mut Value, top: &str) -> Result<usize> 
         for (pname, p) in ports {
             if p["direction"].as_str() != Some("input") {
                 for b in p["bits"].as_array().into_iter().flatten() {
-                    if let Some(k) = bit_key(b) {
+                    if let Some(k) = b.as_u64() {
                         readers
                             .entry(k)
                             .or_default()
@@ -114,7 +110,7 @@ pub fn absorb_bram_output_regs(netlist: &mut Value, top: &str) -> Result<usize> 
             let mut ok = true;
             for i in 0..18 {
                 let port = format!("DO{side}{i}");
-                let Some(k) = port_bit(c, &port).and_then(bit_key) else {
+                let Some(k) = port_bit(c, &port).and_then(Value::as_u64) else {
                     continue;
                 };
                 let Some(rs) = readers.get(&k) else {

@@ -28,16 +28,15 @@
 //!   (3 at 8 bits, 6 at 64, 9 at 512; see [`latency`]). Throughput 1 beat/cycle: a frame of `L`
 //!   bytes occupies exactly `ceil((max(L, 60) + 4) / W)` output cycles, back to back; the input
 //!   waits only during its padding and carry beats.
-//! - Cost (`yosys -p "read_verilog ...; synth_xilinx -noiopad -top ...; stat"`, Yosys 0.23):
-//!   64 bits: 1,096 LUT, 257 FF, 85 SRL16E; 512 bits: 4,286 LUT, 881 FF, 650 SRL16E (the delay
-//!   line maps to SRLs). At 512 bits about 2,500 LUT are the data-term XOR network, 1,000 the
-//!   six un-advance matrices, 500 the FCS insertion. ECP5-85k out of context, 512 bits: 5,473
-//!   LUT4, 4,121 FF, 111 MHz with two un-advance matrices per stage (critical: the matrices);
-//!   145 MHz with one, limited by the advance fan-out. At 64 bits, seeds 1/2 (`cargo xtask
-//!   bench-area --presets nic64 --seeds 1,2 --only ecp5 --blocks eth_fcs_append`): 148.7 MHz
-//!   (critical: `fcs_left -> carrying -> advance -> take -> padder`); with `carrying` a flop and
-//!   `advance`/`take` written from the flops, 147.4 / 152.6 (critical: two matrices); with one
-//!   matrix per stage (now the default), 169.4 / 156.7 MHz, 1,407 LUT4, 717 FF.
+//! - Cost and Fmax, 64 bits (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --blocks
+//!   eth_fcs_append`; Xilinx: Yosys 0.23 `synth_xilinx`, ECP5-85k: seeds 1/2/3): 997 LUT, 287
+//!   FF, 87 SRL16E (the delay line); ECP5 1,316 LUT4, 717 FF, 180.9 / 161.5 / 186.5 MHz
+//!   (median 180.9). Before `carrying` was a flop and with two un-advance matrices per stage it
+//!   was 148.3 (critical: `fcs_left -> carrying -> advance -> take -> padder`, then the two
+//!   matrices). 512 bits, measured with two matrices per stage (not re-run): 4,286 LUT, 881 FF,
+//!   650 SRL16E, about 2,500 LUT of them the data-term XOR network, 1,000 the six un-advance
+//!   matrices, 500 the FCS insertion; ECP5 5,473 LUT4, 4,121 FF, 111 MHz (critical: the
+//!   matrices), 145 MHz with one matrix per stage (then limited by the advance fan-out).
 //! - Golden model: `nicgen_model::mac::fcs_append`; test: `testbench/tb/tests/eth_fcs.rs`.
 
 use super::crc32::{apply_mat, beat_crc, keep_onehot, onehot_value, unadvance_zeros, XOROUT};
@@ -124,13 +123,12 @@ pub fn eth_fcs_append_pipelined(
         let fcs_left = reg_init(3, 0u32).enable(adv_out).named("fcs_left");
         // `fcs_left != 0`, kept as a flop: it gates every stage's enable.
         let carrying = reg_init(1, 0u32).enable(adv_out).named("carrying");
-        // Written out, not from `adv_out`, so that synthesis makes it one LUT from the flops.
-        let adv = ((!out_v | m.ready()) & !carrying).named("advance");
+        let adv = (adv_out & !carrying).named("advance");
 
         // ---- Padder: the input frame, then zero beats up to 60 bytes.
         let padding = reg_init(1, 0u32).enable(adv).named("padding");
         s.ready().set(adv & !padding);
-        let take = ((!out_v | m.ready()) & !carrying & (padding | s.valid())).named("take");
+        let take = (adv & (padding | s.valid())).named("take");
         // Beat index within the padded frame, saturating where padding no longer matters.
         let pad_beats = PAD_TO.div_ceil(w);
         let bw = 32 - pad_beats.leading_zeros();

@@ -352,10 +352,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             &u_fork_out.bundle_out("m_axis_host", &dcfg.spec()),
         );
         // The command through a register slice: the strip decides on it at the first beat.
-        let strip_cmd = super::out_slice(&u_strip_q, "m_axis", "strip_cmd");
-        u_strip.set("s_axis_cmd_tdata", strip_cmd.data);
-        u_strip.set("s_axis_cmd_tvalid", strip_cmd.valid);
-        strip_cmd.ready.set(u_strip.get("s_axis_cmd_tready"));
+        super::slice_into(&u_strip_q, "m_axis", &u_strip, "s_axis_cmd", "strip_cmd");
         connect(&m.0, &u_strip.bundle_out("m_axis", &dcfg.spec()));
 
         // Assemble one record per frame, in order. The pending record comes through a register

@@ -207,10 +207,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_delay_reg.connect_in("s_axis", &u_delay.bundle_out("m_axis", &scfg.spec()));
         u_csum.connect_in("s_axis", &u_delay_reg.bundle_out("m_axis", &scfg.spec()));
         // The request through a register slice: tx_csum starts adding on it at once.
-        let req_q = super::out_slice(&u_req, "m_axis", "csum_req");
-        u_csum.set("s_axis_req_tdata", req_q.data);
-        u_csum.set("s_axis_req_tvalid", req_q.valid);
-        req_q.ready.set(u_csum.get("s_axis_req_tready"));
+        super::slice_into(&u_req, "m_axis", &u_csum, "s_axis_req", "csum_req");
         // Skid buffers on both sides of the VLAN insert: the ready of each block must not
         // reach the registers of the one before it in the same cycle (the FCS append's ready
         // went through the insert into the checksum unit's trackers).
@@ -219,10 +216,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let u_vlan = instance(&ins, "u_vlan_insert");
         u_vlan.connect_in("s_axis", &u_csum_skid.bundle_out("m_axis", &scfg.spec()));
         // The command through a register slice: the insert decides on it at the first beat.
-        let vlan_cmd = super::out_slice(&u_ins, "m_axis", "vlan_cmd");
-        u_vlan.set("s_axis_cmd_tdata", vlan_cmd.data);
-        u_vlan.set("s_axis_cmd_tvalid", vlan_cmd.valid);
-        vlan_cmd.ready.set(u_vlan.get("s_axis_cmd_tready"));
+        super::slice_into(&u_ins, "m_axis", &u_vlan, "s_axis_cmd", "vlan_cmd");
         let u_fcs = instance(&fcs, "u_fcs_append");
         let u_vlan_skid = instance(&skid, "u_vlan_skid");
         u_vlan_skid.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));

@@ -43,3 +43,18 @@ fn out_slice(u: &nicgen_edsl::prelude::Inst, prefix: &str, name: &str) -> crate:
     u.set(&format!("{prefix}_tready"), q.s_ready);
     q
 }
+
+/// The record stream `<src_prefix>_*` of `src` into the record input `<dst_prefix>_*` of `dst`
+/// through a register slice named `name` (see [`out_slice`]).
+fn slice_into(
+    src: &nicgen_edsl::prelude::Inst,
+    src_prefix: &str,
+    dst: &nicgen_edsl::prelude::Inst,
+    dst_prefix: &str,
+    name: &str,
+) {
+    let q = out_slice(src, src_prefix, name);
+    dst.set(&format!("{dst_prefix}_tdata"), q.data);
+    dst.set(&format!("{dst_prefix}_tvalid"), q.valid);
+    q.ready.set(dst.get(&format!("{dst_prefix}_tready")));
+}

@@ -26,6 +26,7 @@
 //! | 0 | `bad` | frame is bad and must be dropped by the next frame FIFO (valid on the `tlast` beat) |
 
 pub mod record_fifo;
+pub mod record_reg_slice;
 pub mod stream_bytes;
 pub mod stream_delete;
 pub mod stream_fifo;
@@ -35,10 +36,11 @@ pub mod stream_insert;
 pub mod stream_skid;
 
 pub use record_fifo::record_fifo;
+pub use record_reg_slice::{record_reg_slice, RecordReg};
 pub use stream_delete::{stream_delete, DeleteCfg};
 pub use stream_fifo::{stream_fifo, stream_fifo_in, FifoCfg, FifoRam};
 pub use stream_fork::stream_fork;
-pub use stream_fwd_reg::{record_reg_slice, stream_fwd_reg, RecordReg};
+pub use stream_fwd_reg::stream_fwd_reg;
 pub use stream_insert::{stream_insert, InsertCfg};
 pub use stream_skid::stream_skid;
 
