@@ -6,13 +6,15 @@
 //! reduces, with a register every `levels_per_stage` levels and after the last. A wide
 //! accumulator adds a frame's beat sums without folding (no end-around carry on the critical
 //! path; exact for frames up to 2^16 beats); two final stages fold the total to 16 bits
-//! (RFC 1071, non-complemented, 0xFFFF kept as is). On an 8-bit bus each byte alternates between
+//! (RFC 1071, non-complemented, 0xFFFF kept as is; the second as a select between two
+//! chains, see [`super::pseudo::fold_once`]). On an 8-bit bus each byte alternates between
 //! the high and low half of a word by its frame-offset parity.
 //!
 //! Everything advances with `adv` (the caller's pipeline enable). The result appears
 //! `ceil(log2(W/2) / levels_per_stage) + 2` advancing cycles after the frame's last beat, where
 //! the caller registers it (see [`super::inet_csum`]).
 
+use super::pseudo::fold_once;
 use nicgen_edsl::prelude::*;
 
 /// The inputs of one frame sum.
@@ -148,8 +150,9 @@ pub fn frame_sum(i: &SumIn, levels_per_stage: u32, prefix: &str) -> SumOut {
     }
     let f1_valid = stage_init(t_valid, adv).named(&n("fold_valid"));
     let f1q = stage(f1, adv).named(&n("fold1"));
-    let f2 = (f1q.slice(15, 0).zext(17) + f1q.slice(f1w - 1, 16).zext(17)).named(&n("fold2"));
-    let f3 = f2.slice(15, 0) + f2.bit(16).zext(16);
+    // `lo + hi` carries out at most once (`hi` is a few bits), so the end-around carry is
+    // picked from two chains side by side rather than added by a second chain.
+    let f3 = fold_once(f1q, &n("fold2"));
     debug_assert_eq!(stage_no + 2, latency(bytes, levels_per_stage));
     SumOut {
         valid: f1_valid,

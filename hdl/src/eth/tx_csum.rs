@@ -19,11 +19,11 @@
 //!
 //! - Ports: `s_axis_*`, `s_axis_req_tdata/_tvalid/_tready`, `m_axis_*`.
 //! - Latency: store-and-forward: a frame's first beat leaves [`latency`] =
-//!   `max(1, ceil(log2(W/2) / levels_per_stage)) + 11` cycles after its last beat entered (`W`
-//!   bytes per beat; 13 at 64 bits with 1 level per stage, 14 at 512 bits with 2): stage A, the
-//!   sums with their accumulate and fold stages, the sums queue and its join with the
-//!   pseudo-header queue, three checksum stages, 2 cycles in the result queue, 1 in its output
-//!   register, 1 to load the result on the output side.
+//!   `max(1, ceil(log2(W/2) / levels_per_stage)) + 12` cycles after its last beat entered (`W`
+//!   bytes per beat; 14 at 64 bits with 1 level per stage, 15 at 512 bits with 2): stages A
+//!   and B, the sums with their accumulate and fold stages, the sums queue and its join with
+//!   the pseudo-header queue, three checksum stages, 2 cycles in the result queue, 1 in its
+//!   output register, 1 to load the result on the output side.
 //! - Throughput (measured in the test): 1 beat/cycle in and out for back-to-back frames of
 //!   equal beat counts, one-beat frames included (a request is taken, and a result popped, in
 //!   the cycle the previous frame's last beat moves); a frame cannot leave before its own last
@@ -31,13 +31,21 @@
 //! - Timing structure (as in `rx_csum`, for 156.25 MHz on ECP5 at 64 bits): the sum pipeline
 //!   never stalls (`owed` reserves a result-queue place per frame taken); stage A registers the
 //!   accepted beat and request; every byte mask, on both sides, is tracked from beat to beat
-//!   ([`super::byte_pos::ge_mask_tracked`]) rather than compared with a byte offset; the
-//!   pseudo-header sum is pipelined from the taken request and queued, and joined in order with
-//!   the frame's queued sums; the L4 checksum takes a carry-save layer and two single-chain
-//!   stages; the frame buffer's output goes through a forward register (`u_frame_reg`) before
-//!   the output side (its block-RAM banks are selected after the RAMs' output registers, and
-//!   that select fed `out_end` and the trackers: 130.6 -> 151.3 MHz, seed 1). The register does
-//!   not add latency: a frame's first beat waits there for its result.
+//!   ([`super::byte_pos::ge_mask_tracked`]) rather than compared with a byte offset, and stage
+//!   B registers the beat with its two masks (each an AND of up to nine flops) before the
+//!   first adder; the pseudo-header sum is pipelined from the taken request and queued, and
+//!   joined in order with the frame's queued sums; the L4 checksum takes a carry-save layer and
+//!   two single-chain stages, and is queued folded but not complemented (the output side
+//!   complements it and applies the UDP 0 -> 0xFFFF rule, so no compare sits in front of the
+//!   queue's LUT RAM); the frame buffer's output goes through a register slice (`frame_reg`:
+//!   data, valid and ready from flops) before the output side, so neither the bank select
+//!   after the RAMs' output registers nor the output side's ready (`have_result`,
+//!   `m_axis_tready`) reaches across the block-RAM routing within a cycle. The slice does not
+//!   add latency: a frame's first beat waits there for its result. ECP5-85k, nic64, `cargo
+//!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks tx_csum`: 157.0 /
+//!   163.4 / 157.4 MHz (median 157.4; 154.6 before stage B, the slice and the moved UDP rule),
+//!   3,516 LUT4, 2,946 FF (+254: stage B, one more stage of per-frame facts, the skid
+//!   register), 74 RAMW, 18 DP16KD.
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM) and its output
 //!   register, a 16-entry result
 //!   queue, two frame sums, 13 mask trackers; LUT/FF/Fmax per preset in `results/AREA.md`
@@ -53,7 +61,8 @@ use crate::csum::pseudo::{add3, fold_once, pseudo_sum_pipelined};
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{
-    record_fifo, stream_fifo, stream_fwd_reg, stream_in, stream_out, FifoCfg, StreamCfg,
+    record_fifo, record_reg_slice, stream_fifo, stream_fwd_reg, stream_in, stream_out, FifoCfg,
+    StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 
@@ -80,17 +89,18 @@ const TX_CSUM_RES: RecordLayout = RecordLayout {
     name: "tx_csum_res",
     fields: &[
         ("l3_ck", 16),
-        ("l4_ck", 16),
+        ("l4_sum", 16), // folded, not yet complemented
         // The fields' first bytes and the two after each: l3_pos, +1, +2, l4_pos, +1, +2.
         ("pos", 96),
         ("do_l3", 1),
         ("do_l4", 1),
-        ("pad", 14),
+        ("udp", 1),
+        ("pad", 13),
     ],
 };
 
 /// Results the queue holds: more than the one-beat frames that can be between their last beat
-/// and the result leaving the queue (about [`latency`], 14 cycles at 512 bits) plus one, so that
+/// and the result leaving the queue (about [`latency`], 15 cycles at 512 bits) plus one, so that
 /// a ready output never throttles the input (`tx_path_sends_back_to_back_frames_without_bubbles`
 /// checks this at 64 and 512 bits).
 const RES_DEPTH: u32 = 16;
@@ -104,11 +114,11 @@ pub struct TxCsumCfg {
     pub buffer_beats: u32,
 }
 
-/// Cycles from a frame's last beat in to its first beat out: stage A, the frame sums, the sums
-/// queue, three checksum stages, then 2 cycles in the result queue, 1 in its output register and
+/// Cycles from a frame's last beat in to its first beat out: stages A and B, the frame sums, the
+/// sums queue, three checksum stages, then 2 cycles in the result queue, 1 in its output register and
 /// 1 to load the result on the output side.
 pub fn latency(cfg: &TxCsumCfg) -> u32 {
-    sum_latency(cfg.data_bits / 8, cfg.levels_per_stage) + 9
+    sum_latency(cfg.data_bits / 8, cfg.levels_per_stage) + 10
 }
 
 pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
@@ -135,7 +145,6 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         frame_mode: false,
     })?;
     let res_reg = stream_fwd_reg(&res_cfg)?;
-    let buf_reg = stream_fwd_reg(&scfg)?;
     let sums_fifo = record_fifo(131, RES_DEPTH)?;
     let pseudo_fifo = record_fifo(16, 2 * RES_DEPTH)?;
     let cfg = *cfg;
@@ -248,11 +257,18 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 .named("l4_field");
         let hdr_mask = (kept & ge_l3 & !ge_l4 & !l3_field).named("hdr_mask");
         let ip_mask = (kept & ge_l3 & !ge_end & !l3_field & !l4_field).named("ip_mask");
+        // Stage B: the beat and its two masks, registered (each mask bit is an AND of up to
+        // nine flops: two LUT levels that would otherwise sit in front of the first adder).
+        let data_b = stage(data, adv).named("data_b");
+        let beat_b = stage_init(beat_a, adv).named("beat_b");
+        let last_b = stage(last, adv).named("last_b");
+        let hdr_mask = stage(hdr_mask, adv).named("hdr_mask_b");
+        let ip_mask = stage(ip_mask, adv).named("ip_mask_b");
         let sum_in = |mask: Sig| SumIn {
-            data,
+            data: data_b,
             mask,
-            beat: beat_a,
-            last,
+            beat: beat_b,
+            last: last_b,
             adv,
         };
         let hdr = frame_sum(&sum_in(hdr_mask), cfg.levels_per_stage, "hdr_");
@@ -263,7 +279,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let mut fields = vec![do_l3, do_l4, udp];
         fields.extend(pos_held.iter().copied());
         let mut side = cat(&fields);
-        for _ in 0..hdr.latency {
+        for _ in 0..hdr.latency + 1 {
             side = stage(side, adv);
         }
         let u_sums = instance(&sums_fifo, "u_sums_q");
@@ -298,16 +314,16 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let f_sum = stage(folded, adv).named("l4_folded");
         let f_l3_ck = stage(r_l3_ck, adv).named("l3_ck_q");
         let f_side = stage(r_side, adv).named("fold_side");
-        // A UDP checksum that computes to 0 goes out as 0xFFFF (RFC 768).
-        let f_udp = f_side.bit(96);
-        let l4_ck = mux(f_udp & f_sum.eq(0xFFFFu32), lit(16, 0xFFFFu32), !f_sum).named("l4_ck");
+        // The folded L4 sum is queued as it is; the output side complements it (and applies
+        // the UDP rule), so no compare sits between the fold and the queue's LUT RAM.
         let res = TX_CSUM_RES.pack(&[
             ("l3_ck", f_l3_ck),
-            ("l4_ck", l4_ck),
+            ("l4_sum", f_sum),
             ("pos", f_side.slice(95, 0)),
             ("do_l3", f_side.bit(98)),
             ("do_l4", f_side.bit(97)),
-            ("pad", lit(14, 0u32)),
+            ("udp", f_side.bit(96)),
+            ("pad", lit(13, 0u32)),
         ]);
         u_res.set("s_axis_tdata", res);
         u_res.set(
@@ -334,16 +350,26 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_res_reg.unused("m_axis_tlast");
         let q_valid = u_res_reg.get("m_axis_tvalid");
         let out_have = reg_init(1, 0u32).named("have_result");
-        // The frame buffer's output is registered too: its block-RAM banks are selected after
-        // the RAMs' output registers, and that select must not feed `out_end` and the trackers.
-        let u_buf_reg = instance(&buf_reg, "u_frame_reg");
-        for f in ["tdata", "tkeep", "tlast", "tvalid"] {
-            u_buf_reg.set(&format!("s_axis_{f}"), u_buf.get(&format!("m_axis_{f}")));
-        }
-        u_buf.set("m_axis_tready", u_buf_reg.get("s_axis_tready"));
-        let b_valid = u_buf_reg.get("m_axis_tvalid");
+        // The frame buffer's output goes through a register slice (data, valid and ready from
+        // flops): its block-RAM banks are selected after the RAMs' output registers, and that
+        // select must not feed `out_end` and the trackers; nor may the output side's ready
+        // (`have_result`, `m_axis_tready`) reach the buffer's read logic within a cycle.
+        let fb = record_reg_slice(
+            "frame_reg",
+            cat(&[
+                u_buf.get("m_axis_tlast"),
+                u_buf.get("m_axis_tkeep"),
+                u_buf.get("m_axis_tdata"),
+            ]),
+            u_buf.get("m_axis_tvalid"),
+        );
+        u_buf.set("m_axis_tready", fb.s_ready);
+        let b_valid = fb.valid;
+        let b_data = fb.data.slice(cfg.data_bits - 1, 0);
+        let b_keep = fb.data.slice(cfg.data_bits + bytes - 1, cfg.data_bits);
+        let b_last = fb.data.bit(cfg.data_bits + bytes);
         let out_beat = (b_valid & out_have & m.ready()).named("out_beat");
-        let out_end = (out_beat & u_buf_reg.get("m_axis_tlast")).named("out_end");
+        let out_end = (out_beat & b_last).named("out_end");
         let pop = (q_valid & (!out_have | out_end)).named("pop_result");
         u_res_reg.set("m_axis_tready", !out_have | out_end);
         out_have.set(mux(pop, 1u32, mux(out_end, 0u32, out_have)));
@@ -355,8 +381,16 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             r.set(x);
             r
         };
-        let (o_l3ck, o_l4ck, o_do_l3, o_do_l4) =
-            (cur("l3_ck"), cur("l4_ck"), cur("do_l3"), cur("do_l4"));
+        // A UDP checksum that computes to 0 goes out as 0xFFFF (RFC 768).
+        let l4_sum = rr.get("l4_sum");
+        let l4_ck = mux(
+            rr.get("udp") & l4_sum.eq(0xFFFFu32),
+            lit(16, 0xFFFFu32),
+            !l4_sum,
+        );
+        let o_l4ck = reg(16).enable(pop).named("out_l4_ck");
+        o_l4ck.set(l4_ck);
+        let (o_l3ck, o_do_l3, o_do_l4) = (cur("l3_ck"), cur("do_l3"), cur("do_l4"));
         // Where the fields go in the beat leaving now, tracked from beat to beat.
         let pos = rr.get("pos");
         let ge_out = |k: u32, name: &str| {
@@ -377,7 +411,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let put_l3_lo = l3_1 & !l3_2 & o_do_l3.repl(bytes);
         let put_l4_hi = l4_0 & !l4_1 & o_do_l4.repl(bytes);
         let put_l4_lo = l4_1 & !l4_2 & o_do_l4.repl(bytes);
-        let bd = u_buf_reg.get("m_axis_tdata");
+        let bd = b_data;
         let out_bytes: Vec<Sig> = (0..bytes)
             .rev()
             .map(|i| {
@@ -393,9 +427,9 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             })
             .collect();
         m.data().set(cat(&out_bytes));
-        m.keep().set(u_buf_reg.get("m_axis_tkeep"));
-        m.last().set(u_buf_reg.get("m_axis_tlast"));
+        m.keep().set(b_keep);
+        m.last().set(b_last);
         m.valid().set(b_valid & out_have);
-        u_buf_reg.set("m_axis_tready", m.ready() & out_have);
+        fb.ready.set(m.ready() & out_have);
     })
 }
