@@ -19,9 +19,11 @@
 //!
 //! The skid buffers (`stream_skid`: latency 0, `s_axis_tready` from a flop) keep each fork's
 //! ready (parser and frame buffer; rx_csum and VLAN strip) out of the registers before it
-//! within a cycle; the parse record (`parse_q`), the pending record (`pend_q`) and the strip
-//! command (`strip_cmd`) go through register slices, so that no queue's LUT-RAM read feeds the
-//! dispatch, the record assembly or the strip's first-beat logic.
+//! within a cycle; the parse record (`parse_q`), the pending record (`pend_q`), the checksum
+//! and RSS results (`csum_res_q`, `rss_res_q`) and the strip command (`strip_cmd`) go through
+//! register slices, so that no queue's LUT-RAM read feeds the dispatch, the record assembly or
+//! the strip's first-beat logic, and the record assembly's `emit` does not reach back into
+//! `rx_csum` and `rss_toeplitz`.
 //!
 //! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
 //! after its last beat arrived; the parse result is known by then, which is what lets
@@ -30,8 +32,8 @@
 //! - Ports: `s_axis_*` (wire frames with FCS), `m_axis_*` (delivered frames),
 //!   `m_axis_meta_tdata/_tvalid/_tready` ([`rx_meta`]), `cfg_we/_addr/_wdata` (RSS key,
 //!   hash-type enables, indirection table: see `rss_toeplitz`), `stat_drop_bad` (one pulse per
-//!   dropped frame, from the buffer), `stat_rx_<name>` (64-bit counters, [`RX_STATS`], counted
-//!   as each record is emitted).
+//!   dropped frame, from the buffer), `stat_rx_<name>` (64-bit counters, [`RX_STATS`]; a
+//!   record's events are registered and show in the counters 2 cycles after it is emitted).
 //! - Latency: store-and-forward, plus the parse and checksum pipelines.
 //! - Throughput: measured at the ideal beats per frame for every size from 60 to 9000 bytes at
 //!   64 and 512 bits, back to back (`cargo xtask bench-pipeline`, `results/PIPELINE.md`).
@@ -361,18 +363,22 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let pend_q = super::out_slice(&u_pending, "m_axis", "pend_q");
         let p = PENDING.unpack(pend_q.data);
         let p_valid = pend_q.valid;
-        let c_valid = u_csum.get("m_axis_res_tvalid");
-        let r_valid = u_rss.get("m_axis_res_tvalid");
+        // The checksum and RSS results through register slices too: `emit` must not reach the
+        // two units' pop and reservation logic, nor start at the RSS queue's LUT-RAM read.
+        let csum_q = super::out_slice(&u_csum, "m_axis_res", "csum_res_q");
+        let rss_q = super::out_slice(&u_rss, "m_axis_res", "rss_res_q");
+        let c_valid = csum_q.valid;
+        let r_valid = rss_q.valid;
         let p_deliver = p.get("deliver");
         let out_valid = reg_init(1, 0u32).named("meta_valid");
         let out_ready = input("m_axis_meta_tready", 1);
         let room = (!out_valid | out_ready).named("meta_room");
         let emit = (p_valid & room & (!p_deliver | (c_valid & r_valid))).named("emit");
         pend_q.ready.set(emit);
-        u_csum.set("m_axis_res_tready", emit & p_deliver);
-        u_rss.set("m_axis_res_tready", emit & p_deliver);
-        let c = RX_CSUM_RES.unpack(u_csum.get("m_axis_res_tdata"));
-        let r = rss_res_l.unpack(u_rss.get("m_axis_res_tdata").unused());
+        csum_q.ready.set(emit & p_deliver);
+        rss_q.ready.set(emit & p_deliver);
+        let c = RX_CSUM_RES.unpack(csum_q.data);
+        let r = rss_res_l.unpack(rss_q.data.unused());
         let d = p_deliver;
         let gate = |x: Sig| x & d.repl(x.width());
         let l3 = gate(p.get("l3"));
@@ -399,20 +405,26 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ("queue", gate(r.get("queue"))),
         ]);
         // Per-reason counters, one event per emitted record (the drop reason by the same
-        // precedence as the report: runt, oversize, FCS, MAC control).
+        // precedence as the report: runt, oversize, FCS, MAC control). The events are
+        // registered (a count shows 2 cycles after its record is emitted), so that `emit` does
+        // not fan out to the counters' enables.
         let u_stats = instance(&stats, "u_rx_stats");
         let (runt, over, fcs) = (p.get("runt"), p.get("oversize"), p.get("fcs_bad"));
-        let ev = |x: Sig| emit & x;
-        u_stats.set("inc_frames_in", emit);
-        u_stats.set("inc_delivered", ev(d));
-        u_stats.set("inc_drop_runt", ev(!d & runt));
-        u_stats.set("inc_drop_oversize", ev(!d & !runt & over));
-        u_stats.set("inc_drop_fcs", ev(!d & !runt & !over & fcs));
-        u_stats.set("inc_drop_mac_control", ev(!d & !runt & !over & !fcs));
-        u_stats.set("inc_malformed", ev(d & p.get("malformed").ne(0u32)));
-        u_stats.set("inc_vlan_stripped", ev(d & p.get("vlan")));
-        u_stats.set("inc_l3_csum_bad", ev(l3.ne(0u32) & !l3_ok));
-        u_stats.set("inc_l4_csum_bad", ev(l4.ne(0u32) & !l4_ok));
+        let inc = |n: &str, x: Sig| {
+            let r = reg_init(1, 0u32).named(&format!("ev_{n}"));
+            r.set(emit & x);
+            u_stats.set(&format!("inc_{n}"), r);
+        };
+        inc("frames_in", lit(1, 1u32));
+        inc("delivered", d);
+        inc("drop_runt", !d & runt);
+        inc("drop_oversize", !d & !runt & over);
+        inc("drop_fcs", !d & !runt & !over & fcs);
+        inc("drop_mac_control", !d & !runt & !over & !fcs);
+        inc("malformed", d & p.get("malformed").ne(0u32));
+        inc("vlan_stripped", d & p.get("vlan"));
+        inc("l3_csum_bad", l3.ne(0u32) & !l3_ok);
+        inc("l4_csum_bad", l4.ne(0u32) & !l4_ok);
         for n in RX_STATS {
             let name = format!("stat_rx_{n}");
             output(&name, u_stats.get(&format!("stat_{n}")));
