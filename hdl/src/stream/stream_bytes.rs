@@ -630,7 +630,11 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
         for (ri, &(a, b)) in p.runs.iter().enumerate() {
             let open = ri + 1 == nr;
             let st = &p.plan.steps[a];
-            let csel = (cons_in(a, b, open) & p.cons_sel).named(&format!(
+            // Past the first beat (`a >= 1`: `bc >= 1`, not `ended`) the frame's enable is the
+            // flop `en_q`, so the command mux (behind `first`, from `ended`) stays out of the
+            // decodes that select the lanes.
+            let en_sel = if a == 0 { p.cons_sel } else { p.ent_sel };
+            let csel = (cons_in(a, b, open) & en_sel).named(&format!(
                 "c_{}_{a}",
                 if std::ptr::eq(p.plan, en_plan) {
                     "en"
