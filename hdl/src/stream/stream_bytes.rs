@@ -755,7 +755,10 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
             }
             karms.push((c, lane_keep(l)));
         }
-        data_lanes.push(select(&darms, lit(8, 0u32)));
+        // A lane no arm selects has keep 0, so its data is free: the last arm is the default
+        // (no zero fallback), and a two-source lane is a single 2:1 mux per bit.
+        let ddef = darms.pop().map_or_else(|| lit(8, 0u32), |a| a.1);
+        data_lanes.push(select(&darms, ddef));
         keep_lanes.push(select(&karms, lit(1, 0u32)));
     }
     data_lanes.reverse();
