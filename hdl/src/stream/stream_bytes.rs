@@ -22,6 +22,13 @@
 //! `tkeep` travels through the same lane muxes as the data, which is what makes short frames
 //! work without special cases: a byte that does not exist has keep 0, and a beat is the frame's
 //! last when the next beat's lane 0 would be empty.
+//!
+//! Each lane source is selected by one decode per program and slot over the merged range of
+//! beats that use it; past the first beat that decode reads only flops (the frame's enable
+//! `en_q`, not the command mux behind `ended`). A lane's data has no zero default (a lane
+//! nothing selects has keep 0), so a two-source lane is a 2:1 mux per bit. This took the nic64 RX VLAN strip from
+//! 424 to 111 LUT4 and 155.6 to 217.8 MHz on ECP5 (figures and command in
+//! the `stream_delete` module docs).
 
 use super::{stream_in, stream_out, StreamCfg};
 use nicgen_edsl::prelude::*;
