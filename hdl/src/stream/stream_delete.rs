@@ -18,9 +18,14 @@
 //! - Throughput: 1 input beat/cycle, never stalls the input except for output backpressure; the
 //!   output has a bubble only where beats disappear (the last beat of a frame is flushed in the
 //!   cycle that takes the next frame's first beat, which emits nothing).
-//! - Cost (off 12, n 4, 1 `tuser` bit; Debian Yosys `synth_xilinx -noiopad`; ECP5-85 nextpnr
-//!   `--freq 250`, median of seeds 1-3): 8 b: 85 LUT / 53 FF, 158 MHz; 64 b: 107 LUT / 157 FF,
-//!   171 MHz; 512 b: 607 LUT / 1162 FF, 156 MHz. Two beats of flops (`P`, output) + lane muxes.
+//! - Cost (off 12, n 4, no `tuser`, the nic64/nic512 RX VLAN strip; `cargo xtask bench-area
+//!   --presets nic64,nic512 --seeds 1,2,3 --blocks "rx vlan strip,tx vlan insert"`: Debian
+//!   Yosys `synth_xilinx -noiopad` LUT / FF, ECP5-85k LUT4 and median Fmax of seeds 1-3):
+//!   64 b: 109 LUT / 155 FF, 111 LUT4, 217.8 MHz (208.6 / 217.8 / 221.8); 512 b: 604 LUT /
+//!   1160 FF, 628 LUT4, 166.3 MHz. At 8 b with 1 `tuser` bit (same flows by hand, not part of
+//!   that command): 73 LUT / 53 FF, 108 LUT4, 142.2 MHz; there the critical path is the
+//!   handshake (beat counter -> `s_ready` -> beat counter), which swings 140-175 MHz with
+//!   unrelated changes to the lane decodes. Two beats of flops (`P`, output) + lane muxes.
 //! - Golden model: `nicgen_model::stream::delete_bytes`; test:
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable,
 //!   lengths around `off` and `off + n`, zero-bubble count, Icarus replay).
