@@ -20,10 +20,10 @@
 //! The skid buffers (`stream_skid`: latency 0, `s_axis_tready` from a flop) keep each fork's
 //! ready (parser and frame buffer; rx_csum and VLAN strip) out of the registers before it
 //! within a cycle; the parse record (`parse_q`), the pending record (`pend_q`), the checksum
-//! and RSS results (`csum_res_q`, `rss_res_q`) and the strip command (`strip_cmd`) go through
-//! register slices, so that no queue's LUT-RAM read feeds the dispatch, the record assembly or
-//! the strip's first-beat logic, and the record assembly's `emit` does not reach back into
-//! `rx_csum` and `rss_toeplitz`.
+//! and RSS results (`csum_res_q`, `rss_res_q`), the checksum request (`csum_req`) and the strip
+//! command (`strip_cmd`) go through register slices, so that no queue's LUT-RAM read feeds the
+//! dispatch, the record assembly or a unit's first-beat logic, and neither the record
+//! assembly's `emit` nor `rx_csum`'s first beat reaches back into another unit or queue.
 //!
 //! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
 //! after its last beat arrived; the parse result is known by then, which is what lets
@@ -345,9 +345,10 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             "s_axis",
             &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
         );
-        u_csum.set("s_axis_req_tdata", u_csum_q.get("m_axis_tdata"));
-        u_csum.set("s_axis_req_tvalid", u_csum_q.get("m_axis_tvalid"));
-        u_csum_q.set("m_axis_tready", u_csum.get("s_axis_req_tready"));
+        // The request through a register slice: rx_csum takes it with the frame's first beat,
+        // which comes through the fork from the frame buffer's skid, and that decision must
+        // not reach the request queue's pointers and `full` within a cycle.
+        super::slice_into(&u_csum_q, "m_axis", &u_csum, "s_axis_req", "csum_req");
         let u_strip = instance(&strip, "u_vlan_strip");
         u_strip.connect_in(
             "s_axis",
