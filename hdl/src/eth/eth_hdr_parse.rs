@@ -629,21 +629,21 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             };
             nkeep = nkeep | mux(edge, lit(kw, (i + 1) as u64), lit(kw, 0u32));
         }
-        let len_sum = off.add_wide(nkeep.zext(16));
+        // The beat's offset, overflow flag, kept bytes and `tuser` are registered every cycle
+        // (no enable: `beat` stays off them); the cycle after a last beat adds them up and
+        // pushes the length.
+        let off_q = stage(off, "frame_off_q");
+        let ovf_q = stage(ovf, "frame_off_ovf_q");
+        let nkeep_q = stage(nkeep, "last_keep_q");
+        let len_sum = off_q.add_wide(nkeep_q.zext(16));
         let frame_len =
-            mux(ovf | len_sum.msb(), lit(16, 0xFFFFu32), len_sum.trunc(16)).named("frame_len_in");
+            mux(ovf_q | len_sum.msb(), lit(16, 0xFFFFu32), len_sum.trunc(16)).named("frame_len");
         let len_push = reg_init(1, 0u32).named("len_push");
         len_push.set(acc & last);
-        let len_q = reg(16).enable(acc & last).named("len_q");
-        len_q.set(frame_len);
-        let user_q = s.user().map(|u| {
-            let r = reg(u.width()).enable(acc & last).named("user_q");
-            r.set(u);
-            r
-        });
+        let user_q = s.user().map(|u| stage(u, "user_q"));
         let len_word = match user_q {
-            Some(u) => cat(&[u, len_q]),
-            None => len_q,
+            Some(u) => cat(&[u, frame_len]),
+            None => frame_len,
         };
         let len_mem = memory("len_fifo", len_word.width(), depth);
         let len_wr = reg_init(aw + 1, 0u32).named("len_wr");
