@@ -72,7 +72,8 @@
 //!   and `nh == 44` comes registered; each one-hot select bit has two registers, one for the
 //!   word mux and one (`sel*_l4`, with a reset so that synthesis does not merge the two) for
 //!   the UDP length / data offset muxes; the muxes OR their terms as a balanced tree; the last
-//!   read stage takes the TCP/UDP fields in itself, so stage 18 compares registers. Stage 3
+//!   read stage takes the TCP/UDP fields in itself and makes the checks against constants,
+//!   so stage 18 only adds the field checks and picks each protocol's code. Stage 3
 //!   takes the L3 offset and the IPv6 header end as constants picked by the tag count, so
 //!   `ip_end` is one adder, and decodes the first header's word from `tags + IHL`, added in
 //!   stage 2.
@@ -81,8 +82,9 @@
 //!   `s` iff `s ≤ 1 + i / B`; a stage that reads an older byte gets a delayed copy, made at
 //!   elaboration only where needed (none at 8 bits; at 64, 110 bytes for the first read
 //!   stages of the third to fifth header, stages 10, 13 and 16; most of the window at 512).
-//!   *Finish*: the frame length (a saturating byte counter) and `tuser` go into a small FIFO
-//!   at `tlast`, whose head waits in a register; the parse result waits in a register until
+//!   *Finish*: the frame length (a saturating byte counter, added up the cycle after the
+//!   `tlast` beat from registers loaded every cycle) and `tuser` go into a small FIFO, whose
+//!   head waits in a register; the parse result waits in a register until
 //!   its length is there (frames longer than the window), with the length thresholds that
 //!   depend on tags and IP version; then one stage compares lengths (each a compare of two
 //!   registers, limited to the frames it applies to) and one picks the code. *Output*: two
@@ -96,22 +98,24 @@
 //!   included), as long as the sink keeps fewer than `fifo_depth` records waiting: with a sink
 //!   that is always ready, `fifo_depth ≥ LATENCY + 2` never throttles the input. The input is
 //!   never held for a frame that is still arriving.
-//! - **Cost** (window 128, 32 records, no `tuser`). `yosys synth_xilinx -noiopad` (Yosys
-//!   0.23, `cargo xtask bench-area --presets nic64,nic512 --only xilinx --blocks "tx
-//!   eth_hdr_parse"`): 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record
-//!   stores and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the
-//!   extra flip-flops and SRLs are the delayed window copies a 64-byte beat needs). ECP5-85k,
-//!   64 bits, out of context (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only
-//!   ecp5 --blocks
-//!   "rx eth_hdr_parse,tx eth_hdr_parse"`: Yosys 0.70 `synth_ecp5` + nextpnr-ecp5 0.11): the
-//!   TX instance (no `tuser`) 7,680 LUT4 (`TRELLIS_COMB`), 3,522 FF, 224 `TRELLIS_RAMW`, Fmax
-//!   146.5 / 141.5 / 140.6 MHz (median 141.5; 132.8 before the timing changes above, which
-//!   cost about 300 FF); the RX instance (5-bit `tuser`) 7,729 LUT4, 3,537 FF, Fmax 143.5 /
-//!   144.0 / 142.1 (median 143.5; 133.9 before) — still below the 156.25 MHz of 10G at 64
-//!   bits. The paths left are routing-bound (3-4 LUTs, one net of 3-4 ns across the window
-//!   registers): mostly the word and field muxes of the read stages (select register to
-//!   AND-OR tree), then the `len == (j − m − 2) / 2` selects, the stage-3 `ip_end` adder,
-//!   the finish's length compares.
+//! - **Cost** (window 128, 32 records, no `tuser`). ECP5-85k, 64 bits, out of context
+//!   (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks "rx
+//!   eth_hdr_parse,tx eth_hdr_parse"`: Yosys 0.70 `synth_ecp5` + nextpnr-ecp5 0.11): the TX
+//!   instance (no `tuser`) 7,656 LUT4 (`TRELLIS_COMB`), 5,605 FF, 224 `TRELLIS_RAMW`, Fmax
+//!   150.1 / 155.7 / 142.6 MHz (median 150.1); the RX instance (5-bit `tuser`) 7,709 LUT4,
+//!   5,620 FF, 232 `TRELLIS_RAMW`, Fmax 150.4 / 152.6 / 152.6 (median 152.6). With one read
+//!   stage per header (LATENCY 17) they were 7,680 LUT4 / 3,522 FF, median 141.5 (TX) and
+//!   7,729 / 3,537, median 143.5 (RX): the second read stage costs about 2,100 FF (the group
+//!   registers, the walk's state one stage longer per header, 110 delayed window bytes) and
+//!   no LUTs. Still below the 156.25 MHz of 10G at 64 bits on most seeds: the worst paths
+//!   left are stage 18's UDP length checks (`ulen < 8` mapped to a carry chain, behind a
+//!   3 ns net from the register the last read stage loads), then the first read stages'
+//!   group muxes (a select register to window bytes spread over the die); 2-4 LUTs, mostly
+//!   routing. `yosys synth_xilinx -noiopad` (Yosys 0.23, `cargo xtask bench-area --presets
+//!   nic64,nic512 --only xilinx --blocks "tx eth_hdr_parse"`), measured before the second
+//!   read stage: 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record stores
+//!   and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the extra
+//!   flip-flops and SRLs are the delayed window copies a 64-byte beat needs).
 //! - **Golden model**: `nicgen_model::parse::parse_headers`; **test**:
 //!   `testbench/tb/tests/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16,
 //!   32 and 128 bits with other windows and FIFO depths; every code reached; the
@@ -860,6 +864,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // fields or give up (`EXT_LIMIT`).
         let mut st = S_WALK0;
         let mut rem_l4 = None;
+        let mut l4_pre = None;
         let n = |x: &str, st: u32| format!("{x}_s{st}");
         for k in 0..=MAX_EXT_HEADERS {
             let last = k == MAX_EXT_HEADERS;
@@ -953,6 +958,14 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let latch = !walk.walking & !walk.latched;
             if last {
                 rem_l4 = Some(stage(rem_now, &n("rem", st)));
+                // The TCP/UDP checks against constants, registered here for stage 18: too short
+                // for the header, the header past the window.
+                l4_pre = Some([
+                    stage(rem_now.lt(20u32), &n("tcp_short", st)),
+                    stage(walk.p.gt((w - 20) as u64), &n("tcp_win", st)),
+                    stage(rem_now.lt(8u32), &n("udp_short", st)),
+                    stage(walk.p.gt((w - 8) as u64), &n("udp_win", st)),
+                ]);
                 walk.rem.unused();
                 // No compute stage follows: the TCP/UDP fields are taken in here, so that the
                 // checks compare registers.
@@ -1150,14 +1163,16 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let udp = f(walk.nh.eq(17u32), "is_udp");
         // Per protocol: the code of the first failed check among those that compare with
         // constants, whether one failed, and the length check (an adder) on its own.
+        let [t_short, t_win, u_short, u_win] =
+            l4_pre.expect("the last read stage makes the constant checks");
         let t_checks = [
-            (rem.lt(20u32), code(malformed::L4_TRUNC)),
-            (walk.p.gt((w - 20) as u64), code(malformed::L4_WINDOW)),
+            (t_short, code(malformed::L4_TRUNC)),
+            (t_win, code(malformed::L4_WINDOW)),
             (doff.lt(5u32), code(malformed::L4_BAD)),
         ];
         let u_checks = [
-            (rem.lt(8u32), code(malformed::L4_TRUNC)),
-            (walk.p.gt((w - 8) as u64), code(malformed::L4_WINDOW)),
+            (u_short, code(malformed::L4_TRUNC)),
+            (u_win, code(malformed::L4_WINDOW)),
             (ulen.lt(8u32), code(malformed::L4_BAD)),
         ];
         let any = |c: &[(Sig, Sig)]| c.iter().map(|(x, _)| *x).reduce(|a, b| a | b).unwrap();
