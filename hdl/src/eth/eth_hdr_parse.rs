@@ -45,58 +45,77 @@
 //!   taken is written again when it is; idle cycles write only slots the frame has not
 //!   reached). The window *closes* on the beat holding byte `window − 1` or on `tlast`,
 //!   whichever comes first. *Parse*: a pipeline that never stalls, started by the close:
-//!   (1) TPIDs, tags, EtherType; (2) the IP fixed header through a 3:1 word mux (0..2 tags);
-//!   addresses, TCIs and EtherType go straight into the output store; (3) datagram end, L3
-//!   checks, one-hot of the first header's word; (4-12) the walk: per extension header a
-//!   *read* stage (the 4-byte word at the header offset through an AND-OR mux with a
-//!   registered one-hot select; every header offset is 2 mod 4, so the muxes are word-aligned;
-//!   the TCP/UDP fields there are latched if the walk has arrived) and a *compute* stage
-//!   (checks; next offset; next one-hot `j = m + 2 + 2·len` as `len == (j − m − 2) / 2` with
-//!   the difference prepared by the read stage; `(len + 1)·8 > rem` as `len ≥ rem / 8`,
-//!   applied a stage later), then a fifth read stage; (13-14) TCP/UDP comparisons, then codes.
-//!   For timing: `rem = ip_end − p` is carried along the walk (stepped with `p`), so no stage
-//!   subtracts before it compares; the next `p` and `rem` are picked after their adders from
-//!   selects the read stage registers (step by `len`, by 8, or stay); the read stage derives
-//!   the select differences from a register of its own (`m_sel`, `p / 4` before the `walking`
-//!   mux) with constant compares, and `nh == 44` comes registered; each one-hot select bit has
-//!   two registers, one for the word mux and one (`sel*_l4`, with a reset so that synthesis
-//!   does not merge the two) for the UDP length / data offset muxes, and the length byte of
-//!   the word two (`len_sel`, the same way) for the select compares; the muxes OR their terms
-//!   as a balanced tree; the TCP/UDP length checks compare both the new and the held field
-//!   and pick after.
+//!   (1) the TPID and EtherType compares (and, for each tag count, the IPv4 fragment flag and
+//!   whether the IPv6 next header is an extension header); (2) tags and EtherType from them,
+//!   the IP fixed header through a 3:1 word mux (0..2 tags); (3) datagram end, L3 checks,
+//!   one-hot of the first header's word; the addresses (a 3:1 word mux from selects that
+//!   stage 2 registers in three copies), TCIs and EtherType go straight into the output
+//!   store; (4-17) the walk: per extension header two *read* stages (the 4-byte word at the
+//!   header offset through an AND-OR mux with a registered one-hot select; every header
+//!   offset is 2 mod 4, so the muxes are word-aligned; the TCP/UDP fields there are latched
+//!   if the walk has arrived) and a *compute* stage (checks; next offset; next one-hot
+//!   `j = m + 2 + 2·len` as `len == (j − m − 2) / 2`, the difference prepared by the first
+//!   read stage and the compare made by the second; `(len + 1)·8 > rem` as `len ≥ rem / 8`,
+//!   applied a stage later), then a fifth pair of read stages; (18) TCP/UDP checks and each
+//!   protocol's code, (19) the walk's code.
+//!   For timing: the first read stage ANDs the select with the window words and ORs them in
+//!   groups of at most 8 words (two LUT4 levels), one register per group (with a flag that
+//!   the group's length byte is 0 above the targets' bits); the second ORs the groups (at most
+//!   3) into the word and, straight behind, compares its length byte with each select's
+//!   target, so the compute stage only ANDs registered flags into the next select; the
+//!   compute stage registers `walking` as two halves (the checks passed; the next header is
+//!   an extension header) that the next read stage ANDs. `rem = ip_end − p` is carried along
+//!   the walk (stepped with `p`), so no stage subtracts before it compares; the next `p` and
+//!   `rem` are picked after their adders from selects the read stage registers (step by
+//!   `len`, by 8, or stay); the first read stage derives the select differences from a
+//!   register of its own (`m_sel`, `p / 4` before the `walking` mux) with constant compares,
+//!   and `nh == 44` comes registered; each one-hot select bit has two registers, one for the
+//!   word mux and one (`sel*_l4`, with a reset so that synthesis does not merge the two) for
+//!   the UDP length / data offset muxes; the muxes OR their terms as a balanced tree; the last
+//!   read stage takes the TCP/UDP fields in itself and makes the checks against constants,
+//!   so stage 18 only adds the field checks and picks each protocol's code. Stage 3
+//!   takes the L3 offset and the IPv6 header end as constants picked by the tag count, so
+//!   `ip_end` is one adder, and decodes the first header's word from `tags + IHL`, added in
+//!   stage 2.
 //!   Stage `s` runs exactly `s` cycles after the close, and the next frame reaches beat `j` no
 //!   earlier than `1 + j` cycles after it, so capture byte `i` still holds this frame in stage
 //!   `s` iff `s ≤ 1 + i / B`; a stage that reads an older byte gets a delayed copy, made at
-//!   elaboration only where needed (none at 8 bits, a few bytes at 64, most of the window at
-//!   512).
-//!   *Finish*: the frame length (a saturating byte counter) and `tuser` go into a small FIFO
-//!   at `tlast`, whose head waits in a register; the parse result waits in a register until
-//!   its length is there (frames longer than the window), then one stage compares lengths and
-//!   one picks the code. *Output*: two LUTRAMs indexed in frame order (the wide fields written
-//!   from stage 2, the rest at the end), read asynchronously; a credit counter (frames closed −
-//!   records taken) drops `s_axis_tready` when `fifo_depth` records are pending.
-//! - **Latency**: the record is valid [`LATENCY`] (17) cycles after the beat that closes the
+//!   elaboration only where needed (none at 8 bits; at 64, 110 bytes for the first read
+//!   stages of the third to fifth header, stages 10, 13 and 16; most of the window at 512).
+//!   *Finish*: the frame length (a saturating byte counter, added up the cycle after the
+//!   `tlast` beat from registers loaded every cycle) and `tuser` go into a small FIFO, whose
+//!   head waits in a register; the parse result waits in a register until
+//!   its length is there (frames longer than the window), with the length thresholds that
+//!   depend on tags and IP version; then one stage compares lengths (each a compare of two
+//!   registers, limited to the frames it applies to) and one picks the code. *Output*: two
+//!   LUTRAMs indexed in frame order (the wide fields written from stage 3, the rest at the
+//!   end), read asynchronously, with a count of the records stored and `m_axis_meta_tvalid`
+//!   as flops; a credit counter (frames closed − records taken, stepped by one from sums of
+//!   the register) drops `s_axis_tready` when `fifo_depth` records are pending.
+//! - **Latency**: the record is valid [`LATENCY`] (22) cycles after the beat that closes the
 //!   window, and no earlier than 5 cycles after the `tlast` beat.
 //! - **Throughput**: 1 beat/cycle whatever the frame sizes (1-byte frames back to back
 //!   included), as long as the sink keeps fewer than `fifo_depth` records waiting: with a sink
 //!   that is always ready, `fifo_depth ≥ LATENCY + 2` never throttles the input. The input is
 //!   never held for a frame that is still arriving.
-//! - **Cost** (window 128, 32 records, no `tuser`). `yosys synth_xilinx -noiopad` (Yosys
-//!   0.23, `cargo xtask bench-area --presets nic64,nic512 --only xilinx --blocks "tx
-//!   eth_hdr_parse"`): 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record
-//!   stores and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the
-//!   extra flip-flops and SRLs are the delayed window copies a 64-byte beat needs). ECP5-85k,
-//!   64 bits, out of context (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only
-//!   ecp5 --blocks
-//!   "rx eth_hdr_parse,tx eth_hdr_parse"`: Yosys 0.70 `synth_ecp5` + nextpnr-ecp5 0.11): the
-//!   TX instance (no `tuser`) 7,680 LUT4 (`TRELLIS_COMB`), 3,522 FF, 224 `TRELLIS_RAMW`, Fmax
-//!   146.5 / 141.5 / 140.6 MHz (median 141.5; 132.8 before the timing changes above, which
-//!   cost about 300 FF); the RX instance (5-bit `tuser`) 7,729 LUT4, 3,537 FF, Fmax 143.5 /
-//!   144.0 / 142.1 (median 143.5; 133.9 before) — still below the 156.25 MHz of 10G at 64
-//!   bits. The paths left are routing-bound (3-4 LUTs, one net of 3-4 ns across the window
-//!   registers): mostly the word and field muxes of the read stages (select register to
-//!   AND-OR tree), then the `len == (j − m − 2) / 2` selects, the stage-3 `ip_end` adder,
-//!   the finish's length compares.
+//! - **Cost** (window 128, 32 records, no `tuser`). ECP5-85k, 64 bits, out of context
+//!   (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks "rx
+//!   eth_hdr_parse,tx eth_hdr_parse"`: Yosys 0.70 `synth_ecp5` + nextpnr-ecp5 0.11): the TX
+//!   instance (no `tuser`) 7,656 LUT4 (`TRELLIS_COMB`), 5,605 FF, 224 `TRELLIS_RAMW`, Fmax
+//!   150.1 / 155.7 / 142.6 MHz (median 150.1); the RX instance (5-bit `tuser`) 7,709 LUT4,
+//!   5,620 FF, 232 `TRELLIS_RAMW`, Fmax 150.4 / 152.6 / 152.6 (median 152.6). With one read
+//!   stage per header (LATENCY 17) they were 7,680 LUT4 / 3,522 FF, median 141.5 (TX) and
+//!   7,729 / 3,537, median 143.5 (RX): the second read stage costs about 2,100 FF (the group
+//!   registers, the walk's state one stage longer per header, 110 delayed window bytes) and
+//!   no LUTs. Still below the 156.25 MHz of 10G at 64 bits on most seeds: the worst paths
+//!   left are stage 18's UDP length checks (`ulen < 8` mapped to a carry chain, behind a
+//!   3 ns net from the register the last read stage loads), then the first read stages'
+//!   group muxes (a select register to window bytes spread over the die); 2-4 LUTs, mostly
+//!   routing. `yosys synth_xilinx -noiopad` (Yosys 0.23, `cargo xtask bench-area --presets
+//!   nic64,nic512 --only xilinx --blocks "tx eth_hdr_parse"`), measured before the second
+//!   read stage: 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record stores
+//!   and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the extra
+//!   flip-flops and SRLs are the delayed window copies a 64-byte beat needs).
 //! - **Golden model**: `nicgen_model::parse::parse_headers`; **test**:
 //!   `testbench/tb/tests/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16,
 //!   32 and 128 bits with other windows and FIFO depths; every code reached; the
@@ -225,9 +244,9 @@ impl HdrParseCfg {
 const S_L2: u32 = 1;
 const S_L3: u32 = 2;
 const S_WALK0: u32 = 4;
-/// Stage of the TCP/UDP checks (after a read and a compute stage per extension header and a
-/// last read stage).
-const S_L4: u32 = S_WALK0 + 2 * MAX_EXT_HEADERS + 1;
+/// Stage of the TCP/UDP checks (after two read stages and a compute stage per extension
+/// header and two last read stages).
+const S_L4: u32 = S_WALK0 + 3 * MAX_EXT_HEADERS + 2;
 
 /// Cycles from the beat that closes the window to `m_axis_meta_tvalid` (when the frame length
 /// is already known): the parse stages, the TCP/UDP codes, the wait-for-length register, one
@@ -329,13 +348,29 @@ fn sel_regs(hit: Sig, name: &str) -> (Sig, Sig) {
     (stage(hit, name), l4)
 }
 
-/// AND-OR mux with a registered one-hot select (bytes beyond the window fold to 0), its OR a
-/// balanced tree (a chain maps to a LUT level more).
+/// Three registers of the same value for a select with a wide fan-out, each driving a share
+/// of it. They differ in reset (none, to 0, to all ones; the stage's valid bit gates what they
+/// select, so the reset value does not matter) so that synthesis does not merge them.
+fn fanout_regs(x: Sig, name: &str) -> [Sig; 3] {
+    let w = x.width();
+    let b = reg_init(w, 0u32).named(&format!("{name}_b"));
+    let c = reg_init(w, (1u64 << w) - 1).named(&format!("{name}_c"));
+    b.set(x);
+    c.set(x);
+    [stage(x, &format!("{name}_a")), b, c]
+}
+
+/// AND-OR mux with a registered one-hot select (bytes beyond the window fold to 0).
 fn pick(sel: &[(u32, Sig)], mut at: impl FnMut(u32) -> Sig, width: u32) -> Sig {
-    let mut terms: Vec<Sig> = sel
+    let terms: Vec<Sig> = sel
         .iter()
         .map(|(j, bit)| at(*j) & bit.repl(width))
         .collect();
+    or_tree(terms, width)
+}
+
+/// OR as a balanced tree (a chain maps to a LUT level more); 0 for no terms.
+fn or_tree(mut terms: Vec<Sig>, width: u32) -> Sig {
     if terms.is_empty() {
         return lit(width, 0u32);
     }
@@ -346,6 +381,14 @@ fn pick(sel: &[(u32, Sig)], mut at: impl FnMut(u32) -> Sig, width: u32) -> Sig {
             .collect();
     }
     terms[0]
+}
+
+/// The first level of a read stage's mux: the select in groups of at most 8 words (an 8-term
+/// AND-OR is two LUT4 levels), as even as possible.
+fn groups(sel: &[(u32, Sig)]) -> Vec<Sel> {
+    let g = sel.len().div_ceil(8).max(1);
+    let size = sel.len().div_ceil(g).max(1);
+    sel.chunks(size).map(|c| c.to_vec()).collect()
 }
 
 /// State of the extension-header walk between walk stages.
@@ -398,6 +441,44 @@ struct Pending {
 }
 
 impl Walk {
+    /// The state one stage on, through the first read stage: the select is used up there
+    /// (by the group muxes), and so is `p_sel` (by the next select's differences). At the first
+    /// read `latched` and `ecode` are still constants, and at the last `nh_frag` is.
+    fn delayed(&self, st: u32, first: bool, last: bool) -> Walk {
+        let d = |x: Sig, nm: &str| stage(x, &format!("{nm}_s{st}"));
+        let o = |x: Option<Sig>, nm: &str| x.map(|v| d(v, nm));
+        Walk {
+            sel: Vec::new(),
+            sel_l4: Vec::new(),
+            p: d(self.p, "p"),
+            rem: d(self.rem, "rem"),
+            p_sel: None,
+            nh: d(self.nh, "nh"),
+            nh_frag: if last {
+                self.nh_frag
+            } else {
+                d(self.nh_frag, "nh_frag")
+            },
+            walking: d(self.walking, "walking"),
+            latched: if first {
+                self.latched
+            } else {
+                d(self.latched, "latched")
+            },
+            ecode: if first {
+                self.ecode
+            } else {
+                d(self.ecode, "ecode")
+            },
+            frag: d(self.frag, "frag"),
+            ports: o(self.ports, "ports"),
+            ulen: o(self.ulen, "ulen"),
+            doff: o(self.doff, "doff"),
+            pending: None,
+            trunc_len: None,
+        }
+    }
+
     /// Ports, UDP length and TCP data offset with the pending read taken in.
     fn settle(&self) -> (Sig, Sig, Sig) {
         let p = self.pending.expect("a read stage came before");
@@ -552,21 +633,21 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             };
             nkeep = nkeep | mux(edge, lit(kw, (i + 1) as u64), lit(kw, 0u32));
         }
-        let len_sum = off.add_wide(nkeep.zext(16));
+        // The beat's offset, overflow flag, kept bytes and `tuser` are registered every cycle
+        // (no enable: `beat` stays off them); the cycle after a last beat adds them up and
+        // pushes the length.
+        let off_q = stage(off, "frame_off_q");
+        let ovf_q = stage(ovf, "frame_off_ovf_q");
+        let nkeep_q = stage(nkeep, "last_keep_q");
+        let len_sum = off_q.add_wide(nkeep_q.zext(16));
         let frame_len =
-            mux(ovf | len_sum.msb(), lit(16, 0xFFFFu32), len_sum.trunc(16)).named("frame_len_in");
+            mux(ovf_q | len_sum.msb(), lit(16, 0xFFFFu32), len_sum.trunc(16)).named("frame_len");
         let len_push = reg_init(1, 0u32).named("len_push");
         len_push.set(acc & last);
-        let len_q = reg(16).enable(acc & last).named("len_q");
-        len_q.set(frame_len);
-        let user_q = s.user().map(|u| {
-            let r = reg(u.width()).enable(acc & last).named("user_q");
-            r.set(u);
-            r
-        });
+        let user_q = s.user().map(|u| stage(u, "user_q"));
         let len_word = match user_q {
-            Some(u) => cat(&[u, len_q]),
-            None => len_q,
+            Some(u) => cat(&[u, frame_len]),
+            None => frame_len,
         };
         let len_mem = memory("len_fifo", len_word.width(), depth);
         let len_wr = reg_init(aw + 1, 0u32).named("len_wr");
@@ -589,26 +670,59 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let tpid1 = win.be(16, 2, S_L2);
         let tci1 = win.be(18, 2, S_L2);
         let et2 = win.be(20, 2, S_L2);
+        // An IPv6 next header (byte l3 + 6) is an extension header, for each tag count.
+        let ext_at: Vec<Sig> = (0..3u32)
+            .map(|t| {
+                stage(
+                    is_ext(win.at(20 + 4 * t, S_L2)),
+                    &format!("nh_ext6_t{t}_s1"),
+                )
+            })
+            .collect();
+        // The compares only; stage 2 combines them (the inner tag counts after an outer one).
         let tag = |x: Sig| x.eq(0x8100u32) | x.eq(0x88a8u32);
-        let t0 = tag(tpid0).named("tag0");
-        let t1 = (t0 & tag(tpid1)).named("tag1");
-        let vc = cat(&[t1, t0 & !t1]);
-        let pick_et = |x: Sig, y: Sig, z: Sig| mux(t1, z, mux(t0, y, x));
-        let et = pick_et(tpid0, tpid1, et2);
-        let v4 = pick_et(tpid0.eq(0x0800u32), tpid1.eq(0x0800u32), et2.eq(0x0800u32));
-        let v6 = pick_et(tpid0.eq(0x86ddu32), tpid1.eq(0x86ddu32), et2.eq(0x86ddu32));
+        let tag0 = stage(tag(tpid0), "tag0_s1");
+        let tag1 = stage(tag(tpid1), "tag1_s1");
+        let et_is = |v: u32, nm: &str| {
+            stage(
+                cat(&[et2.eq(v as u64), tpid1.eq(v as u64), tpid0.eq(v as u64)]),
+                nm,
+            )
+        };
+        let et_v4 = et_is(0x0800, "et_v4_s1");
+        let et_v6 = et_is(0x86dd, "et_v6_s1");
         let s0 = tpid0.eq(0x88a8u32);
-        let vc1 = stage(vc, "vc_s1");
-        let v4_1 = stage(v4, "v4_s1");
-        let v6_1 = stage(v6, "v6_s1");
-        let early_l2 = stage(cat(&[s0, tci1, tci0, et]), "l2_s1");
+        let l2_1 = stage(cat(&[s0, tci1, tci0]), "l2_s1");
+        // IPv4 MF or a fragment offset, for each tag count (bytes l3 + 6, l3 + 7), so that
+        // stage 2 only picks.
+        let frag_at: Vec<Sig> = (0..3u32)
+            .map(|t| {
+                let x = win.be(20 + 4 * t, 2, S_L2);
+                stage(
+                    x.bit(13) | x.slice(12, 0).or_reduce(),
+                    &format!("frag4_t{t}_s1"),
+                )
+            })
+            .collect();
 
         // ---------------------------------------------------------------- stage 2: L3 fields
         let v2 = reg_init(1, 0u32).named("v2");
         v2.set(v1);
+        let t0 = tag0;
+        let t1 = (tag0 & tag1).named("tag1");
+        let vc1 = cat(&[t1, t0 & !t1]).named("vc");
+        let pick_et = |x: Sig, y: Sig, z: Sig| mux(t1, z, mux(t0, y, x));
+        let v4_1 = pick_et(et_v4.bit(0), et_v4.bit(1), et_v4.bit(2)).named("v4");
+        let v6_1 = pick_et(et_v6.bit(0), et_v6.bit(1), et_v6.bit(2)).named("v6");
+        let et = pick_et(
+            win.be(12, 2, S_L3),
+            win.be(16, 2, S_L3),
+            win.be(20, 2, S_L3),
+        );
+        let early_l2 = cat(&[l2_1, et]);
         // Word j of the IP header: word 3 + tags + j of the frame.
         let mut d = Vec::new();
-        for j in 0..10 {
+        for j in 0..3 {
             let a = win.word(3 + j, S_L3);
             let bb = win.word(4 + j, S_L3);
             let c = win.word(5 + j, S_L3);
@@ -617,17 +731,17 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let ver = d[0].slice(31, 28);
         let ihl = d[0].slice(27, 24);
         let len16 = mux(v4_1, d[0].slice(15, 0), d[1].slice(31, 16));
-        let frag4 = d[1].bit(13) | d[1].slice(12, 0).or_reduce();
+        let frag4 = case(vc1, &[(0, frag_at[0]), (1, frag_at[1])], frag_at[2]);
         let nh0 = mux(v4_1, d[2].slice(23, 16), d[1].slice(15, 8));
-        let zero96 = lit(96, 0u32);
-        let src = mux(v4_1, cat(&[zero96, d[3]]), cat(&[d[2], d[3], d[4], d[5]]));
-        let dst = mux(v4_1, cat(&[zero96, d[4]]), cat(&[d[6], d[7], d[8], d[9]]));
-        // The wide fields go straight into the output store, in frame order.
-        let early_word = cat(&[dst, src, early_l2]);
-        let early_mem = memory("meta_early", early_word.width(), depth);
-        let early_wr = reg_init(aw, 0u32).named("early_wr");
-        early_mem.write(v2, early_wr, early_word);
-        early_wr.set_if(v2, early_wr + 1u32);
+        // The first header's word less 3, for IPv4 (3 + tags + IHL), so that stage 3 only
+        // decodes.
+        let m0 = (ihl.zext(5) + vc1.zext(5)).named("m0");
+        let ext6 = case(vc1, &[(0, ext_at[0]), (1, ext_at[1])], ext_at[2]);
+        // The addresses are picked in stage 3, from selects registered here in three copies
+        // (each drives a third of the 256-bit muxes).
+        let vc_addr = fanout_regs(vc1, "vc_addr_s2");
+        let v4_addr = fanout_regs(v4_1, "v4_addr_s2");
+        let l2_2 = stage(early_l2, "l2_s2");
         let vc2 = stage(vc1, "vc_s2");
         let v4_2 = stage(v4_1, "v4_s2");
         let v6_2 = stage(v6_1, "v6_s2");
@@ -636,24 +750,61 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let len2 = stage(len16, "len_s2");
         let frag2 = stage(frag4, "frag4_s2");
         let nh2 = stage(nh0, "nh_s2");
+        let m0_2 = stage(m0, "m0_s2");
+        let ext6_2 = stage(ext6, "nh_ext6_s2");
 
         // ---------------------------------------------------------------- stage 3: lengths
         let v3 = reg_init(1, 0u32).named("v3");
         v3.set(v2);
-        let l3_off = (cat(&[lit(4, 0u32), vc2, lit(2, 0u32)]) + 14u32).named("l3_off");
+        // Source and destination address: IPv4 words 3 and 4 of the IP header, IPv6 words 2..5
+        // and 6..9 (word j of the IP header is word 3 + tags + j of the frame).
+        let addr_word = |j: u32, win: &mut Window| {
+            let sel = vc_addr[(j as usize) % 3];
+            let a = win.word(3 + j, S_L3 + 1);
+            let bb = win.word(4 + j, S_L3 + 1);
+            let c = win.word(5 + j, S_L3 + 1);
+            case(sel, &[(0, a), (1, bb)], c).named(&format!("addr_w{j}"))
+        };
+        let addr: Vec<Sig> = (2..10).map(|j| addr_word(j, &mut win)).collect();
+        let zero = lit(32, 0u32);
+        // Most significant word first: dst, then src; IPv4 in the low word of each.
+        let v4_words = [zero, zero, zero, addr[2], zero, zero, zero, addr[1]];
+        let v6_words = [
+            addr[4], addr[5], addr[6], addr[7], addr[0], addr[1], addr[2], addr[3],
+        ];
+        let addrs: Vec<Sig> = (0..8)
+            .map(|i| mux(v4_addr[i % 3], v4_words[i], v6_words[i]))
+            .collect();
+        // The wide fields go straight into the output store, in frame order.
+        let early_word = cat(&[cat(&addrs), l2_2]);
+        let early_mem = memory("meta_early", early_word.width(), depth);
+        let early_wr = reg_init(aw, 0u32).named("early_wr");
+        early_mem.write(v3, early_wr, early_word);
+        early_wr.set_if(v3, early_wr + 1u32);
+        // The L3 offset (14 + 4 * tags) and the IPv6 header end (40 more) as constants picked
+        // by the tag count, so that each sum below is one adder.
+        let by_tags = |base: u32| {
+            case(
+                vc2,
+                &[(0, lit(8, base)), (1, lit(8, base + 4))],
+                lit(8, base + 8),
+            )
+        };
+        let l3_off = by_tags(14).named("l3_off");
+        let l3_end6 = by_tags(54).named("l3_end6");
         let hdr_len = cat(&[ihl2, lit(2, 0u32)]);
         let hdr_end = (l3_off + hdr_len.zext(8)).named("hdr_end");
-        let ip_len = mux(v4_2, len2.zext(17), len2.zext(17) + 40u32);
-        let ip_end = (l3_off.zext(17) + ip_len).named("ip_end");
+        // IPv4: l3 + total length; IPv6: l3 + 40 + payload length.
+        let ip_end = (len2.zext(17) + mux(v4_2, l3_off, l3_end6).zext(17)).named("ip_end");
         let ver_bad = mux(v4_2, ver2.ne(4u32), ver2.ne(6u32));
         let ihl_bad = ihl2.lt(5u32);
         let totlen_bad = len2.lt(hdr_len.zext(16));
         let opts = ihl2.gt(5u32);
-        let p0 = mux(v4_2, hdr_end, l3_off + 40u32).zext(16);
+        let p0 = mux(v4_2, hdr_end, l3_end6).zext(16);
         // ip_end - p0: the L3 offset cancels (IPv4: total length - IHL * 4; else the payload
         // length).
         let rem0 = mux(v4_2, len2.zext(18) - hdr_len.zext(18), len2.zext(18));
-        let walking0 = v6_2 & is_ext(nh2);
+        let walking0 = v6_2 & ext6_2;
         let carry = Carry {
             vc: vc2,
             v4: v4_2,
@@ -670,12 +821,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let (lo0, hi0) = read_range(0, w);
         let (sel0, sel0_l4): (Sel, Sel) = (lo0..=hi0)
             .map(|j| {
-                let mut v4hit = lit(1, 0u32);
-                for t in 0..3u32 {
-                    if (3 + t..=3 + t + 15).contains(&j) {
-                        v4hit = v4hit | (vc2.eq(t as u64) & ihl2.eq((j - 3 - t) as u64));
-                    }
-                }
+                let v4hit = if (3..=3 + 17).contains(&j) {
+                    m0_2.eq((j - 3) as u64)
+                } else {
+                    lit(1, 0u32)
+                };
                 let v6hit = if (13..=15).contains(&j) {
                     vc2.eq((j - 13) as u64)
                 } else {
@@ -691,7 +841,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             p: stage(p0, "p_s3"),
             rem: stage(rem0, "rem_s3"),
             // Only an IPv6 frame walks.
-            p_sel: Some(stage((l3_off + 40u32).zext(16).slice(15, 2), "m_sel_s3")),
+            p_sel: Some(stage(l3_end6.zext(16).slice(15, 2), "m_sel_s3")),
             nh: stage(nh2, "nh_s3"),
             nh_frag: stage(nh2.eq(44u32), "nh_frag_s3"),
             walking: stage(walking0, "walking_s3"),
@@ -706,13 +856,19 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         };
         let mut valid = v3;
 
-        // ---------------------------------------------------------------- stages 4..12: walk
-        // Per extension header a read stage (the word at `p`, and the TCP/UDP fields there if
-        // the walk has arrived) and a compute stage (checks, next offset); a fifth read stage
-        // only latches TCP/UDP fields or gives up (`EXT_LIMIT`).
+        // ---------------------------------------------------------------- stages 4..17: walk
+        // Per extension header two read stages (the word at `p`, and the TCP/UDP fields there if
+        // the walk has arrived: first an AND-OR per group of at most 8 words, registered, then
+        // the OR of the groups and the next select's length compares) and a compute stage
+        // (checks, next offset, next select); a fifth header's read stages only latch TCP/UDP
+        // fields or give up (`EXT_LIMIT`).
         let mut st = S_WALK0;
         let mut rem_l4 = None;
+        let mut l4_pre = None;
+        let n = |x: &str, st: u32| format!("{x}_s{st}");
         for k in 0..=MAX_EXT_HEADERS {
+            let last = k == MAX_EXT_HEADERS;
+            // ---------------------------------------- read, first half: the mux per group
             let vr = reg_init(1, 0u32).named(&format!("v{st}"));
             vr.set(valid);
             valid = vr;
@@ -721,36 +877,105 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 walk.ecode = mux(tl, code(malformed::EXT_TRUNC), walk.ecode);
                 walk.trunc_len = None;
             }
+            // The next select's length targets: word differences / 2 (none after the last read).
+            let next_range = (!last).then(|| read_range(k + 1, w));
+            let tgt_w = next_range.map(|(_, hi)| clog2(hi as u64 + 1) - 1);
+            let (mut gw, mut gu, mut gd) = (Vec::new(), Vec::new(), Vec::new());
+            let mut ghz = Vec::new();
+            for (g, (gs, gs_l4)) in groups(&walk.sel)
+                .iter()
+                .zip(groups(&walk.sel_l4).iter())
+                .enumerate()
+            {
+                let word = pick(gs, |x| win.word(x, st), 32);
+                let ulen = pick(gs_l4, |x| win.be(4 * x + 6, 2, st), 16);
+                // TCP data offset: the high nibble of byte 12.
+                let doff = pick(gs_l4, |x| win.at(4 * x + 14, st).slice(7, 4), 4);
+                // The length byte's bits above the targets are 0 (in a group that does not hold
+                // the selected word they all are).
+                if let Some(tw) = tgt_w.filter(|&tw| tw < 8) {
+                    ghz.push(stage(
+                        !word.slice(23, 16 + tw).or_reduce(),
+                        &n(&format!("len_hz_g{g}"), st),
+                    ));
+                }
+                gw.push(stage(word, &n(&format!("word_g{g}"), st)));
+                gu.push(stage(ulen, &n(&format!("ulen_g{g}"), st)));
+                gd.push(stage(doff, &n(&format!("doff_g{g}"), st)));
+            }
+            // For the next read's one-hot: d = j - (m + 2) per word j it can see; the next word
+            // is m + 2 + 2 * len (m + 2 after a fragment header). Words past the window are
+            // never read, so differences as wide as the window's word index do. When the walk
+            // is not stepping, the next read's select does not matter: its latch is already
+            // taken (or the frame has an EXT_* code).
+            // `even` (d >= 0 and even) and the fragment hit (d = 0) compare `m` with constants;
+            // only the length target needs the subtraction.
+            // `m` beyond the window's words (`m_small` false) is registered apart and applied
+            // in the second read stage.
+            let (m_small, pre): (Option<Sig>, Vec<(u32, Sig, Sig, Sig)>) =
+                match (walk.p_sel, next_range) {
+                    (Some(m), Some((lo, hi))) if lo <= hi => {
+                        let is_frag = walk.nh_frag;
+                        let mw = clog2(hi as u64 + 1);
+                        let m_small = stage(m.slice(13, mw).eq(0u32), &n("m_small", st));
+                        let ml = m.slice(mw - 1, 0);
+                        let pre = (lo..=hi)
+                            .map(|j| {
+                                let d = lit(mw + 1, j - 2) - ml.zext(mw + 1);
+                                let even = ml.le((j - 2) as u64) & ml.bit(0).eq((j % 2) as u64);
+                                let fhit = is_frag & ml.eq((j - 2) as u64);
+                                // After a fragment header the next word is m + 2, else
+                                // m + 2 + 2 * len.
+                                (
+                                    j,
+                                    stage(!is_frag & even, &n(&format!("sel{j}_even"), st)),
+                                    stage(d.slice(mw - 1, 1), &n(&format!("sel{j}_len"), st)),
+                                    stage(fhit, &n(&format!("sel{j}_frag"), st)),
+                                )
+                            })
+                            .collect();
+                        (Some(m_small), pre)
+                    }
+                    _ => (None, Vec::new()),
+                };
+            walk = walk.delayed(st, k == 0, last);
+            carry = carry.map(&mut |x, nm| stage(x, &n(nm, st)));
+            st += 1;
+
+            // ---------------------------------------- read, second half: the OR of the groups
+            let vr = reg_init(1, 0u32).named(&format!("v{st}"));
+            vr.set(valid);
+            valid = vr;
             // Bytes from the current header to the end of the datagram (negative: only in
             // frames whose L3 checks failed).
             let rem_neg = walk.rem.bit(17);
             let rem_now = walk.rem.slice(15, 0);
-            let (sel, sel_l4) = (walk.sel.clone(), walk.sel_l4.clone());
-            let dw = pick(&sel, |x| win.word(x, st), 32).named(&format!("word_s{st}"));
-            let ul =
-                pick(&sel_l4, |x| win.be(4 * x + 6, 2, st), 16).named(&format!("udp_len_s{st}"));
-            // TCP data offset: the high nibble of byte 12.
-            let dof = pick(&sel_l4, |x| win.at(4 * x + 14, st), 8)
-                .named(&format!("tcp_off_s{st}"))
-                .slice(7, 4);
+            // A fragment's offset is not 0, per group (the compute stage ORs them).
+            let off_nz: Vec<Sig> = gw.iter().map(|g| g.slice(15, 3).or_reduce()).collect();
+            let dw = or_tree(gw, 32).named(&n("word", st));
+            let ul = or_tree(gu, 16).named(&n("udp_len", st));
+            let dof = or_tree(gd, 4).named(&n("tcp_off", st));
             let latch = !walk.walking & !walk.latched;
-            let n = |x: &str, st: u32| format!("{x}_s{st}");
-            let pending = Pending {
-                latch: stage(latch, &n("latch", st)),
-                word: stage(dw, &n("word_q", st)),
-                ulen: stage(ul, &n("ulen_q", st)),
-                doff: stage(dof, &n("doff_q", st)),
-            };
-            let keep = |x: Option<Sig>, nm: &str| x.map(|v| stage(v, &n(nm, st)));
-            let (ports, ulen, doff) = (
-                keep(walk.ports, "ports"),
-                keep(walk.ulen, "ulen"),
-                keep(walk.doff, "doff"),
-            );
-            let latched = walk.latched | latch;
-            if k == MAX_EXT_HEADERS {
+            if last {
                 rem_l4 = Some(stage(rem_now, &n("rem", st)));
+                // The TCP/UDP checks against constants, registered here for stage 18: too short
+                // for the header, the header past the window.
+                l4_pre = Some([
+                    stage(rem_now.lt(20u32), &n("tcp_short", st)),
+                    stage(walk.p.gt((w - 20) as u64), &n("tcp_win", st)),
+                    stage(rem_now.lt(8u32), &n("udp_short", st)),
+                    stage(walk.p.gt((w - 8) as u64), &n("udp_win", st)),
+                ]);
                 walk.rem.unused();
+                // No compute stage follows: the TCP/UDP fields are taken in here, so that the
+                // checks compare registers.
+                let take = |new: Sig, old: Option<Sig>, nm: &str| {
+                    let v = match old {
+                        Some(o) => mux(latch, new, o),
+                        None => new,
+                    };
+                    Some(stage(v, &n(nm, st)))
+                };
                 // A fifth extension header: give up.
                 walk = Walk {
                     sel: Vec::new(),
@@ -767,16 +992,29 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                         &n("ecode", st),
                     ),
                     frag: stage(walk.frag, &n("frag", st)),
-                    ports,
-                    ulen,
-                    doff,
-                    pending: Some(pending),
+                    ports: take(dw, walk.ports, "ports"),
+                    ulen: take(ul, walk.ulen, "ulen"),
+                    doff: take(dof, walk.doff, "doff"),
+                    pending: None,
                     trunc_len: None,
                 };
                 carry = carry.map(&mut |x, nm| stage(x, &n(nm, st)));
                 st += 1;
                 break;
             }
+            let pending = Pending {
+                latch: stage(latch, &n("latch", st)),
+                word: stage(dw, &n("word_q", st)),
+                ulen: stage(ul, &n("ulen_q", st)),
+                doff: stage(dof, &n("doff_q", st)),
+            };
+            let keep = |x: Option<Sig>, nm: &str| x.map(|v| stage(v, &n(nm, st)));
+            let (ports, ulen, doff) = (
+                keep(walk.ports, "ports"),
+                keep(walk.ulen, "ulen"),
+                keep(walk.doff, "doff"),
+            );
+            let latched = walk.latched | latch;
             // Everything the compute stage needs that does not depend on the word.
             let is_frag = walk.nh_frag;
             let trunc_pre = rem_neg | mux(is_frag, rem_now.lt(8u32), rem_now.lt(2u32));
@@ -804,33 +1042,34 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let latched = r(latched, "latched");
             let ecode = r(walk.ecode, "ecode");
             let frag = r(walk.frag, "frag");
-            // For the next read's one-hot: d = j - (m + 2) per word j it can see; the next word
-            // is m + 2 + 2 * len (m + 2 after a fragment header). Words past the window are
-            // never read, so differences as wide as the window's word index do. When the walk
-            // is not stepping, the next read's select does not matter: its latch is already
-            // taken (or the frame has an EXT_* code).
-            // `even` (d >= 0 and even) and the fragment hit (d = 0) compare `m` with constants;
-            // only the length target needs the subtraction.
-            let m = walk.p_sel.expect("a compute stage follows");
-            let (lo, hi) = read_range(k + 1, w);
-            let mw = clog2(hi as u64 + 1);
-            let m_small = m.slice(13, mw).eq(0u32);
-            let ml = m.slice(mw - 1, 0);
-            let pre: Vec<(u32, Sig, Sig, Sig)> = (lo..=hi)
-                .map(|j| {
-                    let d = lit(mw + 1, j - 2) - ml.zext(mw + 1);
-                    let even = m_small & ml.le((j - 2) as u64) & ml.bit(0).eq((j % 2) as u64);
-                    // After a fragment header the next word is m + 2, else m + 2 + 2 * len.
+            // The length compares of the next select, straight after the OR: `len == tgt`, the
+            // high bits from the groups' flags.
+            let len_w = dw.slice(23, 16);
+            let len_hz = ghz.into_iter().reduce(|a, b| a & b);
+            let len_is = |tgt: Sig| {
+                let tw = tgt.width();
+                match len_hz {
+                    Some(hz) if tw < 8 => hz & len_w.slice(tw - 1, 0).eq(tgt),
+                    _ if tw < 8 => len_w.slice(7, tw).eq(0u32) & len_w.slice(tw - 1, 0).eq(tgt),
+                    _ => len_w.zext(tw).eq(tgt),
+                }
+            };
+            let pre: Vec<(u32, Sig, Sig, Sig)> = pre
+                .iter()
+                .map(|(j, even, tgt, fhit)| {
+                    let m_small = m_small.expect("made with the targets");
                     (
-                        j,
-                        r(!is_frag_now & even, &format!("sel{j}_even")),
-                        r(d.slice(mw - 1, 1), &format!("sel{j}_len")),
-                        r(
-                            is_frag_now & m_small & ml.eq((j - 2) as u64),
-                            &format!("sel{j}_frag"),
-                        ),
+                        *j,
+                        r(m_small & *even, &format!("sel{j}_even")),
+                        r(len_is(*tgt), &format!("sel{j}_len_eq")),
+                        r(m_small & *fhit, &format!("sel{j}_frag")),
                     )
                 })
+                .collect();
+            let off_nz: Vec<Sig> = off_nz
+                .iter()
+                .enumerate()
+                .map(|(g, x)| r(*x, &format!("frag_off_nz_g{g}")))
                 .collect();
             let read = Walk {
                 ports,
@@ -840,15 +1079,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 ..walk.clone()
             };
             let dw_r = pending.word;
-            // A second register of the length byte for the next-select compares (17 of them),
-            // with a reset so that synthesis keeps it apart from `word_q`'s bits, which feed
-            // the adders and the length check.
-            let len_sel = reg_init(8, 0u32).named(&n("len_sel", st));
-            len_sel.set(dw.slice(23, 16));
             carry = carry.map(&mut |x, nm| stage(x, &n(nm, st)));
             st += 1;
 
-            // Compute: (len + 1) * 8 > rem  <=>  len >= rem / 8 (no adder before the compare).
+            // ---------------------------------------- compute
+            // (len + 1) * 8 > rem  <=>  len >= rem / 8 (no adder before the compare).
             let vc_ = reg_init(1, 0u32).named(&format!("v{st}"));
             vc_.set(valid);
             valid = vc_;
@@ -868,20 +1103,12 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // The next read's `m` may be anything when the walk does not step.
             let p_next = mux(is_frag, p8, p_len);
             let nh_next = dw_r.slice(31, 24);
-            let later_frag = is_frag & dw_r.slice(15, 3).or_reduce();
+            let later_frag = is_frag & or_tree(off_nz, 1);
             let (ports, ulen, doff) = read.settle();
-            let len_is = |tgt: Sig| {
-                let tw = tgt.width();
-                if tw >= 8 {
-                    len_sel.zext(tw).eq(tgt)
-                } else {
-                    len_sel.slice(7, tw).eq(0u32) & len_sel.slice(tw - 1, 0).eq(tgt)
-                }
-            };
             let (sel, sel_l4): (Sel, Sel) = pre
                 .iter()
-                .map(|(j, even, tgt, fhit)| {
-                    let hit = *fhit | (*even & len_is(*tgt));
+                .map(|(j, even, len_eq, fhit)| {
+                    let hit = *fhit | (*even & *len_eq);
                     let (a, b) = sel_regs(hit, &n(&format!("sel{j}"), st));
                     ((*j, a), (*j, b))
                 })
@@ -901,7 +1128,10 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 } else {
                     lit(1, 0u32)
                 },
-                walking: stage(ok_pre & !later_frag & is_ext(nh_next), &n("walking", st)),
+                // Its two halves registered apart (the next read stage ANDs them), so that the
+                // next-header compare is not behind the checks.
+                walking: stage(ok_pre & !later_frag, &n("walk_go", st))
+                    & stage(is_ext(nh_next), &n("next_ext", st)),
                 latched: stage(latched, &n("latched", st)),
                 ecode: stage(mux(walking & pre_bad, err, ecode), &n("ecode", st)),
                 frag: stage(frag | (walking & is_frag), &n("frag", st)),
@@ -915,40 +1145,43 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             st += 1;
         }
 
-        // ---------------------------------------------------------------- stage 13: TCP/UDP
+        // ---------------------------------------------------------------- stage 18: TCP/UDP
         assert_eq!(st, S_L4, "walk stage count");
         let v_l4 = reg_init(1, 0u32).named(&format!("v{S_L4}"));
         v_l4.set(valid);
         let valid = v_l4;
-        // The comparisons first, the codes in the next stage. The UDP length and TCP data
-        // offset checks compare both candidates (the last read's and the earlier latched
-        // value) and pick after, so the latch mux is not in front of the compares.
-        let (ports, _, _) = walk.settle();
-        let pend = walk.pending.expect("a read stage came before");
-        let either = |new: Sig, old: Option<Sig>, cmp: &dyn Fn(Sig) -> Sig| match old {
-            Some(o) => mux(pend.latch, cmp(new), cmp(o)),
-            None => cmp(new),
-        };
+        // The comparisons first, the codes in the next stage (the fields are registers: the
+        // last read stage took them in).
+        let ports = walk.ports.expect("the last read stage takes the ports");
+        let ulen = walk.ulen.expect("the last read stage takes the UDP length");
+        let doff = walk
+            .doff
+            .expect("the last read stage takes the data offset");
         let rem = rem_l4.expect("the last read stage measures the L4 length");
         let f = |x: Sig, nm: &str| stage(x, &format!("{nm}_s{S_L4}"));
         let tcp = f(walk.nh.eq(6u32), "is_tcp");
         let udp = f(walk.nh.eq(17u32), "is_udp");
-        let t_short = f(rem.lt(20u32), "tcp_short");
-        let t_win = f(walk.p.gt((w - 20) as u64), "tcp_win");
-        let t_bad = f(
-            either(pend.doff, walk.doff, &|d| d.lt(5u32)),
-            "tcp_doff_bad",
-        );
-        let t_long = f(
-            either(pend.doff, walk.doff, &|d| {
-                cat(&[d, lit(2, 0u32)]).zext(16).gt(rem)
-            }),
-            "tcp_doff_long",
-        );
-        let u_short = f(rem.lt(8u32), "udp_short");
-        let u_win = f(walk.p.gt((w - 8) as u64), "udp_win");
-        let u_bad = f(either(pend.ulen, walk.ulen, &|u| u.lt(8u32)), "udp_len_bad");
-        let u_long = f(either(pend.ulen, walk.ulen, &|u| u.gt(rem)), "udp_len_long");
+        // Per protocol: the code of the first failed check among those that compare with
+        // constants, whether one failed, and the length check (an adder) on its own.
+        let [t_short, t_win, u_short, u_win] =
+            l4_pre.expect("the last read stage makes the constant checks");
+        let t_checks = [
+            (t_short, code(malformed::L4_TRUNC)),
+            (t_win, code(malformed::L4_WINDOW)),
+            (doff.lt(5u32), code(malformed::L4_BAD)),
+        ];
+        let u_checks = [
+            (u_short, code(malformed::L4_TRUNC)),
+            (u_win, code(malformed::L4_WINDOW)),
+            (ulen.lt(8u32), code(malformed::L4_BAD)),
+        ];
+        let any = |c: &[(Sig, Sig)]| c.iter().map(|(x, _)| *x).reduce(|a, b| a | b).unwrap();
+        let tcp_first = f(select(&t_checks, 0u32), "tcp_code");
+        let tcp_any = f(any(&t_checks), "tcp_bad");
+        let tcp_long = f(cat(&[doff, lit(2, 0u32)]).zext(16).gt(rem), "tcp_doff_long");
+        let udp_first = f(select(&u_checks, 0u32), "udp_code");
+        let udp_any = f(any(&u_checks), "udp_bad");
+        let udp_long = f(ulen.gt(rem), "udp_len_long");
         let walk_bad = f(walk.ecode.ne(0u32), "walk_bad");
         let ecode = f(walk.ecode, "ecode");
         let wfrag = f(walk.frag, "frag");
@@ -960,30 +1193,17 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let v_codes = reg_init(1, 0u32).named(&format!("v{}", S_L4 + 1));
         v_codes.set(valid);
         let valid = v_codes;
-        let tcp_code = select(
-            &[
-                (t_short, code(malformed::L4_TRUNC)),
-                (t_win, code(malformed::L4_WINDOW)),
-                (t_bad, code(malformed::L4_BAD)),
-                (t_long, code(malformed::L4_TRUNC)),
-            ],
-            0u32,
+        let proto_code = |any: Sig, first: Sig, long: Sig| {
+            mux(any, first, mux(long, code(malformed::L4_TRUNC), code(0)))
+        };
+        let l4_code = mux(
+            tcp,
+            proto_code(tcp_any, tcp_first, tcp_long),
+            mux(udp, proto_code(udp_any, udp_first, udp_long), code(0)),
         );
-        let udp_code = select(
-            &[
-                (u_short, code(malformed::L4_TRUNC)),
-                (u_win, code(malformed::L4_WINDOW)),
-                (u_bad, code(malformed::L4_BAD)),
-                (u_long, code(malformed::L4_TRUNC)),
-            ],
-            0u32,
-        );
-        let l4_code = mux(tcp, tcp_code, mux(udp, udp_code, code(0)));
         let late = mux(walk_bad, ecode, mux(wfrag, code(0), l4_code));
-        let l4_ok = !walk_bad
-            & !wfrag
-            & !(tcp & (t_short | t_win | t_bad | t_long))
-            & !(udp & (u_short | u_win | u_bad | u_long));
+        let l4_ok =
+            !walk_bad & !wfrag & !(tcp & (tcp_any | tcp_long)) & !(udp & (udp_any | udp_long));
         let l4c = cat(&[l4_ok & udp, l4_ok & tcp]);
 
         // The finish waits here for the frame length (frames longer than the window).
@@ -996,6 +1216,18 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             r.set(x);
             r
         };
+        // The length thresholds that depend on the tags and the IP version wait here too, so
+        // that each length check below compares two registers: the L3 offset 14 + 4 * tags,
+        // and the end of the IP fixed header (20 more for IPv4, 40 for IPv6).
+        let by_tags = |base: u32| {
+            case(
+                carry.vc,
+                &[(0, lit(8, base)), (1, lit(8, base + 4))],
+                lit(8, base + 8),
+            )
+        };
+        let l2_min = held(by_tags(14), "l2_min");
+        let hdr_min = held(mux(carry.v4, by_tags(34), by_tags(54)), "hdr_min");
         let c = carry.map(&mut |x, nm| held(x, nm));
         let ip_proto = held(ip_proto, "ip_proto");
         let l4_off = held(l4_off, "l4_off");
@@ -1010,19 +1242,14 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         head_load.set(!len_empty & (!head_v | pop));
         head_v.set(mux(head_load, lit(1, 1u32), head_v & !pop));
         let n = len_head.slice(15, 0);
-        let t0 = c.vc.ne(0u32);
-        let t1 = c.vc.bit(1);
-        let trunc_l2 = n.lt(14u32) | (t0 & n.lt(18u32)) | (t1 & n.lt(22u32));
-        let hdr_min = |base: u32| {
-            case(
-                c.vc,
-                &[(0, n.lt((14 + base) as u64)), (1, n.lt((18 + base) as u64))],
-                n.lt((22 + base) as u64),
-            )
-        };
-        let trunc_hdr = mux(c.v4, hdr_min(20), hdr_min(40));
-        let trunc_opt = n.lt(c.hdr_end.zext(16));
-        let trunc_ip = n.zext(17).lt(c.ip_end);
+        // Each check only where it applies (IPv4 options and lengths: IPv4 frames; the IP
+        // checks: IP frames), folded into the LUT behind its compare.
+        let is_ip = c.v4 | c.v6;
+        let trunc_l2 = n.lt(l2_min.zext(16));
+        let trunc_hdr = is_ip & n.lt(hdr_min.zext(16));
+        let trunc_opt = c.v4 & n.lt(c.hdr_end.zext(16));
+        // The length is at most 0xFFFF: past that the datagram is always cut.
+        let trunc_ip = is_ip & (c.ip_end.bit(16) | n.lt(c.ip_end.trunc(16)));
         let vf1 = reg_init(1, 0u32).named("v_fin1");
         vf1.set(pop);
         let f = |x: Sig, nm: &str| stage(x, &format!("{nm}_fin1"));
@@ -1030,62 +1257,65 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let trunc_hdr = f(trunc_hdr, "trunc_hdr");
         let trunc_opt = f(trunc_opt, "trunc_opt");
         let trunc_ip = f(trunc_ip, "trunc_ip");
+        // The checks that do not need the length, and the code when no length check fails
+        // (the version, else the walk's code; 0 for a frame that is not IP).
+        let ihl_bad = f(c.v4 & c.ihl_bad, "ihl_bad");
+        let totlen_bad = f(c.v4 & c.totlen_bad, "totlen_bad");
+        let l3_pre_ok = f(
+            is_ip & !c.ver_bad & !(c.v4 & (c.ihl_bad | c.totlen_bad)),
+            "l3_pre_ok",
+        );
+        let tail = f(
+            mux(
+                is_ip,
+                mux(c.ver_bad, code(malformed::IP_VERSION), late),
+                code(0),
+            ),
+            "code_tail",
+        );
         let len_word1 = f(len_head, "len");
+        let v4 = f(c.v4, "v4");
+        let v6 = f(c.v6, "v6");
+        let vc = f(c.vc, "vc");
+        let opts = f(c.opts, "ipv4_opts");
         // Past the length checks only the low 16 bits of `ip_end` are reported.
-        let c = c.map(&mut |x, nm| f(if nm == "ip_end" { x.trunc(16) } else { x }, nm));
+        let ip_end = f(c.ip_end.trunc(16), "ip_end");
+        let l3_off = f(l2_min, "l3_off");
         let ip_proto = f(ip_proto, "ip_proto");
         let l4_off = f(l4_off, "l4_off");
         let l4_len = f(l4_len, "l4_len");
         let frag = f(frag, "frag");
-        let late = f(late, "late");
         let l4c = f(l4c, "l4");
         let ports = f(ports, "ports");
 
         // ---------------------------------------------------------------- finish 2: verdict
-        let v4_code = select(
-            &[
-                (trunc_hdr, code(malformed::L3_TRUNC)),
-                (c.ihl_bad, code(malformed::IPV4_IHL)),
-                (trunc_opt, code(malformed::L3_TRUNC)),
-                (c.totlen_bad, code(malformed::IPV4_TOTAL_LEN)),
-                (trunc_ip, code(malformed::IP_TRUNC)),
-                (c.ver_bad, code(malformed::IP_VERSION)),
-            ],
-            0u32,
-        );
-        let v6_code = select(
-            &[
-                (trunc_hdr, code(malformed::L3_TRUNC)),
-                (trunc_ip, code(malformed::IP_TRUNC)),
-                (c.ver_bad, code(malformed::IP_VERSION)),
-            ],
-            0u32,
-        );
-        let l3_code = mux(c.v4, v4_code, v6_code);
-        let is_ip = c.v4 | c.v6;
-        let l3_ok = (is_ip & !trunc_l2 & l3_code.eq(0u32)).named("l3_ok");
+        // The first failed check in the golden model's order (each flag is already limited to
+        // the frames it applies to).
         let bad = select(
             &[
                 (trunc_l2, code(malformed::L2_TRUNC)),
-                (!is_ip, code(0)),
-                (l3_code.ne(0u32), l3_code),
+                (trunc_hdr, code(malformed::L3_TRUNC)),
+                (ihl_bad, code(malformed::IPV4_IHL)),
+                (trunc_opt, code(malformed::L3_TRUNC)),
+                (totlen_bad, code(malformed::IPV4_TOTAL_LEN)),
+                (trunc_ip, code(malformed::IP_TRUNC)),
             ],
-            late,
+            tail,
         );
-        let l3 = cat(&[l3_ok & c.v6, l3_ok & c.v4]);
+        let l3_ok = (l3_pre_ok & !(trunc_l2 | trunc_hdr | trunc_opt | trunc_ip)).named("l3_ok");
+        let l3 = cat(&[l3_ok & v6, l3_ok & v4]);
         let l4 = mux(l3_ok, l4c, lit(2, 0u32));
-        let l3_off = cat(&[lit(4, 0u32), c.vc, lit(2, 0u32)]) + 14u32;
         let late_fields: Vec<(&str, Sig)> = vec![
             ("malformed", bad),
             ("l3", l3),
             ("l4", l4),
-            ("vlan_count", c.vc),
+            ("vlan_count", vc),
             ("frag", frag),
-            ("ipv4_opts", c.opts),
+            ("ipv4_opts", opts),
             ("l3_off", l3_off),
             ("ip_proto", ip_proto),
             ("frame_len", len_word1.slice(15, 0)),
-            ("ip_end", c.ip_end),
+            ("ip_end", ip_end),
             ("l4_off", l4_off),
             ("l4_len", l4_len),
             ("src_port", ports.slice(31, 16)),
@@ -1098,23 +1328,31 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         late_parts.reverse();
         let late_word = cat(&late_parts);
         let late_mem = memory("meta_late", late_word.width(), depth);
-        let late_wr = reg_init(aw + 1, 0u32).named("late_wr");
-        late_mem.write(vf1, late_wr.trunc(aw), late_word);
+        let late_wr = reg_init(aw, 0u32).named("late_wr");
+        late_mem.write(vf1, late_wr, late_word);
         late_wr.set_if(vf1, late_wr + 1u32);
 
         // ---------------------------------------------------------------- output
-        let rd = reg_init(aw + 1, 0u32).named("meta_rd");
+        let rd = reg_init(aw, 0u32).named("meta_rd");
         let m_ready = input("m_axis_meta_tready", 1);
-        let m_valid = late_wr.ne(rd).named("meta_valid");
+        // Records stored and not taken, and whether there is one, as flops (no compare of the
+        // pointers in front of `meta_pop`, which steps the credit counter and `s_axis_tready`).
+        let stored = reg_init(aw + 1, 0u32).named("meta_count");
+        let m_valid = reg_init(1, 0u32).named("meta_valid");
         let out = (m_valid & m_ready).named("meta_pop");
+        let put = vf1 & !out;
+        let got = out & !vf1;
+        stored.set_if(put | got, mux(put, stored + 1u32, stored - 1u32));
+        m_valid.set(put | (m_valid & !(got & stored.eq(1u32))));
         rd.set_if(out, rd + 1u32);
-        in_flight.set(in_flight + close.zext(aw + 1) - out.zext(aw + 1));
+        // One up or one down, both sums from the register (no adder behind `close`).
+        in_flight.set_if(close ^ out, mux(close, in_flight + 1u32, in_flight - 1u32));
         // Full next cycle: `fifo_depth` records closed and not taken (no adder on this path).
         let full_next = (in_flight.eq((depth - 1) as u64) & close & !out)
             | (in_flight.eq(depth as u64) & (close | !out));
         ready.set(!full_next);
-        let e = early_mem.read_async(rd.trunc(aw)).named("early_q");
-        let l = late_mem.read_async(rd.trunc(aw)).named("late_q");
+        let e = early_mem.read_async(rd).named("early_q");
+        let l = late_mem.read_async(rd).named("late_q");
         // Unpack both words in the order they were packed.
         let mut vals: Vec<(&str, Sig)> = Vec::new();
         let mut lo = 0;
