@@ -375,8 +375,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         out_have.set(mux(pop, 1u32, mux(out_end, 0u32, out_have)));
         reserve.update(frame_end, pop);
         let rr = TX_CSUM_RES.unpack(q);
-        let cur = |f: &str| {
-            let x = rr.get(f);
+        // The result's fields held for the frame leaving now, loaded as it starts.
+        let cur = |x: Sig, f: &str| {
             let r = reg(x.width()).enable(pop).named(&format!("out_{f}"));
             r.set(x);
             r
@@ -388,9 +388,12 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             lit(16, 0xFFFFu32),
             !l4_sum,
         );
-        let o_l4ck = reg(16).enable(pop).named("out_l4_ck");
-        o_l4ck.set(l4_ck);
-        let (o_l3ck, o_do_l3, o_do_l4) = (cur("l3_ck"), cur("do_l3"), cur("do_l4"));
+        let o_l4ck = cur(l4_ck, "l4_ck");
+        let (o_l3ck, o_do_l3, o_do_l4) = (
+            cur(rr.get("l3_ck"), "l3_ck"),
+            cur(rr.get("do_l3"), "do_l3"),
+            cur(rr.get("do_l4"), "do_l4"),
+        );
         // Where the fields go in the beat leaving now, tracked from beat to beat.
         let pos = rr.get("pos");
         let ge_out = |k: u32, name: &str| {
@@ -411,7 +414,6 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let put_l3_lo = l3_1 & !l3_2 & o_do_l3.repl(bytes);
         let put_l4_hi = l4_0 & !l4_1 & o_do_l4.repl(bytes);
         let put_l4_lo = l4_1 & !l4_2 & o_do_l4.repl(bytes);
-        let bd = b_data;
         let out_bytes: Vec<Sig> = (0..bytes)
             .rev()
             .map(|i| {
@@ -422,7 +424,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
                         (put_l4_hi.bit(i), o_l4ck.slice(15, 8)),
                         (put_l4_lo.bit(i), o_l4ck.slice(7, 0)),
                     ],
-                    bd.slice(8 * i + 7, 8 * i),
+                    b_data.slice(8 * i + 7, 8 * i),
                 )
             })
             .collect();
