@@ -1165,15 +1165,18 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // constants, whether one failed, and the length check (an adder) on its own.
         let [t_short, t_win, u_short, u_win] =
             l4_pre.expect("the last read stage makes the constant checks");
+        let doff_short = !(doff.bit(3) | (doff.bit(2) & (doff.bit(1) | doff.bit(0))));
         let t_checks = [
             (t_short, code(malformed::L4_TRUNC)),
             (t_win, code(malformed::L4_WINDOW)),
-            (doff.lt(5u32), code(malformed::L4_BAD)),
+            // doff < 5 as a LUT of four bits, ulen < 8 as a zero test of its upper 13 bits: a
+            // compare with a constant would be mapped to a carry chain.
+            (doff_short, code(malformed::L4_BAD)),
         ];
         let u_checks = [
             (u_short, code(malformed::L4_TRUNC)),
             (u_win, code(malformed::L4_WINDOW)),
-            (ulen.lt(8u32), code(malformed::L4_BAD)),
+            (ulen.slice(15, 3).eq(0u32), code(malformed::L4_BAD)),
         ];
         let any = |c: &[(Sig, Sig)]| c.iter().map(|(x, _)| *x).reduce(|a, b| a | b).unwrap();
         let tcp_first = f(select(&t_checks, 0u32), "tcp_code");
