@@ -101,19 +101,20 @@
 //! - **Cost** (window 128, 32 records, no `tuser`). ECP5-85k, 64 bits, out of context
 //!   (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks "rx
 //!   eth_hdr_parse,tx eth_hdr_parse"`: Yosys 0.70 `synth_ecp5` + nextpnr-ecp5 0.11): the TX
-//!   instance (no `tuser`) 7,656 LUT4 (`TRELLIS_COMB`), 5,605 FF, 224 `TRELLIS_RAMW`, Fmax
-//!   150.1 / 155.7 / 142.6 MHz (median 150.1); the RX instance (5-bit `tuser`) 7,709 LUT4,
-//!   5,620 FF, 232 `TRELLIS_RAMW`, Fmax 150.4 / 152.6 / 152.6 (median 152.6). With one read
-//!   stage per header (LATENCY 17) they were 7,680 LUT4 / 3,522 FF, median 141.5 (TX) and
-//!   7,729 / 3,537, median 143.5 (RX): the second read stage costs about 2,100 FF (the group
+//!   instance (no `tuser`) 7,640 LUT4 (`TRELLIS_COMB`), 5,605 FF, 224 `TRELLIS_RAMW`, Fmax
+//!   160.8 / 140.2 / 158.1 MHz (median 158.1); the RX instance (5-bit `tuser`) 7,698 LUT4,
+//!   5,620 FF, 232 `TRELLIS_RAMW`, Fmax 157.6 / 153.4 / 163.3 (median 157.6): the median
+//!   meets the 156.25 MHz of 10G at 64 bits, with little margin. With one read stage per
+//!   header (LATENCY 17) they were 7,680 LUT4 / 3,522 FF, median 141.5 (TX) and 7,729 /
+//!   3,537, median 143.5 (RX): the second read stage costs about 2,100 FF (the group
 //!   registers, the walk's state one stage longer per header, 110 delayed window bytes) and
-//!   no LUTs. Still below the 156.25 MHz of 10G at 64 bits on most seeds: the worst paths
-//!   left are stage 18's UDP length checks (`ulen < 8` mapped to a carry chain, behind a
-//!   3 ns net from the register the last read stage loads), then the first read stages'
-//!   group muxes (a select register to window bytes spread over the die); 2-4 LUTs, mostly
-//!   routing. `yosys synth_xilinx -noiopad` (Yosys 0.23, `cargo xtask bench-area --presets
-//!   nic64,nic512 --only xilinx --blocks "tx eth_hdr_parse"`), measured before the second
-//!   read stage: 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record stores
+//!   no LUTs; writing `ulen < 8` and `doff < 5` as zero tests (a compare with a constant
+//!   maps to a carry chain) took stage 18 off the worst paths. The worst paths left are
+//!   routing-bound (3-5 LUTs, 4.6-5.1 ns of routing): a registered select to a TCP/UDP
+//!   field group mux (`sel*_l4` → `doff_g*`), and the finish's IP-length truncation compare
+//!   (`ip_end_fin` → `trunc_ip_fin1`). `yosys synth_xilinx -noiopad` (Yosys 0.23, `cargo
+//!   xtask bench-area --presets nic64,nic512 --only xilinx --blocks "tx eth_hdr_parse"`),
+//!   measured before the second read stage: 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record stores
 //!   and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the extra
 //!   flip-flops and SRLs are the delayed window copies a 64-byte beat needs).
 //! - **Golden model**: `nicgen_model::parse::parse_headers`; **test**:
