@@ -190,19 +190,23 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let req = |x: Sig, f: &str| stage(x, adv).named(&format!("{f}_a"));
         let l3_in = rq.get("l3");
         let l4_in = rq.get("l4");
-        let l3_pos_in = rq.get("l3_off") + 10u32;
-        let l4_pos_in = rq.get("l4_off") + mux(l4_in.eq(1u32), lit(16, 16u32), lit(16, 6u32));
         let l3_off = req(rq.get("l3_off"), "l3_off");
         let l4_off = req(rq.get("l4_off"), "l4_off");
         let end = req(rq.get("end"), "end");
-        // The two checksum fields, `[pos, pos + 2)`.
+        // The two checksum fields, `[pos, pos + 2)`: each position one adder from the offset
+        // (TCP's field 16 bytes in, UDP's 6, picked after the adders), not a chain of two.
+        let l3_at = |k: u32| rq.get("l3_off") + (10 + k);
+        let l4_at = |k: u32| {
+            let o = rq.get("l4_off");
+            mux(l4_in.eq(1u32), o + (16 + k), o + (6 + k))
+        };
         let pos_a = [
-            req(l3_pos_in, "l3_pos"),
-            req(l3_pos_in + 1u32, "l3_pos1"),
-            req(l3_pos_in + 2u32, "l3_pos2"),
-            req(l4_pos_in, "l4_pos"),
-            req(l4_pos_in + 1u32, "l4_pos1"),
-            req(l4_pos_in + 2u32, "l4_pos2"),
+            req(l3_at(0), "l3_pos"),
+            req(l3_at(1), "l3_pos1"),
+            req(l3_at(2), "l3_pos2"),
+            req(l4_at(0), "l4_pos"),
+            req(l4_at(1), "l4_pos1"),
+            req(l4_at(2), "l4_pos2"),
         ];
         let is_v4_a = req(l3_in.eq(1u32), "is_v4");
         let do_l3_a = req(rq.get("do_l3") & l3_in.eq(1u32), "do_l3");
