@@ -6,8 +6,8 @@
 //!                                                      |                                          +-> VLAN-strip command        +-> m_axis_meta
 //!                                                      |                                          +-> rss_toeplitz request -----+    (RX_META, one per frame)
 //!                                                      +-> frame buffer (frame mode: drops bad frames)
-//!                                                             -> skid -> fork -+-> rx_csum ----------------------------------+
-//!                                                                              +-> stream_delete (outer VLAN tag) -> m_axis (host)
+//!                                                             -> skid -> reg -> fork -+-> rx_csum ---------------------------+
+//!                                                                                     +-> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
 //!
 //! Every input frame produces exactly one [`rx_meta`] record on `m_axis_meta`, in input order:
@@ -19,9 +19,11 @@
 //!
 //! The skid buffers (`stream_skid`: latency 0, `s_axis_tready` from a flop) keep each fork's
 //! ready (parser and frame buffer; rx_csum and VLAN strip) out of the registers before it
-//! within a cycle; the parse record (`parse_q`), the pending record (`pend_q`), the checksum
-//! and RSS results (`csum_res_q`, `rss_res_q`), the checksum request (`csum_req`) and the strip
-//! command (`strip_cmd`) go through register slices, so that no queue's LUT-RAM read feeds the
+//! within a cycle; a forward register (`stream_fwd_reg`) after the frame buffer's skid gives
+//! rx_csum and the strip their beats from flops, not from the block RAM's outputs; the parse
+//! record (`parse_q`), the pending record (`pend_q`), the checksum and RSS results
+//! (`csum_res_q`, `rss_res_q`), the checksum request (`csum_req`) and the strip command
+//! (`strip_cmd`) go through register slices, so that no queue's LUT-RAM read feeds the
 //! dispatch, the record assembly or a unit's first-beat logic, and neither the record
 //! assembly's `emit` nor `rx_csum`'s first beat reaches back into another unit or queue.
 //!
@@ -49,7 +51,8 @@ use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{
-    record_fifo, stream_fork, stream_in, stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
+    record_fifo, stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid, FifoCfg, Stream,
+    StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 use std::sync::Mutex;
@@ -177,6 +180,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let dcfg = StreamCfg::new(w, 0);
     let fork_out = stream_fork(&dcfg, &["csum", "host"])?;
     let buf_skid = stream_skid(&dcfg)?;
+    let buf_reg = stream_fwd_reg(&dcfg)?;
     let csum = rx_csum(&RxCsumCfg {
         data_bits: w,
         levels_per_stage: cfg.levels_per_stage,
@@ -234,8 +238,13 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             u_buf_skid.set(&format!("s_axis_{f}"), buffered.0.f(f));
         }
         buffered.ready().set(u_buf_skid.get("s_axis_tready"));
+        // Then a forward register: the frame's beats reach rx_csum and the VLAN strip from
+        // flops, so their first-beat and frame-end decisions (which take the checksum request
+        // and the strip command) do not start at the frame buffer's block-RAM outputs.
+        let u_buf_reg = instance(&buf_reg, "u_buf_reg");
+        u_buf_reg.connect_in("s_axis", &u_buf_skid.bundle_out("m_axis", &dcfg.spec()));
         let u_fork_out = instance(&fork_out, "u_fork_out");
-        u_fork_out.connect_in("s_axis", &u_buf_skid.bundle_out("m_axis", &dcfg.spec()));
+        u_fork_out.connect_in("s_axis", &u_buf_reg.bundle_out("m_axis", &dcfg.spec()));
 
         // Dispatch: one parse record at a time to every unit that needs it.
         // The parse record through a register slice (data, valid and ready from flops).
