@@ -42,10 +42,10 @@
 //!   after the RAMs' output registers nor the output side's ready (`have_result`,
 //!   `m_axis_tready`) reaches across the block-RAM routing within a cycle. The slice does not
 //!   add latency: a frame's first beat waits there for its result. ECP5-85k, nic64, `cargo
-//!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks tx_csum`: 157.0 /
-//!   163.4 / 157.4 MHz (median 157.4; 154.6 before stage B, the slice and the moved UDP rule),
-//!   3,516 LUT4, 2,946 FF (+254: stage B, one more stage of per-frame facts, the skid
-//!   register), 74 RAMW, 18 DP16KD.
+//!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks tx_csum`: 168.2 /
+//!   163.9 / 154.3 MHz (median 163.9, with each field position one adder from its offset;
+//!   157.4 with two adders in series, 154.6 before stage B, the slice and the moved UDP
+//!   rule), 3,672 LUT4, 2,945 FF, 18 DP16KD (`results/AREA.md`).
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM) and its output
 //!   register, a 16-entry result
 //!   queue, two frame sums, 13 mask trackers; LUT/FF/Fmax per preset in `results/AREA.md`
