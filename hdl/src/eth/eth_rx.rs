@@ -354,9 +354,9 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             "s_axis",
             &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
         );
-        // The request through a register slice: rx_csum takes it with the frame's first beat,
-        // which comes through the fork from the frame buffer's skid, and that decision must
-        // not reach the request queue's pointers and `full` within a cycle.
+        // The request through a register slice: rx_csum takes it at a frame's end or first
+        // beat (from the forward register through the fork), and that decision must not
+        // reach the request queue's pointers and `full` within a cycle.
         super::slice_into(&u_csum_q, "m_axis", &u_csum, "s_axis_req", "csum_req");
         let u_strip = instance(&strip, "u_vlan_strip");
         u_strip.connect_in(
