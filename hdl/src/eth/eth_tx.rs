@@ -3,7 +3,7 @@
 //! ```text
 //! s_axis (host) -> fork -+-> eth_hdr_parse -> meta -+-> dispatch (with s_axis_cmd) -+-> tx_csum request
 //!                        |                          |                               +-> VLAN-insert command
-//!                        +-> delay FIFO -> reg -----+---------> tx_csum -> skid -> stream_insert (802.1Q) -> skid -> eth_fcs_append -> m_axis (wire)
+//!                        +-> delay FIFO -> reg -----+---------> tx_csum -> skid -> stream_insert (802.1Q) -> skid -> reg -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
 //! The skid buffers (`stream_skid`: latency 0, `s_axis_tready` from a flop) keep each block's
@@ -11,7 +11,8 @@
 //! valid and ready from flops) sit on the parse record (`parse_q`), on both queue inputs beside
 //! the dispatch (`csum_req_in_q`, `vlan_cmd_in_q`: the two queues are far apart) and on both
 //! queue outputs (`csum_req`, `vlan_cmd`), so that no LUT-RAM read or far queue's `full` feeds
-//! decision logic in the same cycle; a forward register follows the delay FIFO's block RAMs.
+//! decision logic in the same cycle; forward registers follow the delay FIFO's block RAMs and
+//! the skid after the VLAN insert.
 //!
 //! Per frame the host gives a command on `s_axis_cmd` (record [`TX_CMD`]: the mlx5 `cs_flags`
 //! L3/L4 bits and an optional VLAN tag to insert). The parser finds the headers while the frame
@@ -220,7 +221,11 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let u_fcs = instance(&fcs, "u_fcs_append");
         let u_vlan_skid = instance(&skid, "u_vlan_skid");
         u_vlan_skid.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));
-        u_fcs.connect_in("s_axis", &u_vlan_skid.bundle_out("m_axis", &scfg.spec()));
+        // Then a forward register: the FCS append's padding and CRC start from flops, not from
+        // the insert's lane muxes through the skid (whose data comes from its input when empty).
+        let u_vlan_reg = instance(&fwd, "u_vlan_reg");
+        u_vlan_reg.connect_in("s_axis", &u_vlan_skid.bundle_out("m_axis", &scfg.spec()));
+        u_fcs.connect_in("s_axis", &u_vlan_reg.bundle_out("m_axis", &scfg.spec()));
         connect(&m.0, &u_fcs.bundle_out("m_axis", &scfg.spec()));
     })
 }
