@@ -25,7 +25,10 @@
 //! (`csum_res_q`, `rss_res_q`), the checksum request (`csum_req`) and the strip command
 //! (`strip_cmd`) go through register slices, so that no queue's LUT-RAM read feeds the
 //! dispatch, the record assembly or a unit's first-beat logic, and neither the record
-//! assembly's `emit` nor `rx_csum`'s first beat reaches back into another unit or queue.
+//! assembly's `emit` nor `rx_csum`'s first beat reaches back into another unit or queue; the
+//! dispatch writes the pending, request and strip queues through register slices too
+//! (`pending_in_q`, `csum_req_in_q`, `strip_cmd_in_q`), so it decides from flops beside it and
+//! each queue's write enable comes from a slice's valid flop.
 //!
 //! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
 //! after its last beat arrived; the parse result is known by then, which is what lets
@@ -51,8 +54,8 @@ use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{
-    record_fifo, stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid, FifoCfg, Stream,
-    StreamCfg,
+    record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid,
+    FifoCfg, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 use std::sync::Mutex;
@@ -284,51 +287,66 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let u_csum_q = instance(&q_csum, "u_csum_req_q");
         let u_strip_q = instance(&q_strip, "u_strip_cmd_q");
         let u_rss = instance(&rss, "u_rss");
+        // The three queues are written through register slices beside the dispatch: the
+        // dispatch decides from flops near it (the slices' `s_ready`, RSS's credit flop), and
+        // each queue's write enable comes from its slice's valid flop, not through the
+        // dispatch's logic (the 332-bit request queue's write enable was the RX path's worst
+        // net). RSS registers its request itself.
+        let go_w = wire(1).named("dispatch_go");
+        let push_w = wire(1).named("dispatch_push");
+        let pend_d = wire(PENDING.width()).named("pending_in");
+        let csum_d = wire(RX_CSUM_REQ.width()).named("csum_req_in");
+        let strip_d = wire(1).named("strip_cmd_in");
+        let pend_in = record_reg_slice("pending_in_q", pend_d, go_w);
+        let csum_in = record_reg_slice("csum_req_in_q", csum_d, push_w);
+        let strip_in = record_reg_slice("strip_cmd_in_q", strip_d, push_w);
+        for (u, q) in [
+            (&u_pending, &pend_in),
+            (&u_csum_q, &csum_in),
+            (&u_strip_q, &strip_in),
+        ] {
+            u.set("s_axis_tdata", q.data);
+            u.set("s_axis_tvalid", q.valid);
+            q.ready.set(u.get("s_axis_tready"));
+        }
         let need = |r: Sig| !deliver | r;
-        let all_ready = (u_pending.get("s_axis_tready")
-            & need(u_csum_q.get("s_axis_tready"))
-            & need(u_strip_q.get("s_axis_tready"))
+        let all_ready = (pend_in.s_ready
+            & need(csum_in.s_ready)
+            & need(strip_in.s_ready)
             & need(u_rss.get("s_axis_req_tready")))
         .named("dispatch_ready");
         let go = (meta_valid & all_ready).named("dispatch");
+        go_w.set(go);
+        push_w.set(go & deliver);
         parse_q.ready.set(all_ready);
-        u_pending.set(
-            "s_axis_tdata",
-            PENDING.pack(&[
-                ("deliver", deliver),
-                ("runt", user.bit(rx_user::RUNT)),
-                ("oversize", user.bit(rx_user::OVERSIZE)),
-                ("fcs_bad", user.bit(rx_user::FCS_BAD)),
-                ("mac_control", user.bit(rx_user::MAC_CONTROL)),
-                ("vlan", vlan),
-                ("vlan_tci", meta.get("tag0_tci")),
-                ("l3", l3_claim),
-                ("l4", l4_claim),
-                ("ip_ok", ip_ok),
-                ("ipv6", meta.get("l3").eq(2u32)),
-                ("l4_parsed", meta.get("l4").ne(0u32)),
-                ("ext_bad", ext_bad),
-                ("malformed", mal),
-            ]),
-        );
-        u_pending.set("s_axis_tvalid", go);
-        u_csum_q.set(
-            "s_axis_tdata",
-            RX_CSUM_REQ.pack(&[
-                ("l3", meta.get("l3")),
-                ("l4", meta.get("l4")),
-                ("l3_off", l3_off),
-                ("l4_off", l4_off),
-                ("end", end),
-                ("l4_len", meta.get("l4_len")),
-                ("proto", proto),
-                ("src_ip", meta.get("src_ip")),
-                ("dst_ip", meta.get("dst_ip")),
-            ]),
-        );
-        u_csum_q.set("s_axis_tvalid", go & deliver);
-        u_strip_q.set("s_axis_tdata", vlan);
-        u_strip_q.set("s_axis_tvalid", go & deliver);
+        pend_d.set(PENDING.pack(&[
+            ("deliver", deliver),
+            ("runt", user.bit(rx_user::RUNT)),
+            ("oversize", user.bit(rx_user::OVERSIZE)),
+            ("fcs_bad", user.bit(rx_user::FCS_BAD)),
+            ("mac_control", user.bit(rx_user::MAC_CONTROL)),
+            ("vlan", vlan),
+            ("vlan_tci", meta.get("tag0_tci")),
+            ("l3", l3_claim),
+            ("l4", l4_claim),
+            ("ip_ok", ip_ok),
+            ("ipv6", meta.get("l3").eq(2u32)),
+            ("l4_parsed", meta.get("l4").ne(0u32)),
+            ("ext_bad", ext_bad),
+            ("malformed", mal),
+        ]));
+        csum_d.set(RX_CSUM_REQ.pack(&[
+            ("l3", meta.get("l3")),
+            ("l4", meta.get("l4")),
+            ("l3_off", l3_off),
+            ("l4_off", l4_off),
+            ("end", end),
+            ("l4_len", meta.get("l4_len")),
+            ("proto", proto),
+            ("src_ip", meta.get("src_ip")),
+            ("dst_ip", meta.get("dst_ip")),
+        ]));
+        strip_d.set(vlan);
         let rss_req = rss_req_l.pack(&[
             ("l3", meta.get("l3")),
             ("l4", meta.get("l4")),
@@ -354,9 +372,9 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             "s_axis",
             &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
         );
-        // The request through a register slice: rx_csum takes it at a frame's end or first
-        // beat (from the forward register through the fork), and that decision must not
-        // reach the request queue's pointers and `full` within a cycle.
+        // The request through a register slice: the queue's LUT-RAM read travels to rx_csum
+        // from flops. (rx_csum's `s_axis_req_tready` is a flop, its own request queue's
+        // `full`, so the frame end there reaches neither this slice nor the queue.)
         super::slice_into(&u_csum_q, "m_axis", &u_csum, "s_axis_req", "csum_req");
         let u_strip = instance(&strip, "u_vlan_strip");
         u_strip.connect_in(

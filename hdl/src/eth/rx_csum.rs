@@ -18,6 +18,8 @@
 //!
 //! Timing structure (the 64-bit preset targets 156.25 MHz on ECP5, where a net costs about as
 //! much as a LUT, so every register-to-register path is kept to a few levels):
+//! - requests wait in a two-entry queue, so `s_axis_req_tready` is a flop and the frame end
+//!   moves only that queue's pointers;
 //! - the pipeline never stalls: results go into a 16-entry FIFO, and beats are taken only while
 //!   every frame taken has a place there (`owed`), so no enable fans out to the data registers;
 //! - stage A registers the accepted beat and the taken request as they are, so the accept
@@ -98,6 +100,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let res_fifo = record_fifo(RX_CSUM_RES.width(), RES_DEPTH)?;
     let sums_fifo = record_fifo(33, RES_DEPTH)?;
     let pseudo_fifo = record_fifo(16, 2 * RES_DEPTH)?;
+    let req_fifo = record_fifo(RX_CSUM_REQ.width(), 2)?;
     Module::build(format!("rx_csum_d{}", cfg.data_bits), move || {
         doc("RX checksum verification (IPv4 header, TCP/UDP with pseudo-header) and");
         doc("checksum-complete over the IP datagram, from the parser's offsets.");
@@ -115,16 +118,26 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let reserve = Reserve::new(RES_DEPTH);
         let room = reserve.room;
 
+        // Requests wait in a two-entry queue, so that `s_axis_req_tready` is a flop (the
+        // queue's `full`): the frame end below moves only the queue's pointers, not the
+        // upstream register that holds the next request (a wide clock enable, far away).
+        // Two entries keep one request per cycle: one is taken while the next is written.
+        let u_req = instance(&req_fifo, "u_req_q");
+        u_req.set("s_axis_tdata", req_data);
+        u_req.set("s_axis_tvalid", req_valid);
+        output("s_axis_req_tready", u_req.get("s_axis_tready"));
+        let req_there = u_req.get("m_axis_tvalid");
+
         // The current frame's request.
         let have = reg_init(1, 0u32).named("have_req");
         let beat = (s.valid() & have & room).named("beat");
         let frame_end = (beat & s.last()).named("frame_end");
-        let take = (req_valid & (!have | frame_end)).named("take_req");
-        output("s_axis_req_tready", !have | frame_end);
+        let take = (req_there & (!have | frame_end)).named("take_req");
+        u_req.set("m_axis_tready", !have | frame_end);
         s.ready().set(have & room);
         have.set(mux(take, 1u32, mux(frame_end, 0u32, have)));
         reserve.update(frame_end, res_pop);
-        let rq = RX_CSUM_REQ.unpack(req_data);
+        let rq = RX_CSUM_REQ.unpack(u_req.get("m_axis_tdata"));
 
         // Stage A: the accepted beat and the taken request, registered as they are, so that the
         // accept logic (`beat`, `take`) drives a few registers, not every mask and sum.

@@ -83,9 +83,10 @@
 //!   register after every stage: 144 -> 9 -> 1 partials per hash bit by default. The trees run
 //!   freely: no clock enable, no stall fan-out.
 //! - **Table and results**: the hash's low `log2(table_size)` bits read the indirection table
-//!   (async LUTRAM) and `{tag, queue, rss_type, hash}` is written into a 16-entry LUTRAM result
-//!   FIFO. Credits: `credits_used` counts requests accepted and not yet popped; requests are
-//!   accepted while it is below 16, so the FIFO never overflows and backpressure never has to
+//!   (async LUTRAM) and `{tag, queue, rss_type, hash}` is written into a `result_depth`-entry
+//!   (default 16) LUTRAM result FIFO. Credits: `credits_used` counts requests accepted and not
+//!   yet popped; requests are accepted while it is below `result_depth`, so the FIFO never
+//!   overflows and backpressure never has to
 //!   stop the pipeline. `m_axis_res_tvalid` is a register.
 //!
 //! - Ports: `s_axis_req_tdata/tvalid/tready`, `m_axis_res_tdata/tvalid/tready`, `cfg_we`,
@@ -93,8 +94,9 @@
 //!   rules 1, 2 and 6 hold (no path from `m_axis_res_tready` to either `tvalid`).
 //! - Latency: [`RssCfg::latency`] cycles from the request's transfer to its result's `tvalid`:
 //!   A, B, the tree stages, the table read into the FIFO — **6 cycles** by default.
-//! - Throughput: **1 request/cycle**, no bubbles (16 credits > latency + 1); up to 16 results
-//!   wait in the FIFO under backpressure.
+//! - Throughput: **1 request/cycle**, no bubbles (16 credits > latency + 1); up to
+//!   `result_depth` results wait in the FIFO under backpressure. (The RX path uses 32: it pops
+//!   a result only with the frame's checksum verdict, see `top::rx_cfg`.)
 //! - Cost, defaults (128 x 4-bit table, 8-bit tag, `first_terms` 2, `xor_fanin` 16,
 //!   `replicas` 2):
 //!
@@ -231,6 +233,11 @@ pub struct RssCfg {
     pub xor_fanin: u32,
     /// Copies of the input vector and the key (1, 2 or 4), each feeding 32 / `replicas` trees.
     pub replicas: u32,
+    /// Entries of the result FIFO, and so the credits: requests accepted and not yet popped.
+    /// A power of two of at least `latency + 2` for one request per cycle from a consumer that
+    /// pops at once; a consumer that pops each result `k` cycles after its request (the RX path
+    /// joins it with the checksum verdict) needs `latency + k + 2`.
+    pub result_depth: u32,
 }
 
 impl Default for RssCfg {
@@ -242,6 +249,7 @@ impl Default for RssCfg {
             first_terms: 2,
             xor_fanin: 16,
             replicas: 2,
+            result_depth: 16,
         }
     }
 }
@@ -250,8 +258,6 @@ impl Default for RssCfg {
 pub const INPUT_BITS: u32 = 288;
 /// Bits of the key.
 pub const KEY_BITS: u32 = 320;
-/// Depth of the result FIFO (and the number of credits).
-pub const RESULT_FIFO_DEPTH: u32 = 16;
 
 /// A record's field list.
 type Fields = &'static [(&'static str, u32)];
@@ -339,10 +345,11 @@ impl RssCfg {
                 self.replicas
             ));
         }
-        if self.latency() + 2 > RESULT_FIFO_DEPTH {
+        if !self.result_depth.is_power_of_two() || self.latency() + 2 > self.result_depth {
             return bad(format!(
-                "a latency of {} cycles needs more credits than the {RESULT_FIFO_DEPTH}-entry result FIFO has",
-                self.latency()
+                "result_depth {} must be a power of two of at least latency + 2 = {}",
+                self.result_depth,
+                self.latency() + 2
             ));
         }
         Ok(())
@@ -351,13 +358,14 @@ impl RssCfg {
     /// Module name.
     pub fn module_name(&self) -> String {
         format!(
-            "rss_toeplitz_t{}_q{}_g{}_a{}_f{}_r{}",
+            "rss_toeplitz_t{}_q{}_g{}_a{}_f{}_r{}_n{}",
             self.table_size,
             self.queues,
             self.tag_bits,
             self.first_terms,
             self.xor_fanin,
-            self.replicas
+            self.replicas,
+            self.result_depth
         )
     }
 }
@@ -437,7 +445,7 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let m_ready = input("m_axis_res_tready", 1);
         // Requests accepted and not yet popped as results (0..=16): ready while below 16,
         // i.e. while bit 4 is clear.
-        let cw = clog2(RESULT_FIFO_DEPTH as u64) + 1;
+        let cw = clog2(cfg.result_depth as u64) + 1;
         let credits_used = reg_init(cw, 0u32).named("credits_used");
         let ready = (!credits_used.bit(cw - 1)).named("req_ready");
         s_ready.set(ready);
@@ -565,8 +573,8 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ("queue", queue),
             ("tag", tag_q),
         ]);
-        let fifo = memory("results", res.width(), RESULT_FIFO_DEPTH);
-        let aw = clog2(RESULT_FIFO_DEPTH as u64);
+        let fifo = memory("results", res.width(), cfg.result_depth);
+        let aw = clog2(cfg.result_depth as u64);
         let wr = reg_init(aw, 0u32).named("res_wr_ptr");
         let rd = reg_init(aw, 0u32).named("res_rd_ptr");
         fifo.write(valid, wr, word);
@@ -636,6 +644,7 @@ mod tests {
             first_terms: 3,
             xor_fanin: 8,
             replicas: 4,
+            result_depth: 32,
         };
         assert_eq!(c.tree_stages(), vec![96, 12, 2, 1]);
         assert_eq!(c.latency(), 7);

@@ -383,6 +383,7 @@ fn configs() -> Vec<RssCfg> {
             first_terms: 3,
             xor_fanin: 8,
             replicas: 4,
+            result_depth: 32,
         },
     ]
 }
