@@ -290,8 +290,8 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // The three queues are written through register slices beside the dispatch: the
         // dispatch decides from flops near it (the slices' `s_ready`, RSS's credit flop), and
         // each queue's write enable comes from its slice's valid flop, not through the
-        // dispatch's logic (the 332-bit request queue's write enable was the RX path's worst
-        // net). RSS registers its request itself.
+        // dispatch's logic (the 332-bit request queue's write enable ended the RX path's worst
+        // path on one seed). RSS registers its request itself.
         let go_w = wire(1).named("dispatch_go");
         let push_w = wire(1).named("dispatch_push");
         let pend_d = wire(PENDING.width()).named("pending_in");

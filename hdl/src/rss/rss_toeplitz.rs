@@ -86,15 +86,15 @@
 //!   (async LUTRAM) and `{tag, queue, rss_type, hash}` is written into a `result_depth`-entry
 //!   (default 16) LUTRAM result FIFO. Credits: `credits_used` counts requests accepted and not
 //!   yet popped; requests are accepted while it is below `result_depth`, so the FIFO never
-//!   overflows and backpressure never has to
-//!   stop the pipeline. `m_axis_res_tvalid` is a register.
+//!   overflows and backpressure never has to stop the pipeline. `m_axis_res_tvalid` is a
+//!   register.
 //!
 //! - Ports: `s_axis_req_tdata/tvalid/tready`, `m_axis_res_tdata/tvalid/tready`, `cfg_we`,
 //!   `cfg_addr[11:0]`, `cfg_wdata[31:0]`. No `tkeep`/`tlast`: one record per transfer. Stream
 //!   rules 1, 2 and 6 hold (no path from `m_axis_res_tready` to either `tvalid`).
 //! - Latency: [`RssCfg::latency`] cycles from the request's transfer to its result's `tvalid`:
 //!   A, B, the tree stages, the table read into the FIFO — **6 cycles** by default.
-//! - Throughput: **1 request/cycle**, no bubbles (16 credits > latency + 1); up to
+//! - Throughput: **1 request/cycle**, no bubbles (`result_depth` credits > latency + 1); up to
 //!   `result_depth` results wait in the FIFO under backpressure. (The RX path uses 32: it pops
 //!   a result only with the frame's checksum verdict, see `top::rx_cfg`.)
 //! - Cost, defaults (128 x 4-bit table, 8-bit tag, `first_terms` 2, `xor_fanin` 16,
@@ -443,8 +443,8 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let s_valid = input("s_axis_req_tvalid", 1);
         let s_ready = output_wire("s_axis_req_tready", 1);
         let m_ready = input("m_axis_res_tready", 1);
-        // Requests accepted and not yet popped as results (0..=16): ready while below 16,
-        // i.e. while bit 4 is clear.
+        // Requests accepted and not yet popped as results (0..=result_depth): ready while
+        // below `result_depth`, i.e. while the top bit is clear.
         let cw = clog2(cfg.result_depth as u64) + 1;
         let credits_used = reg_init(cw, 0u32).named("credits_used");
         let ready = (!credits_used.bit(cw - 1)).named("req_ready");
