@@ -1,10 +1,10 @@
 //! `eth_rx`: the RX offload path for plain traffic, wire to host.
 //!
 //! ```text
-//! s_axis (wire, FCS) -> eth_fcs_check -> skid -> fork -+-> eth_hdr_parse -> meta reg -> dispatch -+-> pending queue ------------+
-//!                                                      |                                          +-> rx_csum request           |
-//!                                                      |                                          +-> VLAN-strip command        +-> m_axis_meta
-//!                                                      |                                          +-> rss_toeplitz request -----+    (RX_META, one per frame)
+//! s_axis (wire, FCS) -> eth_fcs_check -> skid -> fork -+-> eth_hdr_parse -> meta slice -> classify reg -> dispatch -+-> pending queue ------------+
+//!                                                      |                                                             +-> rx_csum request           |
+//!                                                      |                                                             +-> VLAN-strip command        +-> m_axis_meta
+//!                                                      |                                                             +-> rss_toeplitz request -----+    (RX_META, one per frame)
 //!                                                      +-> frame buffer (frame mode: drops bad frames)
 //!                                                             -> skid -> reg -> fork -+-> rx_csum ---------------------------+
 //!                                                                                     +-> stream_delete (outer VLAN tag) -> m_axis (host)
@@ -28,7 +28,9 @@
 //! assembly's `emit` nor `rx_csum`'s first beat reaches back into another unit or queue; the
 //! dispatch writes the pending, request and strip queues through register slices too
 //! (`pending_in_q`, `csum_req_in_q`, `strip_cmd_in_q`), so it decides from flops beside it and
-//! each queue's write enable comes from a slice's valid flop.
+//! each queue's write enable comes from a slice's valid flop; and what the dispatch derives
+//! from the parse record (claims, checksum offsets, `deliver`) is registered with it first (the
+//! classify register), so the dispatch and those slices start at flops.
 //!
 //! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
 //! after its last beat arrived; the parse result is known by then, which is what lets
@@ -252,7 +254,6 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // Dispatch: one parse record at a time to every unit that needs it.
         // The parse record through a register slice (data, valid and ready from flops).
         let parse_q = super::out_slice(&u_parse, "m_axis_meta", "parse_q");
-        let meta_valid = parse_q.valid;
         let meta = meta_l.unpack(parse_q.data.unused());
         let user = meta.get("user");
         let deliver = (!user.bit(rx_user::BAD)).named("deliver");
@@ -282,6 +283,36 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let l3_off = mux(l2_ok, meta.get("l3_off").zext(16), frame_len);
         let end = mux(ip_ok, meta.get("ip_end"), frame_len);
         let l4_off = mux(proto_ok, meta.get("l4_off"), end);
+
+        // Stage C, classification: what the dispatch derives from the parse record (the claims,
+        // the checksum offsets, `deliver`: compares and muxes up to four LUTs deep) is
+        // registered with the record, so the dispatch's decision and the queue slices it writes
+        // start at flops (on one seed the path's worst path ran from `parse_q` through these
+        // LUTs into the pending slice, with 4.8 ns of routing). A forward register: it loads
+        // whenever it is empty or the dispatch goes; latency 1, one record per cycle.
+        let cls_load = wire(1).named("class_load");
+        let cls_valid = reg_init(1, 0u32).named("class_valid");
+        cls_valid.set_if(cls_load, parse_q.valid);
+        parse_q.ready.set(cls_load);
+        let cq = |x: Sig, name: &str| {
+            let r = reg(x.width()).enable(cls_load).named(name);
+            r.set(x);
+            r
+        };
+        let meta = meta_l.unpack(cq(parse_q.data, "meta_c").unused());
+        let deliver = cq(deliver, "deliver_c");
+        let l3_claim = cq(l3_claim, "l3_claim_c");
+        let l4_claim = cq(l4_claim, "l4_claim_c");
+        let ip_ok = cq(ip_ok, "ip_ok_c");
+        let ext_bad = cq(ext_bad, "ext_bad_c");
+        let vlan = cq(vlan, "vlan_c");
+        let proto = meta.get("ip_proto");
+        let l3_off = cq(l3_off, "l3_off_c");
+        let l4_off = cq(l4_off, "l4_off_c");
+        let end = cq(end, "end_c");
+        let user = meta.get("user");
+        let mal = meta.get("malformed");
+        let meta_valid = cls_valid;
 
         let u_pending = instance(&q_pending, "u_pending_q");
         let u_csum_q = instance(&q_csum, "u_csum_req_q");
@@ -316,9 +347,9 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             & need(u_rss.get("s_axis_req_tready")))
         .named("dispatch_ready");
         let go = (meta_valid & all_ready).named("dispatch");
+        cls_load.set(!cls_valid | all_ready);
         go_w.set(go);
         push_w.set(go & deliver);
-        parse_q.ready.set(all_ready);
         pend_d.set(PENDING.pack(&[
             ("deliver", deliver),
             ("runt", user.bit(rx_user::RUNT)),
