@@ -4,8 +4,9 @@
 //! - Ports: `s_axis_tdata/_tvalid/_tready`, `m_axis_tdata/_tvalid/_tready`.
 //! - Latency 1 cycle (write to `m_axis_tvalid`); throughput 1 item/cycle; `s_axis_tready`
 //!   and `m_axis_tvalid` are flops (`!full`, `!empty`, exact).
-//! - Cost: `depth x width` bits of LUTRAM (combinational read), two pointers and an occupancy
-//!   count of `log2(depth) + 1` bits, two flag flops.
+//! - Cost: `depth x width` bits of LUTRAM (combinational read; written whenever not full, so
+//!   its write enable is the `full` flop), two pointers and an occupancy count of
+//!   `log2(depth) + 1` bits, two flag flops.
 //! - Golden model: identity on items; test: `testbench/tb/tests/record_fifo.rs`.
 
 use nicgen_edsl::prelude::*;
@@ -49,8 +50,14 @@ pub fn record_fifo(width: u32, depth: u32) -> Result<Rc<ModuleDef>, ElabError> {
         empty.set_if(grow, 0u32);
         wr.set_if(push, wr + 1u32);
         rd.set_if(pop, rd + 1u32);
+        // The RAM is written whenever it is not full, valid or not: while not full, slot `wr`
+        // holds nothing unread, and only `push` moves the pointer, so a word written without
+        // its valid is overwritten before it can be read. So the write enable (one net to every
+        // LUT-RAM cell, `width / 4` of them) is the `full` flop itself, and `push` drives only
+        // the pointer and the flags: on the whole TX path a 332-bit queue's `push`, routed to
+        // its RAM cells and back to `full`, was the worst path on two seeds of three.
         let mem = memory("items", width, depth);
-        mem.write(push, wr.trunc(aw), s_data);
+        mem.write(!full, wr.trunc(aw), s_data);
         output("s_axis_tready", !full);
         output("m_axis_tdata", mem.read_async(rd.trunc(aw)));
         output("m_axis_tvalid", !empty);

@@ -2,7 +2,8 @@
 //! transfer per item (per-frame metadata, requests, results).
 //!
 //! Items are little-endian byte strings of the `tdata` width. The source keeps an offered item
-//! stable until it is taken (stream rule 1) and idles at random; the sink applies random
+//! stable until it is taken (stream rule 1) and idles at random, driving random junk on `tdata`
+//! while `tvalid` is low (a unit must not take data without its valid); the sink applies random
 //! backpressure and checks rule 1 on what it is offered.
 
 use crate::stream::{Agent, StreamError};
@@ -30,6 +31,9 @@ pub struct RecordDriver {
     valid: PortId,
     ready: PortId,
     rng: StdRng,
+    /// Junk for `tdata` while idle (its own stream, so the idle pattern is the seed's).
+    junk: StdRng,
+    data_bits: u32,
     idle: f64,
     queue: VecDeque<Vec<u8>>,
     pending: bool,
@@ -45,6 +49,8 @@ impl RecordDriver {
             valid,
             ready,
             rng: StdRng::seed_from_u64(seed),
+            junk: StdRng::seed_from_u64(seed ^ 0x6a75_6e6b),
+            data_bits: sim.width(data),
             idle,
             queue: VecDeque::new(),
             pending: false,
@@ -66,6 +72,13 @@ impl Agent for RecordDriver {
         }
         if self.pending {
             sim.set_bytes_le(self.data, self.queue.front().unwrap());
+        } else {
+            let mut junk = vec![0u8; (self.data_bits as usize).div_ceil(8)];
+            self.junk.fill(&mut junk[..]);
+            if self.data_bits % 8 != 0 {
+                *junk.last_mut().unwrap() &= (1u8 << (self.data_bits % 8)) - 1;
+            }
+            sim.set_bytes_le(self.data, &junk);
         }
         sim.set_bool(self.valid, self.pending);
     }
