@@ -22,7 +22,7 @@
 //! `s_axis_tready`), so the input fork's ready reaches neither the check's registers nor the
 //! input. The skid buffer after the frame buffer (`stream_skid`: latency 0, `s_axis_tready`
 //! from a flop) keeps the output fork's ready (rx_csum and VLAN strip) out of the block-RAM
-//! read enables within a cycle; a forward register (`stream_fwd_reg`) after the frame buffer's skid gives
+//! read enables within a cycle; a forward register (`stream_fwd_reg`) after that skid gives
 //! rx_csum and the strip their beats from flops, not from the block RAM's outputs; the parse
 //! record (`parse_q`), the pending record (`pend_q`), the checksum and RSS results
 //! (`csum_res_q`, `rss_res_q`), the checksum request (`csum_req`) and the strip command
@@ -169,9 +169,10 @@ const PENDING: RecordLayout = RecordLayout {
 const FCS_Q_DEPTH: u32 = 16;
 
 /// The FCS check's input is taken while the FIFO after it holds at most this many beats: every
-/// beat inside the check (its hold line of `ceil(4 / W)` beats, the trimmed last beat, the emit
-/// and output registers: at most `hold + 3`, bounded here by `hold + 4`) then still finds a
-/// place, with two to spare (the FIFO's own `full` is conservative by one cycle).
+/// beat inside the check (its hold line of `ceil(4 / W)` slots, where the trimmed last beat
+/// also waits, and its emit and output registers: at most `hold + 2`, counted here as
+/// `hold + 4`) then still finds a place, with two to spare (the FIFO's own `full` is
+/// conservative by one cycle).
 fn fcs_q_room_max(data_bits: u32) -> u32 {
     let hold = 4u32.div_ceil(data_bits / 8);
     FCS_Q_DEPTH - 2 - (hold + 4)
