@@ -206,15 +206,24 @@ pub fn run_rx(
     let n = wire_frames.len();
     let start = sim.cycles();
     let mut seen = 0;
+    // Done when every record is out and so is every frame the records deliver: under
+    // backpressure a frame's last beats can leave after its record.
+    let mut to_deliver = 0;
     run_until_seeded(&mut sim, k.seed, 20_000, |sim| {
         let mut agents: Vec<&mut dyn Agent> =
             vec![&mut drv, &mut mon_in, &mut sink, &mut mon_out, &mut meta];
         let p = step(sim, &mut agents)?;
         while seen < meta.items.len() {
             on_frame(seen);
+            if decode(cfg, &meta.items[seen]).drop.is_none() {
+                to_deliver += 1;
+            }
             seen += 1;
         }
-        Ok(Status::new(p, meta.items.len() == n))
+        Ok(Status::new(
+            p,
+            meta.items.len() == n && sink.frames().len() >= to_deliver,
+        ))
     })
     .map_err(|e| {
         anyhow!(

@@ -152,6 +152,57 @@ fn rx_fuzz_accounts_for_every_frame() {
     }
 }
 
+/// Long backpressure: the frame buffer fills, and the input must stop exactly while the FIFO
+/// after the FCS check (which never stalls) has no room for the beats still inside the check.
+/// More beats are sent than the buffer holds, so the input stalls many times; a lost or doubled
+/// beat would show as a frame that differs from the model. At 8 bits the check holds the most
+/// beats (a 4-beat hold line).
+#[test]
+fn rx_path_holds_its_input_when_full() {
+    if !required() {
+        return;
+    }
+    for data_bits in [8u32, 64] {
+        let mut p = Preset::builtin("nic64").unwrap();
+        p.data_bits = data_bits;
+        let cfg = rx_cfg(&p, None);
+        let model = rx_model(&cfg, "nic64").unwrap();
+        let mcfg = model_cfg(&cfg);
+        let seed = 3000 + u64::from(data_bits);
+        // Frames until twice the buffer's beats have been sent.
+        let w = (data_bits / 8) as usize;
+        let want = 2 * cfg.buffer_beats() as usize;
+        let mut beats = 0;
+        let frames: Vec<Vec<u8>> = wire_frames(seed, 200, p.mtu as usize)
+            .into_iter()
+            .take_while(|f| {
+                let more = beats < want;
+                beats += f.len().div_ceil(w);
+                more
+            })
+            .collect();
+        assert!(
+            beats >= want,
+            "w={data_bits}: {beats} beats do not overfill the {}-beat buffer",
+            cfg.buffer_beats()
+        );
+        let k = Knobs {
+            seed,
+            idle: 0.0,
+            backpressure: 0.95,
+        };
+        let run = run_rx(&model, &cfg, &frames, None, k, |_| {}).unwrap();
+        assert_eq!(run.reports.len(), frames.len(), "w={data_bits}: reports");
+        let mut delivered = Vec::new();
+        for (i, (f, got)) in frames.iter().zip(&run.reports).enumerate() {
+            let (want, d) = rx_frame(f, &mcfg);
+            assert_eq!(got, &want, "w={data_bits} frame {i} ({} bytes)", f.len());
+            delivered.extend(d);
+        }
+        assert_eq!(run.delivered, delivered, "w={data_bits}: delivered frames");
+    }
+}
+
 /// Back to back with no idle and no backpressure, every frame costs exactly the beats it takes
 /// on the wire, `ceil((len + 4) / W)`, at the sizes of `results/PIPELINE.md`: the steady-state
 /// cycles per frame, `(cycles(N) - cycles(1)) / (N - 1)`, are cycle counts of the model, not
