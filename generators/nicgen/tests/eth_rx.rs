@@ -152,11 +152,11 @@ fn rx_fuzz_accounts_for_every_frame() {
     }
 }
 
-/// Long backpressure: the frame buffer fills, and the input must stop exactly while the FIFO
-/// after the FCS check (which never stalls) has no room for the beats still inside the check.
-/// More beats are sent than the buffer holds, so the input stalls many times; a lost or doubled
-/// beat would show as a frame that differs from the model. At 8 bits the check holds the most
-/// beats (a 4-beat hold line).
+/// Long backpressure: the frame buffer fills, so the input must stop while the FIFO after the
+/// FCS check (which never stalls) lacks room for the beats still inside the check. More beats
+/// are sent than the buffer holds, so the input stalls many times; a lost or doubled beat would
+/// show as a frame that differs from the model. At 8 bits the check holds the most beats (a
+/// 4-beat hold line). This catches a missing room check, not a threshold a few beats too high.
 #[test]
 fn rx_path_holds_its_input_when_full() {
     if !required() {

@@ -78,6 +78,18 @@ fn bits_for(v: u64) -> u32 {
     (64 - v.leading_zeros()).max(1)
 }
 
+/// Beats in the hold line at `data_bits`: enough to hold back the 4 FCS bytes, `ceil(4 / W)`.
+pub fn hold_beats(data_bits: u32) -> u32 {
+    4u32.div_ceil(data_bits / 8)
+}
+
+/// The most beats inside the check at once (taken, not yet on `m_axis`): the hold line (where
+/// the trimmed last beat also waits) and the emit and output registers. With `m_axis_tready`
+/// held at 1, every one of them comes out within `hold_beats + 2` cycles.
+pub fn max_beats_inside(data_bits: u32) -> u32 {
+    hold_beats(data_bits) + 2
+}
+
 pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let in_cfg = StreamCfg::new(cfg.data_bits, 0);
     in_cfg.check("eth_fcs_check")?;
@@ -99,7 +111,7 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
             doc("RX MAC framing: checks and strips the FCS; tuser on tlast = {mac_control,");
             doc("oversize, runt, fcs_bad, bad}. Latency 3 cycles (last beat), 1 beat/cycle.");
             let w = cfg.data_bits / 8;
-            let hold_n = if w >= 4 { 1 } else { 4 / w };
+            let hold_n = hold_beats(cfg.data_bits);
             let s = stream_in("s_axis", &in_cfg);
             let m = stream_out("m_axis", &out_cfg);
             let ones = |n: u32| lit(n, (BigUint::from(1u32) << n) - 1u32);

@@ -49,7 +49,7 @@
 //!   64 and 512 bits, back to back (`cargo xtask bench-pipeline`, `results/PIPELINE.md`).
 //! - Golden model: `nicgen_model::rx::rx_frame`; test: `generators/nicgen/tests/eth_rx.rs`.
 
-use super::eth_fcs_check::{eth_fcs_check, FcsCheckCfg};
+use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, malformed, meta_layout, HdrParseCfg};
 use super::rx_csum::{rx_csum, RxCsumCfg, RX_CSUM_REQ, RX_CSUM_RES};
 use super::rx_user;
@@ -169,13 +169,10 @@ const PENDING: RecordLayout = RecordLayout {
 const FCS_Q_DEPTH: u32 = 16;
 
 /// The FCS check's input is taken while the FIFO after it holds at most this many beats: every
-/// beat inside the check (its hold line of `ceil(4 / W)` slots, where the trimmed last beat
-/// also waits, and its emit and output registers: at most `hold + 2`, counted here as
-/// `hold + 4`) then still finds a place, with two to spare (the FIFO's own `full` is
-/// conservative by one cycle).
+/// beat inside the check ([`max_beats_inside`]) then still finds a place, with four to spare
+/// (the FIFO's own `full` is conservative by one cycle).
 fn fcs_q_room_max(data_bits: u32) -> u32 {
-    let hold = 4u32.div_ceil(data_bits / 8);
-    FCS_Q_DEPTH - 2 - (hold + 4)
+    FCS_Q_DEPTH - 4 - max_beats_inside(data_bits)
 }
 
 pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
