@@ -776,12 +776,17 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let addrs: Vec<Sig> = (0..8)
             .map(|i| mux(v4_addr[i % 3], v4_words[i], v6_words[i]))
             .collect();
-        // The wide fields go straight into the output store, in frame order.
-        let early_word = cat(&[cat(&addrs), l2_2]);
+        // The wide fields go into the output store, in frame order, one cycle later from a
+        // register: the tag-count and IPv4/IPv6 picks (three LUTs) and the LUT RAM's write
+        // path do not fit one cycle together (they were the RX path's worst path on a seed).
+        // The store is read many stages later, when the record closes.
+        let early_word = stage(cat(&[cat(&addrs), l2_2]), "early_s4");
+        let v_early = reg_init(1, 0u32).named("early_valid");
+        v_early.set(v3);
         let early_mem = memory("meta_early", early_word.width(), depth);
         let early_wr = reg_init(aw, 0u32).named("early_wr");
-        early_mem.write(v3, early_wr, early_word);
-        early_wr.set_if(v3, early_wr + 1u32);
+        early_mem.write(v_early, early_wr, early_word);
+        early_wr.set_if(v_early, early_wr + 1u32);
         // The L3 offset (14 + 4 * tags) and the IPv6 header end (40 more) as constants picked
         // by the tag count, so that each sum below is one adder.
         let by_tags = |base: u32| {
