@@ -60,8 +60,8 @@ use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{
-    record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid,
-    FifoCfg, Stream, StreamCfg,
+    record_fifo, record_reg_slice, record_reg_slice_wide, stream_fork, stream_fwd_reg, stream_in,
+    stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 use std::sync::Mutex;
@@ -358,7 +358,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ("l4_off", l4_off),
             ("end", end),
         ]);
-        let cls = record_reg_slice("class", cat(&[parse_q.data, derived]), parse_q.valid);
+        let cls = record_reg_slice_wide("class", cat(&[parse_q.data, derived]), parse_q.valid);
         parse_q.ready.set(cls.s_ready);
         // Some of the record's fields were only classified, not passed on.
         let cd = cls.data.unused();
@@ -393,7 +393,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let csum_d = wire(RX_CSUM_REQ.width()).named("csum_req_in");
         let strip_d = wire(1).named("strip_cmd_in");
         let pend_in = record_reg_slice("pending_in_q", pend_d, go_w);
-        let csum_in = record_reg_slice("csum_req_in_q", csum_d, push_w);
+        let csum_in = record_reg_slice_wide("csum_req_in_q", csum_d, push_w);
         let strip_in = record_reg_slice("strip_cmd_in_q", strip_d, push_w);
         for (u, q) in [
             (&u_pending, &pend_in),

@@ -36,7 +36,7 @@ pub mod stream_insert;
 pub mod stream_skid;
 
 pub use record_fifo::record_fifo;
-pub use record_reg_slice::{record_reg_slice, RecordReg};
+pub use record_reg_slice::{record_reg_slice, record_reg_slice_wide, RecordReg};
 pub use stream_delete::{stream_delete, DeleteCfg};
 pub use stream_fifo::{stream_fifo, stream_fifo_in, FifoCfg, FifoRam};
 pub use stream_fork::stream_fork;
