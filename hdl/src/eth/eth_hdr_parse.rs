@@ -49,8 +49,8 @@
 //!   whether the IPv6 next header is an extension header); (2) tags and EtherType from them,
 //!   the IP fixed header through a 3:1 word mux (0..2 tags); (3) datagram end, L3 checks,
 //!   one-hot of the first header's word; the addresses (a 3:1 word mux from selects that
-//!   stage 2 registers in three copies), TCIs and EtherType go straight into the output
-//!   store; (4-17) the walk: per extension header two *read* stages (the 4-byte word at the
+//!   stage 2 registers in three copies), TCIs and EtherType are registered for the output
+//!   store, written in stage 4; (4-17) the walk: per extension header two *read* stages (the 4-byte word at the
 //!   header offset through an AND-OR mux with a registered one-hot select; every header
 //!   offset is 2 mod 4, so the muxes are word-aligned; the TCP/UDP fields there are latched
 //!   if the walk has arrived) and a *compute* stage (checks; next offset; next one-hot
@@ -88,7 +88,7 @@
 //!   its length is there (frames longer than the window), with the length thresholds that
 //!   depend on tags and IP version; then one stage compares lengths (each a compare of two
 //!   registers, limited to the frames it applies to) and one picks the code. *Output*: two
-//!   LUTRAMs indexed in frame order (the wide fields written from stage 3, the rest at the
+//!   LUTRAMs indexed in frame order (the wide fields written in stage 4, the rest at the
 //!   end), read asynchronously, with a count of the records stored and `m_axis_meta_tvalid`
 //!   as flops; a credit counter (frames closed − records taken, stepped by one from sums of
 //!   the register) drops `s_axis_tready` when `fifo_depth` records are pending.
