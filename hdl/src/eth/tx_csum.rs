@@ -45,7 +45,8 @@
 //!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks tx_csum`: 168.2 /
 //!   163.9 / 154.3 MHz (median 163.9, with each field position one adder from its offset;
 //!   157.4 with two adders in series, 154.6 before stage B, the slice and the moved UDP
-//!   rule), 3,672 LUT4, 2,945 FF, 18 DP16KD (`results/AREA.md`).
+//!   rule), 3,672 LUT4, 2,945 FF, 18 DP16KD; re-measured on db40b98 (`results/AREA.md`):
+//!   161.7 / 167.3 / 170.6 (median 167.3), 3,631 LUT4.
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM) and its output
 //!   register, a 16-entry result
 //!   queue, two frame sums, 13 mask trackers; LUT/FF/Fmax per preset in `results/AREA.md`
