@@ -108,8 +108,8 @@
 //!   from a register (ce905a5, for the whole RX path; `results/AREA.md` on db40b98): TX 7,585
 //!   LUT4, 5,910 FF, 162.0 / 166.3 / 151.7 (median 162.0); RX 7,632 LUT4, 5,925 FF, 144.4 /
 //!   144.5 / 155.1 (median **144.5, missed**), its worst path in the walk (`sel17_s9` →
-//!   `len_hz_g0_s10`, 4 LUTs, 5.45 ns of routing): placement moved, not the changed logic;
-//!   owed. With one read stage per
+//!   `len_hz_g0_s10`, 4 LUTs, 5.45 ns of routing; the added register is not on it): owed.
+//!   With one read stage per
 //!   header (LATENCY 17) they were 7,680 LUT4 / 3,522 FF, median 141.5 (TX) and 7,729 /
 //!   3,537, median 143.5 (RX): the second read stage costs about 2,100 FF (the group
 //!   registers, the walk's state one stage longer per header, 110 delayed window bytes) and
