@@ -29,7 +29,8 @@
 //!
 //! - API: [`stream_fifo`]`(&cfg)` builds the LUT-RAM FIFO, [`stream_fifo_in`]`(&cfg, ram)` either
 //!   kind (module name suffix `_bram` for block RAM).
-//! - Ports: `s_axis_*`, `m_axis_*`, and in frame mode `stat_drop_bad`, `stat_drop_oversize`.
+//! - Ports: `s_axis_*`, `m_axis_*`, and in frame mode `stat_drop_bad`, `stat_drop_oversize`;
+//!   built by [`stream_fifo_room`], also `s_axis_room` (a flop: at least N entries free).
 //!   `s_axis_tready` is a flop (`!full`) or 1 while a frame is being dropped; `m_axis_tvalid` is
 //!   a flop in both RAM kinds.
 //! - Latency (beat written to `m_axis_tvalid`): Lut 2 cycles, Block 5 cycles; in frame mode from
@@ -129,6 +130,33 @@ pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
 /// The FIFO in the given storage kind.
 pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, ElabError> {
+    build(cfg, ram, None)
+}
+
+/// The FIFO with one more output, `s_axis_room` (a flop): high when at least `room` entries are
+/// free, counting the beats written up to the last cycle and ignoring the reads of the last
+/// cycle (so it is conservative for one cycle, like `full`). For a writer that must know ahead
+/// that a burst will fit (beats already in a pipeline in front of the FIFO): its decision then
+/// starts at a flop, and the reader's `tready` reaches only the read pointer. In block RAM the
+/// count is of the RAM's entries: the two prefetch stages hold up to two beats more.
+pub fn stream_fifo_room(
+    cfg: &FifoCfg,
+    ram: FifoRam,
+    room: u32,
+) -> Result<Rc<ModuleDef>, ElabError> {
+    if room == 0 || room > cfg.depth {
+        return Err(ElabError::config(
+            "stream_fifo",
+            format!(
+                "room threshold {room} must be from 1 to the depth ({})",
+                cfg.depth
+            ),
+        ));
+    }
+    build(cfg, ram, Some(room))
+}
+
+fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>, ElabError> {
     cfg.stream.check("stream_fifo")?;
     if cfg.depth < 2 || !cfg.depth.is_power_of_two() || cfg.depth > FIFO_MAX_DEPTH {
         return Err(ElabError::config(
@@ -146,11 +174,12 @@ pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, Elab
         ));
     }
     let name = format!(
-        "stream_fifo_{}_n{}{}{}",
+        "stream_fifo_{}_n{}{}{}{}",
         cfg.stream.suffix(),
         cfg.depth,
         if cfg.frame_mode { "_frame" } else { "" },
-        if ram == FifoRam::Block { "_bram" } else { "" }
+        if ram == FifoRam::Block { "_bram" } else { "" },
+        room.map(|r| format!("_room{r}")).unwrap_or_default()
     );
     let cfg = *cfg;
     Module::build(name, move || {
@@ -202,6 +231,14 @@ pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, Elab
         let full = reg_init(1, 0u32).named("full");
         let write = wire(1).named("write");
         full.set(occ.msb() | (occ.trunc(aw).and_reduce() & write));
+        if let Some(r) = room {
+            // Free entries >= r next cycle, counting this cycle's write and not its read: the
+            // same form as `full` (which is `room` 1, inverted).
+            let room_q = reg_init(1, 1u32).named("room");
+            let limit = u64::from(cfg.depth - r);
+            room_q.set(mux(write, occ.lt(limit), occ.le(limit)));
+            output("s_axis_room", room_q);
+        }
 
         // The pointer the reader may advance to.
         let visible = if cfg.frame_mode {
