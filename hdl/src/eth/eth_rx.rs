@@ -58,7 +58,7 @@ use crate::record::RecordLayout;
 use crate::rss::rss_toeplitz::{rss_toeplitz, RssCfg};
 use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
-use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
+use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
 use crate::stream::{
     record_fifo, record_reg_slice, record_reg_slice_wide, stream_fork, stream_fwd_reg, stream_in,
     stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
@@ -185,11 +185,11 @@ const CLASS: RecordLayout = RecordLayout {
 /// Depth of the LUT-RAM FIFO after the FCS check.
 const FCS_Q_DEPTH: u32 = 16;
 
-/// The FCS check's input is taken while the FIFO after it holds at most this many beats: every
-/// beat inside the check ([`max_beats_inside`]) then still finds a place, with four to spare
-/// (the FIFO's own `full` is conservative by one cycle).
-fn fcs_q_room_max(data_bits: u32) -> u32 {
-    FCS_Q_DEPTH - 4 - max_beats_inside(data_bits)
+/// The FCS check's input is taken while the FIFO after it has this many free entries (its
+/// `s_axis_room` flop): every beat inside the check ([`max_beats_inside`]) and the one taken
+/// now then still find a place, with three to spare.
+fn fcs_q_room(data_bits: u32) -> u32 {
+    4 + max_beats_inside(data_bits)
 }
 
 pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
@@ -197,7 +197,11 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let ucfg = StreamCfg::new(w, rx_user::BITS);
     let fcs = eth_fcs_check(&FcsCheckCfg::for_mtu(w, cfg.mtu))?;
     let fork_in = stream_fork(&ucfg, &["parse", "data"])?;
-    let fcs_q = stream_fifo_in(&FifoCfg::new(ucfg, FCS_Q_DEPTH), FifoRam::Lut)?;
+    let fcs_q = stream_fifo_room(
+        &FifoCfg::new(ucfg, FCS_Q_DEPTH),
+        FifoRam::Lut,
+        fcs_q_room(w),
+    )?;
     let parse = eth_hdr_parse(&HdrParseCfg {
         data_bits: w,
         user_bits: rx_user::BITS,
@@ -244,36 +248,26 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         // The FCS check never stalls (its `m_axis_tready` is 1, so no enable fans out to its
         // registers): its beats go into a small LUT-RAM FIFO, and the input is taken only while
-        // that FIFO has room for every beat already inside the check. `in_room` is a flop, the
-        // FIFO's exact occupancy against a threshold, so the input's ready and the check's
-        // input decisions start at flops (a ready from a skid after the check, through its
-        // advance into its hold registers, was the whole path's worst path on two seeds).
+        // that FIFO has room for every beat already inside the check. The FIFO's `s_axis_room`
+        // is a flop computed from its own pointers, so the input's ready and the check's input
+        // decisions start at a flop, and the readers' readiness (through the fork) reaches only
+        // the FIFO's read pointer (an occupancy counter here, stepped by the fork's pop, was the
+        // whole path's worst path on two seeds).
         let u_fcs = instance(&fcs, "u_fcs_check");
-        let room = reg_init(1, 1u32).named("in_room");
+        let u_fcs_q = instance(&fcs_q, "u_fcs_q");
+        let room = u_fcs_q.get("s_axis_room").named("in_room");
         for f in ["tdata", "tkeep", "tlast"] {
             u_fcs.set(&format!("s_axis_{f}"), s.0.f(f));
         }
         u_fcs.set("s_axis_tvalid", s.valid() & room);
         s.ready().set(room);
         u_fcs.unused("s_axis_tready"); // 1: its m_axis_tready is 1
-        let u_fcs_q = instance(&fcs_q, "u_fcs_q");
         for f in ["tdata", "tkeep", "tlast", "tuser", "tvalid"] {
             u_fcs_q.set(&format!("s_axis_{f}"), u_fcs.get(&format!("m_axis_{f}")));
         }
         u_fcs.set("m_axis_tready", lit(1, 1u32));
         u_fcs_q.unused("s_axis_tready"); // never full: `in_room` keeps a place for every beat
         let checked = u_fcs_q.bundle_out("m_axis", &ucfg.spec());
-        let fcs_push = u_fcs.get("m_axis_tvalid");
-        let fcs_pop = (checked.f("tvalid") & checked.f("tready")).named("fcs_q_pop");
-        let occ = reg_init(clog2(FCS_Q_DEPTH as u64) + 1, 0u32).named("fcs_q_count");
-        let occ_next = mux(
-            fcs_push & !fcs_pop,
-            occ + 1u32,
-            mux(fcs_pop & !fcs_push, occ - 1u32, occ),
-        )
-        .named("fcs_q_count_next");
-        occ.set(occ_next);
-        room.set(occ_next.le(u64::from(fcs_q_room_max(w))));
         let u_fork_in = instance(&fork_in, "u_fork_in");
         u_fork_in.connect_in("s_axis", &checked);
 
