@@ -83,7 +83,7 @@
 //!   register after every stage: 144 -> 9 -> 1 partials per hash bit by default. The trees run
 //!   freely: no clock enable, no stall fan-out.
 //! - **Table and results**: the hash's low `log2(table_size)` bits read the indirection table
-//!   (async LUTRAM) and `{tag, queue, rss_type, hash}` is written into a `result_depth`-entry
+//!   (async LUTRAM) into a register, and `{tag, queue, rss_type, hash}` is written into a `result_depth`-entry
 //!   (default 16) LUTRAM result FIFO. Credits: `credits_used` counts requests accepted and not
 //!   yet popped; requests are accepted while it is below `result_depth`, so the FIFO never
 //!   overflows and backpressure never has to stop the pipeline. `m_axis_res_tvalid` is a
@@ -93,7 +93,7 @@
 //!   `cfg_addr[11:0]`, `cfg_wdata[31:0]`. No `tkeep`/`tlast`: one record per transfer. Stream
 //!   rules 1, 2 and 6 hold (no path from `m_axis_res_tready` to either `tvalid`).
 //! - Latency: [`RssCfg::latency`] cycles from the request's transfer to its result's `tvalid`:
-//!   A, B, the tree stages, the table read into the FIFO — **6 cycles** by default.
+//!   A, B, the tree stages, the registered table read, the FIFO — **7 cycles** by default.
 //! - Throughput: **1 request/cycle**, no bubbles (`result_depth` credits > latency + 1); up to
 //!   `result_depth` results wait in the FIFO under backpressure. (The RX path uses 32: it pops
 //!   a result only with the frame's checksum verdict, see `top::rx_cfg`.)
@@ -308,9 +308,9 @@ impl RssCfg {
     }
 
     /// Cycles from a request's transfer to its result's `tvalid`: the input register, the
-    /// input vector, the tree stages, the table read into the result FIFO.
+    /// input vector, the tree stages, the table read, the result FIFO.
     pub fn latency(&self) -> u32 {
-        self.tree_stages().len() as u32 + 3
+        self.tree_stages().len() as u32 + 4
     }
 
     /// Power-up contents of the indirection table: entry i = i mod `queues`.
@@ -566,14 +566,19 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // Hash bit 31 - j is tree j.
         let hash = cat(&parts).named("hash");
 
-        // ---- Indirection table read, into the result FIFO.
+        // ---- Indirection table read, registered, then into the result FIFO. The table is
+        // several LUT-RAM cells and a mux in depth; with the FIFO's write behind it in the same
+        // cycle it was the RX path's worst path on a seed.
         let queue = table.read_async(hash.slice(lg - 1, 0)).named("queue");
         let word = res.pack(&[
-            ("hash", hash),
-            ("rss_type", ty_q),
-            ("queue", queue),
-            ("tag", tag_q),
+            ("hash", delay(hash).named("hash_t")),
+            ("rss_type", delay(ty_q).named("rss_type_t")),
+            ("queue", delay(queue).named("queue_t")),
+            ("tag", delay(tag_q).named("tag_t")),
         ]);
+        let v = reg_init(1, 0u32).named("valid_t");
+        v.set(valid);
+        let valid = v;
         let fifo = memory("results", res.width(), cfg.result_depth);
         let aw = clog2(cfg.result_depth as u64);
         let wr = reg_init(aw, 0u32).named("res_wr_ptr");
@@ -624,7 +629,7 @@ mod tests {
         assert_eq!(c.req_layout().width(), 293 + 8);
         assert_eq!(c.res_layout().width(), 32 + 3 + 4 + 8);
         assert_eq!(c.tree_stages(), vec![144, 9, 1]);
-        assert_eq!(c.latency(), 6);
+        assert_eq!(c.latency(), 7);
         assert_eq!(cqe_rss_hash_type(rss_type::TCP_IPV6), 0x48);
         assert_eq!(cqe_rss_hash_type(rss_type::UDP_IPV4), 0x84);
         assert_eq!(cqe_rss_hash_type(7), 0);
@@ -648,7 +653,7 @@ mod tests {
             result_depth: 32,
         };
         assert_eq!(c.tree_stages(), vec![96, 12, 2, 1]);
-        assert_eq!(c.latency(), 7);
+        assert_eq!(c.latency(), 8);
         assert_eq!(c.queue_bits(), 2);
         rss_toeplitz(&c).unwrap();
         let e = rss_toeplitz(&RssCfg { replicas: 3, ..c }).unwrap_err();
