@@ -18,9 +18,9 @@
 //! VLAN tag. The reporting rules are those of the golden model `nicgen_model::rx` (read there).
 //!
 //! The FCS check never stalls: its beats go into a 16-beat LUT-RAM FIFO, and the input is
-//! taken while that FIFO has room for every beat inside the check (`in_room`, a flop, is
-//! `s_axis_tready`), so the input fork's ready reaches neither the check's registers nor the
-//! input. The skid buffer after the frame buffer (`stream_skid`: latency 0, `s_axis_tready`
+//! taken while that FIFO has room for every beat inside the check (its `s_axis_room` flop,
+//! [`stream_fifo_room`], is `s_axis_tready`), so the input fork's ready reaches neither the
+//! check's registers nor the input, only the FIFO's read pointer. The skid buffer after the frame buffer (`stream_skid`: latency 0, `s_axis_tready`
 //! from a flop) keeps the output fork's ready (rx_csum and VLAN strip) out of the block-RAM
 //! read enables within a cycle; a forward register (`stream_fwd_reg`) after that skid gives
 //! rx_csum and the strip their beats from flops, not from the block RAM's outputs; the parse
@@ -341,18 +341,24 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // towards `parse_q` is a flop too: as a forward register, the dispatch's readiness ran
         // on through its load into `parse_q`'s load and that slice's 400 clock enables (the
         // worst path of a seed, 6.6 ns of routing). Latency 1, one record per cycle.
-        let derived = CLASS.pack(&[
-            ("deliver", deliver),
-            ("l3_claim", l3_claim),
-            ("l4_claim", l4_claim),
-            ("ip_ok", ip_ok),
-            ("ext_bad", ext_bad),
-            ("vlan", vlan),
-            ("l3_off", l3_off),
-            ("l4_off", l4_off),
-            ("end", end),
-        ]);
-        let cls = record_reg_slice_wide("class", cat(&[parse_q.data, derived]), parse_q.valid);
+        let derived = CLASS
+            .pack(&[
+                ("deliver", deliver),
+                ("l3_claim", l3_claim),
+                ("l4_claim", l4_claim),
+                ("ip_ok", ip_ok),
+                ("ext_bad", ext_bad),
+                ("vlan", vlan),
+                ("l3_off", l3_off),
+                ("l4_off", l4_off),
+                ("end", end),
+            ])
+            .named("class_fields");
+        let cls = record_reg_slice_wide(
+            "class",
+            cat(&[parse_q.data, derived]).named("class_in"),
+            parse_q.valid,
+        );
         parse_q.ready.set(cls.s_ready);
         // Some of the record's fields were only classified, not passed on.
         let cd = cls.data.unused();
@@ -408,44 +414,54 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         cls.ready.set(all_ready);
         go_w.set(go);
         push_w.set(go & deliver);
-        pend_d.set(PENDING.pack(&[
-            ("deliver", deliver),
-            ("runt", user.bit(rx_user::RUNT)),
-            ("oversize", user.bit(rx_user::OVERSIZE)),
-            ("fcs_bad", user.bit(rx_user::FCS_BAD)),
-            ("mac_control", user.bit(rx_user::MAC_CONTROL)),
-            ("vlan", vlan),
-            ("vlan_tci", meta.get("tag0_tci")),
-            ("l3", l3_claim),
-            ("l4", l4_claim),
-            ("ip_ok", ip_ok),
-            ("ipv6", meta.get("l3").eq(2u32)),
-            ("l4_parsed", meta.get("l4").ne(0u32)),
-            ("ext_bad", ext_bad),
-            ("malformed", mal),
-        ]));
-        csum_d.set(RX_CSUM_REQ.pack(&[
-            ("l3", meta.get("l3")),
-            ("l4", meta.get("l4")),
-            ("l3_off", l3_off),
-            ("l4_off", l4_off),
-            ("end", end),
-            ("l4_len", meta.get("l4_len")),
-            ("proto", proto),
-            ("src_ip", meta.get("src_ip")),
-            ("dst_ip", meta.get("dst_ip")),
-        ]));
+        pend_d.set(
+            PENDING
+                .pack(&[
+                    ("deliver", deliver),
+                    ("runt", user.bit(rx_user::RUNT)),
+                    ("oversize", user.bit(rx_user::OVERSIZE)),
+                    ("fcs_bad", user.bit(rx_user::FCS_BAD)),
+                    ("mac_control", user.bit(rx_user::MAC_CONTROL)),
+                    ("vlan", vlan),
+                    ("vlan_tci", meta.get("tag0_tci")),
+                    ("l3", l3_claim),
+                    ("l4", l4_claim),
+                    ("ip_ok", ip_ok),
+                    ("ipv6", meta.get("l3").eq(2u32)),
+                    ("l4_parsed", meta.get("l4").ne(0u32)),
+                    ("ext_bad", ext_bad),
+                    ("malformed", mal),
+                ])
+                .named("pending_fields"),
+        );
+        csum_d.set(
+            RX_CSUM_REQ
+                .pack(&[
+                    ("l3", meta.get("l3")),
+                    ("l4", meta.get("l4")),
+                    ("l3_off", l3_off),
+                    ("l4_off", l4_off),
+                    ("end", end),
+                    ("l4_len", meta.get("l4_len")),
+                    ("proto", proto),
+                    ("src_ip", meta.get("src_ip")),
+                    ("dst_ip", meta.get("dst_ip")),
+                ])
+                .named("csum_req_fields"),
+        );
         strip_d.set(vlan);
-        let rss_req = rss_req_l.pack(&[
-            ("l3", meta.get("l3")),
-            ("l4", meta.get("l4")),
-            ("frag", meta.get("frag")),
-            ("src_ip", meta.get("src_ip")),
-            ("dst_ip", meta.get("dst_ip")),
-            ("src_port", meta.get("src_port")),
-            ("dst_port", meta.get("dst_port")),
-            ("tag", lit(cfg.rss.tag_bits, 0u32)),
-        ]);
+        let rss_req = rss_req_l
+            .pack(&[
+                ("l3", meta.get("l3")),
+                ("l4", meta.get("l4")),
+                ("frag", meta.get("frag")),
+                ("src_ip", meta.get("src_ip")),
+                ("dst_ip", meta.get("dst_ip")),
+                ("src_port", meta.get("src_port")),
+                ("dst_port", meta.get("dst_port")),
+                ("tag", lit(cfg.rss.tag_bits, 0u32)),
+            ])
+            .named("rss_req");
         u_rss.set("s_axis_req_tdata", rss_req);
         u_rss.set("s_axis_req_tvalid", go & deliver);
         u_rss.set("cfg_we", input("cfg_we", 1));
@@ -503,24 +519,26 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let l3_ok =
             d & l3.ne(0u32) & p.get("ip_ok") & !p.get("ext_bad") & (p.get("ipv6") | c.get("l3_ok"));
         let l4_ok = d & l4.ne(0u32) & p.get("l4_parsed") & c.get("l4_ok");
-        let rec = out_l.pack(&[
-            ("drop", !d),
-            ("runt", p.get("runt")),
-            ("oversize", p.get("oversize")),
-            ("fcs_bad", p.get("fcs_bad")),
-            ("mac_control", p.get("mac_control")),
-            ("vlan", d & p.get("vlan")),
-            ("vlan_tci", gate(p.get("vlan_tci"))),
-            ("l3", l3),
-            ("l4", l4),
-            ("l3_ok", l3_ok),
-            ("l4_ok", l4_ok),
-            ("csum", gate(c.get("csum"))),
-            ("malformed", gate(p.get("malformed"))),
-            ("rss_type", gate(r.get("rss_type"))),
-            ("rss_hash", gate(r.get("hash"))),
-            ("queue", gate(r.get("queue"))),
-        ]);
+        let rec = out_l
+            .pack(&[
+                ("drop", !d),
+                ("runt", p.get("runt")),
+                ("oversize", p.get("oversize")),
+                ("fcs_bad", p.get("fcs_bad")),
+                ("mac_control", p.get("mac_control")),
+                ("vlan", d & p.get("vlan")),
+                ("vlan_tci", gate(p.get("vlan_tci"))),
+                ("l3", l3),
+                ("l4", l4),
+                ("l3_ok", l3_ok),
+                ("l4_ok", l4_ok),
+                ("csum", gate(c.get("csum"))),
+                ("malformed", gate(p.get("malformed"))),
+                ("rss_type", gate(r.get("rss_type"))),
+                ("rss_hash", gate(r.get("hash"))),
+                ("queue", gate(r.get("queue"))),
+            ])
+            .named("meta_rec");
         // Per-reason counters, one event per emitted record (the drop reason by the same
         // precedence as the report: runt, oversize, FCS, MAC control). The events are
         // registered (a count shows 2 cycles after its record is emitted), so that `emit` does
