@@ -60,7 +60,8 @@
 //!   protocol's code, (19) the walk's code.
 //!   For timing: the first read stage ANDs the select with the window words and ORs them in
 //!   groups of at most 8 words (two LUT4 levels), one register per group (with a flag that
-//!   the group's length byte is 0 above the targets' bits); the second ORs the groups (at most
+//!   the group's length byte is 0 above the targets' bits, an AND-OR of the select with a
+//!   per-word flag registered from the window a stage earlier); the second ORs the groups (at most
 //!   3) into the word and, straight behind, compares its length byte with each select's
 //!   target, so the compute stage only ANDs registered flags into the next select; the
 //!   compute stage registers `walking` as two halves (the checks passed; the next header is
@@ -953,10 +954,24 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 // TCP data offset: the high nibble of byte 12.
                 let doff = pick(gs_l4, |x| win.at(4 * x + 14, st).slice(7, 4), 4);
                 // The length byte's bits above the targets are 0 (in a group that does not hold
-                // the selected word they all are).
+                // the selected word they all are): per word, whether they are not, registered
+                // from the window a stage earlier (the byte is the same), so that only the
+                // AND-OR of the group follows the select (`sel_l4`, the copy with the smaller
+                // fan-out). Made from the group's word it was four LUTs behind the select, the
+                // RX parser's worst path.
                 if let Some(tw) = tgt_w.filter(|&tw| tw < 8) {
+                    let mut nz = |x: u32| {
+                        if 4 * x + 3 >= w {
+                            return lit(1, 0u32);
+                        }
+                        let len = win.at(4 * x + 3, st - 1);
+                        stage(
+                            len.slice(7, tw).or_reduce(),
+                            &n(&format!("len_nz_w{x}"), st),
+                        )
+                    };
                     ghz.push(stage(
-                        !word.slice(23, 16 + tw).or_reduce(),
+                        !pick(gs_l4, &mut nz, 1),
                         &n(&format!("len_hz_g{g}"), st),
                     ));
                 }
