@@ -111,7 +111,18 @@
 //!   from a register (ce905a5, for the whole RX path; `results/AREA.md` on db40b98): TX 7,585
 //!   LUT4, 5,910 FF, 162.0 / 166.3 / 151.7 (median 162.0); RX 7,632 LUT4, 5,925 FF, 144.4 /
 //!   144.5 / 155.1 (median **144.5, missed**), its worst path in the walk (`sel17_s9` →
-//!   `len_hz_g0_s10`, 4 LUTs, 5.45 ns of routing; the added register is not on it): owed.
+//!   `len_hz_g0_s10`, 4 LUTs, 5.45 ns of routing; the added register is not on it; seed 1:
+//!   `ulen_s17` → `udp_len_long_s18`, a 16-bit compare). With the record stores split into
+//!   parts with their own pointers (58cb7a3) and the length zero test from per-word flags
+//!   (0490b61), measured together (`results/AREA-parse.md`, same command with `--out
+//!   results/AREA-parse.md`): TX 7,752 LUT4, 6,010 FF, 224 `TRELLIS_RAMW`, 164.4 / 168.6 /
+//!   148.3 (median 164.4); RX 7,809 LUT4, 6,025 FF, 232 `TRELLIS_RAMW`, 165.5 / 154.9 / 153.5
+//!   (median **154.9, missed by 1 %**); about 170 LUT4 and 100 FF more. In the Yosys netlist
+//!   each address bit of a part drives about 40 LUT RAM cells (216 with one pointer). The worst
+//!   paths now: the output handshake (`m_axis_meta_tvalid` → `meta_pop` → `meta_count`, 2
+//!   LUTs, 5.5 ns of routing; `meta_pop` also steps the six read pointers), a select to the
+//!   data offset group mux (`sel19_s9_l4` → `doff_g0_s10`, 3 LUTs, 5.3 ns of routing) and, TX
+//!   seed 3, the input credit (`s_axis_tready` → `in_flight` → `s_axis_tready`): owed.
 //!   With one read stage per
 //!   header (LATENCY 17) they were 7,680 LUT4 / 3,522 FF, median 141.5 (TX) and 7,729 /
 //!   3,537, median 143.5 (RX): the second read stage costs about 2,100 FF (the group
