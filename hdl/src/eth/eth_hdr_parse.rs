@@ -60,7 +60,8 @@
 //!   protocol's code, (19) the walk's code.
 //!   For timing: the first read stage ANDs the select with the window words and ORs them in
 //!   groups of at most 8 words (two LUT4 levels), one register per group (with a flag that
-//!   the group's length byte is 0 above the targets' bits); the second ORs the groups (at most
+//!   the group's length byte is 0 above the targets' bits, an AND-OR of the select with a
+//!   per-word flag registered from the window a stage earlier); the second ORs the groups (at most
 //!   3) into the word and, straight behind, compares its length byte with each select's
 //!   target, so the compute stage only ANDs registered flags into the next select; the
 //!   compute stage registers `walking` as two halves (the checks passed; the next header is
@@ -89,8 +90,10 @@
 //!   depend on tags and IP version; then one stage compares lengths (each a compare of two
 //!   registers, limited to the frames it applies to) and one picks the code. *Output*: two
 //!   LUTRAMs indexed in frame order (the wide fields written in stage 4, the rest at the
-//!   end), read asynchronously, with a count of the records stored and `m_axis_meta_tvalid`
-//!   as flops; a credit counter (frames closed − records taken, stepped by one from sums of
+//!   end), read asynchronously, each split into parts of at most 80 bits with their own write
+//!   and read pointers (`meta_rd_p<k>` reset to `k`, so that synthesis keeps the copies: a
+//!   single read pointer drove every cell of the stores), with a count of the records stored
+//!   and `m_axis_meta_tvalid` as flops; a credit counter (frames closed − records taken, stepped by one from sums of
 //!   the register) drops `s_axis_tready` when `fifo_depth` records are pending.
 //! - **Latency**: the record is valid [`LATENCY`] (22) cycles after the beat that closes the
 //!   window, and no earlier than 5 cycles after the `tlast` beat.
@@ -108,7 +111,18 @@
 //!   from a register (ce905a5, for the whole RX path; `results/AREA.md` on db40b98): TX 7,585
 //!   LUT4, 5,910 FF, 162.0 / 166.3 / 151.7 (median 162.0); RX 7,632 LUT4, 5,925 FF, 144.4 /
 //!   144.5 / 155.1 (median **144.5, missed**), its worst path in the walk (`sel17_s9` →
-//!   `len_hz_g0_s10`, 4 LUTs, 5.45 ns of routing; the added register is not on it): owed.
+//!   `len_hz_g0_s10`, 4 LUTs, 5.45 ns of routing; the added register is not on it; seed 1:
+//!   `ulen_s17` → `udp_len_long_s18`, a 16-bit compare). With the record stores split into
+//!   parts with their own pointers (58cb7a3) and the length zero test from per-word flags
+//!   (0490b61), measured together (`results/AREA-parse.md`, same command with `--out
+//!   results/AREA-parse.md`): TX 7,752 LUT4, 6,010 FF, 224 `TRELLIS_RAMW`, 164.4 / 168.6 /
+//!   148.3 (median 164.4); RX 7,809 LUT4, 6,025 FF, 232 `TRELLIS_RAMW`, 165.5 / 154.9 / 153.5
+//!   (median **154.9, missed by 1 %**); about 170 LUT4 and 100 FF more. In the Yosys netlist
+//!   each address bit of a part drives about 40 LUT RAM cells (216 with one pointer). The worst
+//!   paths now: the output handshake (`m_axis_meta_tvalid` → `meta_pop` → `meta_count`, 2
+//!   LUTs, 5.5 ns of routing; `meta_pop` also steps the six read pointers), a select to the
+//!   data offset group mux (`sel19_s9_l4` → `doff_g0_s10`, 3 LUTs, 5.3 ns of routing) and, TX
+//!   seed 3, the input credit (`s_axis_tready` → `in_flight` → `s_axis_tready`): owed.
 //!   With one read stage per
 //!   header (LATENCY 17) they were 7,680 LUT4 / 3,522 FF, median 141.5 (TX) and 7,729 /
 //!   3,537, median 143.5 (RX): the second read stage costs about 2,100 FF (the group
@@ -364,6 +378,57 @@ fn fanout_regs(x: Sig, name: &str) -> [Sig; 3] {
     b.set(x);
     c.set(x);
     [stage(x, &format!("{name}_a")), b, c]
+}
+
+/// Bits per part of a record store (at most): each part's read pointer drives about
+/// `STORE_PART_BITS / 2` LUT RAM cells on ECP5 (16 × 4 bits each, two per 4 bits at depth 32).
+const STORE_PART_BITS: u32 = 80;
+
+/// One part of a record store: a LUT RAM holding `width` bits of the record, whose write and
+/// read pointers both start at `offset` (the record `i` sits at `(i + offset) mod depth`).
+struct StorePart {
+    mem: Mem,
+    offset: u32,
+}
+
+/// A record store written in order at `en`, split into parts of at most [`STORE_PART_BITS`]
+/// bits (a multiple of 4, the width of an ECP5 LUT RAM cell), the first part's pointers
+/// starting at `offset0`, the next ones at `offset0 + 1`, ... A single read pointer drove
+/// every cell of a 305-bit store (about 150 on ECP5: 5 ns of routing); here each part has its
+/// own write and read pointer. The copies start at different values, so that synthesis does
+/// not merge them (they are otherwise the same counter), at no cost.
+fn store_write(name: &str, word: Sig, en: Sig, depth: u32, offset0: u32) -> Vec<StorePart> {
+    let aw = clog2(depth as u64);
+    let n = word.width().div_ceil(STORE_PART_BITS);
+    let size = word.width().div_ceil(n).next_multiple_of(4);
+    (0..n)
+        .map(|i| {
+            let lo = i * size;
+            let hi = (lo + size).min(word.width()) - 1;
+            let offset = (offset0 + i) % depth;
+            let mem = memory(&format!("{name}_p{offset}"), hi - lo + 1, depth);
+            let wr = reg_init(aw, offset).named(&format!("{name}_wr_p{offset}"));
+            mem.write(en, wr, word.slice(hi, lo));
+            wr.set_if(en, wr + 1u32);
+            StorePart { mem, offset }
+        })
+        .collect()
+}
+
+/// The record the read pointers point at (the parts in the order of [`store_write`]); every
+/// pointer steps at `next`.
+fn store_read(parts: &[StorePart], next: Sig, depth: u32) -> Sig {
+    let aw = clog2(depth as u64);
+    let words: Vec<Sig> = parts
+        .iter()
+        .rev()
+        .map(|part| {
+            let rd = reg_init(aw, part.offset).named(&format!("meta_rd_p{}", part.offset));
+            rd.set_if(next, rd + 1u32);
+            part.mem.read_async(rd)
+        })
+        .collect();
+    cat(&words)
 }
 
 /// AND-OR mux with a registered one-hot select (bytes beyond the window fold to 0).
@@ -788,10 +853,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let early_word = stage(cat(&[cat(&addrs), l2_2]), "early_s4");
         let v_early = reg_init(1, 0u32).named("early_valid");
         v_early.set(v3);
-        let early_mem = memory("meta_early", early_word.width(), depth);
-        let early_wr = reg_init(aw, 0u32).named("early_wr");
-        early_mem.write(v_early, early_wr, early_word);
-        early_wr.set_if(v_early, early_wr + 1u32);
+        let early_mem = store_write("meta_early", early_word, v_early, depth, 0);
         // The L3 offset (14 + 4 * tags) and the IPv6 header end (40 more) as constants picked
         // by the tag count, so that each sum below is one adder.
         let by_tags = |base: u32| {
@@ -903,10 +965,24 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 // TCP data offset: the high nibble of byte 12.
                 let doff = pick(gs_l4, |x| win.at(4 * x + 14, st).slice(7, 4), 4);
                 // The length byte's bits above the targets are 0 (in a group that does not hold
-                // the selected word they all are).
+                // the selected word they all are): per word, whether they are not, registered
+                // from the window a stage earlier (the byte is the same), so that only the
+                // AND-OR of the group follows the select (`sel_l4`, the copy with the smaller
+                // fan-out). Made from the group's word it was four LUTs behind the select, the
+                // RX parser's worst path.
                 if let Some(tw) = tgt_w.filter(|&tw| tw < 8) {
+                    let mut nz = |x: u32| {
+                        if 4 * x + 3 >= w {
+                            return lit(1, 0u32);
+                        }
+                        let len = win.at(4 * x + 3, st - 1);
+                        stage(
+                            len.slice(7, tw).or_reduce(),
+                            &n(&format!("len_nz_w{x}"), st),
+                        )
+                    };
                     ghz.push(stage(
-                        !word.slice(23, 16 + tw).or_reduce(),
+                        !pick(gs_l4, &mut nz, 1),
                         &n(&format!("len_hz_g{g}"), st),
                     ));
                 }
@@ -1341,13 +1417,9 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         }
         late_parts.reverse();
         let late_word = cat(&late_parts);
-        let late_mem = memory("meta_late", late_word.width(), depth);
-        let late_wr = reg_init(aw, 0u32).named("late_wr");
-        late_mem.write(vf1, late_wr, late_word);
-        late_wr.set_if(vf1, late_wr + 1u32);
+        let late_mem = store_write("meta_late", late_word, vf1, depth, early_mem.len() as u32);
 
         // ---------------------------------------------------------------- output
-        let rd = reg_init(aw, 0u32).named("meta_rd");
         let m_ready = input("m_axis_meta_tready", 1);
         // Records stored and not taken, and whether there is one, as flops (no compare of the
         // pointers in front of `meta_pop`, which steps the credit counter and `s_axis_tready`).
@@ -1358,15 +1430,18 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let got = out & !vf1;
         stored.set_if(put | got, mux(put, stored + 1u32, stored - 1u32));
         m_valid.set(put | (m_valid & !(got & stored.eq(1u32))));
-        rd.set_if(out, rd + 1u32);
         // One up or one down, both sums from the register (no adder behind `close`).
         in_flight.set_if(close ^ out, mux(close, in_flight + 1u32, in_flight - 1u32));
         // Full next cycle: `fifo_depth` records closed and not taken (no adder on this path).
         let full_next = (in_flight.eq((depth - 1) as u64) & close & !out)
             | (in_flight.eq(depth as u64) & (close | !out));
         ready.set(!full_next);
-        let e = early_mem.read_async(rd).named("early_q");
-        let l = late_mem.read_async(rd).named("late_q");
+        // Each part of the stores has its own read pointer (`meta_rd_p*`, see `store_write`).
+        doc("The record stores meta_early_p*/meta_late_p* are parts of two LUT RAMs, each with");
+        doc("its own pointers (meta_rd_p<k>, meta_*_wr_p<k>, reset to k: record i is at i + k)");
+        doc("so that no pointer drives every RAM cell and synthesis does not merge the copies.");
+        let e = store_read(&early_mem, out, depth).named("early_q");
+        let l = store_read(&late_mem, out, depth).named("late_q");
         // Unpack both words in the order they were packed.
         let mut vals: Vec<(&str, Sig)> = Vec::new();
         let mut lo = 0;
