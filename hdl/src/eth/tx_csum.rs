@@ -17,7 +17,9 @@
 //! nothing (or is not IPv4 / TCP / UDP) leaves unchanged. The requester clears `do_l4` for
 //! fragments and malformed headers.
 //!
-//! - Ports: `s_axis_*`, `s_axis_req_tdata/_tvalid/_tready`, `m_axis_*`.
+//! - Ports: `s_axis_*`, `s_axis_req_tdata/_tvalid/_tready` (`_tready` from a flop: the
+//!   request goes through a skid register, so the take decision, which depends on `room` and
+//!   the frame's beat, never reaches the requester's register enables), `m_axis_*`.
 //! - Latency: store-and-forward: a frame's first beat leaves [`latency`] =
 //!   `max(1, ceil(log2(W/2) / levels_per_stage)) + 12` cycles after its last beat entered (`W`
 //!   bytes per beat; 14 at 64 bits with 1 level per stage, 15 at 512 bits with 2): stages A
@@ -46,10 +48,15 @@
 //!   163.9 / 154.3 MHz (median 163.9, with each field position one adder from its offset;
 //!   157.4 with two adders in series, 154.6 before stage B, the slice and the moved UDP
 //!   rule), 3,672 LUT4, 2,945 FF, 18 DP16KD; re-measured on db40b98 (`results/AREA.md`):
-//!   161.7 / 167.3 / 170.6 (median 167.3), 3,631 LUT4.
+//!   161.7 / 167.3 / 170.6 (median 167.3), 3,631 LUT4. With the request skid (positions added
+//!   before it) and one output tracker per field (`cargo xtask bench-area --presets nic64
+//!   --seeds 1,2,3 --only ecp5 --blocks tx_csum --out results/AREA-txcsum.md`): 175.8 / 160.2
+//!   / 175.1 (median 175.1), 3,089 LUT4, 2,161 FF; the request's ready, now a flop, was not
+//!   timed here (a port), only inside `eth_tx`.
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM) and its output
-//!   register, a 16-entry result
-//!   queue, two frame sums, 13 mask trackers; LUT/FF/Fmax per preset in `results/AREA.md`
+//!   register, a request skid register (the request's width), a 16-entry result
+//!   queue, two frame sums, 9 mask trackers (7 on the input side; on the output side one per
+//!   field, whose mask, shifted by one and two bytes, gives the field's second byte and end); LUT/FF/Fmax per preset in `results/AREA.md`
 //!   (`cargo xtask bench-area`).
 //! - Golden model: `nicgen_model::tx` (checksum insertion on bytes); test:
 //!   `testbench/tb/tests/tx_csum.rs`.
@@ -91,8 +98,9 @@ const TX_CSUM_RES: RecordLayout = RecordLayout {
     fields: &[
         ("l3_ck", 16),
         ("l4_sum", 16), // folded, not yet complemented
-        // The fields' first bytes and the two after each: l3_pos, +1, +2, l4_pos, +1, +2.
-        ("pos", 96),
+        // The fields' first bytes: l3_pos, l4_pos (the output side derives the next two bytes'
+        // masks from the first's by shifting).
+        ("pos", 32),
         ("do_l3", 1),
         ("do_l4", 1),
         ("udp", 1),
@@ -146,7 +154,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         frame_mode: false,
     })?;
     let res_reg = stream_fwd_reg(&res_cfg)?;
-    let sums_fifo = record_fifo(131, RES_DEPTH)?;
+    let sums_fifo = record_fifo(67, RES_DEPTH)?;
     let pseudo_fifo = record_fifo(16, 2 * RES_DEPTH)?;
     let cfg = *cfg;
     Module::build(format!("tx_csum_d{}", cfg.data_bits), move || {
@@ -154,8 +162,37 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let bytes = cfg.data_bits / 8;
         let s = stream_in("s_axis", &scfg);
         let m = stream_out("m_axis", &scfg);
-        let req_data = input("s_axis_req_tdata", TX_CSUM_REQ.width());
-        let req_valid = input("s_axis_req_tvalid", 1);
+        let req_in = input("s_axis_req_tdata", TX_CSUM_REQ.width());
+        let req_in_valid = input("s_axis_req_tvalid", 1);
+        // The request through a skid register (as `stream_skid`: latency 0, one request of
+        // storage), so that `s_axis_req_tready` is a flop: the take decision below (`room`, the
+        // frame's beat) stays inside, out of the requester's register enables. The skid copies
+        // the input whenever it is empty, so its enable is a flop too. The checksum fields'
+        // positions are added before the skid and held with the request, so that the skid's
+        // select comes after the adders, not before them.
+        // The two checksum fields, `[pos, pos + 2)`: each position one adder from the offset
+        // (TCP's field 16 bytes in, UDP's 6, picked after the adders), not a chain of two.
+        let rq_in = TX_CSUM_REQ.unpack(req_in);
+        let l3_at = |k: u32| rq_in.get("l3_off") + (10 + k);
+        let l4_at = |k: u32| {
+            let o = rq_in.get("l4_off");
+            mux(rq_in.get("l4").eq(1u32), o + (16 + k), o + (6 + k))
+        };
+        // l3_pos, l3_pos + 2, l4_pos, l4_pos + 2 above the request.
+        let req_in_pos = cat(&[l3_at(0), l3_at(2), l4_at(0), l4_at(2), req_in]);
+        let req_skid_v = reg_init(1, 0u32).named("req_skid_valid");
+        let req_skid = reg(req_in_pos.width())
+            .enable(!req_skid_v)
+            .named("req_skid_data");
+        req_skid.set(req_in_pos);
+        output("s_axis_req_tready", !req_skid_v);
+        let req_valid = (req_in_valid | req_skid_v).named("req_valid");
+        let req_pos = mux(req_skid_v, req_skid, req_in_pos).named("req_data");
+        let req_data = req_pos.slice(TX_CSUM_REQ.width() - 1, 0);
+        let req_at = |k: u32| {
+            let lo = TX_CSUM_REQ.width() + 16 * (3 - k);
+            req_pos.slice(lo + 15, lo)
+        };
 
         // Input side: frame into the buffer, sums alongside. The sum pipeline never stalls (no
         // enable fans out to its registers): a frame's beats are taken only while every frame
@@ -170,8 +207,10 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let buf_ready = u_buf.get("s_axis_tready");
         let beat = (s.valid() & have & room & buf_ready).named("beat");
         let frame_end = (beat & s.last()).named("frame_end");
-        let take = (req_valid & (!have | frame_end)).named("take_req");
-        output("s_axis_req_tready", !have | frame_end);
+        let req_ready = (!have | frame_end).named("req_ready");
+        let take = (req_valid & req_ready).named("take_req");
+        req_skid_v.set_if(req_ready, 0u32);
+        req_skid_v.set_if(req_in_valid & !req_skid_v & !req_ready, 1u32);
         s.ready().set(have & room & buf_ready);
         have.set(mux(take, 1u32, mux(frame_end, 0u32, have)));
         u_buf.set("s_axis_tdata", s.data());
@@ -181,7 +220,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         // Stage A: the accepted beat and the taken request, registered as they are, so that the
         // accept logic drives a few registers, not every mask and adder. Positions derived from
-        // the request are computed before the register.
+        // the request are computed before the skid (above).
         let rq = TX_CSUM_REQ.unpack(req_data);
         let data = stage(s.data(), adv).named("data_a");
         let kept = stage(s.keep(), adv).named("keep_a");
@@ -194,20 +233,11 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let l3_off = req(rq.get("l3_off"), "l3_off");
         let l4_off = req(rq.get("l4_off"), "l4_off");
         let end = req(rq.get("end"), "end");
-        // The two checksum fields, `[pos, pos + 2)`: each position one adder from the offset
-        // (TCP's field 16 bytes in, UDP's 6, picked after the adders), not a chain of two.
-        let l3_at = |k: u32| rq.get("l3_off") + (10 + k);
-        let l4_at = |k: u32| {
-            let o = rq.get("l4_off");
-            mux(l4_in.eq(1u32), o + (16 + k), o + (6 + k))
-        };
         let pos_a = [
-            req(l3_at(0), "l3_pos"),
-            req(l3_at(1), "l3_pos1"),
-            req(l3_at(2), "l3_pos2"),
-            req(l4_at(0), "l4_pos"),
-            req(l4_at(1), "l4_pos1"),
-            req(l4_at(2), "l4_pos2"),
+            req(req_at(0), "l3_pos"),
+            req(req_at(1), "l3_pos2"),
+            req(req_at(2), "l4_pos"),
+            req(req_at(3), "l4_pos2"),
         ];
         let is_v4_a = req(l3_in.eq(1u32), "is_v4");
         let do_l3_a = req(rq.get("do_l3") & l3_in.eq(1u32), "do_l3");
@@ -241,13 +271,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let do_l3 = held(do_l3_a, "do_l3_eff");
         let do_l4 = held(do_l4_a, "do_l4_eff");
         let udp = held(udp_a, "is_udp");
-        let pos_held: Vec<Sig> = pos_a
-            .iter()
-            .zip([
-                "l3_pos", "l3_pos1", "l3_pos2", "l4_pos", "l4_pos1", "l4_pos2",
-            ])
-            .map(|(x, n)| held(*x, n))
-            .collect();
+        let pos_held = [held(pos_a[0], "l3_pos"), held(pos_a[2], "l4_pos")];
 
         // Byte masks of the beat in stage A (see `ge_mask_tracked`).
         let ge = |bound: Sig, name: &str| ge_mask_tracked(bound, take_a, beat_a, bytes, name);
@@ -255,10 +279,10 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let ge_l4 = ge(l4_off, "ge_l4");
         let ge_end = ge(end, "ge_end");
         let l3_field =
-            (ge(pos_a[0], "ge_l3_ck") & !ge(pos_a[2], "ge_l3_ck_end") & is_v4.repl(bytes))
+            (ge(pos_a[0], "ge_l3_ck") & !ge(pos_a[1], "ge_l3_ck_end") & is_v4.repl(bytes))
                 .named("l3_field");
         let l4_field =
-            (ge(pos_a[3], "ge_l4_ck") & !ge(pos_a[5], "ge_l4_ck_end") & do_l4.repl(bytes))
+            (ge(pos_a[2], "ge_l4_ck") & !ge(pos_a[3], "ge_l4_ck_end") & do_l4.repl(bytes))
                 .named("l4_field");
         let hdr_mask = (kept & ge_l3 & !ge_l4 & !l3_field).named("hdr_mask");
         let ip_mask = (kept & ge_l3 & !ge_end & !l3_field & !l4_field).named("ip_mask");
@@ -304,8 +328,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let v_valid = stage_init(join, adv).named("ck_valid");
         let ip_sum = stage(sums.slice(15, 0), adv).named("ip_sum");
         let hdr_sum = stage(sums.slice(31, 16), adv).named("hdr_sum");
-        // do_l3 98, do_l4 97, udp 96, the six positions 95..0.
-        let v_side = stage(sums.slice(130, 32), adv).named("ck_side");
+        // do_l3 34, do_l4 33, udp 32, the two positions 31..0.
+        let v_side = stage(sums.slice(66, 32), adv).named("ck_side");
         let v_ps = stage(u_pseudo.get("m_axis_tdata"), adv).named("ck_pseudo");
         let (x, y, z) = (ip_sum, !hdr_sum, v_ps);
         let raw = add3(x, y, z, "l4_raw");
@@ -324,10 +348,10 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let res = TX_CSUM_RES.pack(&[
             ("l3_ck", f_l3_ck),
             ("l4_sum", f_sum),
-            ("pos", f_side.slice(95, 0)),
-            ("do_l3", f_side.bit(98)),
-            ("do_l4", f_side.bit(97)),
-            ("udp", f_side.bit(96)),
+            ("pos", f_side.slice(31, 0)),
+            ("do_l3", f_side.bit(34)),
+            ("do_l4", f_side.bit(33)),
+            ("udp", f_side.bit(32)),
             ("pad", lit(13, 0u32)),
         ]);
         u_res.set("s_axis_tdata", res);
@@ -399,22 +423,27 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             cur(rr.get("do_l3"), "do_l3"),
             cur(rr.get("do_l4"), "do_l4"),
         );
-        // Where the fields go in the beat leaving now, tracked from beat to beat.
+        // Where the fields go in the beat leaving now: the mask of bytes at or after each
+        // field's first byte, tracked from beat to beat; the masks for the next two bytes are
+        // that mask shifted by one and two bytes, the bytes shifted in being the last two of
+        // the frame's previous beat (`_prev`, cleared as a frame starts). One tracker per
+        // field, so that `pop` and `out_beat` drive two trackers, not six.
         let pos = rr.get("pos");
         let ge_out = |k: u32, name: &str| {
-            let bound = pos.slice(95 - 16 * k, 80 - 16 * k);
-            ge_mask_tracked(bound, pop, out_beat, bytes, name)
+            let bound = pos.slice(31 - 16 * k, 16 - 16 * k);
+            let ge0 = ge_mask_tracked(bound, pop, out_beat, bytes, name);
+            let prev = reg_init(2, 0u32).named(&format!("{name}_prev"));
+            // Bit j: the byte at this beat's offset - 2 + j.
+            let ext = cat(&[ge0, prev]);
+            prev.set(mux(
+                pop,
+                lit(2, 0u32),
+                mux(out_beat, ext.slice(bytes + 1, bytes), prev),
+            ));
+            (ge0, ext.slice(bytes, 1), ext.slice(bytes - 1, 0))
         };
-        let (l3_0, l3_1, l3_2) = (
-            ge_out(0, "out_l3_0"),
-            ge_out(1, "out_l3_1"),
-            ge_out(2, "out_l3_2"),
-        );
-        let (l4_0, l4_1, l4_2) = (
-            ge_out(3, "out_l4_0"),
-            ge_out(4, "out_l4_1"),
-            ge_out(5, "out_l4_2"),
-        );
+        let (l3_0, l3_1, l3_2) = ge_out(0, "out_l3");
+        let (l4_0, l4_1, l4_2) = ge_out(1, "out_l4");
         let put_l3_hi = l3_0 & !l3_1 & o_do_l3.repl(bytes);
         let put_l3_lo = l3_1 & !l3_2 & o_do_l3.repl(bytes);
         let put_l4_hi = l4_0 & !l4_1 & o_do_l4.repl(bytes);
