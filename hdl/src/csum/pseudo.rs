@@ -63,9 +63,13 @@ fn csa_layers(mut words: Vec<Sig>, levels: u32) -> Vec<Sig> {
 /// per stage, then one carry chain, then the fold as two chains side by side and a select, so
 /// no stage holds more than one carry chain: this sum is the longest path of the checksum units
 /// when done in one cycle (53 MHz on ECP5).
+///
+/// `v6` says the request is IPv6 (else IPv4): it gates 192 bits of the first stage, so pass a
+/// flop decoded before the request's register, not a decode of a registered `l3` (that decode,
+/// one LUT, with its fan-out on both sides, was a worst path of the TX path).
 pub fn pseudo_sum_pipelined(
     valid: Sig,
-    l3: Sig,
+    v6: Sig,
     src: Sig,
     dst: Sig,
     proto: Sig,
@@ -75,7 +79,7 @@ pub fn pseudo_sum_pipelined(
     const W: u32 = 21;
     let words =
         |x: Sig, n: u32| -> Vec<Sig> { (0..n).map(|k| x.slice(16 * k + 15, 16 * k)).collect() };
-    let v6 = l3.eq(2u32);
+    assert_eq!(v6.width(), 1, "pseudo_sum_pipelined: v6 is one bit");
     let mut all = words(src, 8);
     all.extend(words(dst, 8));
     // IPv4: the addresses' low 32 bits only.

@@ -168,7 +168,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // frame's sums (one entry per request, in order).
         let (pseudo, pseudo_valid) = pseudo_sum_pipelined(
             take_a,
-            req("l3"),
+            stage(rq.get("l3").eq(2u32), adv).named("is_v6_a"),
             req("src_ip"),
             req("dst_ip"),
             req("proto"),

@@ -250,7 +250,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // frame's sums (one entry per request, in order).
         let (pseudo, pseudo_valid) = pseudo_sum_pipelined(
             take_a,
-            req(l3_in, "l3"),
+            req(l3_in.eq(2u32), "is_v6"),
             req(rq.get("src_ip"), "src_ip"),
             req(rq.get("dst_ip"), "dst_ip"),
             req(rq.get("proto"), "proto"),

@@ -22,7 +22,7 @@ fn pipelined_pseudo_header_sum_matches_the_model() {
         let dst = input("dst", 128);
         let proto = input("proto", 8);
         let len = input("len", 16);
-        let (sum, v) = pseudo_sum_pipelined(valid, l3, src, dst, proto, len);
+        let (sum, v) = pseudo_sum_pipelined(valid, l3.eq(2u32), src, dst, proto, len);
         output("sum", sum);
         output("sum_valid", v);
     })
