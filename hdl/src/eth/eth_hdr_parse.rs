@@ -50,8 +50,8 @@
 //!   the IP fixed header through a 3:1 word mux (0..2 tags); (3) datagram end, L3 checks,
 //!   one-hot of the first header's word; the addresses (a 3:1 word mux from selects that
 //!   stage 2 registers in three copies), TCIs and EtherType are registered for the output
-//!   store, written in stage 4; (4-17) the walk: per extension header two *read* stages (the 4-byte word at the
-//!   header offset through an AND-OR mux with a registered one-hot select; every header
+//!   store, written in stage 4; (4-17) the walk: per extension header two *read* stages (the
+//!   4-byte word at the header offset through an AND-OR mux with a registered one-hot select; every header
 //!   offset is 2 mod 4, so the muxes are word-aligned; the TCP/UDP fields there are latched
 //!   if the walk has arrived) and a *compute* stage (checks; next offset; next one-hot
 //!   `j = m + 2 + 2·len` as `len == (j − m − 2) / 2`, the difference prepared by the first
@@ -93,8 +93,8 @@
 //!   end), read asynchronously, each split into parts of at most 80 bits with their own write
 //!   and read pointers (`meta_rd_p<k>` reset to `k`, so that synthesis keeps the copies: a
 //!   single read pointer drove every cell of the stores), with a count of the records stored
-//!   and `m_axis_meta_tvalid` as flops; a credit counter (frames closed − records taken, stepped by one from sums of
-//!   the register) drops `s_axis_tready` when `fifo_depth` records are pending.
+//!   and `m_axis_meta_tvalid` as flops; a credit counter (frames closed − records taken,
+//!   stepped by one from sums of the register) drops `s_axis_tready` when `fifo_depth` records are pending.
 //! - **Latency**: the record is valid [`LATENCY`] (22) cycles after the beat that closes the
 //!   window, and no earlier than 5 cycles after the `tlast` beat.
 //! - **Throughput**: 1 beat/cycle whatever the frame sizes (1-byte frames back to back

@@ -20,8 +20,8 @@
 //! The FCS check never stalls: its beats go into a 16-beat LUT-RAM FIFO, and the input is
 //! taken while that FIFO has room for every beat inside the check (its `s_axis_room` flop,
 //! [`stream_fifo_room`], is `s_axis_tready`), so the input fork's ready reaches neither the
-//! check's registers nor the input, only the FIFO's read pointer. The skid buffer after the frame buffer (`stream_skid`: latency 0, `s_axis_tready`
-//! from a flop) keeps the output fork's ready (rx_csum and VLAN strip) out of the block-RAM
+//! check's registers nor the input, only the FIFO's read pointer. The skid buffer after the
+//! frame buffer (`stream_skid`: latency 0, `s_axis_tready` from a flop) keeps the output fork's ready (rx_csum and VLAN strip) out of the block-RAM
 //! read enables within a cycle; a forward register (`stream_fwd_reg`) after that skid gives
 //! rx_csum and the strip their beats from flops, not from the block RAM's outputs; the parse
 //! record (`parse_q`), the pending record (`pend_q`), the checksum and RSS results
@@ -186,8 +186,9 @@ const CLASS: RecordLayout = RecordLayout {
 const FCS_Q_DEPTH: u32 = 16;
 
 /// The FCS check's input is taken while the FIFO after it has this many free entries (its
-/// `s_axis_room` flop): every beat inside the check ([`max_beats_inside`]) and the one taken
-/// now then still find a place, with three to spare.
+/// `s_axis_room` flop): the beats inside the check ([`max_beats_inside`]) and four more, the
+/// margin the occupancy counter this flag replaced kept too. The flag ignores the last
+/// cycle's read, so it errs towards stopping the input.
 fn fcs_q_room(data_bits: u32) -> u32 {
     4 + max_beats_inside(data_bits)
 }

@@ -83,8 +83,8 @@
 //!   register after every stage: 144 -> 9 -> 1 partials per hash bit by default. The trees run
 //!   freely: no clock enable, no stall fan-out.
 //! - **Table and results**: the hash's low `log2(table_size)` bits read the indirection table
-//!   (async LUTRAM) into a register, and `{tag, queue, rss_type, hash}` is written into a `result_depth`-entry
-//!   (default 16) LUTRAM result FIFO. Credits: `credits_used` counts requests accepted and not
+//!   (async LUTRAM) into a register, and `{tag, queue, rss_type, hash}` is written into a
+//!   `result_depth`-entry (default 16) LUTRAM result FIFO. Credits: `credits_used` counts requests accepted and not
 //!   yet popped; requests are accepted while it is below `result_depth`, so the FIFO never
 //!   overflows and backpressure never has to stop the pipeline. `m_axis_res_tvalid` is a
 //!   register.

@@ -38,6 +38,9 @@
 //!   `depth >= 4` (at depth 2 the one-cycle-late flags halve it).
 //! - Storage: `depth` beats, + 2 beats in the Block prefetch stages. Frame mode accepts frames
 //!   of up to `depth` beats.
+//! - [`stream_fifo_room`]'s `s_axis_room` costs one flop and a compare of the occupancy the
+//!   FIFO already computes for `full` (not benchmarked alone; it is part of the nic64 RX path's
+//!   figures, `results/AREA-rx-v6.md`).
 //! - Cost: `depth x (data + keep + 1 + user)` bits of LUTRAM or block RAM; three (frame mode:
 //!   four) counters of `log2(depth) + 1` bits; Block adds one output register per bank (one
 //!   word of FFs each, inside the RAMs where the flow uses their output registers) and, with
