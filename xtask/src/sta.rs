@@ -314,7 +314,11 @@ impl Sta {
                     }
                 }
             }
-            for tc in cell.items().iter().filter(|x| x.head() == Some("TIMINGCHECK")) {
+            for tc in cell
+                .items()
+                .iter()
+                .filter(|x| x.head() == Some("TIMINGCHECK"))
+            {
                 for e in tc.items().iter().skip(1) {
                     let it = e.items();
                     if matches!(e.head(), Some("SETUPHOLD") | Some("SETUP")) && it.len() >= 4 {
@@ -415,7 +419,14 @@ impl Sta {
 /// so that the bits of one bus group together (`meta_q_TRELLIS_FF_Q_12` is `meta_q`).
 pub(crate) fn group(cell: &str) -> String {
     let mut s = cell.split('$').next().unwrap_or(cell).to_string();
-    for cut in ["_TRELLIS_", "_LUT4_", "_CCU2C_", "_PFUMX_", "_L6MUX21_", "_DP16KD_"] {
+    for cut in [
+        "_TRELLIS_",
+        "_LUT4_",
+        "_CCU2C_",
+        "_PFUMX_",
+        "_L6MUX21_",
+        "_DP16KD_",
+    ] {
         if let Some(i) = s.find(cut) {
             s.truncate(i);
         }
@@ -456,7 +467,8 @@ impl Analysis<'_> {
         let mut cur = Some(p);
         while let Some(c) = cur {
             let prev = self.from[c as usize];
-            let net = prev.is_some_and(|q| self.sta.names[q as usize].0 != self.sta.names[c as usize].0);
+            let net =
+                prev.is_some_and(|q| self.sta.names[q as usize].0 != self.sta.names[c as usize].0);
             v.push(Hop {
                 pin: c,
                 arrival: self.arrival[c as usize],
@@ -624,7 +636,10 @@ mod tests {
 
     #[test]
     fn names_are_unescaped_and_grouped() {
-        assert_eq!(split_path(r"u\.x\$y/Q").unwrap(), ("u.x$y".into(), "Q".into()));
+        assert_eq!(
+            split_path(r"u\.x\$y/Q").unwrap(),
+            ("u.x$y".into(), "Q".into())
+        );
         assert_eq!(split_path(r"a\/b/F").unwrap(), ("a/b".into(), "F".into()));
         assert_eq!(group("meta_q_TRELLIS_FF_Q_12"), "meta_q");
         assert_eq!(group("u_parse.meta_rd_p4_LUT4_Z$x"), "u_parse.meta_rd_p4");

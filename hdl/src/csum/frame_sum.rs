@@ -166,27 +166,44 @@ pub fn frame_sum(i: &SumIn, levels_per_stage: u32, prefix: &str) -> SumOut {
 /// taken out, and beats are taken only while `room`. `room` is a register computed from the
 /// count alone, one frame early (the count grows by at most one a cycle), so it costs the input
 /// one AND.
+///
+/// The two events (`taken`, `given`) are registered before they step the count, so the
+/// accept logic and the output side's ready end at a flop each, not in the count's adder (both
+/// were worst paths of the RX and TX paths, 4 LUTs deep); `room` is computed from the count
+/// and those two flops, `owed + taken_q - given_q`, which is exactly the count the unregistered
+/// form would hold: the same throughput, no place kept back.
 pub struct Reserve {
-    /// Frames owed a place.
+    /// Frames owed a place, less the events of the last cycle (in `taken_q`/`given_q`).
     pub owed: Sig,
     /// Another frame may be taken.
     pub room: Sig,
+    depth: u32,
 }
 
 impl Reserve {
     pub fn new(depth: u32) -> Reserve {
         let owed = reg_init(clog2(depth as u64) + 1, 0u32).named("owed");
         let room = reg_init(1, 1u32).named("room");
-        room.set(owed.lt((depth - 1) as u64));
-        Reserve { owed, room }
+        Reserve { owed, room, depth }
     }
-    /// `taken`: a frame's last beat came in; `given`: a result left the queue.
+    /// `taken`: a frame's last beat comes in this cycle; `given`: a result leaves the queue.
     pub fn update(&self, taken: Sig, given: Sig) {
         let owed = self.owed;
+        let taken_q = reg_init(1, 0u32).named("owed_taken_q");
+        let given_q = reg_init(1, 0u32).named("owed_given_q");
+        taken_q.set(taken);
+        given_q.set(given);
         owed.set(mux(
-            taken & !given,
+            taken_q & !given_q,
             owed + 1u32,
-            mux(given & !taken, owed - 1u32, owed),
+            mux(given_q & !taken_q, owed - 1u32, owed),
+        ));
+        // owed + taken_q - given_q < depth - 1, by cases of the two flops.
+        let d = u64::from(self.depth);
+        self.room.set(mux(
+            taken_q & !given_q,
+            owed.lt(d - 2),
+            mux(given_q & !taken_q, owed.lt(d), owed.lt(d - 1)),
         ));
     }
 }

@@ -7,7 +7,8 @@
 //!   forward register with a skid register behind its ready, SpinalHDL's
 //!   `m2sPipe().s2mPipe()`).
 //! - Latency 1 cycle; throughput 1 record/cycle.
-//! - Cost: two data registers (output and skid), two valid flops, a 2:1 mux on the data.
+//! - Cost: two data registers (output and skid), three control flops (the output's valid, the
+//!   skid's valid and its complement for the upstream ready), a 2:1 mux on the data.
 //! - [`record_reg_slice_wide`]: the same for records of hundreds of bits, with its two data
 //!   registers in two halves, each half's clock enables and skid select driven by a copy of the
 //!   control flops of its own (the copies hold the complement, so synthesis does not merge
@@ -36,7 +37,11 @@ pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
     let ready = wire(1).named(&format!("{name}_ready"));
     let valid_q = reg_init(1, 0u32).named(&format!("{name}_valid"));
     let skid_v = reg_init(1, 0u32).named(&format!("{name}_skid_valid"));
-    let s_ready = (!skid_v).named(&format!("{name}_s_ready"));
+    // The upstream ready from a flop of its own (the complement of `skid_valid`, so that
+    // synthesis keeps both): `skid_valid` selects and enables every data bit, and the source's
+    // logic must not start at that net.
+    let skid_free = reg_init(1, 1u32).named(&format!("{name}_skid_free"));
+    let s_ready = skid_free;
     let take = (valid & s_ready).named(&format!("{name}_take"));
     let load = (!valid_q | ready).named(&format!("{name}_load"));
     // The output register loads from the skid register first, else from the input. The data
@@ -45,10 +50,12 @@ pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
     // two valid flops: a word loaded without its valid is never shown.
     valid_q.set_if(load, skid_v | take);
     let skid_d = reg(data.width())
-        .enable(s_ready)
+        .enable(!skid_v)
         .named(&format!("{name}_skid_data"));
     skid_d.set(data);
-    skid_v.set(!load & (skid_v | take));
+    let skid_next = (!load & (skid_v | take)).named(&format!("{name}_skid_next"));
+    skid_v.set(skid_next);
+    skid_free.set(!skid_next);
     let data_q = reg(data.width())
         .enable(load)
         .named(&format!("{name}_data"));
