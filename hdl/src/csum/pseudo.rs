@@ -1,5 +1,6 @@
-//! Small ones'-complement sums computed once per frame: the IPv4 / IPv6 pseudo-header
-//! (RFC 793 / RFC 8200 8.1), pipelined, and the three-operand add and fold the checksum units
+//! Small ones'-complement sums computed once per frame: the addresses' part of the IPv4 /
+//! IPv6 pseudo-header (RFC 793 / RFC 8200 8.1), pipelined in the header parser, the
+//! pseudo-header sum the checksum units make from it, and the three-operand add and fold they
 //! finish with.
 //!
 //! Address fields are the address as a big-endian integer (IPv4 in the low 32 bits), so 16-bit
@@ -25,8 +26,11 @@ pub fn fold_once(total: Sig, name: &str) -> Sig {
     mux(plain.bit(16), wrapped.slice(15, 0), plain.slice(15, 0))
 }
 
-/// Registered stages of [`pseudo_sum_pipelined`].
-pub const PSEUDO_STAGES: u32 = 4;
+/// Registered stages of [`address_sum_pipelined`].
+pub const ADDRESS_SUM_STAGES: u32 = 4;
+
+/// Registered stages of [`pseudo_from_address_sum`].
+pub const PSEUDO_FROM_SUM_STAGES: u32 = 2;
 
 /// Three values to two (a carry-save layer): same sum, one LUT level, no carry chain.
 fn csa(a: Sig, b: Sig, c: Sig) -> (Sig, Sig) {
@@ -57,72 +61,59 @@ fn csa_layers(mut words: Vec<Sig>, levels: u32) -> Vec<Sig> {
     words
 }
 
-/// The IPv4 or IPv6 pseudo-header sum over [`PSEUDO_STAGES`] registered stages, for a request presented with
-/// `valid` (the result is valid `PSEUDO_STAGES` cycles later, one per request per cycle, no
-/// stall). The 18 words (IPv6; IPv4 uses 6 and zeros) go through carry-save layers, two or three
-/// per stage, then one carry chain, then the fold as two chains side by side and a select, so
-/// no stage holds more than one carry chain: this sum is the longest path of the checksum units
-/// when done in one cycle (53 MHz on ECP5).
-///
-/// `v6` says the request is IPv6 (else IPv4): it gates 192 bits of the first stage, so pass a
-/// flop decoded before the request's register, not a decode of a registered `l3` (that decode,
-/// one LUT, with its fan-out on both sides, was a worst path of the TX path).
-pub fn pseudo_sum_pipelined(
-    valid: Sig,
-    v6: Sig,
-    src: Sig,
-    dst: Sig,
-    proto: Sig,
-    l4_len: Sig,
-) -> (Sig, Sig) {
-    // 18 words of 16 bits sum below 2^21.
-    const W: u32 = 21;
-    let words =
-        |x: Sig, n: u32| -> Vec<Sig> { (0..n).map(|k| x.slice(16 * k + 15, 16 * k)).collect() };
-    assert_eq!(v6.width(), 1, "pseudo_sum_pipelined: v6 is one bit");
-    let mut all = words(src, 8);
-    all.extend(words(dst, 8));
-    // IPv4: the addresses' low 32 bits only.
-    let in_words: Vec<Sig> = all
-        .iter()
-        .enumerate()
-        .map(|(i, x)| {
-            let k = i % 8;
-            if k < 2 {
-                x.zext(W)
-            } else {
-                mux(v6, *x, lit(16, 0u32)).zext(W)
-            }
-        })
-        .chain([proto.zext(W), l4_len.zext(W)])
+/// The ones'-complement sum of `addrs` (the two addresses, 256 bits, IPv4's unused words
+/// already 0) as 16-bit words, folded, not complemented: the pseudo-header's address part
+/// (`nicgen_model::checksum::address_sum`), [`ADDRESS_SUM_STAGES`] cycles after `addrs`.
+/// Free-running (no enable, no valid: the caller delays its own valid): three carry-save
+/// layers per stage for two stages (16 words to 2), then the carry chain, then the fold; so
+/// no stage holds more than one carry chain or three LUT levels.
+pub fn address_sum_pipelined(addrs: Sig, name: &str) -> Sig {
+    // 16 words of 16 bits sum below 2^20.
+    const W: u32 = 20;
+    assert_eq!(
+        addrs.width(),
+        256,
+        "address_sum_pipelined: two 128-bit addresses"
+    );
+    let words: Vec<Sig> = (0..16)
+        .map(|k| addrs.slice(16 * k + 15, 16 * k).zext(W))
         .collect();
-    let reg_all = |v: Vec<Sig>, name: &str| -> Vec<Sig> {
+    let reg_all = |v: Vec<Sig>, stage: &str| -> Vec<Sig> {
         v.iter()
             .enumerate()
             .map(|(i, x)| {
-                let r = reg(W).named(&format!("{name}{i}"));
+                let r = reg(W).named(&format!("{name}_{stage}_{i}"));
                 r.set(*x);
                 r
             })
             .collect()
     };
-    let stage_valid = |v: Sig, name: &str| {
-        let r = reg_init(1, 0u32).named(name);
-        r.set(v);
-        r
-    };
-    // 18 -> 12 -> 8, 8 -> 6 -> 4 -> 3, 3 -> 2 and the carry chain.
-    let s1 = reg_all(csa_layers(in_words, 2), "pseudo_p1_");
-    let v1 = stage_valid(valid, "pseudo_p1_valid");
-    let s2 = reg_all(csa_layers(s1, 3), "pseudo_p2_");
-    let v2 = stage_valid(v1, "pseudo_p2_valid");
-    let last = csa_layers(s2, 1);
-    let total = reg(W).named("pseudo_total");
-    total.set(last[0] + last[1]);
-    let v3 = stage_valid(v2, "pseudo_total_valid");
-    // Fold: lo + hi is below 0x1001F, so one end-around carry at most.
+    // 16 -> 11 -> 8 -> 6, 6 -> 4 -> 3 -> 2.
+    let s1 = reg_all(csa_layers(words, 3), "p1");
+    let s2 = reg_all(csa_layers(s1, 3), "p2");
+    assert_eq!(s2.len(), 2);
+    let total = reg(W).named(&format!("{name}_total"));
+    total.set(s2[0] + s2[1]);
+    // lo + hi is below 0x1000F: one end-around carry at most.
+    let sum = reg(16).named(name);
+    sum.set(fold_once(total, &format!("{name}_fold")));
+    sum
+}
+
+/// The pseudo-header sum from the addresses' sum (`ip_sum`, as [`address_sum_pipelined`]
+/// gives it), the protocol and the L4 length, [`PSEUDO_FROM_SUM_STAGES`] cycles after
+/// `valid`, one per cycle, no stall: a carry-save layer and one chain, then the fold. For
+/// IPv4 the L4 length fits 16 bits; for IPv6 the 32-bit upper-layer length of RFC 8200 has
+/// 16 zero bits on top in a frame, so both versions add the same three words.
+pub fn pseudo_from_address_sum(valid: Sig, ip_sum: Sig, proto: Sig, l4_len: Sig) -> (Sig, Sig) {
+    assert_eq!(ip_sum.width(), 16, "pseudo_from_address_sum: a 16-bit sum");
+    let raw = reg(18).named("pseudo_raw");
+    raw.set(add3(ip_sum, proto.zext(16), l4_len, "pseudo_add"));
+    let v1 = reg_init(1, 0u32).named("pseudo_raw_valid");
+    v1.set(valid);
     let sum = reg(16).named("pseudo_folded");
-    sum.set(fold_once(total, "pseudo_fold"));
-    let v4 = stage_valid(v3, "pseudo_folded_valid");
-    (sum, v4)
+    sum.set(fold_once(raw, "pseudo_fold"));
+    let v2 = reg_init(1, 0u32).named("pseudo_folded_valid");
+    v2.set(v1);
+    (sum, v2)
 }

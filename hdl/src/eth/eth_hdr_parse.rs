@@ -35,7 +35,7 @@
 //! whatever the pipeline computed (not 0).
 //!
 //! - **Ports**: `s_axis_tdata/tkeep/tvalid/tready/tlast[/tuser]` (8 or a multiple of 16 bits);
-//!   `m_axis_meta_tdata` ([`meta_layout`]: [`PARSE_META`], 429 bits, with `user` = the `tuser`
+//!   `m_axis_meta_tdata` ([`meta_layout`]: [`PARSE_META`], 499 bits, with `user` = the `tuser`
 //!   of the frame's last beat on top when `user_bits > 0`), `m_axis_meta_tvalid`,
 //!   `m_axis_meta_tready`: one transfer per frame, in frame order, no `tkeep`/`tlast`.
 //!   `s_axis_tready` is a flop (no path from `m_axis_meta_tready`).
@@ -88,15 +88,21 @@
 //!   head waits in a register; the parse result waits in a register until
 //!   its length is there (frames longer than the window), with the length thresholds that
 //!   depend on tags and IP version; then one stage compares lengths (each a compare of two
-//!   registers, limited to the frames it applies to) and one picks the code. *Output*: two
-//!   LUTRAMs indexed in frame order (the wide fields written in stage 4, the rest at the
-//!   end), read asynchronously, each split into parts of at most 80 bits with their own write
+//!   registers, limited to the frames it applies to), one picks the code, and one registers
+//!   the record with the flags the claims need, so that the claims (what the EtherType and the
+//!   IP header claim, the checksum units' byte ranges) are one LUT from flops. *Addresses'
+//!   sum*: `ip_sum`, the pseudo-header's address part, from the stage-4 register of the
+//!   addresses through four free-running stages of carry-save adders, a carry chain and the
+//!   fold ([`crate::csum::pseudo::address_sum_pipelined`]), so that the checksum units get
+//!   16 bits per frame instead of 256. *Output*: three LUTRAMs indexed in frame order (the
+//!   wide fields written in stage 4, `ip_sum` in stage 8, the rest at the end), read
+//!   asynchronously, each split into parts of at most 80 bits with their own write
 //!   and read pointers (`meta_rd_p<k>` reset to `k`, so that synthesis keeps the copies: a
 //!   single read pointer drove every cell of the stores), with a count of the records stored
 //!   and `m_axis_meta_tvalid` as flops; a credit counter (frames closed − records taken,
 //!   stepped by one from sums of the register) drops `s_axis_tready` when `fifo_depth` records are pending.
-//! - **Latency**: the record is valid [`LATENCY`] (22) cycles after the beat that closes the
-//!   window, and no earlier than 5 cycles after the `tlast` beat.
+//! - **Latency**: the record is valid [`LATENCY`] (23) cycles after the beat that closes the
+//!   window, and no earlier than 6 cycles after the `tlast` beat.
 //! - **Throughput**: 1 beat/cycle whatever the frame sizes (1-byte frames back to back
 //!   included), as long as the sink keeps fewer than `fifo_depth` records waiting: with a sink
 //!   that is always ready, `fifo_depth ≥ LATENCY + 2` never throttles the input. The input is
@@ -143,6 +149,7 @@
 //!
 //! Parameters outside the ranges of [`HdrParseCfg`] are rejected at elaboration.
 
+use crate::csum::pseudo::{address_sum_pipelined, ADDRESS_SUM_STAGES};
 use crate::record::RecordLayout;
 use crate::stream::{stream_in, StreamCfg};
 use nicgen_edsl::prelude::*;
@@ -209,27 +216,112 @@ pub const PARSE_META: RecordLayout = RecordLayout {
         ("tag1_tci", 16),
         ("src_ip", 128),
         ("dst_ip", 128),
+        // The ones'-complement sum of both addresses' 16-bit words (IPv4: the low 32 bits
+        // each), folded, not complemented: the pseudo-header's address part.
+        ("ip_sum", 16),
+        // The claims (`nicgen_model::parse::ParseResult::claims`), valid in every record:
+        // what the EtherType claims when L2 is intact (0 none, 1 IPv4, 2 IPv6); what the IP
+        // header claims when it parsed, its extension headers were walked and it is not a
+        // fragment (0 none, 1 TCP, 2 UDP); an outer VLAN tag (L2 intact, a tag); a broken
+        // extension-header chain; and the byte ranges of the checksum units, clipped to the
+        // frame when a header is cut.
+        ("l3_claim", 2),
+        ("l4_claim", 2),
+        ("vlan", 1),
+        ("ext_bad", 1),
+        ("csum_l3_off", 16),
+        ("csum_l4_off", 16),
+        ("csum_end", 16),
     ],
 };
 
-/// The record on `m_axis_meta_tdata`: [`PARSE_META`], plus `user` (`user_bits` wide) on top
-/// when the input has a `tuser`.
-pub fn meta_layout(user_bits: u32) -> RecordLayout {
-    if user_bits == 0 {
+/// The fields of [`PARSE_META`] that only RSS and the VLAN strip use: the TX path's record
+/// ([`CSUM_RECORD`]) leaves them out.
+pub const RSS_VLAN_FIELDS: [&str; 8] = [
+    "tag0_tpid_s",
+    "ethertype",
+    "tag0_tci",
+    "tag1_tci",
+    "src_ip",
+    "dst_ip",
+    "src_port",
+    "dst_port",
+];
+
+/// Which [`PARSE_META`] fields a [`View`] carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Fields {
+    All,
+    Except(&'static [&'static str]),
+    Only(&'static [&'static str]),
+}
+
+impl Fields {
+    pub fn has(&self, name: &str) -> bool {
+        match self {
+            Fields::All => true,
+            Fields::Except(v) => !v.contains(&name),
+            Fields::Only(v) => v.contains(&name),
+        }
+    }
+}
+
+/// One output record stream of the parser, `m_axis_<name>_tdata/_tvalid/_tready`: one record
+/// per frame, in frame order, with the [`PARSE_META`] fields `fields` picks (in that order),
+/// plus `user` when the input has a `tuser` ([`view_layout`]). Each view has record stores,
+/// read pointers, a count and a valid of its own, so that its consumer takes its records
+/// whenever it is ready, whatever the other views' consumers do (no consumer's ready reaches
+/// another's logic); a frame's fields are stored once per view that carries them. The input
+/// stops while any view holds `fifo_depth` records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct View {
+    pub name: &'static str,
+    pub fields: Fields,
+}
+
+/// One stream, `m_axis_meta_*`, with every field (the default).
+pub const ONE_RECORD: &[View] = &[View {
+    name: "meta",
+    fields: Fields::All,
+}];
+
+/// One stream, `m_axis_meta_*`, without [`RSS_VLAN_FIELDS`]: what TX checksum insertion
+/// needs. The addresses are still parsed for `ip_sum`; the other fields are not built.
+pub const CSUM_RECORD: &[View] = &[View {
+    name: "meta",
+    fields: Fields::Except(&RSS_VLAN_FIELDS),
+}];
+
+/// The record of `view` for `user_bits` of `tuser`: the [`PARSE_META`] fields it carries, in
+/// that order, and `user` on top when `user_bits > 0`.
+pub fn view_layout(view: &View, user_bits: u32) -> RecordLayout {
+    if user_bits == 0 && view.fields == Fields::All {
         return PARSE_META;
     }
-    static LAYOUTS: Mutex<BTreeMap<u32, &'static [(&'static str, u32)]>> =
-        Mutex::new(BTreeMap::new());
+    type Layouts = BTreeMap<(Fields, u32), &'static [(&'static str, u32)]>;
+    static LAYOUTS: Mutex<Layouts> = Mutex::new(BTreeMap::new());
     let mut m = LAYOUTS.lock().unwrap_or_else(|e| e.into_inner());
-    let fields = *m.entry(user_bits).or_insert_with(|| {
-        let mut f = PARSE_META.fields.to_vec();
-        f.push(("user", user_bits));
+    let f = *m.entry((view.fields, user_bits)).or_insert_with(|| {
+        let mut f: Vec<(&'static str, u32)> = PARSE_META
+            .fields
+            .iter()
+            .copied()
+            .filter(|(n, _)| view.fields.has(n))
+            .collect();
+        if user_bits > 0 {
+            f.push(("user", user_bits));
+        }
         Box::leak(f.into_boxed_slice())
     });
     RecordLayout {
-        name: "parse_meta_user",
-        fields,
+        name: "parse_view",
+        fields: f,
     }
+}
+
+/// The record of a one-view parser with every field ([`ONE_RECORD`]).
+pub fn meta_layout(user_bits: u32) -> RecordLayout {
+    view_layout(&ONE_RECORD[0], user_bits)
 }
 
 /// Parameters of [`eth_hdr_parse`].
@@ -245,16 +337,19 @@ pub struct HdrParseCfg {
     /// for full rate with a sink that is always ready (LUTRAM: 32 deep costs what 16 does on
     /// Xilinx).
     pub fifo_depth: u32,
+    /// The output streams ([`View`]); [`ONE_RECORD`] by default.
+    pub views: &'static [View],
 }
 
 impl HdrParseCfg {
-    /// The defaults: window 128, 32 records.
+    /// The defaults: window 128, 32 records, one stream with every field.
     pub fn new(data_bits: u32, user_bits: u32) -> HdrParseCfg {
         HdrParseCfg {
             data_bits,
             user_bits,
             window: 128,
             fifo_depth: 32,
+            views: ONE_RECORD,
         }
     }
 }
@@ -271,7 +366,7 @@ const S_L4: u32 = S_WALK0 + 3 * MAX_EXT_HEADERS + 2;
 /// Cycles from the beat that closes the window to `m_axis_meta_tvalid` (when the frame length
 /// is already known): the parse stages, the TCP/UDP codes, the wait-for-length register, one
 /// verdict stage, the store.
-pub const LATENCY: u32 = S_L4 + 4;
+pub const LATENCY: u32 = S_L4 + 5;
 
 /// The captured window as the parse stages see it.
 struct Window {
@@ -417,13 +512,13 @@ fn store_write(name: &str, word: Sig, en: Sig, depth: u32, offset0: u32) -> Vec<
 
 /// The record the read pointers point at (the parts in the order of [`store_write`]); every
 /// pointer steps at `next`.
-fn store_read(parts: &[StorePart], next: Sig, depth: u32) -> Sig {
+fn store_read(name: &str, parts: &[StorePart], next: Sig, depth: u32) -> Sig {
     let aw = clog2(depth as u64);
     let words: Vec<Sig> = parts
         .iter()
         .rev()
         .map(|part| {
-            let rd = reg_init(aw, part.offset).named(&format!("meta_rd_p{}", part.offset));
+            let rd = reg_init(aw, part.offset).named(&format!("{name}_rd_p{}", part.offset));
             rd.set_if(next, rd + 1u32);
             part.mem.read_async(rd)
         })
@@ -626,12 +721,48 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ),
         ));
     }
+    if cfg.views.is_empty() {
+        return Err(ElabError::config(
+            BLOCK,
+            "a parser needs at least one output view",
+        ));
+    }
+    for (i, v) in cfg.views.iter().enumerate() {
+        if cfg.views[..i].iter().any(|u| u.name == v.name) {
+            return Err(ElabError::config(
+                BLOCK,
+                format!("two output views are named `{}`", v.name),
+            ));
+        }
+        let names: &[&str] = match v.fields {
+            Fields::All => &[],
+            Fields::Except(n) | Fields::Only(n) => n,
+        };
+        if let Some(n) = names
+            .iter()
+            .find(|n| !PARSE_META.fields.iter().any(|f| f.0 == **n))
+        {
+            return Err(ElabError::config(
+                BLOCK,
+                format!("view `{}` names `{n}`, which is not a record field", v.name),
+            ));
+        }
+    }
     let cfg = *cfg;
+    // One view with every field: no suffix; else each view's name and record width.
+    let views_suffix: String = if cfg.views == ONE_RECORD {
+        String::new()
+    } else {
+        cfg.views
+            .iter()
+            .map(|v| format!("_{}{}", v.name, view_layout(v, cfg.user_bits).width()))
+            .collect()
+    };
     let name = format!(
-        "eth_hdr_parse_{}_w{}_f{}",
+        "eth_hdr_parse_{}_w{}_f{}{views_suffix}",
         scfg.suffix(),
         cfg.window,
-        cfg.fifo_depth
+        cfg.fifo_depth,
     );
     Module::build(name, move || {
         doc("RX header parser: captures the first `window` bytes of each frame, parses L2 (two");
@@ -643,7 +774,6 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let aw = clog2(depth as u64);
 
         // ---------------------------------------------------------------- capture
-        let in_flight = reg_init(aw + 1, 0u32).named("in_flight");
         let ready = reg_init(1, 1u32).named("ready");
         s.ready().set(ready);
         let acc = (s.valid() & ready).named("beat");
@@ -850,10 +980,35 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // register: the tag-count and IPv4/IPv6 picks (three LUTs) and the LUT RAM's write
         // path do not fit one cycle together (they were the RX path's worst path on a seed).
         // The store is read many stages later, when the record closes.
-        let early_word = stage(cat(&[cat(&addrs), l2_2]), "early_s4");
+        // A field is built when some view carries it.
+        let wanted = |n: &str| cfg.views.iter().any(|v| v.fields.has(n));
+        let addr_q = stage(cat(&addrs), "addr_s4");
+        let l2_q = stage(l2_2, "l2_s4");
         let v_early = reg_init(1, 0u32).named("early_valid");
         v_early.set(v3);
-        let early_mem = store_write("meta_early", early_word, v_early, depth, 0);
+        // `addr_q` is {dst, src}; `l2_q` is {tag0_tpid_s, tag1_tci, tag0_tci, ethertype}.
+        let early_fields: Vec<(&str, Sig)> = vec![
+            ("ethertype", l2_q.slice(15, 0)),
+            ("tag0_tci", l2_q.slice(31, 16)),
+            ("tag1_tci", l2_q.slice(47, 32)),
+            ("tag0_tpid_s", l2_q.slice(48, 48)),
+            ("src_ip", addr_q.slice(127, 0)),
+            ("dst_ip", addr_q.slice(255, 128)),
+        ];
+        // The L2 fields no view carries are not built.
+        if !RSS_VLAN_FIELDS[..4].iter().all(|n| wanted(n)) {
+            l2_q.unused();
+        }
+        // The addresses' ones'-complement sum (`ip_sum`, the pseudo-header's address part),
+        // from the same register, through a free-running pipeline into a store of its own: the
+        // checksum units take these 16 bits instead of the 256 address bits.
+        let ip_sum = address_sum_pipelined(addr_q, "ip_sum");
+        let mut v_sum = v_early;
+        for k in 0..ADDRESS_SUM_STAGES {
+            let r = reg_init(1, 0u32).named(&format!("ip_sum_valid{k}"));
+            r.set(v_sum);
+            v_sum = r;
+        }
         // The L3 offset (14 + 4 * tags) and the IPv6 header end (40 more) as constants picked
         // by the tag count, so that each sum below is one adder.
         let by_tags = |base: u32| {
@@ -1089,9 +1244,17 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 st += 1;
                 break;
             }
+            // The word's low half is the destination port when the word is the TCP/UDP header;
+            // a record without the ports does not use it.
+            let word_q = stage(dw, &n("word_q", st));
+            let word_q = if wanted("dst_port") {
+                word_q
+            } else {
+                word_q.unused()
+            };
             let pending = Pending {
                 latch: stage(latch, &n("latch", st)),
-                word: stage(dw, &n("word_q", st)),
+                word: word_q,
                 ulen: stage(ul, &n("ulen_q", st)),
                 doff: stage(dof, &n("doff_q", st)),
             };
@@ -1395,79 +1558,141 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let l3_ok = (l3_pre_ok & !(trunc_l2 | trunc_hdr | trunc_opt | trunc_ip)).named("l3_ok");
         let l3 = cat(&[l3_ok & v6, l3_ok & v4]);
         let l4 = mux(l3_ok, l4c, lit(2, 0u32));
+        // For the claims below: the verdict is an `EXT_*` code when no L3 check failed and
+        // the walk's code (in `tail`) is one.
+        let ext_bad = !(trunc_l2 | trunc_hdr | ihl_bad | trunc_opt | totlen_bad | trunc_ip)
+            & (tail.eq(malformed::EXT_TRUNC as u64)
+                | tail.eq(malformed::EXT_LIMIT as u64)
+                | tail.eq(malformed::EXT_WINDOW as u64));
+        // ---------------------------------------------------------------- finish 3: claims
+        // The record is registered once more, with what the claims need, so that they are
+        // one LUT from flops and the store's write data from flops too (the claims were the
+        // RX dispatch's own logic, 3 LUTs deep between two register slices: its worst path).
+        let vf2 = reg_init(1, 0u32).named("v_fin2");
+        vf2.set(vf1);
+        let f = |x: Sig, nm: &str| stage(x, &format!("{nm}_fin2"));
         let late_fields: Vec<(&str, Sig)> = vec![
-            ("malformed", bad),
-            ("l3", l3),
-            ("l4", l4),
-            ("vlan_count", vc),
-            ("frag", frag),
-            ("ipv4_opts", opts),
-            ("l3_off", l3_off),
-            ("ip_proto", ip_proto),
-            ("frame_len", len_word1.slice(15, 0)),
-            ("ip_end", ip_end),
-            ("l4_off", l4_off),
-            ("l4_len", l4_len),
-            ("src_port", ports.slice(31, 16)),
-            ("dst_port", ports.slice(15, 0)),
+            ("malformed", f(bad, "malformed")),
+            ("l3", f(l3, "l3")),
+            ("l4", f(l4, "l4")),
+            ("vlan_count", f(vc, "vc")),
+            ("frag", f(frag, "frag")),
+            ("ipv4_opts", f(opts, "ipv4_opts")),
+            ("l3_off", f(l3_off, "l3_off")),
+            ("ip_proto", f(ip_proto, "ip_proto")),
+            ("frame_len", f(len_word1.slice(15, 0), "frame_len")),
+            ("ip_end", f(ip_end, "ip_end")),
+            ("l4_off", f(l4_off, "l4_off")),
+            ("l4_len", f(l4_len, "l4_len")),
+            ("src_port", f(ports.slice(31, 16), "src_port")),
+            ("dst_port", f(ports.slice(15, 0), "dst_port")),
         ];
-        let mut late_parts: Vec<Sig> = late_fields.iter().map(|(_, x)| *x).collect();
-        if cfg.user_bits > 0 {
-            late_parts.push(len_word1.slice(15 + cfg.user_bits, 16));
-        }
-        late_parts.reverse();
-        let late_word = cat(&late_parts);
-        let late_mem = store_write("meta_late", late_word, vf1, depth, early_mem.len() as u32);
 
-        // ---------------------------------------------------------------- output
-        let m_ready = input("m_axis_meta_tready", 1);
-        // Records stored and not taken, and whether there is one, as flops (no compare of the
-        // pointers in front of `meta_pop`, which steps the credit counter and `s_axis_tready`).
-        let stored = reg_init(aw + 1, 0u32).named("meta_count");
-        let m_valid = reg_init(1, 0u32).named("meta_valid");
-        let out = (m_valid & m_ready).named("meta_pop");
-        let put = vf1 & !out;
-        let got = out & !vf1;
-        stored.set_if(put | got, mux(put, stored + 1u32, stored - 1u32));
-        m_valid.set(put | (m_valid & !(got & stored.eq(1u32))));
-        // One up or one down, both sums from the register (no adder behind `close`).
-        in_flight.set_if(close ^ out, mux(close, in_flight + 1u32, in_flight - 1u32));
-        // Full next cycle: `fifo_depth` records closed and not taken (no adder on this path).
-        let full_next = (in_flight.eq((depth - 1) as u64) & close & !out)
-            | (in_flight.eq(depth as u64) & (close | !out));
-        ready.set(!full_next);
-        // Each part of the stores has its own read pointer (`meta_rd_p*`, see `store_write`).
-        doc("The record stores meta_early_p*/meta_late_p* are parts of two LUT RAMs, each with");
-        doc("its own pointers (meta_rd_p<k>, meta_*_wr_p<k>, reset to k: record i is at i + k)");
-        doc("so that no pointer drives every RAM cell and synthesis does not merge the copies.");
-        let e = store_read(&early_mem, out, depth).named("early_q");
-        let l = store_read(&late_mem, out, depth).named("late_q");
-        // Unpack both words in the order they were packed.
-        let mut vals: Vec<(&str, Sig)> = Vec::new();
-        let mut lo = 0;
-        for (nm, x) in [
-            ("ethertype", 16),
-            ("tag0_tci", 16),
-            ("tag1_tci", 16),
-            ("tag0_tpid_s", 1),
-            ("src_ip", 128),
-            ("dst_ip", 128),
-        ] {
-            vals.push((nm, e.slice(lo + x - 1, lo)));
-            lo += x;
+        let user = (cfg.user_bits > 0).then(|| f(len_word1.slice(15 + cfg.user_bits, 16), "user"));
+        let field = |n: &str| late_fields.iter().find(|(m, _)| *m == n).unwrap().1;
+        let l2_ok = f(!trunc_l2, "l2_ok");
+        let ip_ok = f(l3_ok, "ip_ok");
+        let proto_ok = f(l3_ok & !ext_bad, "proto_ok");
+        let ext_bad = f(ext_bad, "ext_bad");
+        let eth_v4 = f(v4, "eth_v4");
+        let eth_v6 = f(v6, "eth_v6");
+        let is_tcp = f(ip_proto.eq(6u32), "proto_tcp");
+        let is_udp = f(ip_proto.eq(17u32), "proto_udp");
+        let l4_go = proto_ok & !field("frag");
+        let frame_len = field("frame_len");
+        let c_end = mux(ip_ok, field("ip_end"), frame_len);
+        let claims: Vec<(&str, Sig)> = vec![
+            ("l3_claim", cat(&[l2_ok & eth_v6, l2_ok & eth_v4])),
+            ("l4_claim", cat(&[l4_go & is_udp, l4_go & is_tcp])),
+            ("vlan", l2_ok & field("vlan_count").ne(0u32)),
+            ("ext_bad", ext_bad),
+            (
+                "csum_l3_off",
+                mux(l2_ok, field("l3_off").zext(16), frame_len),
+            ),
+            ("csum_l4_off", mux(proto_ok, field("l4_off"), c_end)),
+            ("csum_end", c_end),
+        ];
+        let late_fields: Vec<(&str, Sig)> = late_fields.into_iter().chain(claims).collect();
+
+        // ---------------------------------------------------------------- output views
+        // Per view, up to three stores (the fields written in stage 4, `ip_sum` in stage
+        // `4 + ADDRESS_SUM_STAGES`, the rest at the end), each split into parts with pointers
+        // of their own that start at different values (see `store_write`), and a count and
+        // valid of its own. Records stored in stage 4 and 8 are read long after: a view's
+        // record is valid only once its last store is written.
+        doc("Per output view, record stores <view>_{early,sum,late}_p<k>: parts of LUT RAMs, each");
+        doc("with its own pointers (<store>_wr_p<k>, <store>_rd_p<k>, reset to k: record i is at");
+        doc("i + k) so that no pointer drives every RAM cell and synthesis does not merge them.");
+        let sum_fields: Vec<(&str, Sig)> = vec![("ip_sum", ip_sum)];
+        let mut user_field: Vec<(&str, Sig)> = Vec::new();
+        if let Some(u) = user {
+            user_field.push(("user", u));
         }
-        let mut lo = 0;
-        for (nm, x) in &late_fields {
-            let wdt = x.width();
-            vals.push((nm, l.slice(lo + wdt - 1, lo)));
-            lo += wdt;
+        let mut next_offset = 0u32;
+        let mut close_taken: Vec<Sig> = Vec::new();
+        let mut full_next: Vec<Sig> = Vec::new();
+        for view in cfg.views {
+            let vn = view.name;
+            let mut vals: Vec<(&str, Sig)> = Vec::new();
+            let m_ready = input(&format!("m_axis_{vn}_tready"), 1);
+            let m_valid = reg_init(1, 0u32).named(&format!("{vn}_valid"));
+            let out = (m_valid & m_ready).named(&format!("{vn}_pop"));
+            for (group, fields, en) in [
+                ("early", &early_fields, v_early),
+                ("sum", &sum_fields, v_sum),
+                ("late", &late_fields, vf2),
+                ("user", &user_field, vf2),
+            ] {
+                let picked: Vec<(&str, Sig)> = fields
+                    .iter()
+                    .copied()
+                    .filter(|(n, _)| *n == "user" || view.fields.has(n))
+                    .collect();
+                if picked.is_empty() {
+                    continue;
+                }
+                let word = cat(&picked.iter().rev().map(|(_, x)| *x).collect::<Vec<_>>());
+                let store = format!("{vn}_{group}");
+                let parts = store_write(&store, word, en, depth, next_offset);
+                next_offset += parts.len() as u32;
+                let q = store_read(&store, &parts, out, depth).named(&format!("{store}_q"));
+                let mut lo = 0;
+                for (n, x) in picked {
+                    vals.push((n, q.slice(lo + x.width() - 1, lo)));
+                    lo += x.width();
+                }
+            }
+            // Records stored and not taken, and whether there is one, as flops (no compare of
+            // the pointers in front of the pop, which steps the credit counter).
+            let stored = reg_init(aw + 1, 0u32).named(&format!("{vn}_count"));
+            let put = vf2 & !out;
+            let got = out & !vf2;
+            stored.set_if(put | got, mux(put, stored + 1u32, stored - 1u32));
+            m_valid.set(put | (m_valid & !(got & stored.eq(1u32))));
+            // Frames closed and not taken from this view: one up or one down, both sums from
+            // the register (no adder behind `close`).
+            let in_flight = reg_init(aw + 1, 0u32).named(&format!("{vn}_in_flight"));
+            in_flight.set_if(close ^ out, mux(close, in_flight + 1u32, in_flight - 1u32));
+            // Full next cycle: `fifo_depth` records closed and not taken (no adder on this
+            // path).
+            full_next.push(
+                (in_flight.eq((depth - 1) as u64) & close & !out)
+                    | (in_flight.eq(depth as u64) & (close | !out)),
+            );
+            close_taken.push(out);
+            output(
+                &format!("m_axis_{vn}_tdata"),
+                view_layout(view, cfg.user_bits).pack(&vals),
+            );
+            output(&format!("m_axis_{vn}_tvalid"), m_valid);
         }
-        if cfg.user_bits > 0 {
-            vals.push(("user", l.slice(lo + cfg.user_bits - 1, lo)));
-        }
-        let layout = meta_layout(cfg.user_bits);
-        output("m_axis_meta_tdata", layout.pack(&vals));
-        output("m_axis_meta_tvalid", m_valid);
+        let _ = close_taken;
+        let any_full = full_next
+            .into_iter()
+            .reduce(|a, b| a | b)
+            .expect("at least one view");
+        ready.set(!any_full);
 
         if win.lanes_used.iter().any(|u| !u) {
             // The MAC addresses are not parsed: at some widths whole lanes carry only them.

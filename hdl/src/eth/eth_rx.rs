@@ -1,13 +1,13 @@
 //! `eth_rx`: the RX offload path for plain traffic, wire to host.
 //!
 //! ```text
-//! s_axis (wire, FCS) -> eth_fcs_check -> FIFO -> fork -+-> eth_hdr_parse -> meta slice -> classify    -> dispatch -+-> pending queue ------------+
-//!                                                      |                                                             +-> rx_csum request           |
-//!                                                      |                                                             +-> VLAN-strip command        +-> m_axis_meta
-//!                                                      |                                                             +-> rss_toeplitz request -----+    (RX_META, one per frame)
-//!                                                      +-> frame buffer (frame mode: drops bad frames)
-//!                                                             -> skid -> reg -> fork -+-> rx_csum ---------------------------+
-//!                                                                                     +-> stream_delete (outer VLAN tag) -> m_axis (host)
+//! s_axis (wire, FCS) -> eth_fcs_check -> FIFO -> reg -> fork -+-> eth_hdr_parse -> parse_q -> class slice    -> dispatch -+-> pending queue ------------+
+//!                                                             |                                                             +-> rx_csum request           |
+//!                                                             |                                                             +-> VLAN-strip command        +-> m_axis_meta
+//!                                                             |                                                             +-> rss_toeplitz request -----+    (RX_META, one per frame)
+//!                                                             +-> frame buffer (frame mode: drops bad frames)
+//!                                                                    -> skid -> reg -> fork -+-> rx_csum ---------------------------+
+//!                                                                                            +-> skid -> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
 //!
 //! Every input frame produces exactly one [`rx_meta`] record on `m_axis_meta`, in input order:
@@ -31,10 +31,10 @@
 //! assembly's `emit` nor `rx_csum`'s first beat reaches back into another unit or queue; the
 //! dispatch writes the pending, request and strip queues through register slices too
 //! (`pending_in_q`, `csum_req_in_q`, `strip_cmd_in_q`), so it decides from flops beside it and
-//! each queue's write enable comes from a slice's valid flop; and what the dispatch derives
-//! from the parse record (claims, checksum offsets, `deliver`) is registered with it first (the
-//! classify slice, `class`), so the dispatch and those slices start at flops and the dispatch's
-//! readiness stops at that slice.
+//! each queue's write enable comes from a slice's valid flop; the parser reports what the
+//! dispatch needs (the claims, the checksum ranges, the addresses' sum), so the dispatch only
+//! routes fields, and the parse record passes a second slice (`class`) before it, so that the
+//! dispatch's readiness stops at that slice's load.
 //!
 //! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
 //! after its last beat arrived; the parse result is known by then, which is what lets
@@ -51,7 +51,7 @@
 //! - Golden model: `nicgen_model::rx::rx_frame`; test: `generators/nicgen/tests/eth_rx.rs`.
 
 use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};
-use super::eth_hdr_parse::{eth_hdr_parse, malformed, meta_layout, HdrParseCfg};
+use super::eth_hdr_parse::{eth_hdr_parse, view_layout, Fields, HdrParseCfg, View};
 use super::rx_csum::{rx_csum, RxCsumCfg, RX_CSUM_REQ, RX_CSUM_RES};
 use super::rx_user;
 use crate::record::RecordLayout;
@@ -60,8 +60,7 @@ use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
 use crate::stream::{
-    record_fifo, record_reg_slice, record_reg_slice_wide, stream_fork, stream_fwd_reg, stream_in,
-    stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
+    stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 use std::sync::Mutex;
@@ -145,7 +144,53 @@ pub const RX_STATS: [&str; 10] = [
     "l4_csum_bad",
 ];
 
-/// What the dispatcher keeps per frame until the results come back.
+/// The parser's output streams on the RX path, one per consumer: the record assembly (`pend`,
+/// which waits for the checksum and RSS results), the checksum unit, the VLAN strip and RSS.
+/// Every view also carries `user` (the FCS check's `tuser`: the drop and its reason).
+pub const RX_VIEWS: &[View] = &[
+    View {
+        name: "pend",
+        fields: Fields::Only(&[
+            "malformed",
+            "l3",
+            "l4",
+            "tag0_tci",
+            "l3_claim",
+            "l4_claim",
+            "vlan",
+            "ext_bad",
+        ]),
+    },
+    View {
+        name: "csum",
+        fields: Fields::Only(&[
+            "l3",
+            "l4",
+            "ip_proto",
+            "l4_len",
+            "ip_sum",
+            "csum_l3_off",
+            "csum_l4_off",
+            "csum_end",
+        ]),
+    },
+    View {
+        name: "strip",
+        fields: Fields::Only(&["vlan"]),
+    },
+    View {
+        name: "rss",
+        fields: Fields::Only(&[
+            "l3", "l4", "frag", "src_port", "dst_port", "src_ip", "dst_ip",
+        ]),
+    },
+];
+const V_PEND: usize = 0;
+const V_CSUM: usize = 1;
+const V_STRIP: usize = 2;
+const V_RSS: usize = 3;
+
+/// What the record assembly uses per frame (from the `pend` view) until the results come back.
 const PENDING: RecordLayout = RecordLayout {
     name: "rx_pending",
     fields: &[
@@ -166,22 +211,6 @@ const PENDING: RecordLayout = RecordLayout {
     ],
 };
 
-/// What the classify stage derives from a parse record, registered with it.
-const CLASS: RecordLayout = RecordLayout {
-    name: "rx_class",
-    fields: &[
-        ("deliver", 1),
-        ("l3_claim", 2),
-        ("l4_claim", 2),
-        ("ip_ok", 1),
-        ("ext_bad", 1),
-        ("vlan", 1),
-        ("l3_off", 16),
-        ("l4_off", 16),
-        ("end", 16),
-    ],
-};
-
 /// Depth of the LUT-RAM FIFO after the FCS check.
 const FCS_Q_DEPTH: u32 = 16;
 
@@ -198,6 +227,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let ucfg = StreamCfg::new(w, rx_user::BITS);
     let fcs = eth_fcs_check(&FcsCheckCfg::for_mtu(w, cfg.mtu))?;
     let fork_in = stream_fork(&ucfg, &["parse", "data"])?;
+    let fcs_reg = stream_fwd_reg(&ucfg)?;
     let fcs_q = stream_fifo_room(
         &FifoCfg::new(ucfg, FCS_Q_DEPTH),
         FifoRam::Lut,
@@ -208,6 +238,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         user_bits: rx_user::BITS,
         window: cfg.window,
         fifo_depth: 32,
+        views: RX_VIEWS,
     })?;
     let buf = stream_fifo_in(
         &FifoCfg {
@@ -232,10 +263,6 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     })?;
     let rss = rss_toeplitz(&cfg.rss)?;
     let stats = stat_counters("rx", &RX_STATS, 64)?;
-    let meta_l = meta_layout(rx_user::BITS);
-    let q_pending = record_fifo(PENDING.width(), 32)?;
-    let q_csum = record_fifo(RX_CSUM_REQ.width(), 4)?;
-    let q_strip = record_fifo(1, 4)?;
     let rss_req_l = cfg.rss.req_layout();
     let rss_res_l = cfg.rss.res_layout();
     let qbits = cfg.rss.queue_bits();
@@ -268,7 +295,12 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         }
         u_fcs.set("m_axis_tready", lit(1, 1u32));
         u_fcs_q.unused("s_axis_tready"); // never full: `in_room` keeps a place for every beat
-        let checked = u_fcs_q.bundle_out("m_axis", &ucfg.spec());
+                                         // A forward register after the FIFO: the parser's capture and the frame buffer's write
+                                         // logic start at flops, not at the FIFO's LUT-RAM read (its read pointer drives 80
+                                         // loads; through the RAM into the buffer's frame-size check it was 4 LUTs and 5 ns).
+        let u_fcs_reg = instance(&fcs_reg, "u_fcs_reg");
+        u_fcs_reg.connect_in("s_axis", &u_fcs_q.bundle_out("m_axis", &ucfg.spec()));
+        let checked = u_fcs_reg.bundle_out("m_axis", &ucfg.spec());
         let u_fork_in = instance(&fork_in, "u_fork_in");
         u_fork_in.connect_in("s_axis", &checked);
 
@@ -301,170 +333,45 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let u_fork_out = instance(&fork_out, "u_fork_out");
         u_fork_out.connect_in("s_axis", &u_buf_reg.bundle_out("m_axis", &dcfg.spec()));
 
-        // Dispatch: one parse record at a time to every unit that needs it.
-        // The parse record through a register slice (data, valid and ready from flops).
-        let parse_q = super::out_slice(&u_parse, "m_axis_meta", "parse_q");
-        let meta = meta_l.unpack(parse_q.data.unused());
-        let user = meta.get("user");
-        let deliver = (!user.bit(rx_user::BAD)).named("deliver");
-        let mal = meta.get("malformed");
-        let l2_ok = mal.ne(malformed::L2_TRUNC as u64).named("l2_ok");
-        let ethertype = meta.get("ethertype");
-        let l3_claim = mux(
-            l2_ok & ethertype.eq(0x0800u32),
-            lit(2, 1u32),
-            mux(l2_ok & ethertype.eq(0x86DDu32), lit(2, 2u32), lit(2, 0u32)),
-        );
-        let ip_ok = meta.get("l3").ne(0u32).named("ip_ok");
-        let ext_bad = (mal.eq(malformed::EXT_TRUNC as u64)
-            | mal.eq(malformed::EXT_LIMIT as u64)
-            | mal.eq(malformed::EXT_WINDOW as u64))
-        .named("ext_bad");
-        let proto_ok = (ip_ok & !ext_bad).named("proto_ok");
-        let proto = meta.get("ip_proto");
-        let l4_go = (proto_ok & !meta.get("frag")).named("l4_go");
-        let l4_claim = mux(
-            l4_go & proto.eq(6u32),
-            lit(2, 1u32),
-            mux(l4_go & proto.eq(17u32), lit(2, 2u32), lit(2, 0u32)),
-        );
-        let vlan = (l2_ok & meta.get("vlan_count").ne(0u32)).named("vlan");
-        let frame_len = meta.get("frame_len");
-        let l3_off = mux(l2_ok, meta.get("l3_off").zext(16), frame_len);
-        let end = mux(ip_ok, meta.get("ip_end"), frame_len);
-        let l4_off = mux(proto_ok, meta.get("l4_off"), end);
+        // No dispatch: the parser gives each consumer its own record stream ([`RX_VIEWS`]),
+        // with stores, pointers and a valid of its own, so each consumer takes its records when
+        // it is ready and no consumer's ready reaches another's logic (a dispatch that handed
+        // one record to all of them at once gated a 450-bit register slice with the AND of
+        // their readies: the RX path's worst paths, 250 clock enables behind 3 LUTs). Each
+        // stream goes through a register slice, so that its LUT-RAM read reaches its consumer
+        // from flops; the checksum unit, the strip and RSS skip the records of frames the
+        // frame buffer drops (`tuser` bit `bad`), a LUT in the handshake.
+        let view = |i: usize, slice: &str| {
+            let v = &RX_VIEWS[i];
+            let q = super::out_slice(&u_parse, &format!("m_axis_{}", v.name), slice);
+            let f = view_layout(v, rx_user::BITS).unpack(q.data.unused());
+            let deliver = (!f.get("user").bit(rx_user::BAD)).named(&format!("{slice}_deliver"));
+            (q, f, deliver)
+        };
+        // Hands the slice's delivered records to `dst`'s `<prefix>_*`, and takes the others.
+        let hand =
+            |q: &crate::stream::RecordReg, deliver: Sig, dst: &Inst, prefix: &str, data: Sig| {
+                dst.set(&format!("{prefix}_tdata"), data);
+                dst.set(&format!("{prefix}_tvalid"), q.valid & deliver);
+                q.ready.set(!deliver | dst.get(&format!("{prefix}_tready")));
+            };
 
-        // Stage C, classification: what the dispatch derives from the parse record (the claims,
-        // the checksum offsets, `deliver`: compares and muxes up to four LUTs deep) is
-        // registered with the record, so the dispatch's decision and the queue slices it writes
-        // start at flops (on one seed the path's worst path ran from `parse_q` through these
-        // LUTs into the pending slice, with 4.8 ns of routing). A register slice, so its ready
-        // towards `parse_q` is a flop too: as a forward register, the dispatch's readiness ran
-        // on through its load into `parse_q`'s load and that slice's 400 clock enables (the
-        // worst path of a seed, 6.6 ns of routing). Latency 1, one record per cycle.
-        let derived = CLASS
-            .pack(&[
-                ("deliver", deliver),
-                ("l3_claim", l3_claim),
-                ("l4_claim", l4_claim),
-                ("ip_ok", ip_ok),
-                ("ext_bad", ext_bad),
-                ("vlan", vlan),
-                ("l3_off", l3_off),
-                ("l4_off", l4_off),
-                ("end", end),
-            ])
-            .named("class_fields");
-        let cls = record_reg_slice_wide(
-            "class",
-            cat(&[parse_q.data, derived]).named("class_in"),
-            parse_q.valid,
-        );
-        parse_q.ready.set(cls.s_ready);
-        // Some of the record's fields were only classified, not passed on.
-        let cd = cls.data.unused();
-        let c = CLASS.unpack(cd.slice(CLASS.width() - 1, 0));
-        let meta = meta_l.unpack(cd.slice(cd.width() - 1, CLASS.width()));
-        let deliver = c.get("deliver");
-        let l3_claim = c.get("l3_claim");
-        let l4_claim = c.get("l4_claim");
-        let ip_ok = c.get("ip_ok");
-        let ext_bad = c.get("ext_bad");
-        let vlan = c.get("vlan");
-        let proto = meta.get("ip_proto");
-        let l3_off = c.get("l3_off");
-        let l4_off = c.get("l4_off");
-        let end = c.get("end");
-        let user = meta.get("user");
-        let mal = meta.get("malformed");
-        let meta_valid = cls.valid;
-
-        let u_pending = instance(&q_pending, "u_pending_q");
-        let u_csum_q = instance(&q_csum, "u_csum_req_q");
-        let u_strip_q = instance(&q_strip, "u_strip_cmd_q");
+        // RSS on the addresses and ports.
         let u_rss = instance(&rss, "u_rss");
-        // The three queues are written through register slices beside the dispatch: the
-        // dispatch decides from flops near it (the slices' `s_ready`, RSS's credit flop), and
-        // each queue's write enable comes from its slice's valid flop, not through the
-        // dispatch's logic (the 332-bit request queue's write enable ended the RX path's worst
-        // path on one seed). RSS registers its request itself.
-        let go_w = wire(1).named("dispatch_go");
-        let push_w = wire(1).named("dispatch_push");
-        let pend_d = wire(PENDING.width()).named("pending_in");
-        let csum_d = wire(RX_CSUM_REQ.width()).named("csum_req_in");
-        let strip_d = wire(1).named("strip_cmd_in");
-        let pend_in = record_reg_slice("pending_in_q", pend_d, go_w);
-        let csum_in = record_reg_slice_wide("csum_req_in_q", csum_d, push_w);
-        let strip_in = record_reg_slice("strip_cmd_in_q", strip_d, push_w);
-        for (u, q) in [
-            (&u_pending, &pend_in),
-            (&u_csum_q, &csum_in),
-            (&u_strip_q, &strip_in),
-        ] {
-            u.set("s_axis_tdata", q.data);
-            u.set("s_axis_tvalid", q.valid);
-            q.ready.set(u.get("s_axis_tready"));
-        }
-        let need = |r: Sig| !deliver | r;
-        let all_ready = (pend_in.s_ready
-            & need(csum_in.s_ready)
-            & need(strip_in.s_ready)
-            & need(u_rss.get("s_axis_req_tready")))
-        .named("dispatch_ready");
-        let go = (meta_valid & all_ready).named("dispatch");
-        cls.ready.set(all_ready);
-        go_w.set(go);
-        push_w.set(go & deliver);
-        pend_d.set(
-            PENDING
-                .pack(&[
-                    ("deliver", deliver),
-                    ("runt", user.bit(rx_user::RUNT)),
-                    ("oversize", user.bit(rx_user::OVERSIZE)),
-                    ("fcs_bad", user.bit(rx_user::FCS_BAD)),
-                    ("mac_control", user.bit(rx_user::MAC_CONTROL)),
-                    ("vlan", vlan),
-                    ("vlan_tci", meta.get("tag0_tci")),
-                    ("l3", l3_claim),
-                    ("l4", l4_claim),
-                    ("ip_ok", ip_ok),
-                    ("ipv6", meta.get("l3").eq(2u32)),
-                    ("l4_parsed", meta.get("l4").ne(0u32)),
-                    ("ext_bad", ext_bad),
-                    ("malformed", mal),
-                ])
-                .named("pending_fields"),
-        );
-        csum_d.set(
-            RX_CSUM_REQ
-                .pack(&[
-                    ("l3", meta.get("l3")),
-                    ("l4", meta.get("l4")),
-                    ("l3_off", l3_off),
-                    ("l4_off", l4_off),
-                    ("end", end),
-                    ("l4_len", meta.get("l4_len")),
-                    ("proto", proto),
-                    ("src_ip", meta.get("src_ip")),
-                    ("dst_ip", meta.get("dst_ip")),
-                ])
-                .named("csum_req_fields"),
-        );
-        strip_d.set(vlan);
+        let (rq, rf, r_deliver) = view(V_RSS, "rss_req");
         let rss_req = rss_req_l
             .pack(&[
-                ("l3", meta.get("l3")),
-                ("l4", meta.get("l4")),
-                ("frag", meta.get("frag")),
-                ("src_ip", meta.get("src_ip")),
-                ("dst_ip", meta.get("dst_ip")),
-                ("src_port", meta.get("src_port")),
-                ("dst_port", meta.get("dst_port")),
+                ("l3", rf.get("l3")),
+                ("l4", rf.get("l4")),
+                ("frag", rf.get("frag")),
+                ("src_ip", rf.get("src_ip")),
+                ("dst_ip", rf.get("dst_ip")),
+                ("src_port", rf.get("src_port")),
+                ("dst_port", rf.get("dst_port")),
                 ("tag", lit(cfg.rss.tag_bits, 0u32)),
             ])
-            .named("rss_req");
-        u_rss.set("s_axis_req_tdata", rss_req);
-        u_rss.set("s_axis_req_tvalid", go & deliver);
+            .named("rss_req_fields");
+        hand(&rq, r_deliver, &u_rss, "s_axis_req", rss_req);
         u_rss.set("cfg_we", input("cfg_we", 1));
         u_rss.set(
             "cfg_addr",
@@ -472,30 +379,70 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         );
         u_rss.set("cfg_wdata", input("cfg_wdata", 32));
 
-        // Checksums and VLAN strip on the buffered frame.
+        // Checksums and VLAN strip on the buffered frame. (rx_csum's `s_axis_req_tready` is a
+        // flop, its own request queue's `full`, so the frame end there does not reach the
+        // request slice.)
         let u_csum = instance(&csum, "u_rx_csum");
         u_csum.connect_in(
             "s_axis",
             &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
         );
-        // The request through a register slice: the queue's LUT-RAM read travels to rx_csum
-        // from flops. (rx_csum's `s_axis_req_tready` is a flop, its own request queue's
-        // `full`, so the frame end there reaches neither this slice nor the queue.)
-        super::slice_into(&u_csum_q, "m_axis", &u_csum, "s_axis_req", "csum_req");
-        let u_strip = instance(&strip, "u_vlan_strip");
-        u_strip.connect_in(
+        let (cq, cf, c_deliver) = view(V_CSUM, "csum_req");
+        let csum_req = RX_CSUM_REQ
+            .pack(&[
+                ("l3", cf.get("l3")),
+                ("l4", cf.get("l4")),
+                ("l3_off", cf.get("csum_l3_off")),
+                ("l4_off", cf.get("csum_l4_off")),
+                ("end", cf.get("csum_end")),
+                ("l4_len", cf.get("l4_len")),
+                ("proto", cf.get("ip_proto")),
+                ("ip_sum", cf.get("ip_sum")),
+            ])
+            .named("csum_req_fields");
+        hand(&cq, c_deliver, &u_csum, "s_axis_req", csum_req);
+        // A skid buffer in front of the strip: the strip's ready (a few LUTs of its first-beat
+        // state and command) stops at the skid's flop instead of running through the fork
+        // into the forward register's 73 enables (the RX path's worst path on a seed, 5 LUTs).
+        let u_strip_skid = instance(&buf_skid, "u_strip_skid");
+        u_strip_skid.connect_in(
             "s_axis",
             &u_fork_out.bundle_out("m_axis_host", &dcfg.spec()),
         );
-        // The command through a register slice: the strip decides on it at the first beat.
-        super::slice_into(&u_strip_q, "m_axis", &u_strip, "s_axis_cmd", "strip_cmd");
+        let u_strip = instance(&strip, "u_vlan_strip");
+        u_strip.connect_in("s_axis", &u_strip_skid.bundle_out("m_axis", &dcfg.spec()));
+        // The command: the strip decides on it at the first beat.
+        let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
+        hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.get("vlan"));
         connect(&m.0, &u_strip.bundle_out("m_axis", &dcfg.spec()));
 
         // Assemble one record per frame, in order. The pending record comes through a register
         // slice: `emit` (it decides with the record's `deliver`) pops two result queues and
         // counts, and must not start at the queue's LUT-RAM read.
-        let pend_q = super::out_slice(&u_pending, "m_axis", "pend_q");
-        let p = PENDING.unpack(pend_q.data);
+        let (pend_q, pf, p_deliver) = view(V_PEND, "pend_q");
+        let user = pf.get("user");
+        let l3_seen = pf.get("l3");
+        let l4_seen = pf.get("l4");
+        let p = PENDING.unpack(
+            PENDING
+                .pack(&[
+                    ("deliver", p_deliver),
+                    ("runt", user.bit(rx_user::RUNT)),
+                    ("oversize", user.bit(rx_user::OVERSIZE)),
+                    ("fcs_bad", user.bit(rx_user::FCS_BAD)),
+                    ("mac_control", user.bit(rx_user::MAC_CONTROL)),
+                    ("vlan", pf.get("vlan")),
+                    ("vlan_tci", pf.get("tag0_tci")),
+                    ("l3", pf.get("l3_claim")),
+                    ("l4", pf.get("l4_claim")),
+                    ("ip_ok", l3_seen.ne(0u32)),
+                    ("ipv6", l3_seen.eq(2u32)),
+                    ("l4_parsed", l4_seen.ne(0u32)),
+                    ("ext_bad", pf.get("ext_bad")),
+                    ("malformed", pf.get("malformed")),
+                ])
+                .named("pending_fields"),
+        );
         let p_valid = pend_q.valid;
         // The checksum and RSS results through register slices too: `emit` must not reach the
         // two units' pop and reservation logic, nor start at the RSS queue's LUT-RAM read.
@@ -503,7 +450,6 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let rss_q = super::out_slice(&u_rss, "m_axis_res", "rss_res_q");
         let c_valid = csum_q.valid;
         let r_valid = rss_q.valid;
-        let p_deliver = p.get("deliver");
         let out_valid = reg_init(1, 0u32).named("meta_valid");
         let out_ready = input("m_axis_meta_tready", 1);
         let room = (!out_valid | out_ready).named("meta_room");

@@ -3,16 +3,21 @@
 //! ```text
 //! s_axis (host) -> fork -+-> eth_hdr_parse -> meta -+-> dispatch (with s_axis_cmd) -+-> tx_csum request
 //!                        |                          |                               +-> VLAN-insert command
-//!                        +-> delay FIFO -> reg -----+---------> tx_csum -> skid -> stream_insert (802.1Q) -> skid -> reg -> eth_fcs_append -> m_axis (wire)
+//!                        +-> delay FIFO -> reg -----+---------> tx_csum -> FIFO -> reg -> skid -> stream_insert (802.1Q) -> FIFO -> reg -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
-//! The skid buffers (`stream_skid`: latency 0, `s_axis_tready` from a flop) keep each block's
-//! ready out of the registers of the block before it within a cycle. Register slices (data,
+//! The small LUT-RAM FIFOs after `tx_csum` and after the VLAN insert give each block a ready
+//! that is a flop of the FIFO's own (`!full`, which the reader's ready does not reach), so no
+//! block's ready reaches the registers of the block before it within a cycle; a forward
+//! register after each gives the next block its beats from flops, and a skid buffer before
+//! the insert keeps the insert's ready (its first-beat state) out of that register's enables.
+//! Register slices (data,
 //! valid and ready from flops) sit on the parse record (`parse_q`), on both queue inputs beside
 //! the dispatch (`csum_req_in_q`, `vlan_cmd_in_q`: the two queues are far apart) and on both
 //! queue outputs (`csum_req`, `vlan_cmd`), so that no LUT-RAM read or far queue's `full` feeds
-//! decision logic in the same cycle; forward registers follow the delay FIFO's block RAMs and
-//! the skid after the VLAN insert.
+//! decision logic in the same cycle; a forward register follows the delay FIFO's block RAMs.
+//! The parser reports the checksum ranges and the addresses' sum, so the dispatch only routes
+//! fields.
 //!
 //! Per frame the host gives a command on `s_axis_cmd` (record [`TX_CMD`]: the mlx5 `cs_flags`
 //! L3/L4 bits and an optional VLAN tag to insert). The parser finds the headers while the frame
@@ -33,10 +38,10 @@
 //!   (also the back-to-back cycle counts).
 
 use super::eth_fcs_append::{eth_fcs_append, FcsAppendCfg};
-use super::eth_hdr_parse::{eth_hdr_parse, malformed, HdrParseCfg, PARSE_META};
+use super::eth_hdr_parse::{eth_hdr_parse, view_layout, HdrParseCfg, CSUM_RECORD};
 use super::tx_csum::{latency as csum_latency, tx_csum, TxCsumCfg, TX_CSUM_REQ};
 use crate::record::RecordLayout;
-use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
+use crate::stream::stream_fifo::{stream_fifo, stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
 use crate::stream::{
     record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid,
@@ -54,6 +59,14 @@ pub const TX_CMD: RecordLayout = RecordLayout {
         ("vlan_tci", 16),
     ],
 };
+
+/// Depth of the LUT-RAM FIFOs after `tx_csum` and after the VLAN insert: their `!full` ignores
+/// the last cycle's read, so 4 entries keep 1 beat/cycle.
+const OUT_Q_DEPTH: u32 = 4;
+
+/// Cycles a frame's first beat spends between `tx_csum` and the VLAN insert (the FIFO after
+/// `tx_csum` and the forward register behind it).
+const CSUM_TO_INSERT: u32 = 2;
 
 /// TX path parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -87,16 +100,16 @@ impl TxCfg {
         }
     }
     /// Entries of the VLAN command queue. A command waits there from dispatch until its frame's
-    /// first beat leaves `tx_csum`: 2 cycles until the frame's first beat enters `tx_csum`
-    /// (request queue, request register), its beats, `tx_csum`'s latency, and 1 cycle to free
-    /// the entry: `latency + 3` cycles for a one-beat frame. One-beat frames (60 bytes at 512
+    /// first beat reaches the insert: 2 cycles until the frame's first beat enters `tx_csum`
+    /// (request queue, request register), its beats, `tx_csum`'s latency, [`CSUM_TO_INSERT`],
+    /// and 1 cycle to free the entry: `latency + 5` cycles for a one-beat frame. One-beat frames (60 bytes at 512
     /// bits) are dispatched one per cycle, so the queue needs an entry per cycle of that wait
     /// (11 at 512 bits) or dispatch throttles the whole path: 4 entries cost 2.58 cycles per
     /// 60-byte frame instead of 1. Longer frames need fewer entries. (The request queue needs
     /// no such depth: a frame already waits in the delay FIFO when its request comes, since the
     /// parse record follows the frame's last beat, so `tx_csum` takes the request at once.)
     pub fn vlan_cmd_depth(&self) -> u32 {
-        (csum_latency(&self.csum()) + 3).next_power_of_two()
+        (csum_latency(&self.csum()) + 3 + CSUM_TO_INSERT).next_power_of_two()
     }
 }
 
@@ -109,6 +122,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         user_bits: 0,
         window: cfg.window,
         fifo_depth: 32,
+        views: CSUM_RECORD,
     })?;
     let delay = stream_fifo_in(
         &FifoCfg {
@@ -125,6 +139,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         n: 4,
     })?;
     let fcs = eth_fcs_append(&FcsAppendCfg { data_bits: w })?;
+    let out_q = stream_fifo(&FifoCfg::new(scfg, OUT_Q_DEPTH))?;
     let skid = stream_skid(&scfg)?;
     let fwd = stream_fwd_reg(&scfg)?;
     let q_req = record_fifo(TX_CSUM_REQ.width(), 4)?;
@@ -148,7 +163,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // The parse record through a register slice (data, valid and ready from flops).
         let parse_q = super::out_slice(&u_parse, "m_axis_meta", "parse_q");
         let meta_valid = parse_q.valid;
-        let meta = PARSE_META.unpack(parse_q.data.unused());
+        let meta = view_layout(&CSUM_RECORD[0], 0).unpack(parse_q.data.unused());
         let cmd = TX_CMD.unpack(cmd_data);
         let u_req = instance(&q_req, "u_csum_req_q");
         let u_ins = instance(&q_ins, "u_vlan_cmd_q");
@@ -170,24 +185,19 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         go_w.set(go);
         parse_q.ready.set(cmd_valid & ready);
         output("s_axis_cmd_tready", meta_valid & ready);
-        let mal = meta.get("malformed");
-        let ext_bad = mal.eq(malformed::EXT_TRUNC as u64)
-            | mal.eq(malformed::EXT_LIMIT as u64)
-            | mal.eq(malformed::EXT_WINDOW as u64);
-        let ip_ok = meta.get("l3").ne(0u32);
-        let l4_ok = (meta.get("l4").ne(0u32) & !meta.get("frag") & !ext_bad).named("l4_ok");
-        let frame_len = meta.get("frame_len");
-        let end = mux(ip_ok, meta.get("ip_end"), frame_len);
+        // The parser reports the checksum ranges (clipped to the frame when a header is cut)
+        // and sets `l4` only for a TCP/UDP header that passed every check outside a fragment,
+        // so the request is routed from the record, not derived.
+        let l4_ok = meta.get("l4").ne(0u32).named("l4_ok");
         req_d.set(TX_CSUM_REQ.pack(&[
             ("l3", meta.get("l3")),
-            ("l4", mux(l4_ok, meta.get("l4"), lit(2, 0u32))),
-            ("l3_off", meta.get("l3_off").zext(16)),
-            ("l4_off", mux(ip_ok & !ext_bad, meta.get("l4_off"), end)),
-            ("end", end),
+            ("l4", meta.get("l4")),
+            ("l3_off", meta.get("csum_l3_off")),
+            ("l4_off", meta.get("csum_l4_off")),
+            ("end", meta.get("csum_end")),
             ("l4_len", meta.get("l4_len")),
             ("proto", meta.get("ip_proto")),
-            ("src_ip", meta.get("src_ip")),
-            ("dst_ip", meta.get("dst_ip")),
+            ("ip_sum", meta.get("ip_sum")),
             ("do_l3", cmd.get("csum_l3")),
             ("do_l4", cmd.get("csum_l4") & l4_ok),
         ]));
@@ -212,19 +222,33 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // Skid buffers on both sides of the VLAN insert: the ready of each block must not
         // reach the registers of the one before it in the same cycle (the FCS append's ready
         // went through the insert into the checksum unit's trackers).
-        let u_csum_skid = instance(&skid, "u_csum_skid");
-        u_csum_skid.connect_in("s_axis", &u_csum.bundle_out("m_axis", &scfg.spec()));
+        // Between tx_csum and the insert, and between the insert and the FCS append, a small
+        // LUT-RAM FIFO and a forward register: each block's `m_axis_tready` is the FIFO's
+        // `!full`, a flop that the reader's ready never reaches (it steps only the read
+        // pointer), so a block's output side decides from a flop of its own; and the next
+        // block's first-beat decision and lane muxes start at the register's flops. With skid
+        // buffers there, the skid's ready flop was computed from the next block's ready and
+        // sat between the two: the TX path's worst paths ran from it into tx_csum's output
+        // side (5 LUTs, 4.5 ns of routing) and from the insert's first-beat logic into its
+        // lane registers' enables.
+        let u_csum_q = instance(&out_q, "u_csum_q");
+        u_csum_q.connect_in("s_axis", &u_csum.bundle_out("m_axis", &scfg.spec()));
+        let u_csum_reg = instance(&fwd, "u_csum_reg");
+        u_csum_reg.connect_in("s_axis", &u_csum_q.bundle_out("m_axis", &scfg.spec()));
+        // And a skid buffer in front of the insert: its ready (a few LUTs of its first-beat
+        // state) stops at the skid's flop instead of running into the register's 73 enables.
+        let u_ins_skid = instance(&skid, "u_ins_skid");
+        u_ins_skid.connect_in("s_axis", &u_csum_reg.bundle_out("m_axis", &scfg.spec()));
         let u_vlan = instance(&ins, "u_vlan_insert");
-        u_vlan.connect_in("s_axis", &u_csum_skid.bundle_out("m_axis", &scfg.spec()));
+        u_vlan.connect_in("s_axis", &u_ins_skid.bundle_out("m_axis", &scfg.spec()));
         // The command through a register slice: the insert decides on it at the first beat.
         super::slice_into(&u_ins, "m_axis", &u_vlan, "s_axis_cmd", "vlan_cmd");
         let u_fcs = instance(&fcs, "u_fcs_append");
-        let u_vlan_skid = instance(&skid, "u_vlan_skid");
-        u_vlan_skid.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));
-        // Then a forward register: the FCS append's padding and CRC start from flops, not from
-        // the insert's lane muxes through the skid (whose data comes from its input when empty).
+        let u_vlan_q = instance(&out_q, "u_vlan_q");
+        u_vlan_q.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));
+        // The FCS append's padding and CRC start from flops, not from the FIFO's LUT-RAM read.
         let u_vlan_reg = instance(&fwd, "u_vlan_reg");
-        u_vlan_reg.connect_in("s_axis", &u_vlan_skid.bundle_out("m_axis", &scfg.spec()));
+        u_vlan_reg.connect_in("s_axis", &u_vlan_q.bundle_out("m_axis", &scfg.spec()));
         u_fcs.connect_in("s_axis", &u_vlan_reg.bundle_out("m_axis", &scfg.spec()));
         connect(&m.0, &u_fcs.bundle_out("m_axis", &scfg.spec()));
     })

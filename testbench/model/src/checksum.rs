@@ -90,6 +90,24 @@ pub fn pseudo_header_v6(src: Ipv6Addr, dst: Ipv6Addr, next_header: IpProtocol, l
     fold(acc)
 }
 
+/// Ones'-complement sum of two addresses given as big-endian integers (IPv4 in the low 32
+/// bits, the rest 0), folded, not complemented: the pseudo-header's address part, which the
+/// header parser reports per frame (`ip_sum`) so that the checksum units need not carry the
+/// addresses. With the protocol and the L4 length added it is [`pseudo_header`].
+///
+/// ```
+/// use nicgen_model::checksum::{address_sum, combine, pseudo_header_v4};
+/// use nicgen_model::ip::IpProtocol;
+/// let (s, d) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+/// let a = address_sum(u32::from_be_bytes(s).into(), u32::from_be_bytes(d).into());
+/// assert_eq!(a, 0x0a00 + 0x0001 + 0x0a00 + 0x0002);
+/// let ps = pseudo_header_v4(s.into(), d.into(), IpProtocol::Udp, 28);
+/// assert_eq!(combine(&[a, 17, 28]), ps);
+/// ```
+pub fn address_sum(src: u128, dst: u128) -> u16 {
+    fold(accumulate(&src.to_be_bytes()) + accumulate(&dst.to_be_bytes()))
+}
+
 /// Pseudo-header sum for either IP version.
 ///
 /// # Panics

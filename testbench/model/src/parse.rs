@@ -50,7 +50,7 @@
 //! | `frame_len`, `malformed`, `user` | always |
 //! | `vlan_count`, `ethertype`, `l3_off` | `malformed != L2_TRUNC` |
 //! | `tag0_tpid_s`, `tag0_tci` / `tag1_tci` | additionally `vlan_count >= 1` / `== 2` |
-//! | `src_ip`, `dst_ip`, `ip_end` | `l3 != 0` (every IP header check passed) |
+//! | `src_ip`, `dst_ip`, `ip_sum`, `ip_end` | `l3 != 0` (every IP header check passed) |
 //! | `ipv4_opts` | `l3 == 1` |
 //! | `frag`, `ip_proto`, `l4_off`, `l4_len` | `l3 != 0` and `malformed` is not an `EXT_*` code |
 //! | `src_port`, `dst_port` | `l4 != 0` (every TCP/UDP check passed, not a fragment) |
@@ -150,6 +150,9 @@ pub struct ParseResult {
     pub src_ip: u128,
     /// Destination address; IPv4 in the low 32 bits.
     pub dst_ip: u128,
+    /// [`crate::checksum::address_sum`] of the two addresses: the pseudo-header's address
+    /// part, folded, not complemented.
+    pub ip_sum: u16,
     /// TCP/UDP source port.
     pub src_port: u16,
     /// TCP/UDP destination port.
@@ -182,6 +185,7 @@ impl ParseResult {
         if c.l3 == L3_NONE {
             c.src_ip = 0;
             c.dst_ip = 0;
+            c.ip_sum = 0;
             c.ip_end = 0;
         }
         if c.l3 != L3_IPV4 {
@@ -199,6 +203,64 @@ impl ParseResult {
         }
         c
     }
+
+    /// What the headers claim and the byte ranges the checksum units work on, derived from
+    /// the valid fields only (the parser reports them with every record, so that the paths'
+    /// dispatch does not derive them).
+    pub fn claims(&self) -> Claims {
+        use malformed::*;
+        let l2_ok = self.malformed != L2_TRUNC;
+        let ext_bad = matches!(self.malformed, EXT_TRUNC | EXT_LIMIT | EXT_WINDOW);
+        let ip_ok = self.l3 != L3_NONE;
+        let l3 = match (l2_ok, self.ethertype) {
+            (true, 0x0800) => L3_IPV4,
+            (true, 0x86DD) => L3_IPV6,
+            _ => L3_NONE,
+        };
+        let l4 = match (ip_ok && !ext_bad && !self.frag, self.ip_proto) {
+            (true, 6) => L4_TCP,
+            (true, 17) => L4_UDP,
+            _ => L4_NONE,
+        };
+        let l3_off = if l2_ok {
+            u16::from(self.l3_off)
+        } else {
+            self.frame_len
+        };
+        let end = if ip_ok { self.ip_end } else { self.frame_len };
+        let l4_off = if ip_ok && !ext_bad { self.l4_off } else { end };
+        Claims {
+            l3,
+            l4,
+            vlan: l2_ok && self.vlan_count >= 1,
+            ext_bad,
+            l3_off,
+            l4_off,
+            end,
+        }
+    }
+}
+
+/// The claims of a [`ParseResult`] ([`ParseResult::claims`]): what the EtherType and the IP
+/// header say is there, whether checked or not, and where the checksum units start and stop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Claims {
+    /// As the EtherType claims, when the L2 header is intact: [`L3_IPV4`], [`L3_IPV6`] or
+    /// [`L3_NONE`].
+    pub l3: u8,
+    /// As the IP header claims, when every IP header check passed, the extension headers were
+    /// walked and it is not a fragment: [`L4_TCP`], [`L4_UDP`] or [`L4_NONE`].
+    pub l4: u8,
+    /// An outer VLAN tag is there (the L2 header is intact and has one or two tags).
+    pub vlan: bool,
+    /// `malformed` is an `EXT_*` code: the IPv6 extension-header chain is broken.
+    pub ext_bad: bool,
+    /// First byte of the IP header; the frame length when the L2 header is cut.
+    pub l3_off: u16,
+    /// First byte of the TCP/UDP header; `end` when the IP headers did not parse.
+    pub l4_off: u16,
+    /// End of the IP datagram; the frame length when the IP headers did not parse.
+    pub end: u16,
 }
 
 fn be16(data: &[u8], at: usize) -> u16 {
@@ -249,6 +311,7 @@ pub fn parse_headers(frame: &[u8], window: usize) -> ParseResult {
         ..ParseResult::default()
     };
     parse_into(frame, window, &mut r);
+    r.ip_sum = crate::checksum::address_sum(r.src_ip, r.dst_ip);
     r.canonical()
 }
 
@@ -446,6 +509,7 @@ mod tests {
                 ip_proto: 17,
                 src_ip: 0x0a00_1101,
                 dst_ip: 0x0a00_1201,
+                ip_sum: 0x0a00 + 0x1101 + 0x0a00 + 0x1201,
                 src_port: 0,
                 dst_port: 4791,
                 l4_len: 40,

@@ -191,33 +191,30 @@ pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
     }
     let f = &v.frame;
     let p = parse_headers(f, cfg.window);
-    let l2_ok = p.malformed != malformed::L2_TRUNC;
-    let vlan =
-        (l2_ok && p.vlan_count >= 1).then_some((p.tag0_tci & 0xFFF, (p.tag0_tci >> 13) as u8));
-    let l3 = match (l2_ok, p.ethertype) {
-        (true, 0x0800) => Some("ipv4"),
-        (true, 0x86DD) => Some("ipv6"),
+    // What the headers claim and where the checksum-complete sum runs, as the parser reports
+    // it (`ParseResult::claims`): from the IP header to the datagram's end, clipped to the
+    // frame when a header is cut.
+    let c = p.claims();
+    let vlan = c
+        .vlan
+        .then_some((p.tag0_tci & 0xFFF, (p.tag0_tci >> 13) as u8));
+    let l3 = match c.l3 {
+        L3_IPV4 => Some("ipv4"),
+        L3_IPV6 => Some("ipv6"),
         _ => None,
     };
     let ip_ok = p.l3 != 0;
-    let start = if l2_ok {
-        (p.l3_off as usize).min(f.len())
-    } else {
-        f.len()
-    };
-    let end = if ip_ok { p.ip_end as usize } else { f.len() };
+    let start = c.l3_off as usize;
+    let end = c.end as usize;
     let csum = sum(&f[start..end.max(start)]);
-    let l4_off = p.l4_off as usize;
+    let l4_off = c.l4_off as usize;
     // IPv6 extension headers belong to L3: a broken (or unparsed) chain is not reported good.
-    let ext_bad = matches!(
-        p.malformed,
-        malformed::EXT_TRUNC | malformed::EXT_LIMIT | malformed::EXT_WINDOW
-    );
+    let ext_bad = c.ext_bad;
     let l3_csum_ok =
         l3.map(|_| ip_ok && !ext_bad && (p.l3 == L3_IPV6 || sum(&f[start..l4_off]) == 0xFFFF));
-    let l4 = match (ip_ok && !p.frag, p.ip_proto) {
-        (true, 6) => Some("tcp"),
-        (true, 17) => Some("udp"),
+    let l4 = match c.l4 {
+        L4_TCP => Some("tcp"),
+        L4_UDP => Some("udp"),
         _ => None,
     };
     let l4_csum_ok = l4.map(|_| {

@@ -10,12 +10,14 @@
 
 mod blocks;
 use blocks::*;
-use nicgen_hdl::eth::eth_hdr_parse::{eth_hdr_parse, meta_layout, HdrParseCfg, LATENCY};
+use nicgen_hdl::eth::eth_hdr_parse::{
+    eth_hdr_parse, meta_layout, view_layout, HdrParseCfg, View, CSUM_RECORD, LATENCY, ONE_RECORD,
+};
 use nicgen_model::ethernet::{
     EtherType, EthernetAddress, Frame, Repr as EthRepr, TagProtocol, VlanTag,
 };
 use nicgen_model::ip::IpProtocol;
-use nicgen_model::parse::{malformed, parse_headers, ParseResult};
+use nicgen_model::parse::{malformed, parse_headers, Claims, ParseResult};
 use nicgen_model::{ipv4, ipv6, tcp, udp};
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamDriver, StreamError, StreamMonitor, StreamPorts,
@@ -677,43 +679,86 @@ fn run(sim: &mut Sim, k: Knobs, frames: &[(Vec<u8>, u64)]) -> (Vec<Vec<u8>>, u64
     (sink.items, refused)
 }
 
-fn decode(bytes: &[u8], user_bits: u32) -> ParseResult {
-    let m = meta_layout(user_bits).decode(bytes);
-    let g = |n: &str| m[n].to_u128().unwrap();
+/// The record of `view` as a [`ParseResult`]; a field the view leaves out is taken from
+/// `want`, so that only the fields it carries are compared.
+fn decode(bytes: &[u8], view: &View, user_bits: u32, want: &ParseResult) -> ParseResult {
+    let m = view_layout(view, user_bits).decode(bytes);
+    let g = |n: &str, or: u128| m.get(n).map(|v| v.to_u128().unwrap()).unwrap_or(or);
+    let w = want;
     ParseResult {
-        vlan_count: g("vlan_count") as u8,
-        tag0_tpid_s: g("tag0_tpid_s") != 0,
-        tag0_tci: g("tag0_tci") as u16,
-        tag1_tci: g("tag1_tci") as u16,
-        ethertype: g("ethertype") as u16,
-        l3: g("l3") as u8,
-        l4: g("l4") as u8,
-        l3_off: g("l3_off") as u8,
-        l4_off: g("l4_off") as u16,
-        ip_end: g("ip_end") as u16,
-        frame_len: g("frame_len") as u16,
-        frag: g("frag") != 0,
-        ipv4_opts: g("ipv4_opts") != 0,
-        ip_proto: g("ip_proto") as u8,
-        src_ip: g("src_ip"),
-        dst_ip: g("dst_ip"),
-        src_port: g("src_port") as u16,
-        dst_port: g("dst_port") as u16,
-        l4_len: g("l4_len") as u16,
-        malformed: g("malformed") as u8,
-        user: if user_bits > 0 { g("user") as u64 } else { 0 },
+        vlan_count: g("vlan_count", w.vlan_count.into()) as u8,
+        tag0_tpid_s: g("tag0_tpid_s", w.tag0_tpid_s.into()) != 0,
+        tag0_tci: g("tag0_tci", w.tag0_tci.into()) as u16,
+        tag1_tci: g("tag1_tci", w.tag1_tci.into()) as u16,
+        ethertype: g("ethertype", w.ethertype.into()) as u16,
+        l3: g("l3", w.l3.into()) as u8,
+        l4: g("l4", w.l4.into()) as u8,
+        l3_off: g("l3_off", w.l3_off.into()) as u8,
+        l4_off: g("l4_off", w.l4_off.into()) as u16,
+        ip_end: g("ip_end", w.ip_end.into()) as u16,
+        frame_len: g("frame_len", w.frame_len.into()) as u16,
+        frag: g("frag", w.frag.into()) != 0,
+        ipv4_opts: g("ipv4_opts", w.ipv4_opts.into()) != 0,
+        ip_proto: g("ip_proto", w.ip_proto.into()) as u8,
+        src_ip: g("src_ip", w.src_ip),
+        dst_ip: g("dst_ip", w.dst_ip),
+        ip_sum: g("ip_sum", w.ip_sum.into()) as u16,
+        src_port: g("src_port", w.src_port.into()) as u16,
+        dst_port: g("dst_port", w.dst_port.into()) as u16,
+        l4_len: g("l4_len", w.l4_len.into()) as u16,
+        malformed: g("malformed", w.malformed.into()) as u8,
+        user: if user_bits > 0 {
+            g("user", 0) as u64
+        } else {
+            0
+        },
+    }
+}
+
+/// The claims of a record of `view`; a claim the view leaves out is taken from `want`.
+fn decode_claims(bytes: &[u8], view: &View, user_bits: u32, want: Claims) -> Claims {
+    let m = view_layout(view, user_bits).decode(bytes);
+    let g = |n: &str, or: u128| m.get(n).map(|v| v.to_u128().unwrap()).unwrap_or(or);
+    let w = want;
+    Claims {
+        l3: g("l3_claim", w.l3.into()) as u8,
+        l4: g("l4_claim", w.l4.into()) as u8,
+        vlan: g("vlan", w.vlan.into()) != 0,
+        ext_bad: g("ext_bad", w.ext_bad.into()) != 0,
+        l3_off: g("csum_l3_off", w.l3_off.into()) as u16,
+        l4_off: g("csum_l4_off", w.l4_off.into()) as u16,
+        end: g("csum_end", w.end.into()) as u16,
     }
 }
 
 fn check(frames: &[(Vec<u8>, u64)], got: &[Vec<u8>], user_bits: u32, window: usize, what: &str) {
+    check_fields(frames, got, &ONE_RECORD[0], user_bits, window, what)
+}
+
+fn check_fields(
+    frames: &[(Vec<u8>, u64)],
+    got: &[Vec<u8>],
+    view: &View,
+    user_bits: u32,
+    window: usize,
+    what: &str,
+) {
     for (i, ((f, u), rec)) in frames.iter().zip(got).enumerate() {
         let mut want = parse_headers(f, window);
         want.user = *u;
-        let have = decode(rec, user_bits).canonical();
+        let have = decode(rec, view, user_bits, &want).canonical();
         assert_eq!(
             have,
             want,
             "{what}: frame {i} ({} bytes): {:02x?}",
+            f.len(),
+            &f[..f.len().min(96)]
+        );
+        // The claims are valid in every record, so they are compared as they come.
+        assert_eq!(
+            decode_claims(rec, view, user_bits, want.claims()),
+            want.claims(),
+            "{what}: frame {i} ({} bytes), claims: {:02x?}",
             f.len(),
             &f[..f.len().min(96)]
         );
@@ -722,8 +767,21 @@ fn check(frames: &[(Vec<u8>, u64)], got: &[Vec<u8>], user_bits: u32, window: usi
 
 #[test]
 fn parser_matches_the_model() {
-    for (wi, (w, user_bits)) in [(8u32, 0u32), (64, 2), (512, 0)].into_iter().enumerate() {
-        let def = eth_hdr_parse(&HdrParseCfg::new(w, user_bits)).unwrap();
+    // Every field at 8, 64 and 512 bits; the checksum-only record of the TX path at 64.
+    for (wi, (w, user_bits, views)) in [
+        (8u32, 0u32, ONE_RECORD),
+        (64, 2, ONE_RECORD),
+        (512, 0, ONE_RECORD),
+        (64, 0, CSUM_RECORD),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let def = eth_hdr_parse(&HdrParseCfg {
+            views,
+            ..HdrParseCfg::new(w, user_bits)
+        })
+        .unwrap();
         let Some(d) = dut(&def) else {
             return;
         };
@@ -764,7 +822,21 @@ fn parser_matches_the_model() {
             let mut sim = d.model.instance();
             reset(&mut sim);
             let (got, refused) = run(&mut sim, k, &frames);
-            check(&frames, &got, user_bits, WINDOW, &format!("w={w} {k:?}"));
+            check_fields(
+                &frames,
+                &got,
+                &views[0],
+                user_bits,
+                WINDOW,
+                &format!(
+                    "w={w} {} {k:?}",
+                    if views == CSUM_RECORD {
+                        "csum record"
+                    } else {
+                        "full record"
+                    }
+                ),
+            );
             eprintln!(
                 "w={w} {k:?}: {} frames, {} cycles",
                 frames.len(),
@@ -834,6 +906,79 @@ fn reference_vectors_parse_as_documented() {
     };
     let (got, _) = run(&mut sim, k, &frames);
     check(&frames, &got, 2, WINDOW, "reference vectors");
+}
+
+/// Two views of different fields, their sinks at very different speeds: each view gives every
+/// record, in order, with its fields as the model says; the slow one holds the input (its
+/// records pile up), the fast one never waits for it beyond that.
+#[test]
+fn views_are_independent_streams() {
+    use nicgen_hdl::eth::eth_hdr_parse::Fields;
+    use nicgen_tb::record::RecordSink;
+    const VIEWS: &[View] = &[
+        View {
+            name: "fast",
+            fields: Fields::Only(&["l3", "l4", "ip_sum", "csum_l4_off", "frame_len"]),
+        },
+        View {
+            name: "slow",
+            fields: Fields::Except(&["ip_sum"]),
+        },
+    ];
+    let cfg = HdrParseCfg {
+        views: VIEWS,
+        fifo_depth: 8,
+        ..HdrParseCfg::new(64, 1)
+    };
+    let Some(d) = dut(&eth_hdr_parse(&cfg).unwrap()) else {
+        return;
+    };
+    lint_clean(&d.gen);
+    let mut sim = d.model.instance();
+    reset(&mut sim);
+    let mut urng = StdRng::seed_from_u64(77);
+    let frames: Vec<(Vec<u8>, u64)> = frame_set(77, 600)
+        .into_iter()
+        .map(|f| (f, urng.gen_range(0..2u64)))
+        .collect();
+    let sp = StreamPorts::new(&sim, "s_axis").unwrap();
+    let mut drv = StreamDriver::new(sp.clone(), 78, 0.1);
+    let mut mon = StreamMonitor::new(sp.clone(), 78);
+    for (f, u) in &frames {
+        drv.push_with_user(f.clone(), *u);
+    }
+    let mut fast = RecordSink::new(&sim, "m_axis_fast", 79, 0.0).unwrap();
+    let mut slow = RecordSink::new(&sim, "m_axis_slow", 80, 0.85).unwrap();
+    let (mut lead, mut refused) = (0usize, 0u64);
+    run_until_seeded(&mut sim, 81, 2000, |sim| {
+        let progressed = step(sim, &mut [&mut drv, &mut mon, &mut fast, &mut slow])?;
+        lead = lead.max(fast.items.len().saturating_sub(slow.items.len()));
+        if sim.get_bool(sp.tvalid) && !sim.get_bool(sp.tready) {
+            refused += 1;
+        }
+        Ok(Status::new(
+            progressed,
+            fast.items.len() >= frames.len() && slow.items.len() >= frames.len(),
+        ))
+    })
+    .unwrap();
+    for _ in 0..30 {
+        step(&mut sim, &mut [&mut drv, &mut mon, &mut fast, &mut slow]).unwrap();
+    }
+    assert_eq!(
+        (fast.items.len(), slow.items.len()),
+        (frames.len(), frames.len())
+    );
+    check_fields(&frames, &fast.items, &VIEWS[0], 1, WINDOW, "fast view");
+    check_fields(&frames, &slow.items, &VIEWS[1], 1, WINDOW, "slow view");
+    // The fast view ran ahead of the slow one by up to the records a view holds, and the slow
+    // view's records held the input.
+    assert!(lead >= 4, "the fast view never ran ahead ({lead} records)");
+    assert!(
+        lead <= 8 + 1,
+        "the fast view ran {lead} records ahead of an 8-deep store"
+    );
+    assert!(refused > 0, "the slow view never held the input");
 }
 
 #[test]
@@ -976,7 +1121,7 @@ fn other_widths_and_windows() {
 #[test]
 fn latency_is_as_documented() {
     // A record is valid LATENCY cycles after the beat that closes the window (tlast for a short
-    // frame, the window-full beat for a long one), and not before 5 cycles after tlast.
+    // frame, the window-full beat for a long one), and not before 6 cycles after tlast.
     let Some(d) = dut(&eth_hdr_parse(&HdrParseCfg::new(64, 2)).unwrap()) else {
         return;
     };
@@ -1024,8 +1169,8 @@ fn latency_is_as_documented() {
             }
         }
         // Beat `close_beat` is taken in step `close_beat`; the record shows LATENCY steps later,
-        // and 5 steps after the `tlast` beat at the earliest.
-        let want = (close_beat + u64::from(LATENCY)).max(beats as u64 - 1 + 5);
+        // and 6 steps after the `tlast` beat at the earliest.
+        let want = (close_beat + u64::from(LATENCY)).max(beats as u64 - 1 + 6);
         assert_eq!(seen, Some(want), "{len}-byte frame");
     }
 }
@@ -1056,8 +1201,11 @@ fn codes_and_layout_agree_with_the_model() {
         nicgen_hdl::eth::eth_hdr_parse::MAX_EXT_HEADERS as usize,
         nicgen_model::parse::MAX_EXT_HEADERS
     );
-    // Every ParseResult field but `user` is a record field, and the record is 429 bits.
-    assert_eq!(PARSE_META.width(), 429);
-    assert_eq!(meta_layout(3).width(), 432);
-    assert_eq!(meta_layout(3).field("user"), (429, 3));
+    // Every ParseResult field but `user` is a record field; with the claims the record is
+    // 499 bits.
+    assert_eq!(PARSE_META.width(), 499);
+    assert_eq!(meta_layout(3).width(), 502);
+    assert_eq!(meta_layout(3).field("user"), (499, 3));
+    // The TX path's record leaves out what only RSS and the VLAN strip use.
+    assert_eq!(view_layout(&CSUM_RECORD[0], 0).width(), 162);
 }

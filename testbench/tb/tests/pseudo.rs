@@ -1,13 +1,17 @@
-//! `csum::pseudo::pseudo_sum_pipelined` against the golden model's pseudo-header sums
-//! (`nicgen_model::checksum::pseudo_header_v4/_v6`): random and all-ones addresses, protocols
-//! and lengths, one request per cycle or with gaps; every result comes `PSEUDO_STAGES` cycles
-//! after its request, in order.
+//! `csum::pseudo::address_sum_pipelined` (the parser's `ip_sum`) and
+//! `pseudo_from_address_sum` (the checksum units' pseudo-header sum from it) against the golden
+//! model's sums (`nicgen_model::checksum::address_sum`, `pseudo_header_v4/_v6`): random and
+//! all-ones addresses, protocols and lengths, one request per cycle or with gaps; every address
+//! sum comes `ADDRESS_SUM_STAGES` cycles after its addresses and every pseudo-header sum
+//! `PSEUDO_FROM_SUM_STAGES` after that, in order.
 
 mod blocks;
 use blocks::*;
 use nicgen_edsl::prelude::*;
-use nicgen_hdl::csum::pseudo::{pseudo_sum_pipelined, PSEUDO_STAGES};
-use nicgen_model::checksum::{pseudo_header_v4, pseudo_header_v6};
+use nicgen_hdl::csum::pseudo::{
+    address_sum_pipelined, pseudo_from_address_sum, ADDRESS_SUM_STAGES, PSEUDO_FROM_SUM_STAGES,
+};
+use nicgen_model::checksum::{address_sum, pseudo_header_v4, pseudo_header_v6};
 use nicgen_model::IpProtocol;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::VecDeque;
@@ -17,14 +21,25 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 fn pipelined_pseudo_header_sum_matches_the_model() {
     let def = Module::build("pseudo_pipe", || {
         let valid = input("valid", 1);
-        let l3 = input("l3", 2);
         let src = input("src", 128);
         let dst = input("dst", 128);
         let proto = input("proto", 8);
         let len = input("len", 16);
-        let (sum, v) = pseudo_sum_pipelined(valid, l3.eq(2u32), src, dst, proto, len);
+        // The parser's view: the addresses' sum, with the request's valid, protocol and
+        // length delayed alongside (as the record store carries them).
+        let ip_sum = address_sum_pipelined(cat(&[dst, src]), "ip_sum");
+        let (mut v, mut p, mut n) = (valid, proto, len);
+        for _ in 0..ADDRESS_SUM_STAGES {
+            let r = reg_init(1, 0u32);
+            r.set(v);
+            v = r;
+            p = delay(p);
+            n = delay(n);
+        }
+        output("ip_sum", ip_sum);
+        let (sum, sv) = pseudo_from_address_sum(v, ip_sum, p, n);
         output("sum", sum);
-        output("sum_valid", v);
+        output("sum_valid", sv);
     })
     .unwrap();
     let Some(d) = dut(&def) else { return };
@@ -32,9 +47,9 @@ fn pipelined_pseudo_header_sum_matches_the_model() {
     let mut sim = d.model.instance();
     reset(&mut sim);
     let p = |n: &str| sim.port(n).unwrap();
-    let (pv, pl3, ps, pd, pp, pn, psum, psv) = (
+    let (pv, pis, ps, pd, pp, pn, psum, psv) = (
         p("valid"),
-        p("l3"),
+        p("ip_sum"),
         p("src"),
         p("dst"),
         p("proto"),
@@ -44,6 +59,7 @@ fn pipelined_pseudo_header_sum_matches_the_model() {
     );
     let mut rng = StdRng::seed_from_u64(7);
     let mut want: VecDeque<(u32, u16)> = VecDeque::new();
+    let mut sums: VecDeque<(u32, u16)> = VecDeque::new();
     let mut seen = 0;
     for cycle in 0..4000u32 {
         let v6 = rng.gen_bool(0.5);
@@ -65,18 +81,29 @@ fn pipelined_pseudo_header_sum_matches_the_model() {
         let valid = rng.gen_bool(0.8);
         let to_le = |x: u128| x.to_le_bytes().to_vec();
         sim.set_bool(pv, valid);
-        sim.set(pl3, if v6 { 2 } else { 1 });
         sim.set_bytes_le(ps, &to_le(s));
         sim.set_bytes_le(pd, &to_le(t));
         sim.set(pp, proto as u64);
         sim.set(pn, len as u64);
         sim.eval();
+        // The address sum has no valid: every cycle's addresses come out.
+        if let Some(&(at, w)) = sums.front() {
+            if cycle - at == ADDRESS_SUM_STAGES {
+                assert_eq!(sim.get_u64(pis) as u16, w, "address sum of cycle {at}");
+                sums.pop_front();
+            }
+        }
         if sim.get_bool(psv) {
             let (at, w) = want.pop_front().expect("a result without a request");
-            assert_eq!(cycle - at, PSEUDO_STAGES, "latency");
+            assert_eq!(
+                cycle - at,
+                ADDRESS_SUM_STAGES + PSEUDO_FROM_SUM_STAGES,
+                "latency"
+            );
             assert_eq!(sim.get_u64(psum) as u16, w, "request of cycle {at}");
             seen += 1;
         }
+        sums.push_back((cycle, address_sum(s, t)));
         if valid {
             let w = if v6 {
                 pseudo_header_v6(

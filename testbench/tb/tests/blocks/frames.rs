@@ -157,8 +157,10 @@ pub fn build(rng: &mut StdRng) -> Built {
         ("end", ip_end as u128),
         ("l4_len", l4_len as u128),
         ("proto", proto as u128),
-        ("src_ip", be(&src)),
-        ("dst_ip", be(&dst)),
+        (
+            "ip_sum",
+            nicgen_model::checksum::address_sum(be(&src), be(&dst)) as u128,
+        ),
     ];
     let offsets = Offsets {
         ipv4: Some(!v6),
