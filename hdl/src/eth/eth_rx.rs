@@ -1,13 +1,13 @@
 //! `eth_rx`: the RX offload path for plain traffic, wire to host.
 //!
 //! ```text
-//! s_axis (wire, FCS) -> eth_fcs_check -> FIFO -> reg -> fork -+-> eth_hdr_parse -> parse_q -> class slice    -> dispatch -+-> pending queue ------------+
-//!                                                             |                                                             +-> rx_csum request           |
-//!                                                             |                                                             +-> VLAN-strip command        +-> m_axis_meta
-//!                                                             |                                                             +-> rss_toeplitz request -----+    (RX_META, one per frame)
-//!                                                             +-> frame buffer (frame mode: drops bad frames)
-//!                                                                    -> skid -> reg -> fork -+-> rx_csum ---------------------------+
-//!                                                                                            +-> skid -> stream_delete (outer VLAN tag) -> m_axis (host)
+//!                                     +-> FIFO -> eth_hdr_parse =+= pend view --> slice -----------------------+
+//!                                     |                          += csum view --> slice -> rx_csum request     |
+//! s_axis (wire, FCS) -> eth_fcs_check +                          += strip view -> slice -> VLAN-strip command  +-> m_axis_meta
+//!                                     |                          += rss view ---> slice -> rss_toeplitz -------+   (RX_META, one
+//!                                     +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)           |    per frame)
+//!                                             -> reg -> buffered fork -+-> reg -> rx_csum ---------------------+
+//!                                                                      +-> reg -> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
 //!
 //! Every input frame produces exactly one [`rx_meta`] record on `m_axis_meta`, in input order:
@@ -17,24 +17,25 @@
 //! checksum-complete value and RSS, and come out on `m_axis` without FCS and without their outer
 //! VLAN tag. The reporting rules are those of the golden model `nicgen_model::rx` (read there).
 //!
-//! The FCS check never stalls: its beats go into a 16-beat LUT-RAM FIFO, and the input is
-//! taken while that FIFO has room for every beat inside the check (its `s_axis_room` flop,
-//! [`stream_fifo_room`], is `s_axis_tready`), so the input fork's ready reaches neither the
-//! check's registers nor the input, only the FIFO's read pointer. The skid buffer after the
-//! frame buffer (`stream_skid`: latency 0, `s_axis_tready` from a flop) keeps the output fork's ready (rx_csum and VLAN strip) out of the block-RAM
-//! read enables within a cycle; a forward register (`stream_fwd_reg`) after that skid gives
-//! rx_csum and the strip their beats from flops, not from the block RAM's outputs; the parse
-//! record (`parse_q`), the pending record (`pend_q`), the checksum and RSS results
-//! (`csum_res_q`, `rss_res_q`), the checksum request (`csum_req`) and the strip command
-//! (`strip_cmd`) go through register slices, so that no queue's LUT-RAM read feeds the
-//! dispatch, the record assembly or a unit's first-beat logic, and neither the record
-//! assembly's `emit` nor `rx_csum`'s first beat reaches back into another unit or queue; the
-//! dispatch writes the pending, request and strip queues through register slices too
-//! (`pending_in_q`, `csum_req_in_q`, `strip_cmd_in_q`), so it decides from flops beside it and
-//! each queue's write enable comes from a slice's valid flop; the parser reports what the
-//! dispatch needs (the claims, the checksum ranges, the addresses' sum), so the dispatch only
-//! routes fields, and the parse record passes a second slice (`class`) before it, so that the
-//! dispatch's readiness stops at that slice's load.
+//! No ready is shared between two consumers, and no consumer's ready reaches a wide register's
+//! enables through another block's logic:
+//! - The FCS check never stalls: its beats go into two 16-beat LUT-RAM FIFOs (parser, frame
+//!   buffer), and the input is taken while both have room for every beat inside the check
+//!   (their `s_axis_room` flops, [`stream_fifo_room`]), so each reader's ready reaches only
+//!   its own FIFO's read pointer.
+//! - The parser gives each consumer its own record stream ([`RX_VIEWS`]: the record assembly,
+//!   the checksum unit, the VLAN strip, RSS), with stores, pointers and a valid of its own;
+//!   there is no dispatch. Each stream goes through a register slice, so that its LUT-RAM read
+//!   reaches the consumer from flops; the checksum unit, the strip and RSS skip the records of
+//!   dropped frames (a LUT in the handshake). The parser reports what they need (the claims,
+//!   the checksum ranges, the addresses' sum), so no logic sits between its stores and them.
+//! - After the frame buffer a forward register (its block RAMs' output is selected among
+//!   banks), then a buffered fork ([`stream_fork_buffered`]: a FIFO per consumer), then a
+//!   forward register per consumer, so rx_csum's and the strip's first-beat logic starts at
+//!   flops and neither's ready reaches the other or the buffer.
+//! - The record assembly takes the pending record, the checksum result and the RSS result
+//!   through register slices (`pend_q`, `csum_res_q`, `rss_res_q`), so `emit` neither starts at
+//!   a LUT-RAM read nor reaches a unit's pop logic.
 //!
 //! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
 //! after its last beat arrived; the parse result is known by then, which is what lets
@@ -60,7 +61,7 @@ use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
 use crate::stream::{
-    stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
+    stream_fork_buffered, stream_fwd_reg, stream_in, stream_out, FifoCfg, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 use std::sync::Mutex;
@@ -211,7 +212,11 @@ const PENDING: RecordLayout = RecordLayout {
     ],
 };
 
-/// Depth of the LUT-RAM FIFO after the FCS check.
+/// Entries of each FIFO of the buffered fork to rx_csum and the VLAN strip (4 keep 1
+/// beat/cycle).
+const OUT_FORK_DEPTH: u32 = 4;
+
+/// Depth of the LUT-RAM FIFOs after the FCS check.
 const FCS_Q_DEPTH: u32 = 16;
 
 /// The FCS check's input is taken while the FIFO after it has this many free entries (its
@@ -226,7 +231,6 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let w = cfg.data_bits;
     let ucfg = StreamCfg::new(w, rx_user::BITS);
     let fcs = eth_fcs_check(&FcsCheckCfg::for_mtu(w, cfg.mtu))?;
-    let fork_in = stream_fork(&ucfg, &["parse", "data"])?;
     let fcs_reg = stream_fwd_reg(&ucfg)?;
     let fcs_q = stream_fifo_room(
         &FifoCfg::new(ucfg, FCS_Q_DEPTH),
@@ -249,8 +253,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         FifoRam::Block,
     )?;
     let dcfg = StreamCfg::new(w, 0);
-    let fork_out = stream_fork(&dcfg, &["csum", "host"])?;
-    let buf_skid = stream_skid(&dcfg)?;
+    let fork_out = stream_fork_buffered(&dcfg, &["csum", "host"], OUT_FORK_DEPTH)?;
     let buf_reg = stream_fwd_reg(&dcfg)?;
     let csum = rx_csum(&RxCsumCfg {
         data_bits: w,
@@ -275,63 +278,72 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let m = stream_out("m_axis", &dcfg);
 
         // The FCS check never stalls (its `m_axis_tready` is 1, so no enable fans out to its
-        // registers): its beats go into a small LUT-RAM FIFO, and the input is taken only while
-        // that FIFO has room for every beat already inside the check. The FIFO's `s_axis_room`
-        // is a flop computed from its own pointers, so the input's ready and the check's input
-        // decisions start at a flop, and the readers' readiness (through the fork) reaches only
-        // the FIFO's read pointer (an occupancy counter here, stepped by the fork's pop, was the
-        // whole path's worst path on two seeds).
+        // registers): its beats go into two small LUT-RAM FIFOs, one for the parser and one
+        // for the frame buffer, and the input is taken only while both have room for every
+        // beat already inside the check. Each FIFO's `s_axis_room` is a flop computed from its
+        // own pointers, so the input's ready and the check's input decisions start at two
+        // flops, and each reader's readiness reaches only its own FIFO's read pointer: no fork
+        // couples the parser and the buffer (through one, the parser's ready ran 4 LUTs into
+        // the FIFO's read side and the buffer's register enables: the RX path's worst paths on
+        // two runs).
         let u_fcs = instance(&fcs, "u_fcs_check");
         let u_fcs_q = instance(&fcs_q, "u_fcs_q");
-        let room = u_fcs_q.get("s_axis_room").named("in_room");
+        let u_parse_q = instance(&fcs_q, "u_parse_q");
+        let room = (u_fcs_q.get("s_axis_room") & u_parse_q.get("s_axis_room")).named("in_room");
         for f in ["tdata", "tkeep", "tlast"] {
             u_fcs.set(&format!("s_axis_{f}"), s.0.f(f));
         }
         u_fcs.set("s_axis_tvalid", s.valid() & room);
         s.ready().set(room);
         u_fcs.unused("s_axis_tready"); // 1: its m_axis_tready is 1
-        for f in ["tdata", "tkeep", "tlast", "tuser", "tvalid"] {
-            u_fcs_q.set(&format!("s_axis_{f}"), u_fcs.get(&format!("m_axis_{f}")));
-        }
         u_fcs.set("m_axis_tready", lit(1, 1u32));
-        u_fcs_q.unused("s_axis_tready"); // never full: `in_room` keeps a place for every beat
-                                         // A forward register after the FIFO: the parser's capture and the frame buffer's write
-                                         // logic start at flops, not at the FIFO's LUT-RAM read (its read pointer drives 80
-                                         // loads; through the RAM into the buffer's frame-size check it was 4 LUTs and 5 ns).
+        for q in [&u_fcs_q, &u_parse_q] {
+            for f in ["tdata", "tkeep", "tlast", "tuser", "tvalid"] {
+                q.set(&format!("s_axis_{f}"), u_fcs.get(&format!("m_axis_{f}")));
+            }
+            // Never full: `in_room` keeps a place for every beat.
+            q.unused("s_axis_tready");
+        }
+
+        // Parse side: the parser's capture takes the FIFO's LUT-RAM read into byte registers.
+        let u_parse = instance(&parse, "u_parse");
+        u_parse.connect_in("s_axis", &u_parse_q.bundle_out("m_axis", &ucfg.spec()));
+
+        // Data side: the frame buffer drops what the MAC check marked bad. A forward register
+        // in front of it: its write logic (the frame-size check, `tlast`, `tuser`) starts at
+        // flops, not at the FIFO's LUT-RAM read (through the RAM into that check it was 4
+        // LUTs and 5 ns).
         let u_fcs_reg = instance(&fcs_reg, "u_fcs_reg");
         u_fcs_reg.connect_in("s_axis", &u_fcs_q.bundle_out("m_axis", &ucfg.spec()));
-        let checked = u_fcs_reg.bundle_out("m_axis", &ucfg.spec());
-        let u_fork_in = instance(&fork_in, "u_fork_in");
-        u_fork_in.connect_in("s_axis", &checked);
-
-        // Parse side.
-        let u_parse = instance(&parse, "u_parse");
-        u_parse.connect_in(
-            "s_axis",
-            &u_fork_in.bundle_out("m_axis_parse", &ucfg.spec()),
-        );
-
-        // Data side: the frame buffer drops what the MAC check marked bad.
         let u_buf = instance(&buf, "u_frame_buf");
-        u_buf.connect_in("s_axis", &u_fork_in.bundle_out("m_axis_data", &ucfg.spec()));
+        u_buf.connect_in("s_axis", &u_fcs_reg.bundle_out("m_axis", &ucfg.spec()));
         output("stat_drop_bad", u_buf.get("stat_drop_bad"));
         u_buf.unused("stat_drop_oversize");
         let buffered = Stream(u_buf.bundle_out("m_axis", &ucfg.spec()));
         let _ = buffered.user().expect("rx stream has tuser").unused();
-        // A skid buffer: the ready of the VLAN strip and of rx_csum (through the fork) must not
-        // reach the frame buffer's read enables within a cycle.
-        let u_buf_skid = instance(&buf_skid, "u_buf_skid");
-        for f in ["tdata", "tkeep", "tvalid", "tlast"] {
-            u_buf_skid.set(&format!("s_axis_{f}"), buffered.0.f(f));
-        }
-        buffered.ready().set(u_buf_skid.get("s_axis_tready"));
-        // Then a forward register: the frame's beats reach rx_csum and the VLAN strip from
-        // flops, so their first-beat and frame-end decisions (which take the checksum request
-        // and the strip command) do not start at the frame buffer's block-RAM outputs.
+        // A forward register after the block RAMs (their output is selected among banks), then
+        // a buffered fork: rx_csum and the VLAN strip each read a FIFO of their own, so neither
+        // consumer's ready reaches the other, the register or the buffer's read logic (through
+        // a plain fork they were 5 LUTs into the register's 73 enables and into rx_csum's
+        // request queue); each FIFO's output goes through a register, so that the consumer's
+        // first-beat and frame-end logic starts at flops.
         let u_buf_reg = instance(&buf_reg, "u_buf_reg");
-        u_buf_reg.connect_in("s_axis", &u_buf_skid.bundle_out("m_axis", &dcfg.spec()));
+        for f in ["tdata", "tkeep", "tvalid", "tlast"] {
+            u_buf_reg.set(&format!("s_axis_{f}"), buffered.0.f(f));
+        }
+        buffered.ready().set(u_buf_reg.get("s_axis_tready"));
         let u_fork_out = instance(&fork_out, "u_fork_out");
         u_fork_out.connect_in("s_axis", &u_buf_reg.bundle_out("m_axis", &dcfg.spec()));
+        let u_csum_reg = instance(&buf_reg, "u_csum_reg");
+        u_csum_reg.connect_in(
+            "s_axis",
+            &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
+        );
+        let u_host_reg = instance(&buf_reg, "u_host_reg");
+        u_host_reg.connect_in(
+            "s_axis",
+            &u_fork_out.bundle_out("m_axis_host", &dcfg.spec()),
+        );
 
         // No dispatch: the parser gives each consumer its own record stream ([`RX_VIEWS`]),
         // with stores, pointers and a valid of its own, so each consumer takes its records when
@@ -383,10 +395,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // flop, its own request queue's `full`, so the frame end there does not reach the
         // request slice.)
         let u_csum = instance(&csum, "u_rx_csum");
-        u_csum.connect_in(
-            "s_axis",
-            &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
-        );
+        u_csum.connect_in("s_axis", &u_csum_reg.bundle_out("m_axis", &dcfg.spec()));
         let (cq, cf, c_deliver) = view(V_CSUM, "csum_req");
         let csum_req = RX_CSUM_REQ
             .pack(&[
@@ -401,16 +410,8 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ])
             .named("csum_req_fields");
         hand(&cq, c_deliver, &u_csum, "s_axis_req", csum_req);
-        // A skid buffer in front of the strip: the strip's ready (a few LUTs of its first-beat
-        // state and command) stops at the skid's flop instead of running through the fork
-        // into the forward register's 73 enables (the RX path's worst path on a seed, 5 LUTs).
-        let u_strip_skid = instance(&buf_skid, "u_strip_skid");
-        u_strip_skid.connect_in(
-            "s_axis",
-            &u_fork_out.bundle_out("m_axis_host", &dcfg.spec()),
-        );
         let u_strip = instance(&strip, "u_vlan_strip");
-        u_strip.connect_in("s_axis", &u_strip_skid.bundle_out("m_axis", &dcfg.spec()));
+        u_strip.connect_in("s_axis", &u_host_reg.bundle_out("m_axis", &dcfg.spec()));
         // The command: the strip decides on it at the first beat.
         let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
         hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.get("vlan"));

@@ -1,9 +1,9 @@
 //! `eth_tx`: the TX offload path for plain traffic, host to wire.
 //!
 //! ```text
-//! s_axis (host) -> fork -+-> eth_hdr_parse -> meta -+-> dispatch (with s_axis_cmd) -+-> tx_csum request
-//!                        |                          |                               +-> VLAN-insert command
-//!                        +-> delay FIFO -> reg -----+---------> tx_csum -> FIFO -> reg -> skid -> stream_insert (802.1Q) -> FIFO -> reg -> eth_fcs_append -> m_axis (wire)
+//! s_axis (host) -> fork -+-> eth_hdr_parse -> parse_q -------+-> dispatch (with s_axis_cmd) -+-> tx_csum request
+//!                        |                                   |                               +-> VLAN-insert command
+//!                        +-> delay FIFO -> reg -> skid ------+-> tx_csum -> FIFO -> reg -> skid -> stream_insert (802.1Q) -> FIFO -> reg -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
 //! The small LUT-RAM FIFOs after `tx_csum` and after the VLAN insert give each block a ready
@@ -15,7 +15,8 @@
 //! valid and ready from flops) sit on the parse record (`parse_q`), on both queue inputs beside
 //! the dispatch (`csum_req_in_q`, `vlan_cmd_in_q`: the two queues are far apart) and on both
 //! queue outputs (`csum_req`, `vlan_cmd`), so that no LUT-RAM read or far queue's `full` feeds
-//! decision logic in the same cycle; a forward register follows the delay FIFO's block RAMs.
+//! decision logic in the same cycle; a forward register and a skid buffer follow the delay
+//! FIFO's block RAMs.
 //! The parser reports the checksum ranges and the addresses' sum, so the dispatch only routes
 //! fields.
 //!
@@ -66,7 +67,7 @@ const OUT_Q_DEPTH: u32 = 4;
 
 /// Cycles a frame's first beat spends between `tx_csum` and the VLAN insert (the FIFO after
 /// `tx_csum` and the forward register behind it).
-const CSUM_TO_INSERT: u32 = 2;
+pub const CSUM_TO_INSERT: u32 = 2;
 
 /// TX path parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -216,7 +217,12 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // the route from the RAM column is long on its own.
         let u_delay_reg = instance(&fwd, "u_delay_reg");
         u_delay_reg.connect_in("s_axis", &u_delay.bundle_out("m_axis", &scfg.spec()));
-        u_csum.connect_in("s_axis", &u_delay_reg.bundle_out("m_axis", &scfg.spec()));
+        // And a skid buffer: tx_csum's ready (its request and room) stops at the skid's flop,
+        // not in the register's enables and the block RAMs' read enables behind them (the TX
+        // path's worst paths on a run, into the RAMs' CE pins).
+        let u_delay_skid = instance(&skid, "u_delay_skid");
+        u_delay_skid.connect_in("s_axis", &u_delay_reg.bundle_out("m_axis", &scfg.spec()));
+        u_csum.connect_in("s_axis", &u_delay_skid.bundle_out("m_axis", &scfg.spec()));
         // The request through a register slice: tx_csum starts adding on it at once.
         super::slice_into(&u_req, "m_axis", &u_csum, "s_axis_req", "csum_req");
         // Skid buffers on both sides of the VLAN insert: the ready of each block must not

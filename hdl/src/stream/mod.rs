@@ -39,7 +39,7 @@ pub use record_fifo::record_fifo;
 pub use record_reg_slice::{record_reg_slice, record_reg_slice_wide, RecordReg};
 pub use stream_delete::{stream_delete, DeleteCfg};
 pub use stream_fifo::{stream_fifo, stream_fifo_in, stream_fifo_room, FifoCfg, FifoRam};
-pub use stream_fork::stream_fork;
+pub use stream_fork::{stream_fork, stream_fork_buffered};
 pub use stream_fwd_reg::stream_fwd_reg;
 pub use stream_insert::{stream_insert, InsertCfg};
 pub use stream_skid::stream_skid;

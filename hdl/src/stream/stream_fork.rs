@@ -9,19 +9,37 @@
 //! - Ports: `s_axis_*`; `m_axis_<name>_*` for every output name given.
 //! - Latency 0 cycles; throughput 1 beat/cycle when all outputs are ready.
 //! - Cost: one flop per output and a few gates; the payload is wired, not registered.
-//! - Golden model: identity to every output; test: `testbench/tb/tests/stream_blocks.rs`.
+//! - Golden model: identity to every output; test: `testbench/tb/tests/stream_fork.rs`.
+//!
+//! [`stream_fork_buffered`] decouples the outputs instead: a small LUT-RAM FIFO per output,
+//! all written with the same beat, the input taken while none is full. Its `s_axis_tready` is
+//! an AND of the FIFOs' `full` flops, which no consumer's `tready` reaches (a consumer's ready
+//! steps only its own FIFO's read pointer), and no output's `tvalid` depends on another
+//! consumer. For consumers whose readiness is a few LUTs deep: in [`stream_fork`] that logic
+//! runs through the fork into the source's register enables. Latency 2 cycles (a LUT-RAM
+//! FIFO's write to its `tvalid`); 1 beat/cycle with `depth` 4 or more (`full` ignores the last
+//! cycle's read); a slow consumer holds the others back only once its FIFO is full. Cost: a
+//! `depth`-entry LUT-RAM FIFO per output; each output's payload is that FIFO's LUT-RAM read
+//! (put a register behind it where the consumer's first logic is deep).
 
-use super::{stream_in, stream_out, StreamCfg};
+use super::stream_fifo::stream_fifo;
+use super::{stream_in, stream_out, FifoCfg, StreamCfg};
 use nicgen_edsl::prelude::*;
 
-pub fn stream_fork(cfg: &StreamCfg, outputs: &[&str]) -> Result<Rc<ModuleDef>, ElabError> {
-    cfg.check("stream_fork")?;
+/// A fork's configuration checks, shared by both shapes.
+fn check(block: &str, cfg: &StreamCfg, outputs: &[&str]) -> Result<(), ElabError> {
+    cfg.check(block)?;
     if outputs.len() < 2 {
         return Err(ElabError::config(
-            "stream_fork",
+            block,
             "a fork needs at least two outputs",
         ));
     }
+    Ok(())
+}
+
+pub fn stream_fork(cfg: &StreamCfg, outputs: &[&str]) -> Result<Rc<ModuleDef>, ElabError> {
+    check("stream_fork", cfg, outputs)?;
     let names: Vec<String> = outputs.iter().map(|s| s.to_string()).collect();
     Module::build(
         format!("stream_fork_{}_{}", cfg.suffix(), names.join("_")),
@@ -55,6 +73,56 @@ pub fn stream_fork(cfg: &StreamCfg, outputs: &[&str]) -> Result<Rc<ModuleDef>, E
                 for ((_, dst), (_, src)) in o.payload().into_iter().zip(s.payload()) {
                     dst.set(src);
                 }
+            }
+        },
+    )
+}
+
+/// One stream to several consumers through a `depth`-entry FIFO each (see the module docs).
+pub fn stream_fork_buffered(
+    cfg: &StreamCfg,
+    outputs: &[&str],
+    depth: u32,
+) -> Result<Rc<ModuleDef>, ElabError> {
+    check("stream_fork_buffered", cfg, outputs)?;
+    if depth < 4 {
+        return Err(ElabError::config(
+            "stream_fork_buffered",
+            format!("depth {depth}: at least 4 entries keep 1 beat/cycle"),
+        ));
+    }
+    let fifo = stream_fifo(&FifoCfg::new(*cfg, depth))?;
+    let names: Vec<String> = outputs.iter().map(|s| s.to_string()).collect();
+    Module::build(
+        format!(
+            "stream_fork_buffered_{}_n{depth}_{}",
+            cfg.suffix(),
+            names.join("_")
+        ),
+        move || {
+            doc(&format!(
+                "Stream fork to {} through a {depth}-entry FIFO each: every output sees every beat once.",
+                names.join(", ")
+            ));
+            let s = stream_in("s_axis", cfg);
+            let fifos: Vec<Inst> = names
+                .iter()
+                .map(|n| instance(&fifo, &format!("u_q_{n}")))
+                .collect();
+            let all = fifos
+                .iter()
+                .map(|q| q.get("s_axis_tready"))
+                .reduce(|a, b| a & b)
+                .expect("at least two outputs")
+                .named("all_room");
+            s.ready().set(all);
+            for (q, n) in fifos.iter().zip(&names) {
+                for (f, sig) in s.payload() {
+                    q.set(&format!("s_axis_{f}"), sig);
+                }
+                q.set("s_axis_tvalid", s.valid() & all);
+                let o = stream_out(&format!("m_axis_{n}"), cfg);
+                connect(&o.0, &q.bundle_out("m_axis", &cfg.spec()));
             }
         },
     )
