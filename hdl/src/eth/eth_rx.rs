@@ -1,12 +1,12 @@
 //! `eth_rx`: the RX offload path for plain traffic, wire to host.
 //!
 //! ```text
-//!                                     +-> FIFO -> eth_hdr_parse =+= pend view --> slice -----------------------+
-//!                                     |                          += csum view --> slice -> rx_csum request     |
-//! s_axis (wire, FCS) -> eth_fcs_check +                          += strip view -> slice -> VLAN-strip command  +-> m_axis_meta
-//!                                     |                          += rss view ---> slice -> rss_toeplitz -------+   (RX_META, one
-//!                                     +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)           |    per frame)
-//!                                             -> reg -> buffered fork -+-> reg -> rx_csum ---------------------+
+//!                                     +-> FIFO -> reg -> eth_hdr_parse =+= pend view --> slice -----------------------+
+//!                                     |                                 += csum view --> slice -> rx_csum request     |
+//! s_axis (wire, FCS) -> eth_fcs_check +                                 += strip view -> slice -> VLAN-strip command  +-> m_axis_meta
+//!                                     |                                 += rss view ---> slice -> rss_toeplitz -------+   (RX_META, one
+//!                                     +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)                  |    per frame)
+//!                                             -> reg -> buffered fork -+-> reg -> rx_csum ----------------------------+
 //!                                                                      +-> reg -> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
 //!
@@ -22,7 +22,8 @@
 //! - The FCS check never stalls: its beats go into two 16-beat LUT-RAM FIFOs (parser, frame
 //!   buffer), and the input is taken while both have room for every beat inside the check
 //!   (their `s_axis_room` flops, [`stream_fifo_room`]), so each reader's ready reaches only
-//!   its own FIFO's read pointer.
+//!   its own FIFO's read pointer; a forward register follows each FIFO, so that the parser's
+//!   and the buffer's input logic starts at flops.
 //! - The parser gives each consumer its own record stream ([`RX_VIEWS`]: the record assembly,
 //!   the checksum unit, the VLAN strip, RSS), with stores, pointers and a valid of its own;
 //!   there is no dispatch. Each stream goes through a register slice, so that its LUT-RAM read
@@ -305,9 +306,14 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             q.unused("s_axis_tready");
         }
 
-        // Parse side: the parser's capture takes the FIFO's LUT-RAM read into byte registers.
+        // Parse side: a forward register between the FIFO and the parser, so that the parser's
+        // input logic (its frame count on `tlast`, its capture) starts at flops: from the
+        // FIFO's LUT-RAM read, `tlast` ran 4 ns of routing into the parser's ready and its
+        // views' in-flight counters (the RX path's worst paths on a run).
+        let u_parse_reg = instance(&fcs_reg, "u_parse_reg");
+        u_parse_reg.connect_in("s_axis", &u_parse_q.bundle_out("m_axis", &ucfg.spec()));
         let u_parse = instance(&parse, "u_parse");
-        u_parse.connect_in("s_axis", &u_parse_q.bundle_out("m_axis", &ucfg.spec()));
+        u_parse.connect_in("s_axis", &u_parse_reg.bundle_out("m_axis", &ucfg.spec()));
 
         // Data side: the frame buffer drops what the MAC check marked bad. A forward register
         // in front of it: its write logic (the frame-size check, `tlast`, `tuser`) starts at

