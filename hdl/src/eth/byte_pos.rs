@@ -39,6 +39,31 @@ pub fn ge_mask(pos: Sig, bound: Sig, bytes: u32) -> Sig {
 /// before the data path. Cost: a counter of `17 - log2(W)` bits, two flags and `2 W` bits
 /// (thermometer, mask) per bound.
 pub fn ge_mask_tracked(bound: Sig, take: Sig, beat: Sig, bytes: u32, name: &str) -> Sig {
+    ge_mask_tracked_with(bound, ge_bound_flags(bound, bytes), take, beat, bytes, name)
+}
+
+/// The two compares [`ge_mask_tracked`] makes on a bound as it loads, `{beat index == 1, beat
+/// index == 0}` (2 bits): a caller whose bound comes from a register can compute them where the
+/// bound is made and register them beside it ([`ge_mask_tracked_with`]), so that the tracker's
+/// load logic starts at flops instead of a 13-bit compare.
+pub fn ge_bound_flags(bound: Sig, bytes: u32) -> Sig {
+    let beat = if bytes == 1 {
+        bound
+    } else {
+        bound.slice(15, clog2(bytes as u64))
+    };
+    cat(&[beat.eq(1u32), beat.eq(0u32)])
+}
+
+/// [`ge_mask_tracked`] with the bound's [`ge_bound_flags`] given (computed ahead).
+pub fn ge_mask_tracked_with(
+    bound: Sig,
+    flags: Sig,
+    take: Sig,
+    beat: Sig,
+    bytes: u32,
+    name: &str,
+) -> Sig {
     let lw = clog2(bytes as u64);
     let (bound_beat, therm_new) = if bytes == 1 {
         (bound, lit(1, 1u32))
@@ -54,11 +79,12 @@ pub fn ge_mask_tracked(bound: Sig, take: Sig, beat: Sig, bytes: u32, name: &str)
     // `c == 1` and `c == 0`, kept in registers beside `c` (compared a beat ahead).
     let is1 = reg_init(1, 0u32).named(&format!("{name}_at1"));
     let is0 = reg_init(1, 0u32).named(&format!("{name}_at0"));
-    is1.set(mux(take, first.eq(1u32), mux(beat, c.eq(2u32), is1)));
-    is0.set(mux(take, first.eq(0u32), mux(beat, is1, is0)));
+    let (first_is1, first_is0) = (flags.bit(1), flags.bit(0));
+    is1.set(mux(take, first_is1, mux(beat, c.eq(2u32), is1)));
+    is0.set(mux(take, first_is0, mux(beat, is1, is0)));
     let here = reg_init(1, 0u32).named(&format!("{name}_here"));
     let behind = reg_init(1, 0u32).named(&format!("{name}_behind"));
-    let here_n = mux(take, first.eq(0u32), mux(beat, is1, here));
+    let here_n = mux(take, first_is0, mux(beat, is1, here));
     let behind_n = mux(take, lit(1, 0u32), mux(beat, c.msb() | is0, behind));
     here.set(here_n);
     behind.set(behind_n);

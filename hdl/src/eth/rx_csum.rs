@@ -14,7 +14,7 @@
 //! pseudo-header sum (addresses, protocol, `l4_len`) computed when the request is taken. A UDP
 //! datagram over IPv4 whose checksum field is 0 carries no checksum and passes (`l4_ok`), as mlx5
 //! reports it and Linux counts it (CHECKSUM_UNNECESSARY covers it); the field is picked from the
-//! stream at `l4_off + 6`.
+//! stream at `l4_off + 6`, a stage behind the sums (its offsets are added to a register).
 //!
 //! Timing structure (the 64-bit preset targets 156.25 MHz on ECP5, where a net costs about as
 //! much as a LUT, so every register-to-register path is kept to a few levels):
@@ -154,7 +154,6 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let last = stage(s.last(), adv).named("last_a");
         let beat_a = stage_init(beat, adv).named("beat_a");
         let take_a = stage_init(take, adv).named("take_a");
-        let frame_end_a = (beat_a & last).named("frame_end_a");
         let req = |f: &str| stage(rq.get(f), adv).named(&format!("{f}_a"));
         // Per frame, from its request until the sums are done with it.
         let held = |x: Sig, name: &str| {
@@ -176,36 +175,52 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_pseudo.unused("s_axis_tready");
 
         // Byte masks of the beat in stage A, one per bound (see `ge_mask_tracked`): the IP
-        // header `[l3_off, l4_off)`, the datagram `[l3_off, end)`, and the UDP checksum field's
-        // bytes `l4_off + 6` and `+ 7`.
-        let ge = |bound: Sig, name: &str| ge_mask_tracked(bound, take_a, beat_a, bytes, name);
+        // header `[l3_off, l4_off)` and the datagram `[l3_off, end)`.
+        // The trackers load on a copy of `take_a` of their own (its complement, so that
+        // synthesis keeps both): `take_a` alone drove 186 loads, the trackers' among them.
+        let take_a_n = reg_init(1, 1u32).named("take_a_n");
+        take_a_n.set(!take);
+        let take_t = !take_a_n;
+        let ge = |bound: Sig, name: &str| ge_mask_tracked(bound, take_t, beat_a, bytes, name);
         let ge_l3 = ge(req("l3_off"), "ge_l3");
-        let ge_l4 = ge(req("l4_off"), "ge_l4");
+        let l4_off_a = req("l4_off");
+        let ge_l4 = ge(l4_off_a, "ge_l4");
         let ge_end = ge(req("end"), "ge_end");
-        let udp_at = |k: u32| stage(rq.get("l4_off") + k, adv).named(&format!("udp{k}_a"));
-        let ge_udp = [
-            ge(udp_at(6), "ge_udp6"),
-            ge(udp_at(7), "ge_udp7"),
-            ge(udp_at(8), "ge_udp8"),
-        ];
         let hdr_mask = (kept & ge_l3 & !ge_l4).named("hdr_mask");
         let ip_mask = (kept & ge_l3 & !ge_end).named("ip_mask");
 
-        // UDP checksum field (bytes l4_off+6, +7) as it passes: is each byte zero?
-        // (Decoded before stage A, so that stage A holds one bit per byte for it.)
+        // UDP checksum field (bytes l4_off+6, +7) as it passes: is each byte zero? One stage
+        // later than the sums (stage B), so that the field's offsets are added to the stage-A
+        // register of `l4_off`, not to the request queue's LUT-RAM read (a read pointer with a
+        // fanout of 92 and a carry chain, the RX path's worst paths on a run), and its trackers
+        // load on a copy of the take of their own. The byte compares to zero are made before
+        // stage A, so each stage holds one bit per byte for them.
         let byte_zero: Vec<Sig> = (0..bytes)
             .rev()
             .map(|b| s.data().slice(8 * b + 7, 8 * b).eq(0u32))
             .collect();
-        let byte_zero = stage(cat(&byte_zero), adv).named("byte_zero_a");
+        let byte_zero_a = stage(cat(&byte_zero), adv).named("byte_zero_a");
+        let byte_zero_b = stage(byte_zero_a, adv).named("byte_zero_b");
+        let take_b = stage_init(take_a, adv).named("take_b");
+        let beat_b = stage_init(beat_a, adv).named("beat_b");
+        let last_b = stage(last, adv).named("last_b");
+        let kept_b = stage(kept, adv).named("keep_b");
+        let frame_end_b = (beat_b & last_b).named("frame_end_b");
+        let udp_at = |k: u32| stage(l4_off_a + k, adv).named(&format!("udp{k}_b"));
+        let ge_b = |bound: Sig, name: &str| ge_mask_tracked(bound, take_b, beat_b, bytes, name);
+        let ge_udp = [
+            ge_b(udp_at(6), "ge_udp6"),
+            ge_b(udp_at(7), "ge_udp7"),
+            ge_b(udp_at(8), "ge_udp8"),
+        ];
         let mut zero_next = Vec::new();
         for k in 0..2usize {
-            let here = (ge_udp[k] & !ge_udp[k + 1] & kept).named(&format!("udp_ck{k}_here"));
+            let here = (ge_udp[k] & !ge_udp[k + 1] & kept_b).named(&format!("udp_ck{k}_here"));
             let hit = here.or_reduce();
-            let zero = (here & byte_zero).or_reduce();
+            let zero = (here & byte_zero_b).or_reduce();
             let z = reg(1).named(&format!("udp_ck{k}_zero"));
-            let next = mux(beat_a & hit, zero, z);
-            z.set(mux(frame_end_a, 0u32, next));
+            let next = mux(beat_b & hit, zero, z);
+            z.set(mux(frame_end_b, 0u32, next));
             zero_next.push(next);
         }
 
@@ -224,10 +239,13 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let mut side = cat(&[l3_t, l4_t]);
         let mut zero_hi = zero_next[0];
         let mut zero_lo = zero_next[1];
-        for _ in 0..hdr.latency {
+        for i in 0..hdr.latency {
             side = stage(side, adv);
-            zero_hi = stage(zero_hi, adv);
-            zero_lo = stage(zero_lo, adv);
+            // The UDP field's flags are a stage behind the sums already.
+            if i > 0 {
+                zero_hi = stage(zero_hi, adv);
+                zero_lo = stage(zero_lo, adv);
+            }
         }
         let (l3, l4) = (side.slice(3, 2), side.slice(1, 0));
         let udp_no_csum = (l3.eq(1u32) & l4.eq(2u32) & zero_hi & zero_lo).named("udp_no_csum");

@@ -35,8 +35,9 @@
 //!   accepted beat and request; every byte mask, on both sides, is tracked from beat to beat
 //!   ([`super::byte_pos::ge_mask_tracked`]) rather than compared with a byte offset, and stage
 //!   B registers the beat with its two masks (each an AND of up to nine flops) before the
-//!   first adder; the pseudo-header sum is pipelined from the taken request and queued, and
-//!   joined in order with the frame's queued sums; the L4 checksum takes a carry-save layer and
+//!   first adder; the pseudo-header sum is two stages from the request's `ip_sum` (the
+//!   parser's sum of the addresses, [`crate::csum::pseudo::pseudo_from_address_sum`]) and
+//!   queued, and joined in order with the frame's queued sums; the L4 checksum takes a carry-save layer and
 //!   two single-chain stages, and is queued folded but not complemented (the output side
 //!   complements it and applies the UDP 0 -> 0xFFFF rule, so no compare sits in front of the
 //!   queue's LUT RAM); the frame buffer's output goes through a register slice (`frame_reg`:
@@ -66,7 +67,7 @@
 //! - Golden model: `nicgen_model::tx` (checksum insertion on bytes); test:
 //!   `testbench/tb/tests/tx_csum.rs`.
 
-use super::byte_pos::ge_mask_tracked;
+use super::byte_pos::{ge_bound_flags, ge_mask_tracked, ge_mask_tracked_with};
 use crate::csum::frame_sum::{
     frame_sum, latency as sum_latency, stage, stage_init, Reserve, SumIn,
 };
@@ -107,10 +108,13 @@ const TX_CSUM_RES: RecordLayout = RecordLayout {
         // The fields' first bytes: l3_pos, l4_pos (the output side derives the next two bytes'
         // masks from the first's by shifting).
         ("pos", 32),
+        // Each position's `ge_bound_flags` (l3 then l4), made here so that the output side's
+        // trackers load from flops, not through a compare of the queue's output.
+        ("pos_flags", 4),
         ("do_l3", 1),
         ("do_l4", 1),
         ("udp", 1),
-        ("pad", 13),
+        ("pad", 9),
     ],
 };
 
@@ -359,10 +363,17 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ("l3_ck", f_l3_ck),
             ("l4_sum", f_sum),
             ("pos", f_side.slice(31, 0)),
+            (
+                "pos_flags",
+                cat(&[
+                    ge_bound_flags(f_side.slice(31, 16), bytes),
+                    ge_bound_flags(f_side.slice(15, 0), bytes),
+                ]),
+            ),
             ("do_l3", f_side.bit(34)),
             ("do_l4", f_side.bit(33)),
             ("udp", f_side.bit(32)),
-            ("pad", lit(13, 0u32)),
+            ("pad", lit(9, 0u32)),
         ]);
         u_res.set("s_axis_tdata", res);
         u_res.set(
@@ -444,7 +455,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let pos = rr.get("pos");
         let ge_out = |k: u32, name: &str| {
             let bound = pos.slice(31 - 16 * k, 16 - 16 * k);
-            let ge0 = ge_mask_tracked(bound, pop, out_beat, bytes, name);
+            let flags = rr.get("pos_flags").slice(3 - 2 * k, 2 - 2 * k);
+            let ge0 = ge_mask_tracked_with(bound, flags, pop, out_beat, bytes, name);
             let prev = reg_init(2, 0u32).named(&format!("{name}_prev"));
             // Bit j: the byte at this beat's offset - 2 + j.
             let ext = cat(&[ge0, prev]);
