@@ -97,7 +97,7 @@
 //!   16 bits per frame instead of 256. *Output*: three LUTRAMs indexed in frame order (the
 //!   wide fields written in stage 4, `ip_sum` in stage 8, the rest at the end), read
 //!   asynchronously, each split into parts of at most 80 bits with their own write
-//!   and read pointers (`meta_rd_p<k>` reset to `k`, so that synthesis keeps the copies: a
+//!   and read pointers (`<store>_rd_p<k>` reset to `k`, so that synthesis keeps the copies: a
 //!   single read pointer drove every cell of the stores), with a count of the records stored
 //!   and `m_axis_meta_tvalid` as flops; a credit counter (frames closed − records taken,
 //!   stepped by one from sums of the register) drops `s_axis_tready` when `fifo_depth` records are pending.
