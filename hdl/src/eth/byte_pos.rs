@@ -1,8 +1,10 @@
 //! Byte-position masks: which bytes of a beat lie at or after a frame offset.
 //!
 //! [`ge_mask`] is the definition (a compare against the beat's offset); the checksum units use
-//! [`ge_mask_tracked`], which gives the same mask from registers (see there), and the test
-//! `testbench/tb/tests/byte_pos.rs` holds the two side by side over random bounds and beats.
+//! [`ge_mask_tracked`], which gives the same mask from registers (see there), and
+//! [`eq_mask_tracked_with`], the one-hot of the byte at the bound, from registers too; the test
+//! `testbench/tb/tests/byte_pos.rs` holds each beside its definition over random bounds and
+//! beats.
 //!
 //! A beat starting at frame offset `pos` (a multiple of the bus width W) covers `pos..pos+W`.
 //! Instead of a comparator per byte, a bound splits into its beat index (one compare) and its
@@ -64,13 +66,71 @@ pub fn ge_mask_tracked_with(
     bytes: u32,
     name: &str,
 ) -> Sig {
-    let lw = clog2(bytes as u64);
-    let (bound_beat, therm_new) = if bytes == 1 {
-        (bound, lit(1, 1u32))
+    let t = track(bound, flags, take, beat, bytes, name);
+    let therm_new = if bytes == 1 {
+        lit(1, 1u32)
     } else {
-        let byte = bound.slice(lw - 1, 0);
-        let bits: Vec<Sig> = (0..bytes).rev().map(|i| byte.le(i as u64)).collect();
-        (bound.slice(15, lw), cat(&bits))
+        let bits: Vec<Sig> = (0..bytes).rev().map(|i| t.byte.le(i as u64)).collect();
+        cat(&bits)
+    };
+    let therm = reg(bytes).enable(take).named(&format!("{name}_therm"));
+    therm.set(therm_new);
+    let therm_n = mux(take, therm_new, therm);
+    let mask = reg(bytes).named(name);
+    mask.set(t.behind_n.repl(bytes) | (t.here_n.repl(bytes) & therm_n));
+    mask
+}
+
+/// The byte of the beat being presented whose frame offset is exactly `bound`, as a one-hot
+/// register (all zero when the bound is in another beat, or when `enable`, sampled with
+/// `take`, was 0): `ge(bound) & !ge(bound + 1)` without the AND, so that a consumer that puts
+/// a field at the bound starts its select at a flop. Same tracking as [`ge_mask_tracked`]
+/// (flags from [`ge_bound_flags`]); cost: the counter, two flags and `2 W` bits.
+pub fn eq_mask_tracked_with(
+    bound: Sig,
+    flags: Sig,
+    enable: Sig,
+    take: Sig,
+    beat: Sig,
+    bytes: u32,
+    name: &str,
+) -> Sig {
+    let t = track(bound, flags, take, beat, bytes, name);
+    let onehot_new = if bytes == 1 {
+        enable
+    } else {
+        let bits: Vec<Sig> = (0..bytes)
+            .rev()
+            .map(|i| t.byte.eq(i as u64) & enable)
+            .collect();
+        cat(&bits)
+    };
+    let onehot = reg(bytes).enable(take).named(&format!("{name}_onehot"));
+    onehot.set(onehot_new);
+    let onehot_n = mux(take, onehot_new, onehot);
+    let mask = reg(bytes).named(name);
+    mask.set(t.here_n.repl(bytes) & onehot_n);
+    mask
+}
+
+/// Where a tracked bound is relative to the beat presented next cycle.
+struct Tracked {
+    /// The bound's byte-in-beat index (`log2(W)` bits; a 1-bit zero on a one-byte bus).
+    byte: Sig,
+    /// Next cycle's beat holds the bound.
+    here_n: Sig,
+    /// Next cycle's beat is wholly after the bound.
+    behind_n: Sig,
+}
+
+/// The beat counter of the trackers: a signed counter holds the bound's beat index minus the
+/// current beat's, and "here" / "behind" are registered from its value one beat ahead.
+fn track(bound: Sig, flags: Sig, take: Sig, beat: Sig, bytes: u32, name: &str) -> Tracked {
+    let lw = clog2(bytes as u64);
+    let (bound_beat, byte) = if bytes == 1 {
+        (bound, lit(1, 0u32))
+    } else {
+        (bound.slice(15, lw), bound.slice(lw - 1, 0))
     };
     let cw = bound_beat.width() + 1;
     let first = bound_beat.zext(cw);
@@ -88,10 +148,9 @@ pub fn ge_mask_tracked_with(
     let behind_n = mux(take, lit(1, 0u32), mux(beat, c.msb() | is0, behind));
     here.set(here_n);
     behind.set(behind_n);
-    let therm = reg(bytes).enable(take).named(&format!("{name}_therm"));
-    therm.set(therm_new);
-    let therm_n = mux(take, therm_new, therm);
-    let mask = reg(bytes).named(name);
-    mask.set(behind_n.repl(bytes) | (here_n.repl(bytes) & therm_n));
-    mask
+    Tracked {
+        byte,
+        here_n,
+        behind_n,
+    }
 }

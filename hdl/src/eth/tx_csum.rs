@@ -62,12 +62,12 @@
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM) and its output
 //!   register, a request skid register (the request's width), a 16-entry result
 //!   queue, two frame sums, 9 mask trackers (7 on the input side; on the output side one per
-//!   field, whose mask, shifted by one and two bytes, gives the field's second byte and end);
+//!   field, a one-hot of the field's first byte, whose shift by a byte gives its second);
 //!   LUT/FF/Fmax per preset in `results/AREA.md` (`cargo xtask bench-area`).
 //! - Golden model: `nicgen_model::tx` (checksum insertion on bytes); test:
 //!   `testbench/tb/tests/tx_csum.rs`.
 
-use super::byte_pos::{ge_bound_flags, ge_mask_tracked, ge_mask_tracked_with};
+use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked};
 use crate::csum::frame_sum::{
     frame_sum, latency as sum_latency, stage, stage_init, Reserve, SumIn,
 };
@@ -442,37 +442,31 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             !l4_sum,
         );
         let o_l4ck = cur(l4_ck, "l4_ck");
-        let (o_l3ck, o_do_l3, o_do_l4) = (
-            cur(rr.get("l3_ck"), "l3_ck"),
-            cur(rr.get("do_l3"), "do_l3"),
-            cur(rr.get("do_l4"), "do_l4"),
-        );
-        // Where the fields go in the beat leaving now: the mask of bytes at or after each
-        // field's first byte, tracked from beat to beat; the masks for the next two bytes are
-        // that mask shifted by one and two bytes, the bytes shifted in being the last two of
-        // the frame's previous beat (`_prev`, cleared as a frame starts). One tracker per
-        // field, so that `pop` and `out_beat` drive two trackers, not six.
+        let o_l3ck = cur(rr.get("l3_ck"), "l3_ck");
+        // Where the fields go in the beat leaving now: for each field, the one-hot register of
+        // the byte at its first offset, tracked from beat to beat and loaded empty when the
+        // field is not to be written (`do_l3` / `do_l4`), so that the byte select starts at
+        // flops (an AND of two masks and the flag, fanning out to every byte, was the path to
+        // the output queue's RAM on the whole TX path). The field's second byte is that mask
+        // shifted by one byte, the byte shifted in being the last of the frame's previous beat
+        // (`_prev`, cleared as a frame starts). One tracker per field, so that `pop` and
+        // `out_beat` drive two trackers, not four.
         let pos = rr.get("pos");
-        let ge_out = |k: u32, name: &str| {
+        let put_at = |k: u32, enable: Sig, name: &str| {
             let bound = pos.slice(31 - 16 * k, 16 - 16 * k);
             let flags = rr.get("pos_flags").slice(3 - 2 * k, 2 - 2 * k);
-            let ge0 = ge_mask_tracked_with(bound, flags, pop, out_beat, bytes, name);
-            let prev = reg_init(2, 0u32).named(&format!("{name}_prev"));
-            // Bit j: the byte at this beat's offset - 2 + j.
-            let ext = cat(&[ge0, prev]);
-            prev.set(mux(
-                pop,
-                lit(2, 0u32),
-                mux(out_beat, ext.slice(bytes + 1, bytes), prev),
-            ));
-            (ge0, ext.slice(bytes, 1), ext.slice(bytes - 1, 0))
+            let hi = eq_mask_tracked_with(bound, flags, enable, pop, out_beat, bytes, name);
+            let prev = reg_init(1, 0u32).named(&format!("{name}_prev"));
+            prev.set(mux(pop, lit(1, 0u32), mux(out_beat, hi.msb(), prev)));
+            let lo = if bytes == 1 {
+                prev
+            } else {
+                cat(&[hi.slice(bytes - 2, 0), prev])
+            };
+            (hi, lo)
         };
-        let (l3_0, l3_1, l3_2) = ge_out(0, "out_l3");
-        let (l4_0, l4_1, l4_2) = ge_out(1, "out_l4");
-        let put_l3_hi = l3_0 & !l3_1 & o_do_l3.repl(bytes);
-        let put_l3_lo = l3_1 & !l3_2 & o_do_l3.repl(bytes);
-        let put_l4_hi = l4_0 & !l4_1 & o_do_l4.repl(bytes);
-        let put_l4_lo = l4_1 & !l4_2 & o_do_l4.repl(bytes);
+        let (put_l3_hi, put_l3_lo) = put_at(0, rr.get("do_l3"), "out_l3");
+        let (put_l4_hi, put_l4_lo) = put_at(1, rr.get("do_l4"), "out_l4");
         let out_bytes: Vec<Sig> = (0..bytes)
             .rev()
             .map(|i| {

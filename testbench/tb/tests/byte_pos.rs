@@ -2,12 +2,14 @@
 //! module holds both side by side (the reference keeps the offset and the bound in registers
 //! and compares), and random sequences of `take` (a new bound; the next beat is the frame's
 //! first) and `beat` (move on a beat), in any combination, must give the same byte mask at
-//! every cycle after the first `take`, at 8, 64 and 512 bits.
+//! every cycle after the first `take`, at 8, 64 and 512 bits. `eq_mask_tracked_with` likewise
+//! against a per-byte equality with the registered offset, gated by the enable taken with the
+//! bound.
 
 mod blocks;
 use blocks::*;
 use nicgen_edsl::prelude::*;
-use nicgen_hdl::eth::byte_pos::{ge_mask, ge_mask_tracked};
+use nicgen_hdl::eth::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask, ge_mask_tracked};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 fn pair(bits: u32) -> Rc<ModuleDef> {
@@ -23,6 +25,19 @@ fn pair(bits: u32) -> Rc<ModuleDef> {
         held.set(bound);
         output("want", ge_mask(pos, held, bytes));
         output("got", ge_mask_tracked(bound, take, beat, bytes, "tracked"));
+        let enable = input("enable", 1);
+        let en_q = reg(1).enable(take).named("enable_q");
+        en_q.set(enable);
+        let at: Vec<Sig> = (0..bytes)
+            .rev()
+            .map(|i| (pos.zext(17) + i as u64).eq(held.zext(17)) & en_q)
+            .collect();
+        output("want_eq", cat(&at));
+        let flags = ge_bound_flags(bound, bytes);
+        output(
+            "got_eq",
+            eq_mask_tracked_with(bound, flags, enable, take, beat, bytes, "tracked_eq"),
+        );
     })
     .unwrap()
 }
@@ -42,6 +57,12 @@ fn tracked_mask_equals_the_compared_mask() {
             sim.port("want").unwrap(),
             sim.port("got").unwrap(),
         );
+        let (pen, pwe, pge) = (
+            sim.port("enable").unwrap(),
+            sim.port("want_eq").unwrap(),
+            sim.port("got_eq").unwrap(),
+        );
+        let mut hits = 0u32;
         let mut rng = StdRng::seed_from_u64(bits as u64);
         let mut started = false;
         let mut checked = 0u32;
@@ -58,6 +79,7 @@ fn tracked_mask_equals_the_compared_mask() {
             sim.set(pb, bound);
             sim.set_bool(pt, take);
             sim.set_bool(pe, beat);
+            sim.set_bool(pen, rng.gen_bool(0.8));
             sim.eval();
             if started {
                 let (want, got) = (sim.get_big(pw), sim.get_big(pg));
@@ -65,6 +87,12 @@ fn tracked_mask_equals_the_compared_mask() {
                     got, want,
                     "{bits} bits, cycle {cycle}: tracked {got:x}, compared {want:x}"
                 );
+                let (want, got) = (sim.get_big(pwe), sim.get_big(pge));
+                assert_eq!(
+                    got, want,
+                    "{bits} bits, cycle {cycle}: tracked eq {got:x}, compared eq {want:x}"
+                );
+                hits += u32::from(want != 0u32.into());
                 checked += 1;
             }
             sim.cycle();
@@ -73,6 +101,10 @@ fn tracked_mask_equals_the_compared_mask() {
         assert!(
             checked > 10_000,
             "{bits} bits: only {checked} cycles checked"
+        );
+        assert!(
+            hits > 100,
+            "{bits} bits: the bound's byte was seen in only {hits} beats"
         );
     }
 }
