@@ -66,19 +66,13 @@ pub fn ge_mask_tracked_with(
     bytes: u32,
     name: &str,
 ) -> Sig {
-    let t = track(bound, flags, take, beat, bytes, name);
-    let therm_new = if bytes == 1 {
-        lit(1, 1u32)
-    } else {
-        let bits: Vec<Sig> = (0..bytes).rev().map(|i| t.byte.le(i as u64)).collect();
-        cat(&bits)
+    let therm = per_byte(bound, bytes, |byte, i| byte.le(i as u64));
+    let p = Pattern {
+        new: therm,
+        behind_too: true,
+        suffix: "therm",
     };
-    let therm = reg(bytes).enable(take).named(&format!("{name}_therm"));
-    therm.set(therm_new);
-    let therm_n = mux(take, therm_new, therm);
-    let mask = reg(bytes).named(name);
-    mask.set(t.behind_n.repl(bytes) | (t.here_n.repl(bytes) & therm_n));
-    mask
+    track(bound, flags, p, take, beat, bytes, name)
 }
 
 /// The byte of the beat being presented whose frame offset is exactly `bound`, as a one-hot
@@ -95,42 +89,43 @@ pub fn eq_mask_tracked_with(
     bytes: u32,
     name: &str,
 ) -> Sig {
-    let t = track(bound, flags, take, beat, bytes, name);
-    let onehot_new = if bytes == 1 {
-        enable
-    } else {
-        let bits: Vec<Sig> = (0..bytes)
-            .rev()
-            .map(|i| t.byte.eq(i as u64) & enable)
-            .collect();
-        cat(&bits)
+    let onehot = per_byte(bound, bytes, |byte, i| byte.eq(i as u64)) & enable.repl(bytes);
+    let p = Pattern {
+        new: onehot,
+        behind_too: false,
+        suffix: "onehot",
     };
-    let onehot = reg(bytes).enable(take).named(&format!("{name}_onehot"));
-    onehot.set(onehot_new);
-    let onehot_n = mux(take, onehot_new, onehot);
-    let mask = reg(bytes).named(name);
-    mask.set(t.here_n.repl(bytes) & onehot_n);
-    mask
+    track(bound, flags, p, take, beat, bytes, name)
 }
 
-/// Where a tracked bound is relative to the beat presented next cycle.
-struct Tracked {
-    /// The bound's byte-in-beat index (`log2(W)` bits; a 1-bit zero on a one-byte bus).
-    byte: Sig,
-    /// Next cycle's beat holds the bound.
-    here_n: Sig,
-    /// Next cycle's beat is wholly after the bound.
-    behind_n: Sig,
+/// `f(byte-in-beat index of bound, i)` for each byte `i` of the beat (bit `i`); 1 on a one-byte
+/// bus.
+fn per_byte(bound: Sig, bytes: u32, f: impl Fn(Sig, u32) -> Sig) -> Sig {
+    if bytes == 1 {
+        return lit(1, 1u32);
+    }
+    let byte = bound.slice(clog2(bytes as u64) - 1, 0);
+    let bits: Vec<Sig> = (0..bytes).rev().map(|i| f(byte, i)).collect();
+    cat(&bits)
 }
 
-/// The beat counter of the trackers: a signed counter holds the bound's beat index minus the
-/// current beat's, and "here" / "behind" are registered from its value one beat ahead.
-fn track(bound: Sig, flags: Sig, take: Sig, beat: Sig, bytes: u32, name: &str) -> Tracked {
-    let lw = clog2(bytes as u64);
-    let (bound_beat, byte) = if bytes == 1 {
-        (bound, lit(1, 0u32))
+/// The bytes a tracked mask shows in the bound's own beat, registered as a bound loads.
+struct Pattern {
+    new: Sig,
+    /// Whether beats wholly after the bound's show every byte (`ge`) or none (`eq`).
+    behind_too: bool,
+    /// Name of the pattern's register after the tracker's.
+    suffix: &'static str,
+}
+
+/// The tracker: a signed counter holds the bound's beat index minus the current beat's;
+/// "here" and "behind" are registered from its value one beat ahead, and the mask register
+/// from their next values and the pattern's.
+fn track(bound: Sig, flags: Sig, p: Pattern, take: Sig, beat: Sig, bytes: u32, name: &str) -> Sig {
+    let bound_beat = if bytes == 1 {
+        bound
     } else {
-        (bound.slice(15, lw), bound.slice(lw - 1, 0))
+        bound.slice(15, clog2(bytes as u64))
     };
     let cw = bound_beat.width() + 1;
     let first = bound_beat.zext(cw);
@@ -143,14 +138,21 @@ fn track(bound: Sig, flags: Sig, take: Sig, beat: Sig, bytes: u32, name: &str) -
     is1.set(mux(take, first_is1, mux(beat, c.eq(2u32), is1)));
     is0.set(mux(take, first_is0, mux(beat, is1, is0)));
     let here = reg_init(1, 0u32).named(&format!("{name}_here"));
-    let behind = reg_init(1, 0u32).named(&format!("{name}_behind"));
     let here_n = mux(take, first_is0, mux(beat, is1, here));
-    let behind_n = mux(take, lit(1, 0u32), mux(beat, c.msb() | is0, behind));
     here.set(here_n);
-    behind.set(behind_n);
-    Tracked {
-        byte,
-        here_n,
-        behind_n,
+    let pat = reg(bytes)
+        .enable(take)
+        .named(&format!("{name}_{}", p.suffix));
+    pat.set(p.new);
+    let pat_n = mux(take, p.new, pat);
+    let mut mask_n = here_n.repl(bytes) & pat_n;
+    if p.behind_too {
+        let behind = reg_init(1, 0u32).named(&format!("{name}_behind"));
+        let behind_n = mux(take, lit(1, 0u32), mux(beat, c.msb() | is0, behind));
+        behind.set(behind_n);
+        mask_n = behind_n.repl(bytes) | mask_n;
     }
+    let mask = reg(bytes).named(name);
+    mask.set(mask_n);
+    mask
 }
