@@ -29,6 +29,9 @@
 //!   the reads made since (`>= 1 + took + take`): no subtractor in front of `avail`.
 //! - the oversize check is the top bit of a per-frame beat counter that starts at 1 (`frame_cnt`
 //!   reaches `depth` on the frame's `depth`-th beat), not `wr_ptr - wr_commit == depth - 1`.
+//! - the RAM is written whenever the FIFO is not full (slot `wr_ptr` holds nothing readable
+//!   then, and only a real write moves the pointer), so its write enables are `!full` and the
+//!   bank's pointer bits, never the writer's `tvalid`.
 //!
 //! - API: [`stream_fifo`]`(&cfg)` builds the LUT-RAM FIFO, [`stream_fifo_in`]`(&cfg, ram)` either
 //!   kind (module name suffix `_bram` for block RAM).
@@ -305,11 +308,18 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
             write.set(s.valid() & !full);
             wr_ptr.set_if(write, wr_ptr + 1u32);
         }
+        // The RAM is written whenever it is not full, valid or not (as in `record_fifo`): while
+        // not full, slot `wr_ptr` holds nothing readable (not yet published, in frame mode)
+        // and only `write` moves the pointer, so a word written without it is overwritten
+        // before it can be read. So the RAMs' write enables start at the `full` flop (and the
+        // bank's pointer bits), not at the writer's valid: in `tx_csum`, whose input takes a
+        // beat only while its result queue has room, that valid ran 3 LUTs into the frame
+        // buffer's block-RAM write enables (the TX path's last path missing 156.25 MHz).
         for (k, mem) in mems.iter().enumerate() {
             let en = if banks == 1 {
-                write
+                !full
             } else {
-                (write & wr_ptr.slice(aw - 1, baw).eq(k as u64)).named(&format!("write{k}"))
+                (!full & wr_ptr.slice(aw - 1, baw).eq(k as u64)).named(&format!("write{k}"))
             };
             mem.write(en, wr_ptr.trunc(baw), word);
         }
