@@ -67,7 +67,8 @@
 //! is never used: the longest input (288 bits) reaches key bits 0..318.
 //!
 //! ## Internals
-//! - **A** (input register): `s_axis_req_tready` comes from a register (credits, below); the
+//! - **A** (input register): `s_axis_req_tready` comes from a flop of its own, loaded with the
+//!   credits' state (below); the
 //!   ports feed the type decode (3 LUT levels) and flip-flops only: fields, type, tag and four
 //!   masks (IPv4 / IPv6 addresses, IPv4 / IPv6 ports) are registered.
 //! - **B**: the masked 288-bit input vector X (one LUT per bit), registered in `replicas`
@@ -451,8 +452,14 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // below `result_depth`, i.e. while the top bit is clear.
         let cw = clog2(cfg.result_depth as u64) + 1;
         let credits_used = reg_init(cw, 0u32).named("credits_used");
-        let ready = (!credits_used.bit(cw - 1)).named("req_ready");
-        s_ready.set(ready);
+        let ready = (!credits_used.bit(cw - 1)).named("credit_free");
+        // The port's ready is a flop of its own, loaded with the same value as the counter's
+        // top bit (inverted, so that synthesis keeps both): it goes only to the requester,
+        // whose register slice it enables (146 loads), and the placer puts it there; from the
+        // counter, placed among the credit logic, it took 3.6 ns to reach that slice on the
+        // RX path.
+        let ready_port = reg_init(1, 1u32).named("req_ready");
+        s_ready.set(ready_port);
         let accept = (s_valid & ready).named("accept");
 
         // ---- Stage A: decode the type from the ports; register the fields and the masks
@@ -599,7 +606,9 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         rd.set_if(pop, rd + 1u32);
         count.set(step(count, valid, pop));
         m_valid.set(valid | count.gt(1u32) | (count.eq(1u32) & !pop));
-        credits_used.set(step(credits_used, accept, pop));
+        let credits_next = step(credits_used, accept, pop).named("credits_next");
+        credits_used.set(credits_next);
+        ready_port.set(!credits_next.bit(cw - 1));
         output("m_axis_res_tdata", fifo.read_async(rd));
         output("m_axis_res_tvalid", m_valid);
     })
