@@ -40,14 +40,19 @@ pub fn record_fifo(width: u32, depth: u32) -> Result<Rc<ModuleDef>, ElabError> {
         let empty = reg_init(1, 1u32).named("empty");
         let push = (s_valid & !full).named("push");
         let pop = (!empty & m_ready).named("pop");
-        let grow = (push & !pop).named("grow");
-        let shrink = (pop & !push).named("shrink");
-        count.set_if(grow, count + 1u32);
-        count.set_if(shrink, count - 1u32);
-        full.set_if(grow, count.eq(u64::from(depth - 1)));
-        full.set_if(shrink, 0u32);
-        empty.set_if(shrink, count.eq(1u64));
-        empty.set_if(grow, 0u32);
+        // Each next state is a 2:1 choice on `pop`, between values made from flops and `push`
+        // only: the reader's ready usually arrives last (in `rx_csum` it is the frame end, from
+        // the frame's `tlast`), and so it meets one LUT before each flop, not an adder's carry
+        // and a compare (4 LUTs from `tlast` to `full` were the RX path's worst path on a run).
+        // With a pop, the queue is not full afterwards (a push, if any, refills the place);
+        // without one, it fills when a push finds `depth - 1` items.
+        count.set(mux(
+            pop,
+            mux(push, count, count - 1u32),
+            mux(push, count + 1u32, count),
+        ));
+        full.set(!pop & mux(push, count.eq(u64::from(depth - 1)), full));
+        empty.set(!push & mux(pop, count.eq(1u64), empty));
         wr.set_if(push, wr + 1u32);
         rd.set_if(pop, rd + 1u32);
         // The RAM is written whenever it is not full, valid or not: while not full, slot `wr`
