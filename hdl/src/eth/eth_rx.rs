@@ -7,7 +7,7 @@
 //!                                     |                                 += rss view ---> slice -> rss_toeplitz -------+   (RX_META, one
 //!                                     +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)                  |    per frame)
 //!                                             -> reg -> buffered fork -+-> reg -> rx_csum ----------------------------+
-//!                                                                      +-> reg -> stream_delete (outer VLAN tag) -> m_axis (host)
+//!                                                                      +-> slice -> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
 //!
 //! Every input frame produces exactly one [`rx_meta`] record on `m_axis_meta`, in input order:
@@ -62,7 +62,8 @@ use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
 use crate::stream::{
-    stream_fork_buffered, stream_fwd_reg, stream_in, stream_out, FifoCfg, Stream, StreamCfg,
+    record_reg_slice, stream_fork_buffered, stream_fwd_reg, stream_in, stream_out, FifoCfg, Stream,
+    StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 use std::sync::Mutex;
@@ -345,11 +346,18 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             "s_axis",
             &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
         );
-        let u_host_reg = instance(&buf_reg, "u_host_reg");
-        u_host_reg.connect_in(
-            "s_axis",
-            &u_fork_out.bundle_out("m_axis_host", &dcfg.spec()),
+        // The host side's register cuts the ready too (a register slice: valid, data and the
+        // upstream ready from flops), so the strip's ready, which it decides from its command
+        // and the beat's position, stops at the slice's enables: through a forward register it
+        // ran on into the fork FIFO's read logic and back to the register's 73 enables (5
+        // LUTs, the RX path's most endpoints missing 156.25 MHz on a run).
+        let host = Stream(u_fork_out.bundle_out("m_axis_host", &dcfg.spec()));
+        let host_reg = record_reg_slice(
+            "host_reg",
+            cat(&[host.last(), host.keep(), host.data()]),
+            host.valid(),
         );
+        host.ready().set(host_reg.s_ready);
 
         // No dispatch: the parser gives each consumer its own record stream ([`RX_VIEWS`]),
         // with stores, pointers and a valid of its own, so each consumer takes its records when
@@ -417,7 +425,11 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             .named("csum_req_fields");
         hand(&cq, c_deliver, &u_csum, "s_axis_req", csum_req);
         let u_strip = instance(&strip, "u_vlan_strip");
-        u_strip.connect_in("s_axis", &u_host_reg.bundle_out("m_axis", &dcfg.spec()));
+        u_strip.set("s_axis_tdata", host_reg.data.slice(w - 1, 0));
+        u_strip.set("s_axis_tkeep", host_reg.data.slice(w + w / 8 - 1, w));
+        u_strip.set("s_axis_tlast", host_reg.data.bit(w + w / 8));
+        u_strip.set("s_axis_tvalid", host_reg.valid);
+        host_reg.ready.set(u_strip.get("s_axis_tready"));
         // The command: the strip decides on it at the first beat.
         let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
         hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.get("vlan"));
