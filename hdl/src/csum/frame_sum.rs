@@ -187,7 +187,9 @@ impl Reserve {
         Reserve { owed, room, depth }
     }
     /// `taken`: a frame's last beat comes in this cycle; `given`: a result leaves the queue.
-    pub fn update(&self, taken: Sig, given: Sig) {
+    /// Returns `room`'s next value (from flops only), for a caller that registers a copy of
+    /// `room` combined with state of its own.
+    pub fn update(&self, taken: Sig, given: Sig) -> Sig {
         let owed = self.owed;
         let taken_q = reg_init(1, 0u32).named("owed_taken_q");
         let given_q = reg_init(1, 0u32).named("owed_given_q");
@@ -200,10 +202,13 @@ impl Reserve {
         ));
         // owed + taken_q - given_q < depth - 1, by cases of the two flops.
         let d = u64::from(self.depth);
-        self.room.set(mux(
+        let room_next = mux(
             taken_q & !given_q,
             owed.lt(d - 2),
             mux(given_q & !taken_q, owed.lt(d), owed.lt(d - 1)),
-        ));
+        )
+        .named("room_next");
+        self.room.set(room_next);
+        room_next
     }
 }

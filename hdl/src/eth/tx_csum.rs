@@ -426,7 +426,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // Both events are registered inside (`Reserve::update`): the output side's ready
         // runs through `out_end` into `pop`, and from there into the `owed` counter's adder it
         // was the TX path's worst path (4 LUTs, 6 ns of routing).
-        reserve.update(frame_end, pop);
+        let _ = reserve.update(frame_end, pop);
         let rr = TX_CSUM_RES.unpack(q);
         // The result's fields held for the frame leaving now, loaded as it starts.
         let cur = |x: Sig, f: &str| {
@@ -448,20 +448,22 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // field is not to be written (`do_l3` / `do_l4`), so that the byte select starts at
         // flops (an AND of two masks and the flag, fanning out to every byte, was the path to
         // the output queue's RAM on the whole TX path). The field's second byte is that mask
-        // shifted by one byte, the byte shifted in being the last of the frame's previous beat
-        // (`_prev`, cleared as a frame starts). One tracker per field, so that `pop` and
-        // `out_beat` drive two trackers, not four.
+        // shifted by one byte: both fields start at even offsets (l3_off + 10; l4_off + 16 or
+        // + 6; the offsets are even), so on a bus of 2 bytes or more the two bytes share a
+        // beat; on the 8-bit bus the second is the next beat (`_prev`, cleared as a frame
+        // starts). One tracker per field, so that `pop` and `out_beat` drive two trackers, not
+        // four.
         let pos = rr.get("pos");
         let put_at = |k: u32, enable: Sig, name: &str| {
             let bound = pos.slice(31 - 16 * k, 16 - 16 * k);
             let flags = rr.get("pos_flags").slice(3 - 2 * k, 2 - 2 * k);
             let hi = eq_mask_tracked_with(bound, flags, enable, pop, out_beat, bytes, name);
-            let prev = reg_init(1, 0u32).named(&format!("{name}_prev"));
-            prev.set(mux(pop, lit(1, 0u32), mux(out_beat, hi.msb(), prev)));
             let lo = if bytes == 1 {
+                let prev = reg_init(1, 0u32).named(&format!("{name}_prev"));
+                prev.set(mux(pop, lit(1, 0u32), mux(out_beat, hi, prev)));
                 prev
             } else {
-                cat(&[hi.slice(bytes - 2, 0), prev])
+                cat(&[hi.slice(bytes - 2, 0), lit(1, 0u32)])
             };
             (hi, lo)
         };
