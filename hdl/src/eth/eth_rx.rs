@@ -71,7 +71,7 @@ use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
 use crate::stream::{
-    record_reg_slice, stream_fork_buffered, stream_fwd_reg, stream_in, stream_out, FifoCfg, Stream,
+    beat_reg_slice, stream_fork_buffered, stream_fwd_reg, stream_in, stream_out, FifoCfg, Stream,
     StreamCfg,
 };
 use nicgen_edsl::prelude::*;
@@ -361,12 +361,14 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // ran on into the fork FIFO's read logic and back to the register's 73 enables (5
         // LUTs, the RX path's most endpoints missing 156.25 MHz on a run).
         let host = Stream(u_fork_out.bundle_out("m_axis_host", &dcfg.spec()));
-        let host_reg = record_reg_slice(
+        let host_reg = beat_reg_slice(
             "host_reg",
-            cat(&[host.last(), host.keep(), host.data()]),
+            host.data(),
+            host.keep(),
+            host.last(),
             host.valid(),
         );
-        host.ready().set(host_reg.s_ready);
+        host.ready().set(host_reg.slice.s_ready);
 
         // No dispatch: the parser gives each consumer its own record stream ([`RX_VIEWS`]),
         // with stores, pointers and a valid of its own, so each consumer takes its records when
@@ -434,11 +436,11 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             .named("csum_req_fields");
         hand(&cq, c_deliver, &u_csum, "s_axis_req", csum_req);
         let u_strip = instance(&strip, "u_vlan_strip");
-        u_strip.set("s_axis_tdata", host_reg.data.slice(w - 1, 0));
-        u_strip.set("s_axis_tkeep", host_reg.data.slice(w + w / 8 - 1, w));
-        u_strip.set("s_axis_tlast", host_reg.data.bit(w + w / 8));
-        u_strip.set("s_axis_tvalid", host_reg.valid);
-        host_reg.ready.set(u_strip.get("s_axis_tready"));
+        u_strip.set("s_axis_tdata", host_reg.data);
+        u_strip.set("s_axis_tkeep", host_reg.keep);
+        u_strip.set("s_axis_tlast", host_reg.last);
+        u_strip.set("s_axis_tvalid", host_reg.slice.valid);
+        host_reg.slice.ready.set(u_strip.get("s_axis_tready"));
         // The command: the strip decides on it at the first beat.
         let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
         hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.get("vlan"));

@@ -146,9 +146,11 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // counter's adder (another seed's worst path, 2 ns of routing out of `have_req`).
         let room_next = reserve.update(frame_end, res_pop);
         // `s_axis_tready` is a flop of its own, `have & room` registered from their next
-        // values: the upstream register's 77 enables then start one LUT from a flop placed for
-        // them (from `have_req` through the AND it was two LUTs and 3.6 ns of routing, the RX
-        // path's worst paths on a run).
+        // values, so the upstream register's 75 enables are one LUT from a flop (from
+        // `have_req` through the AND they were two LUTs behind a 3.6 ns route on a run). On the
+        // three seeds of `results/AREA-rx-v8.md` the placer still put that flop 3.6-4.4 ns from
+        // the LUT, and the frame end now also reaches it: the wiring, not the logic, limits
+        // this handshake there.
         let in_ready = reg_init(1, 0u32).named("in_ready");
         in_ready.set(have_next & room_next);
         s.ready().set(in_ready);
@@ -200,8 +202,8 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // later than the sums (stage B), so that the field's offsets are added to the stage-A
         // register of `l4_off`, not to the request queue's LUT-RAM read (a read pointer with a
         // fanout of 92 and a carry chain, the RX path's worst paths on a run), and its tracker
-        // loads on a copy of the take of its own (`take_b`). The byte compares to zero are made before
-        // stage A, so each stage holds one bit per byte for them.
+        // loads on a copy of the take of its own (`take_b`). The byte compares to zero are made
+        // before stage A, so each stage holds one bit per byte for them.
         let byte_zero: Vec<Sig> = (0..bytes)
             .rev()
             .map(|b| s.data().slice(8 * b + 7, 8 * b).eq(0u32))
@@ -215,10 +217,9 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let frame_end_b = (beat_b & last_b).named("frame_end_b");
         // One tracker, of the field's first byte (a one-hot register,
         // [`super::byte_pos::eq_mask_tracked_with`]); the second byte is that mask shifted by
-        // a byte. Three `ge` trackers (l4_off + 6, 7, 8) put `take_b` on
-        // 83 loads, 4.3 ns of routing to them (the RX path's worst paths on a run).
-        // The offset and its tracker flags are registered together, so that the tracker's
-        // load starts at flops.
+        // a byte. Three `ge` trackers (l4_off + 6, 7, 8) put `take_b` on 83 loads, 4.3 ns of
+        // routing to them (the RX path's worst paths on a run). The offset and its tracker
+        // flags are registered together, so that the tracker's load starts at flops.
         let udp6_a = (l4_off_a + 6u32).named("udp6_a");
         let udp6 = stage(udp6_a, adv).named("udp6_b");
         let udp6_flags = stage(ge_bound_flags(udp6_a, bytes), adv).named("udp6_flags_b");

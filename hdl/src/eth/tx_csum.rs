@@ -37,11 +37,12 @@
 //!   B registers the beat with its two masks (each an AND of up to nine flops) before the
 //!   first adder; the pseudo-header sum is two stages from the request's `ip_sum` (the
 //!   parser's sum of the addresses, [`crate::csum::pseudo::pseudo_from_address_sum`]) and
-//!   queued, and joined in order with the frame's queued sums; the L4 checksum takes a carry-save layer and
-//!   two single-chain stages, and is queued folded but not complemented (the output side
-//!   complements it and applies the UDP 0 -> 0xFFFF rule, so no compare sits in front of the
-//!   queue's LUT RAM); the frame buffer's output goes through a register slice (`frame_reg`:
-//!   data, valid and ready from flops) before the output side, so neither the bank select
+//!   queued, and joined in order with the frame's queued sums; the L4 checksum takes a
+//!   carry-save layer and two single-chain stages, and is queued folded but not complemented
+//!   (the output side complements it and applies the UDP 0 -> 0xFFFF rule, so no compare sits
+//!   in front of the queue's LUT RAM); the frame buffer's output goes through a register slice
+//!   (`frame_reg`, [`crate::stream::beat_reg_slice`]: data, valid and ready from flops) before
+//!   the output side, so neither the bank select
 //!   after the RAMs' output registers nor the output side's ready (`have_result`,
 //!   `m_axis_tready`) reaches across the block-RAM routing within a cycle. The slice does not
 //!   add latency: a frame's first beat waits there for its result. ECP5-85k, nic64, `cargo
@@ -75,7 +76,7 @@ use crate::csum::pseudo::{add3, fold_once, pseudo_from_address_sum};
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{
-    record_fifo, record_reg_slice, stream_fifo, stream_fwd_reg, stream_in, stream_out, FifoCfg,
+    beat_reg_slice, record_fifo, stream_fifo, stream_fwd_reg, stream_in, stream_out, FifoCfg,
     StreamCfg,
 };
 use nicgen_edsl::prelude::*;
@@ -105,8 +106,8 @@ const TX_CSUM_RES: RecordLayout = RecordLayout {
     fields: &[
         ("l3_ck", 16),
         ("l4_sum", 16), // folded, not yet complemented
-        // The fields' first bytes: l3_pos, l4_pos (the output side derives the next two bytes'
-        // masks from the first's by shifting).
+        // The fields' first bytes: l3_pos, l4_pos (the output side derives the second byte's
+        // one-hot from the first's by shifting).
         ("pos", 32),
         // Each position's `ge_bound_flags` (l3 then l4), made here so that the output side's
         // trackers load from flops, not through a compare of the queue's output.
@@ -404,20 +405,15 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // flops): its block-RAM banks are selected after the RAMs' output registers, and that
         // select must not feed `out_end` and the trackers; nor may the output side's ready
         // (`have_result`, `m_axis_tready`) reach the buffer's read logic within a cycle.
-        let fb = record_reg_slice(
+        let fb = beat_reg_slice(
             "frame_reg",
-            cat(&[
-                u_buf.get("m_axis_tlast"),
-                u_buf.get("m_axis_tkeep"),
-                u_buf.get("m_axis_tdata"),
-            ]),
+            u_buf.get("m_axis_tdata"),
+            u_buf.get("m_axis_tkeep"),
+            u_buf.get("m_axis_tlast"),
             u_buf.get("m_axis_tvalid"),
         );
-        u_buf.set("m_axis_tready", fb.s_ready);
-        let b_valid = fb.valid;
-        let b_data = fb.data.slice(cfg.data_bits - 1, 0);
-        let b_keep = fb.data.slice(cfg.data_bits + bytes - 1, cfg.data_bits);
-        let b_last = fb.data.bit(cfg.data_bits + bytes);
+        u_buf.set("m_axis_tready", fb.slice.s_ready);
+        let (b_valid, b_data, b_keep, b_last) = (fb.slice.valid, fb.data, fb.keep, fb.last);
         let out_beat = (b_valid & out_have & m.ready()).named("out_beat");
         let out_end = (out_beat & b_last).named("out_end");
         let pop = (q_valid & (!out_have | out_end)).named("pop_result");
@@ -487,6 +483,6 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         m.keep().set(b_keep);
         m.last().set(b_last);
         m.valid().set(b_valid & out_have);
-        fb.ready.set(m.ready() & out_have);
+        fb.slice.ready.set(m.ready() & out_have);
     })
 }

