@@ -24,11 +24,17 @@
 //! last when the next beat's lane 0 would be empty.
 //!
 //! Each lane source is selected by one decode per program and slot over the merged range of
-//! beats that use it; past the first beat that decode reads only flops (the frame's enable
-//! `en_q`, not the command mux behind `ended`). A lane's data has no zero default (a lane
-//! nothing selects has keep 0), so a two-source lane is a 2:1 mux per bit. This took the nic64 RX VLAN strip from
-//! 424 to 111 LUT4 and 155.6 to 217.8 MHz on ECP5 (figures and command in
-//! the `stream_delete` module docs).
+//! beats that use it, and those decodes are flip-flops: the control state's next value is built
+//! explicitly, and each distinct condition on the state (a lane source, the consume slot, the
+//! first beat, "this cycle emits nothing", ...) is registered from it. Only the first beat's
+//! enable (the command's) and the keep bits that tell a frame's last beat are combined after
+//! the flops. So a lane is a 2- to 4-input mux whose selects are flops, and the input's ready is
+//! one LUT level of flops and the command's valid (from flops: the state's decode ran 4 LUTs
+//! into the lane muxes and `s_axis_tready`, whose 148 loads in the nic64 RX path made it that
+//! path's worst, `results/AREA-rx-v8.md`). A lane's data has no zero default (a lane nothing
+//! selects has keep 0), so a two-source lane is a 2:1 mux per bit. The per-lane decodes took
+//! the nic64 RX VLAN strip from 424 to 111 LUT4 and 155.6 to 217.8 MHz on ECP5 (figures and
+//! command in the `stream_delete` module docs).
 
 use super::{stream_in, stream_out, StreamCfg};
 use nicgen_edsl::prelude::*;
@@ -363,15 +369,16 @@ impl BeatCounter {
             lit(self.r.width(), v as u64)
         }
     }
-    fn is(&self, v: usize) -> Sig {
+    /// `x` (a value in the counter's encoding: the register or its next value) means `v`.
+    fn is(&self, x: Sig, v: usize) -> Sig {
         if self.one_hot {
-            self.r.bit(v as u32)
+            x.bit(v as u32)
         } else {
-            self.r.eq(v as u64)
+            x.eq(v as u64)
         }
     }
-    /// In `a..=b`, or `a..` when `open`.
-    fn range(&self, a: usize, b: usize, open: bool) -> Sig {
+    /// `x` is in `a..=b`, or `a..` when `open`.
+    fn range(&self, x: Sig, a: usize, b: usize, open: bool) -> Sig {
         let b = if open { self.max } else { b.min(self.max) };
         if a > b {
             return lit(1, 0u32);
@@ -380,38 +387,162 @@ impl BeatCounter {
             return lit(1, 1u32);
         }
         if self.one_hot {
-            return self.r.slice(b as u32, a as u32).or_reduce();
+            return x.slice(b as u32, a as u32).or_reduce();
         }
-        let ge = if a == 0 {
-            lit(1, 1u32)
-        } else {
-            self.r.ge(a as u64)
-        };
+        let ge = if a == 0 { lit(1, 1u32) } else { x.ge(a as u64) };
         if open {
             ge
         } else if a == b {
-            self.r.eq(a as u64)
+            x.eq(a as u64)
         } else {
-            ge & self.r.le(b as u64)
+            ge & x.le(b as u64)
         }
     }
-    /// The value plus one, saturating at `max`.
+    /// The register's value plus one, saturating at `max`.
     fn next_sat(&self) -> Sig {
+        let x = self.r;
         if self.one_hot {
             let m = self.max as u32;
-            let top = self.r.bit(m) | self.r.bit(m - 1);
+            let top = x.bit(m) | x.bit(m - 1);
             if m == 1 {
                 cat(&[top, lit(1, 0u32)])
             } else {
-                cat(&[top, self.r.slice(m - 2, 0), lit(1, 0u32)])
+                cat(&[top, x.slice(m - 2, 0), lit(1, 0u32)])
             }
         } else {
-            mux(self.r.eq(self.max as u64), self.r, self.r + 1u32)
+            mux(x.eq(self.max as u64), x, x + 1u32)
         }
     }
-    fn set_if(&self, c: Sig, v: Sig) {
-        self.r.set_if(c, v);
+}
+
+/// The engine's control state as values: the registers, or their next values (the decodes the
+/// datapath uses are registered, computed from the next values).
+#[derive(Clone, Copy)]
+struct State<'a> {
+    bc: &'a BeatCounter,
+    /// Consumed beats of this frame, in the counter's encoding.
+    beats: Sig,
+    /// Stall/flush index.
+    js: Sig,
+    /// The frame's last beat was consumed; its flush entries are being emitted.
+    ended: Sig,
+    /// The frame's enable (valid past its first beat).
+    en: Sig,
+}
+
+impl State<'_> {
+    fn range(&self, a: usize, b: usize, open: bool) -> Sig {
+        self.bc.range(self.beats, a, b, open)
     }
+    fn js_is(&self, j: usize) -> Sig {
+        self.js.eq(j as u64)
+    }
+    /// Program `prog`'s frames (0: enabled, 1: disabled), past their first beat.
+    fn prog(&self, prog: usize) -> Sig {
+        if prog == 0 {
+            self.en
+        } else {
+            !self.en
+        }
+    }
+    /// A consume step can happen (not flushing, not stalling).
+    fn cons_slot(&self) -> Sig {
+        !self.ended & self.js_is(0)
+    }
+    /// A frame's first beat is next.
+    fn first(&self) -> Sig {
+        self.ended | self.bc.is(self.beats, 0)
+    }
+    /// The part of an activation that the state alone decides: consume steps past the first
+    /// beat (at the first beat the enable is the command's, see `Decodes::cond`), entries.
+    fn act(&self, r: &Act) -> Sig {
+        if r.slot == 0 {
+            self.range(r.a.max(1), r.b, r.open) & self.prog(r.prog) & self.cons_slot()
+        } else {
+            self.range(r.a + 1, r.b + 1, r.open) & self.prog(r.prog) & self.js_is(r.slot)
+        }
+    }
+}
+
+/// Registered decodes of the control state, one flip-flop per distinct condition, loaded with
+/// the condition evaluated on the next state (so it equals the condition on the state, without
+/// the state's decode logic in front of the lane muxes and the handshake).
+struct Decodes<'a> {
+    next: State<'a>,
+    made: HashMap<String, Sig>,
+    /// `cons_slot & bc == 0`: a first beat (not after a flush) can be consumed.
+    at0: Sig,
+    cmd_en: Sig,
+}
+
+impl<'a> Decodes<'a> {
+    /// A flip-flop of `f(next)`, reset to `init` (its value in the reset state), shared by
+    /// every caller with the same `key`.
+    fn flop(&mut self, key: String, name: &str, init: u32, f: impl Fn(&State<'a>) -> Sig) -> Sig {
+        if let Some(s) = self.made.get(&key) {
+            return *s;
+        }
+        let r = reg_init(1, init).named(name);
+        r.set(f(&self.next));
+        self.made.insert(key, r);
+        r
+    }
+    /// The condition of a set of activations (merged into maximal beat ranges by the caller):
+    /// a flop for the state part, and at a first beat the command's enable.
+    fn cond(&mut self, merged: &[Act]) -> Sig {
+        let state: Vec<Act> = merged
+            .iter()
+            .filter(|r| r.slot != 0 || r.open || r.b >= 1)
+            .copied()
+            .collect();
+        let mut terms = Vec::new();
+        if !state.is_empty() {
+            let key = format!("{state:?}");
+            // Every such activation needs `bc >= 1`, so the reset value is 0.
+            let n = self.made.len();
+            terms.push(self.flop(key, &format!("decode{n}"), 0, |st| {
+                state
+                    .iter()
+                    .map(|r| st.act(r))
+                    .reduce(|a, b| a | b)
+                    .expect("non-empty")
+            }));
+        }
+        let en0 = merged
+            .iter()
+            .any(|r| r.slot == 0 && r.a == 0 && r.prog == 0);
+        let dis0 = merged
+            .iter()
+            .any(|r| r.slot == 0 && r.a == 0 && r.prog == 1);
+        match (en0, dis0) {
+            (true, true) => terms.push(self.at0),
+            (true, false) => terms.push(self.at0 & self.cmd_en),
+            (false, true) => terms.push(self.at0 & !self.cmd_en),
+            (false, false) => {}
+        }
+        terms
+            .into_iter()
+            .reduce(|a, b| a | b)
+            .unwrap_or_else(|| lit(1, 0u32))
+    }
+}
+
+/// Merge activations into maximal beat ranges per program and slot (a range decode is cheaper
+/// than an OR of runs).
+fn merge_acts(v: &[Act]) -> Vec<Act> {
+    let mut v = v.to_vec();
+    v.sort_by_key(|x| (x.prog, x.slot, x.a));
+    let mut merged: Vec<Act> = Vec::new();
+    for x in v {
+        match merged.last_mut() {
+            Some(r) if (r.prog, r.slot) == (x.prog, x.slot) && !r.open && r.b + 1 == x.a => {
+                r.b = x.b;
+                r.open = x.open;
+            }
+            _ => merged.push(x),
+        }
+    }
+    merged
 }
 
 /// Build the splice inside an open module. Ports: `s_axis_*`, `s_axis_cmd_tdata/tvalid/tready`
@@ -431,7 +562,9 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     let cmd_ready = output_wire("s_axis_cmd_tready", 1);
     let cmd_en = cmd_data.bit(0);
 
-    // State: consumed beats of this frame (saturating), stall/flush index, frame ended.
+    // State: consumed beats of this frame (saturating), stall/flush index, frame ended, the
+    // frame's enable. Their next values are built explicitly (below), because the decodes the
+    // lanes and the handshake use are registered from them.
     let bc = BeatCounter::new(sat + 1, w);
     let max_entries = en_plan
         .steps
@@ -444,45 +577,44 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     let js = reg_init(jw, 0u32).named("entry");
     let ended = reg_init(1, 0u32).named("ended");
     let en_q = reg_init(1, 0u32).named("frame_en");
-
-    // Range decodes: consume side on `bc` (forced to 0 while `ended`: only a first beat can be
-    // consumed then), entries on `bc - 1` (i.e. `bc` in the range shifted by one).
-    let bc_in = |a: usize, b: usize, open: bool| bc.range(a, b, open);
-    let cons_in = |a: usize, b: usize, open: bool| -> Sig {
-        let r = !ended & bc_in(a, b, open);
-        if a == 0 {
-            r | ended
-        } else {
-            r
-        }
+    let next = State {
+        bc: &bc,
+        beats: wire(bc.r.width()).named("beat_next"),
+        js: wire(jw).named("entry_next"),
+        ended: wire(1).named("ended_next"),
+        en: wire(1).named("frame_en_next"),
     };
-    let ent_in = |a: usize, b: usize, open: bool| -> Sig { bc_in(a + 1, b + 1, open) };
-    let js_is = |j: usize| js.eq(j as u64);
-
-    let first = (ended | bc.is(0)).named("first_beat");
+    let mut dec = Decodes {
+        next,
+        made: HashMap::new(),
+        at0: lit(1, 0u32),
+        cmd_en,
+    };
+    // The handshake's state decodes, as flops (reset values: the reset state is a first beat).
+    let first = dec.flop("first".into(), "first_beat", 1, |st| st.first());
+    let cons_slot = dec.flop("cons_slot".into(), "consume_slot", 1, |st| st.cons_slot());
+    dec.at0 = dec.flop("at0".into(), "consume_first", 1, |st| {
+        st.cons_slot() & st.bc.is(st.beats, 0)
+    });
+    let stall_step = dec.flop("stall_step".into(), "stall_step", 0, |st| {
+        !st.ended & !st.js_is(0)
+    });
     let en_cons = mux(first, cmd_en, en_q).named("en_cons");
     let oready = wire(1).named("out_room");
-    let cons_slot_norm = (!ended & js.eq(0u64)).named("consume_slot");
 
-    // Per program: runs and their decodes.
+    // Per program: runs of equal steps.
     struct Prog<'a> {
         plan: &'a Plan,
         runs: Vec<(usize, usize)>,
-        cons_sel: Sig,
-        ent_sel: Sig,
     }
     let progs = [
         Prog {
             plan: en_plan,
             runs: runs(en_plan, sat),
-            cons_sel: en_cons,
-            ent_sel: en_q,
         },
         Prog {
             plan: dis_plan,
             runs: runs(dis_plan, sat),
-            cons_sel: !en_cons,
-            ent_sel: !en_q,
         },
     ];
     // Registers referenced by the templates.
@@ -561,7 +693,10 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
         let at_ct = if ct == 0 {
             first
         } else {
-            !ended & bc.is(ct as usize)
+            let ct = ct as usize;
+            dec.flop("at_ct".into(), "at_ct", 0, |st| {
+                !st.ended & st.bc.is(st.beats, ct)
+            })
         };
         (take & en_cons & at_ct).named("h_load")
     } else {
@@ -588,7 +723,6 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
             })
         })
         .collect();
-    en_q.set_if(take & first, cmd_en);
     let user_p = s.user().map(|u| {
         let r = reg(u.width()).enable(take).named("p_user");
         r.set(u);
@@ -639,164 +773,168 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
         }
     };
 
-    // Template activations (as runs, decoded per lane below), last-beat logic, stall counts.
+    // Template activations (decoded per lane below) and the activations of the handshake's
+    // conditions; those that end a frame are grouped by the lane whose keep tells it (`None`:
+    // always the last), so that each group is one registered decode ANDed with a keep bit.
     let mut acts: Vec<(Template, Act)> = Vec::new();
-    let mut emits_arms: Vec<Sig> = Vec::new(); // consume step emits
-    let mut final_cons_arms: Vec<Sig> = Vec::new(); // consume emission is the frame's last
-    let mut has_stall_arms: Vec<Sig> = Vec::new(); // after a non-last consume: stalls follow
-    let mut stall_end_arms: Vec<Sig> = Vec::new(); // stall `js` is the last stall
-    let mut final_ent_arms: Vec<Sig> = Vec::new(); // entry `js` is the frame's last beat
+    let mut emit_acts: Vec<Act> = Vec::new(); // consume steps that emit
+    let mut stall_acts: Vec<Act> = Vec::new(); // consume steps followed by stalls
+    let mut stall_end_acts: Vec<Act> = Vec::new(); // the last stall entry
+    let mut final_cons: Vec<(Option<Lane>, Vec<Act>)> = Vec::new();
+    let mut final_ent: Vec<(Option<Lane>, Vec<Act>)> = Vec::new();
+    let group = |v: &mut Vec<(Option<Lane>, Vec<Act>)>, l: Option<Lane>, a: Act| match v
+        .iter_mut()
+        .find(|g| g.0 == l)
+    {
+        Some(g) => g.1.push(a),
+        None => v.push((l, vec![a])),
+    };
     for (pi, p) in progs.iter().enumerate() {
         let nr = p.runs.len();
         for (ri, &(a, b)) in p.runs.iter().enumerate() {
             let open = ri + 1 == nr;
             let st = &p.plan.steps[a];
-            // Past the first beat (`a >= 1`: `bc >= 1`, not `ended`) the frame's enable is the
-            // flop `en_q`, so the command mux (behind `first`, from `ended`) stays out of the
-            // decodes that select the lanes.
-            let en_sel = if a == 0 { p.cons_sel } else { p.ent_sel };
-            let csel = (cons_in(a, b, open) & en_sel).named(&format!(
-                "c_{}_{a}",
-                if std::ptr::eq(p.plan, en_plan) {
-                    "en"
-                } else {
-                    "dis"
-                }
-            ));
-            let esel = ent_in(a, b, open) & p.ent_sel;
+            let at = |slot: usize| Act {
+                prog: pi,
+                slot,
+                a,
+                b,
+                open,
+            };
             let entries = st.entries();
             // Consume side.
             if let Some(t) = &st.cons {
-                emits_arms.push(csel);
-                acts.push((
-                    t.clone(),
-                    Act {
-                        prog: pi,
-                        slot: 0,
-                        a,
-                        b,
-                        open,
-                    },
-                ));
-                let fin = match entries.first() {
-                    None => lit(1, 1u32),
-                    Some(e) => !lane_keep_at_consume(&e[0]),
-                };
-                final_cons_arms.push(csel & fin);
+                emit_acts.push(at(0));
+                acts.push((t.clone(), at(0)));
+                group(&mut final_cons, entries.first().map(|e| e[0]), at(0));
             }
             if !st.stalls.is_empty() {
-                has_stall_arms.push(csel);
-                stall_end_arms.push(esel & js_is(st.stalls.len()));
+                stall_acts.push(at(0));
+                stall_end_acts.push(at(st.stalls.len()));
             }
             for (k, t) in entries.iter().enumerate() {
                 let j = k + 1;
-                let sel = esel & js_is(j);
-                acts.push((
-                    (*t).clone(),
-                    Act {
-                        prog: pi,
-                        slot: j,
-                        a,
-                        b,
-                        open,
-                    },
-                ));
-                let fin = match entries.get(j) {
-                    None => lit(1, 1u32),
-                    Some(nx) => !lane_keep(&nx[0]),
-                };
-                final_ent_arms.push(sel & fin);
+                acts.push(((*t).clone(), at(j)));
+                group(&mut final_ent, entries.get(j).map(|nx| nx[0]), at(j));
             }
         }
     }
-    let or_all = |v: &[Sig]| -> Sig {
-        v.iter()
-            .copied()
+    let or_all = |v: Vec<Sig>| -> Sig {
+        v.into_iter()
             .reduce(|a, b| a | b)
             .unwrap_or_else(|| lit(1, 0u32))
     };
-    let emits = or_all(&emits_arms).named("cons_emits");
-    let final_cons = or_all(&final_cons_arms).named("cons_final");
-    let has_stall = or_all(&has_stall_arms).named("has_stall");
-    let stall_end = or_all(&stall_end_arms).named("stall_end");
-    let final_ent = (ended & or_all(&final_ent_arms)).named("entry_final");
-    // A lane source's condition: its activations merged into maximal beat ranges per program
-    // and slot, one range decode each (a range decode is cheaper than an OR of runs, and the
-    // lanes a program selects at every beat need none). Consume ranges are ANDed with
-    // `cons_slot_norm` (not `ended`), so they decode `bc` alone; one from beat 0 takes the
-    // command mux (`en_cons`, right at every beat), one past the first beat the flop `en_q`
-    // (measured: a mux without `ended` for beat 0 let ABC fold it into every insert lane).
-    let act_cond = |v: &[Act]| -> Sig {
-        let mut v = v.to_vec();
-        v.sort_by_key(|x| (x.prog, x.slot, x.a));
-        let mut merged: Vec<Act> = Vec::new();
-        for x in v {
-            match merged.last_mut() {
-                Some(r) if (r.prog, r.slot) == (x.prog, x.slot) && !r.open && r.b + 1 == x.a => {
-                    r.b = x.b;
-                    r.open = x.open;
-                }
-                _ => merged.push(x),
+    // The consume step emits (only in a consume slot: the decodes include it).
+    let c_emit = dec.cond(&merge_acts(&emit_acts));
+    // The consume emission is the frame's last (when its beat is).
+    let final_cons: Vec<Sig> = final_cons
+        .iter()
+        .map(|(l, v)| {
+            let c = dec.cond(&merge_acts(v));
+            match l {
+                None => c,
+                Some(l) => c & !lane_keep_at_consume(l),
             }
-        }
-        let terms: Vec<Sig> = merged
-            .iter()
-            .map(|r| {
-                let p = &progs[r.prog];
-                if r.slot == 0 {
-                    let en_sel = if r.a == 0 { p.cons_sel } else { p.ent_sel };
-                    bc_in(r.a, r.b, r.open) & en_sel & cons_slot_norm
-                } else {
-                    ent_in(r.a, r.b, r.open) & p.ent_sel & js_is(r.slot)
-                }
-            })
-            .collect();
-        or_all(&terms)
+        })
+        .collect();
+    let final_cons = or_all(final_cons).named("cons_final");
+    let has_stall = dec.cond(&merge_acts(&stall_acts));
+    let stall_end = dec.cond(&merge_acts(&stall_end_acts));
+    // The flush entry being emitted is the frame's last (entries: only while `ended`).
+    let ent_state = |v: &[Act], st: &State| -> Sig {
+        st.ended & or_all(merge_acts(v).iter().map(|r| st.act(r)).collect())
     };
+    let final_ent_v: Vec<Sig> = final_ent
+        .iter()
+        .map(|(l, v)| {
+            let key = format!("final_ent {:?}", merge_acts(v));
+            let n = dec.made.len();
+            let c = dec.flop(key, &format!("decode{n}"), 0, |st| ent_state(v, st));
+            match l {
+                None => c,
+                Some(l) => c & !lane_keep(l),
+            }
+        })
+        .collect();
+    let final_ent_v = or_all(final_ent_v).named("entry_final");
 
-    // Handshake.
+    // Handshake. With overlap (delete), a frame's first beat is taken in the cycle that emits
+    // the previous frame's last flush entry. Take happens only in a consume slot or (overlap)
+    // while ended, so the conditions above, which include the consume slot, are the whole
+    // story there: a consume step with stalls cannot overlap (checked).
     let overlap = en_plan.steps[0].cons.is_none() && dis_plan.steps[0].cons.is_none();
-    let c_emit = (cons_slot_norm & emits).named("cons_emit");
-    let slot = if overlap {
-        cons_slot_norm | final_ent
+    assert!(
+        !overlap || stall_acts.is_empty(),
+        "an overlapping splice has no stalls"
+    );
+    // The handshake's own state terms, each one flop where the state alone decides them: the
+    // consume-or-flush slot (delete: every flush entry is a frame's last), and "this cycle
+    // emits nothing" (no consume emission at a first beat, where the command decides).
+    let slot = if !overlap {
+        cons_slot
+    } else if final_ent.iter().all(|g| g.0.is_none()) {
+        dec.flop("slot".into(), "in_slot", 1, |st| {
+            st.cons_slot() | or_all(final_ent.iter().map(|g| ent_state(&g.1, st)).collect())
+        })
     } else {
-        cons_slot_norm
+        cons_slot | final_ent_v
     };
-    let out_ok = !(c_emit | ended) | oready;
+    let quiet = if emit_acts.iter().all(|r| r.a > 0) {
+        let emits = merge_acts(&emit_acts);
+        dec.flop("quiet".into(), "no_emit", 1, |st| {
+            !(or_all(emits.iter().map(|r| st.act(r)).collect()) | st.ended)
+        })
+    } else {
+        !(c_emit | ended)
+    };
+    let final_ent = final_ent_v;
+    let out_ok = quiet | oready;
     let s_ready = (slot & (!first | cmd_valid) & out_ok).named("s_ready");
     s.ready().set(s_ready);
     take.set(s.valid() & s_ready);
     cmd_ready.set(first & slot & out_ok & s.valid());
-    let stall_step = (!ended & !js.eq(0u64)).named("stall_step");
     let emit_valid =
         ((c_emit & s.valid() & (!first | cmd_valid)) | stall_step | ended).named("emit_valid");
 
-    // State updates (later assignments win).
+    // Next state (later updates win).
     let last_in = s.last();
-    // stall emitted
-    js.set_if(
-        stall_step & oready,
-        mux(stall_end, lit(jw, 0u32), js + 1u32),
-    );
-    // entry emitted
+    let upd = |cur: Sig, updates: &[(Sig, Sig)]| -> Sig {
+        updates.iter().fold(cur, |v, &(c, x)| mux(c, x, v))
+    };
+    let js_inc = js + 1u32;
+    let zero_js = lit(jw, 0u32);
     let ent_emit = ended & oready;
-    js.set_if(ent_emit, mux(final_ent, lit(jw, 0u32), js + 1u32));
-    ended.set_if(ent_emit & final_ent, 0u32);
-    bc.set_if(ent_emit & final_ent, bc.value(0));
-    // consume
     let done_now = last_in & c_emit & final_cons;
     let to_end = last_in & !done_now;
-    bc.set_if(take, mux(ended, bc.value(1), bc.next_sat()));
-    bc.set_if(take & done_now, bc.value(0));
-    ended.set_if(take, to_end);
-    js.set_if(
-        take,
-        mux(
-            to_end | (!last_in & has_stall),
-            lit(jw, 1u32),
-            lit(jw, 0u32),
-        ),
-    );
+    let next = dec.next;
+    next.js.set(upd(
+        js,
+        &[
+            (stall_step & oready, mux(stall_end, zero_js, js_inc)),
+            (ent_emit, mux(final_ent, zero_js, js_inc)),
+            (
+                take,
+                mux(to_end | (!last_in & has_stall), lit(jw, 1u32), zero_js),
+            ),
+        ],
+    ));
+    next.ended.set(upd(
+        ended,
+        &[(ent_emit & final_ent, lit(1, 0u32)), (take, to_end)],
+    ));
+    next.beats.set(upd(
+        bc.r,
+        &[
+            (ent_emit & final_ent, bc.value(0)),
+            (take, mux(ended, bc.value(1), bc.next_sat())),
+            (take & done_now, bc.value(0)),
+        ],
+    ));
+    next.en.set(mux(take & first, cmd_en, en_q));
+    js.set(next.js);
+    ended.set(next.ended);
+    bc.r.set(next.beats);
+    en_q.set(next.en);
 
     // The output register.
     let out_valid = reg_init(1, 0u32).named("out_valid");
@@ -821,7 +959,7 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
         let mut darms = Vec::new();
         let mut karms = Vec::new();
         for (l, conds) in &groups {
-            let c = act_cond(conds);
+            let c = dec.cond(&merge_acts(conds));
             if let Some(d) = lane_data(l) {
                 darms.push((c, d));
             }
@@ -842,13 +980,13 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     let ok = reg(w as u32).enable(oready).named("out_keep");
     ok.set(cat(&keep_lanes));
     let ol = reg(1).enable(oready).named("out_last");
-    ol.set(mux(cons_slot_norm, last_in & final_cons, final_ent));
+    ol.set(mux(cons_slot, last_in & final_cons, final_ent));
     m.data().set(od);
     m.keep().set(ok);
     m.last().set(ol);
     if let (Some(u), Some(pu), Some(mu)) = (s.user(), user_p, m.user()) {
         let ou = reg(u.width()).enable(oready).named("out_user");
-        ou.set(mux(cons_slot_norm, u, pu));
+        ou.set(mux(cons_slot, u, pu));
         mu.set(ou);
     }
     m.valid().set(out_valid);
