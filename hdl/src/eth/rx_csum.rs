@@ -18,12 +18,13 @@
 //!
 //! Timing structure (the 64-bit preset targets 156.25 MHz on ECP5, where a net costs about as
 //! much as a LUT, so every register-to-register path is kept to a few levels):
-//! - requests wait in a two-entry queue, so `s_axis_req_tready` is a flop and the frame end
-//!   moves only that queue's pointers;
+//! - requests wait in a two-entry queue, so `s_axis_req_tready` is a flop; a request is taken
+//!   with its frame's first beat, so the frame end moves none of the request logic;
 //! - the pipeline never stalls: results go into a 16-entry FIFO, and beats are taken only while
 //!   every frame taken has a place there (`owed`), so no enable fans out to the data registers;
-//! - stage A registers the accepted beat and the taken request as they are, so the accept
-//!   logic drives a few flip-flops rather than every mask and adder;
+//! - stage A registers the taken request as it is, and the accepted beats reach it through
+//!   one more stage (I), so the accept logic drives a few flip-flops rather than every mask
+//!   and adder, and the trackers load the cycle before a frame's first beat;
 //! - each byte mask is tracked from beat to beat and registered
 //!   ([`super::byte_pos::ge_mask_tracked`]) instead of compared against a byte offset;
 //! - the request carries the addresses' sum (`ip_sum`, made by the header parser), not the
@@ -35,9 +36,9 @@
 //!
 //! - Ports: `s_axis_*` (data, keep, valid, ready, last), `s_axis_req_tdata/_tvalid/_tready`,
 //!   `m_axis_res_tdata/_tvalid/_tready` (record [`RX_CSUM_RES`], one per frame, in order).
-//! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 8` cycles after the last beat.
-//!   Throughput: 1 beat/cycle, no bubble between frames (the next request loads with the last
-//!   beat); input stalls only while 15 results are owed.
+//! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 9` cycles after the last beat.
+//!   Throughput: 1 beat/cycle, no bubble between frames (a request is taken with its frame's
+//!   first beat, one cycle after it entered the queue); input stalls only while 15 results are owed.
 //! - Cost and Fmax per preset: `results/AREA.md` (`cargo xtask bench-area`); with the request
 //!   queue, nic64 on ECP5-85k: 171.8 / 173.0 / 170.6 MHz (median 171.8), 2,636 LUT4, 1,376 FF
 //!   (`results/AREA-rx_csum.md`, command at its top).
@@ -79,7 +80,7 @@ pub const RX_CSUM_RES: RecordLayout = RecordLayout {
 };
 
 /// Results the output FIFO holds: more than the one-beat frames that can be between their last
-/// beat and the FIFO (the result latency, 11 cycles at 512 bits) plus one, so that a ready
+/// beat and the FIFO (the result latency, 12 cycles at 512 bits) plus one, so that a ready
 /// consumer never throttles the input (`rx_path_takes_back_to_back_frames_without_bubbles`
 /// checks this at 64 and 512 bits).
 const RES_DEPTH: u32 = 16;
@@ -123,8 +124,8 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let room = reserve.room;
 
         // Requests wait in a two-entry queue, so that `s_axis_req_tready` is a flop (the
-        // queue's `full`): the frame end below moves only the queue's pointers, not the
-        // upstream register that holds the next request (a wide clock enable, far away).
+        // queue's `full`): taking a request moves only the queue's pointers, not the upstream
+        // register that holds the next request (a wide clock enable, far away).
         // Two entries keep one request per cycle: one is taken while the next is written.
         let u_req = instance(&req_fifo, "u_req_q");
         u_req.set("s_axis_tdata", req_data);
@@ -132,36 +133,36 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         output("s_axis_req_tready", u_req.get("s_axis_tready"));
         let req_there = u_req.get("m_axis_tvalid");
 
-        // The current frame's request.
-        let have = reg_init(1, 0u32).named("have_req");
-        let beat = (s.valid() & have & room).named("beat");
+        // A frame's request is taken with its first beat: a beat is accepted while the
+        // results have room and, at a first beat, its request is there. The frame end moves
+        // only `first` and the reservation; the request queue pops on a first beat, whose
+        // decision starts at flops (the input register's valid, `room`, `first`, the queue's
+        // valid). Taken with the previous frame's last beat instead, the frame end ran through
+        // the request state into the queue's pointers and flags, 4 LUTs behind a 4 ns route
+        // (the RX path's worst paths on two of three seeds, `results/AREA-rx-v8.md`).
+        let first = reg_init(1, 1u32).named("first_beat");
+        let ready = (room & (!first | req_there)).named("in_ready");
+        let beat = (s.valid() & ready).named("beat");
         let frame_end = (beat & s.last()).named("frame_end");
-        let take = (req_there & (!have | frame_end)).named("take_req");
-        u_req.set("m_axis_tready", !have | frame_end);
-        let have_next = mux(take, 1u32, mux(frame_end, 0u32, have)).named("have_next");
-        have.set(have_next);
+        let take = (beat & first).named("take_req");
+        u_req.set("m_axis_tready", take);
+        first.set(mux(beat, s.last(), first));
         // Both events are registered inside (`Reserve::update`): the consumer's ready comes
         // from far (a slice in `eth_rx`; routed straight into the `owed` counter it was the RX
-        // path's worst net on one seed, 6.2 ns), and the accept logic ran 4 LUTs deep into the
-        // counter's adder (another seed's worst path, 2 ns of routing out of `have_req`).
-        let room_next = reserve.update(frame_end, res_pop);
-        // `s_axis_tready` is a flop of its own, `have & room` registered from their next
-        // values, so the upstream register's 75 enables are one LUT from a flop (from
-        // `have_req` through the AND they were two LUTs behind a 3.6 ns route on a run). On the
-        // three seeds of `results/AREA-rx-v8.md` the placer still put that flop 3.6-4.4 ns from
-        // the LUT, and the frame end now also reaches it: the wiring, not the logic, limits
-        // this handshake there.
-        let in_ready = reg_init(1, 0u32).named("in_ready");
-        in_ready.set(have_next & room_next);
-        s.ready().set(in_ready);
+        // path's worst net on one seed, 6.2 ns).
+        reserve.update(frame_end, res_pop);
+        s.ready().set(ready);
         let rq = RX_CSUM_REQ.unpack(u_req.get("m_axis_tdata"));
 
-        // Stage A: the accepted beat and the taken request, registered as they are, so that the
-        // accept logic (`beat`, `take`) drives a few registers, not every mask and sum.
-        let data = stage(s.data(), adv).named("data_a");
-        let kept = stage(s.keep(), adv).named("keep_a");
-        let last = stage(s.last(), adv).named("last_a");
-        let beat_a = stage_init(beat, adv).named("beat_a");
+        // Stage A: the taken request, registered as it is, so that the accept logic (`beat`,
+        // `take`) drives a few registers, not every mask and sum. The beats reach stage A a
+        // cycle later (stage I before it), so a frame's request is there, and the byte
+        // trackers loaded, the cycle before its first beat: with the previous frame's last beat
+        // at the latest, in the same cycle (no bubble).
+        let data = stage(stage(s.data(), adv).named("data_i"), adv).named("data_a");
+        let kept = stage(stage(s.keep(), adv).named("keep_i"), adv).named("keep_a");
+        let last = stage(stage(s.last(), adv).named("last_i"), adv).named("last_a");
+        let beat_a = stage_init(stage_init(beat, adv).named("beat_i"), adv).named("beat_a");
         let take_a = stage_init(take, adv).named("take_a");
         let req = |f: &str| stage(rq.get(f), adv).named(&format!("{f}_a"));
         // Per frame, from its request until the sums are done with it.
@@ -208,7 +209,8 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             .rev()
             .map(|b| s.data().slice(8 * b + 7, 8 * b).eq(0u32))
             .collect();
-        let byte_zero_a = stage(cat(&byte_zero), adv).named("byte_zero_a");
+        let byte_zero_i = stage(cat(&byte_zero), adv).named("byte_zero_i");
+        let byte_zero_a = stage(byte_zero_i, adv).named("byte_zero_a");
         let byte_zero_b = stage(byte_zero_a, adv).named("byte_zero_b");
         let take_b = stage_init(take_a, adv).named("take_b");
         let beat_b = stage_init(beat_a, adv).named("beat_b");

@@ -103,11 +103,11 @@ fn back_to_back_frames_have_no_bubbles() {
         Ok(Status::new(p, res.items.len() == frames.len()))
     })
     .unwrap();
-    // Two cycles to load the first request (into the request queue, then as the current one),
-    // then one beat per cycle with no gap between frames.
+    // One cycle to load the first request into the request queue (it is taken with its
+    // frame's first beat), then one beat per cycle with no gap between frames.
     assert_eq!(
         beats + 1,
-        ideal + 2,
+        ideal + 1,
         "{} frames of {ideal} beats took {} cycles to enter",
         frames.len(),
         beats + 1
