@@ -1673,13 +1673,28 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // Frames closed and not taken from this view: one up or one down, both sums from
             // the register (no adder behind `close`).
             let in_flight = reg_init(aw + 1, 0u32).named(&format!("{vn}_in_flight"));
-            in_flight.set_if(close ^ out, mux(close, in_flight + 1u32, in_flight - 1u32));
-            // Full next cycle: `fifo_depth` records closed and not taken (no adder on this
-            // path).
-            full_next.push(
-                (in_flight.eq((depth - 1) as u64) & close & !out)
-                    | (in_flight.eq(depth as u64) & (close | !out)),
-            );
+            let (inc, dec) = (close & !out, out & !close);
+            in_flight.set_if(inc | dec, mux(inc, in_flight + 1u32, in_flight - 1u32));
+            // Whether the count is `fifo_depth`, `- 1`, `- 2`, as flops stepped with it (a
+            // compare of the counter behind the view's pop ran 4 LUTs into `s_axis_tready`, the
+            // RX path's parser paths on three seeds of `results/AREA-rx-v8.md`); the farthest
+            // is compared on the register, off the pop's path.
+            // (A flag for a negative count stays 0; the count resets to 0.)
+            let at = |k: u32| -> Sig {
+                let v = depth as i64 - k as i64;
+                reg_init(1, (v == 0) as u32).named(&format!("{vn}_in_flight_is_depth_minus{k}"))
+            };
+            let (at_d, at_d1, at_d2) = (at(0), at(1), at(2));
+            let at_d3 = if depth >= 3 {
+                in_flight.eq((depth - 3) as u64)
+            } else {
+                lit(1, 0u32)
+            };
+            at_d.set(mux(inc, at_d1, mux(dec, lit(1, 0u32), at_d)));
+            at_d1.set(mux(inc, at_d2, mux(dec, at_d, at_d1)));
+            at_d2.set(mux(inc, at_d3, mux(dec, at_d1, at_d2)));
+            // Full next cycle: `fifo_depth` records closed and not taken.
+            full_next.push((at_d1 & inc) | (at_d & !dec));
             close_taken.push(out);
             output(
                 &format!("m_axis_{vn}_tdata"),
