@@ -138,11 +138,24 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // The length is registered before it is compared (keeps the adders apart).
             let len = (cnt + n.zext(cw)).named("frame_len");
 
-            // ---- Bytes 12..=17 as they pass (or from this beat when it carries them).
+            // ---- Bytes 12..=17 as they pass (or from this beat when it carries them). The
+            // beat that carries one is a bit of a one-hot beat index over the first beats (a
+            // compare of `byte_cnt` there was the RX path's worst path on a seed).
+            let beats_hdr = 17 / w + 1;
+            let beat_at = if beats_hdr > 1 {
+                let r = reg_init(beats_hdr, 1u32).enable(take).named("hdr_beat");
+                r.set(mux(
+                    last,
+                    lit(beats_hdr, 1u32),
+                    cat(&[r.slice(beats_hdr - 2, 0), lit(1, 0u32)]),
+                ));
+                r
+            } else {
+                sof
+            };
             let byte_at = |p: u32| -> Sig {
-                let base = (p / w) * w;
                 let lane = p % w;
-                let here = if base == 0 { sof } else { cnt.eq(base as u64) };
+                let here = if p / w == 0 { sof } else { beat_at.bit(p / w) };
                 let b = data.slice(8 * lane + 7, 8 * lane);
                 let r = reg(8).enable(take & here).named(&format!("hdr_byte{p}"));
                 r.set(b);
