@@ -157,7 +157,9 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 let lane = p % w;
                 let here = if p / w == 0 { sof } else { beat_at.bit(p / w) };
                 let b = data.slice(8 * lane + 7, 8 * lane);
-                let r = reg(8).enable(take & here).named(&format!("hdr_byte{p}"));
+                // Loaded whenever its beat is the one presented (a stalled beat holds its data,
+                // and the index moves only with `take`): the enable is a flop, not the handshake.
+                let r = reg(8).enable(here).named(&format!("hdr_byte{p}"));
                 r.set(b);
                 mux(here, b, r)
             };
