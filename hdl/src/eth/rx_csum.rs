@@ -45,7 +45,7 @@
 //! - Golden model: `nicgen_model::checksum` (sums, pseudo-headers); test:
 //!   `testbench/tb/tests/rx_csum.rs`.
 
-use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked};
+use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked_with};
 use crate::csum::frame_sum::{frame_sum, stage, stage_init, Reserve, SumIn};
 use crate::csum::pseudo::{add3, pseudo_from_address_sum};
 use crate::record::RecordLayout;
@@ -105,7 +105,8 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let res_fifo = record_fifo(RX_CSUM_RES.width(), RES_DEPTH)?;
     let sums_fifo = record_fifo(33, RES_DEPTH)?;
     let pseudo_fifo = record_fifo(16, 2 * RES_DEPTH)?;
-    let req_fifo = record_fifo(RX_CSUM_REQ.width(), 2)?;
+    // The request and its three bounds' tracker flags (`ge_bound_flags`, 2 bits each).
+    let req_fifo = record_fifo(RX_CSUM_REQ.width() + 6, 2)?;
     Module::build(format!("rx_csum_d{}", cfg.data_bits), move || {
         doc("RX checksum verification (IPv4 header, TCP/UDP with pseudo-header) and");
         doc("checksum-complete over the IP datagram, from the parser's offsets.");
@@ -128,7 +129,17 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // register that holds the next request (a wide clock enable, far away).
         // Two entries keep one request per cycle: one is taken while the next is written.
         let u_req = instance(&req_fifo, "u_req_q");
-        u_req.set("s_axis_tdata", req_data);
+        // The trackers' flags of each bound are computed as the request is queued (from the
+        // upstream slice's flops) and queued with it, so that no compare sits between a
+        // stage-A bound and its tracker (`end_a` through the compare ran 4 LUTs into `ge_end`,
+        // the RX path's worst rx_csum path on a seed of `results/AREA-rx-v9.md`).
+        let rin = RX_CSUM_REQ.unpack(req_data);
+        let bound_flags = cat(&[
+            ge_bound_flags(rin.get("end"), bytes),
+            ge_bound_flags(rin.get("l4_off"), bytes),
+            ge_bound_flags(rin.get("l3_off"), bytes),
+        ]);
+        u_req.set("s_axis_tdata", cat(&[bound_flags, req_data]));
         u_req.set("s_axis_tvalid", req_valid);
         output("s_axis_req_tready", u_req.get("s_axis_tready"));
         let req_there = u_req.get("m_axis_tvalid");
@@ -152,7 +163,9 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // path's worst net on one seed, 6.2 ns).
         reserve.update(frame_end, res_pop);
         s.ready().set(ready);
-        let rq = RX_CSUM_REQ.unpack(u_req.get("m_axis_tdata"));
+        let rq_word = u_req.get("m_axis_tdata");
+        let rq = RX_CSUM_REQ.unpack(rq_word.slice(RX_CSUM_REQ.width() - 1, 0));
+        let rq_flags = rq_word.slice(RX_CSUM_REQ.width() + 5, RX_CSUM_REQ.width());
 
         // Stage A: the taken request, registered as it is, so that the accept logic (`beat`,
         // `take`) drives a few registers, not every mask and sum. The beats reach stage A a
@@ -191,11 +204,15 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let take_a_n = reg_init(1, 1u32).named("take_a_n");
         take_a_n.set(!take);
         let take_t = !take_a_n;
-        let ge = |bound: Sig, name: &str| ge_mask_tracked(bound, take_t, beat_a, bytes, name);
-        let ge_l3 = ge(req("l3_off"), "ge_l3");
+        let flags_a = stage(rq_flags, adv).named("bound_flags_a");
+        let ge = |bound: Sig, k: u32, name: &str| {
+            let flags = flags_a.slice(2 * k + 1, 2 * k);
+            ge_mask_tracked_with(bound, flags, take_t, beat_a, bytes, name)
+        };
+        let ge_l3 = ge(req("l3_off"), 0, "ge_l3");
         let l4_off_a = req("l4_off");
-        let ge_l4 = ge(l4_off_a, "ge_l4");
-        let ge_end = ge(req("end"), "ge_end");
+        let ge_l4 = ge(l4_off_a, 1, "ge_l4");
+        let ge_end = ge(req("end"), 2, "ge_end");
         let hdr_mask = (kept & ge_l3 & !ge_l4).named("hdr_mask");
         let ip_mask = (kept & ge_l3 & !ge_end).named("ip_mask");
 
