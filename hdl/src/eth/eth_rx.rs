@@ -6,7 +6,7 @@
 //! s_axis (wire, FCS) -> eth_fcs_check +                                 += strip view -> slice -> VLAN-strip command  +-> m_axis_meta
 //!                                     |                                 += rss view ---> slice -> rss_toeplitz -------+   (RX_META, one
 //!                                     +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)                  |    per frame)
-//!                                             -> reg -> buffered fork -+-> reg -> rx_csum ----------------------------+
+//!                                             -> reg -> buffered fork -+-> rx_csum -----------------------------------+
 //!                                                                      +-> slice -> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
 //!
@@ -31,9 +31,10 @@
 //!   dropped frames (a LUT in the handshake). The parser reports what they need (the claims,
 //!   the checksum ranges, the addresses' sum), so no logic sits between its stores and them.
 //! - After the frame buffer a forward register (its block RAMs' output is selected among
-//!   banks), then a buffered fork ([`stream_fork_buffered`]: a FIFO per consumer), then a
-//!   forward register per consumer, so rx_csum's and the strip's first-beat logic starts at
-//!   flops and neither's ready reaches the other or the buffer.
+//!   banks), then a buffered fork ([`stream_fork_buffered`]: a FIFO per consumer), so
+//!   neither consumer's ready reaches the other or the buffer; rx_csum reads its FIFO directly
+//!   (its first stage has no enable, its ready meets only the FIFO's read pointer), the strip
+//!   through a register slice (`host_reg`), so that its first-beat logic starts at flops.
 //! - The record assembly takes the pending record, the checksum result and the RSS result
 //!   through register slices (`pend_q`, `csum_res_q`, `rss_res_q`), so `emit` neither starts at
 //!   a LUT-RAM read nor reaches a unit's pop logic.
@@ -341,8 +342,10 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // a buffered fork: rx_csum and the VLAN strip each read a FIFO of their own, so neither
         // consumer's ready reaches the other, the register or the buffer's read logic (through
         // a plain fork they were 5 LUTs into the register's 73 enables and into rx_csum's
-        // request queue); each FIFO's output goes through a register, so that the consumer's
-        // first-beat and frame-end logic starts at flops.
+        // request queue). rx_csum reads its FIFO directly: its first stage registers the beat
+        // without an enable and its ready is one LUT of its own flops, so its ready meets only
+        // the FIFO's read pointer (through a forward register it reached that register's 75
+        // enables, 3-4 ns of routing away on every seed of `results/AREA-rx-v8.md`).
         let u_buf_reg = instance(&buf_reg, "u_buf_reg");
         for f in ["tdata", "tkeep", "tvalid", "tlast"] {
             u_buf_reg.set(&format!("s_axis_{f}"), buffered.0.f(f));
@@ -350,11 +353,6 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         buffered.ready().set(u_buf_reg.get("s_axis_tready"));
         let u_fork_out = instance(&fork_out, "u_fork_out");
         u_fork_out.connect_in("s_axis", &u_buf_reg.bundle_out("m_axis", &dcfg.spec()));
-        let u_csum_reg = instance(&buf_reg, "u_csum_reg");
-        u_csum_reg.connect_in(
-            "s_axis",
-            &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
-        );
         // The host side's register cuts the ready too (a register slice: valid, data and the
         // upstream ready from flops), so the strip's ready, which it decides from its command
         // and the beat's position, stops at the slice's enables: through a forward register it
@@ -420,7 +418,10 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // flop, its own request queue's `full`, so the frame end there does not reach the
         // request slice.)
         let u_csum = instance(&csum, "u_rx_csum");
-        u_csum.connect_in("s_axis", &u_csum_reg.bundle_out("m_axis", &dcfg.spec()));
+        u_csum.connect_in(
+            "s_axis",
+            &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
+        );
         let (cq, cf, c_deliver) = view(V_CSUM, "csum_req");
         let csum_req = RX_CSUM_REQ
             .pack(&[
