@@ -52,13 +52,11 @@
 //! - Throughput: measured at the ideal beats per frame for every size from 60 to 9000 bytes at
 //!   64 and 512 bits, back to back (`cargo xtask bench-pipeline`, `results/PIPELINE.md`).
 //! - Cost and Fmax, nic64 on ECP5-85k (`cargo xtask bench-area --presets nic64 --seeds 1,2,3
-//!   --only ecp5 --blocks eth_rx --out results/AREA-rx-v8.md`): 20,469 LUT4, 16,947 FF, 404
-//!   LUT-RAM slices, 18 DP16KD; 119.4 / 125.8 / 135.0 MHz (median 125.8), short of the 156.25
-//!   MHz preset clock by 86-168 endpoints per seed: the VLAN strip's frame enable into its
-//!   own and `host_reg`'s enables (30-69 endpoints per seed); `rx_csum` with its input
-//!   register (35-43: the frame end, `tlast` of `u_csum_reg`, into the request queue's flags,
-//!   the trackers' load `take_a_n` with 84 loads, the input register's 75 enables, each
-//!   behind a 3-4 ns route); the parser (6-40). Lists per seed:
+//!   --only ecp5 --blocks eth_rx --out results/AREA-rx-v10.md`): 20,520 LUT4, 16,988 FF, 406
+//!   LUT-RAM slices, 18 DP16KD; 145.1 / 130.6 / 139.6 MHz (median 139.6), short of the 156.25
+//!   MHz preset clock by 28 / 44 / 12 endpoints (v8: 168 / 87 / 86): the VLAN strip's command
+//!   valid into its take and next-state decodes, the FCS check's header-beat index, a parser
+//!   flag into `proto_ok`, RSS's `hash_en` (up to -1.26 ns). Lists per seed:
 //!   `target/bench-area/nic64/eth_rx_d64/sta_seed<N>.md` (`cargo xtask sta`).
 //! - Golden model: `nicgen_model::rx::rx_frame`; test: `generators/nicgen/tests/eth_rx.rs`.
 

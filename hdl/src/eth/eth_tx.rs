@@ -36,10 +36,12 @@
 //!   (`len + 4`). This needs a VLAN command queue as deep as the frames in flight between
 //!   dispatch and the insert ([`TxCfg::vlan_cmd_depth`]).
 //! - Cost and Fmax, nic64 on ECP5-85k (`cargo xtask bench-area --presets nic64 --seeds 1,2,3
-//!   --only ecp5 --blocks eth_tx --out results/AREA-tx-v8.md`): 11,918 LUT4, 8,744 FF, 217
-//!   LUT-RAM slices, 36 DP16KD; 157.9 / 157.6 / 142.0 MHz (median 157.6: the 156.25 MHz preset
-//!   clock is met on seeds 1 and 2; on seed 3, 35 endpoints miss it, all in the VLAN insert's
-//!   frame-enable fan-out). The per-seed endpoint lists are in
+//!   --only ecp5 --blocks eth_tx --out results/AREA-tx-v9.md`): 11,904 LUT4, 8,759 FF, 217
+//!   LUT-RAM slices, 36 DP16KD; 144.9 / 144.9 / 149.1 MHz (median 144.9), short of the 156.25
+//!   MHz preset clock by 4 / 15 / 7 endpoints (at most -0.5 ns): the FCS append's stall (its
+//!   `carrying` flop into an advance net of 573 loads, then the upstream register) and its CRC
+//!   trees; on v8's RTL the median met it (157.6, `results/AREA-tx-v8.md`) with the VLAN
+//!   insert's fan-out missing on one seed. The per-seed endpoint lists are in
 //!   `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md` (`cargo xtask sta`).
 //! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`
 //!   (also the back-to-back cycle counts).

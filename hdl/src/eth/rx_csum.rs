@@ -38,10 +38,13 @@
 //!   `m_axis_res_tdata/_tvalid/_tready` (record [`RX_CSUM_RES`], one per frame, in order).
 //! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 9` cycles after the last beat.
 //!   Throughput: 1 beat/cycle, no bubble between frames (a request is taken with its frame's
-//!   first beat, one cycle after it entered the queue); input stalls only while 15 results are owed.
-//! - Cost and Fmax per preset: `results/AREA.md` (`cargo xtask bench-area`); with the request
-//!   queue, nic64 on ECP5-85k: 171.8 / 173.0 / 170.6 MHz (median 171.8), 2,636 LUT4, 1,376 FF
-//!   (`results/AREA-rx_csum.md`, command at its top).
+//!   first beat, one cycle after it entered the queue); input stalls only while 15 results
+//!   are owed.
+//! - Cost and Fmax per preset: `results/AREA.md` (`cargo xtask bench-area`); nic64 on ECP5-85k
+//!   on 6e7dcfb (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks
+//!   rx_csum --out results/AREA-rx_csum.md`): 1,584 LUT4, 954 FF, 47 LUT-RAM slices, 167.1 /
+//!   172.4 / 171.2 MHz (median 171.2). (2,636 LUT4 / 1,376 FF when the request carried both
+//!   addresses, before the parser reported their sum.)
 //! - Golden model: `nicgen_model::checksum` (sums, pseudo-headers); test:
 //!   `testbench/tb/tests/rx_csum.rs`.
 

@@ -19,13 +19,16 @@
 //!   output has a bubble only where beats disappear (the last beat of a frame is flushed in the
 //!   cycle that takes the next frame's first beat, which emits nothing).
 //! - Cost (off 12, n 4, no `tuser`, the nic64/nic512 RX VLAN strip; `cargo xtask bench-area
-//!   --presets nic64,nic512 --seeds 1,2,3 --blocks "rx vlan strip,tx vlan insert"`: Debian
-//!   Yosys `synth_xilinx -noiopad` LUT / FF, ECP5-85k LUT4 and median Fmax of seeds 1-3):
-//!   64 b: 109 LUT / 155 FF, 111 LUT4, 217.8 MHz (208.6 / 217.8 / 221.8); 512 b: 604 LUT /
-//!   1160 FF, 628 LUT4, 166.3 MHz. At 8 b with 1 `tuser` bit (same flows by hand, not part of
-//!   that command): 73 LUT / 53 FF, 108 LUT4, 142.2 MHz; there the critical path is the
-//!   handshake (beat counter -> `s_ready` -> beat counter), which swings 140-175 MHz with
-//!   unrelated changes to the lane decodes. Two beats of flops (`P`, output) + lane muxes.
+//!   --presets nic64,nic512 --seeds 1,2,3 --blocks "rx vlan strip,tx vlan insert" --out
+//!   results/AREA-splice.md`: Debian Yosys `synth_xilinx -noiopad` LUT / FF, ECP5-85k LUT4 and
+//!   median Fmax of seeds 1-3): 64 b: 114 LUT / 167 FF, 188 LUT4, 160.3 MHz (160.3 / 160.2 /
+//!   163.4); 512 b: 613 LUT / 1173 FF, 658 LUT4, 164.1 MHz. With the decodes combinational
+//!   (before 114e1fb) it was 111 LUT4 and 217.8 MHz alone at 64 b, but in the nic64 RX path its
+//!   ready and lane selects were that path's most failing endpoints (30-69 per seed; 0-5 since,
+//!   `results/AREA-rx-v10.md`): registered decodes put the take into their next-state logic
+//!   (alone, the critical path is `m_axis_tvalid` → take → a decode flop), which costs the
+//!   block its standalone margin and buys the placement-sensitive fan-out in context. Two
+//!   beats of flops (`P`, output), lane muxes and about a dozen decode flops.
 //! - Golden model: `nicgen_model::stream::delete_bytes`; test:
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable,
 //!   lengths around `off` and `off + n`, zero-bubble count, Icarus replay).

@@ -17,11 +17,12 @@
 //!   beat of their own: `ceil((len + n) / W) - ceil(len / W)` cycles per enabled frame (at
 //!   64 bits and n = 4: one cycle when the last beat holds more than 4 bytes; at 8 bits: 4).
 //! - Cost (off 12, n 4, no `tuser`, the nic64/nic512 TX VLAN insert; `cargo xtask bench-area
-//!   --presets nic64,nic512 --seeds 1,2,3 --blocks "rx vlan strip,tx vlan insert"`: Debian
-//!   Yosys `synth_xilinx -noiopad` LUT / FF, ECP5-85k LUT4 and median Fmax of seeds 1-3):
-//!   64 b: 105 LUT / 150 FF, 161 LUT4, 191.9 MHz (187.5 / 196.7 / 191.9); 512 b: 604 LUT /
-//!   620 FF, 872 LUT4, 173.3 MHz. At 8 b with 1 `tuser` bit (same flows by hand): 61 LUT /
-//!   65 FF, 115 LUT4, 158.8 MHz. Only the top `n` lanes of `P` are flops.
+//!   --presets nic64,nic512 --seeds 1,2,3 --blocks "rx vlan strip,tx vlan insert" --out
+//!   results/AREA-splice.md`: Debian Yosys `synth_xilinx -noiopad` LUT / FF, ECP5-85k LUT4 and
+//!   median Fmax of seeds 1-3): 64 b: 116 LUT / 162 FF, 181 LUT4, 173.6 MHz (173.9 / 160.6 /
+//!   173.6); 512 b: 611 LUT / 629 FF, 693 LUT4, 193.5 MHz (with combinational decodes, before
+//!   114e1fb: 161 LUT4 / 191.9 MHz and 872 LUT4 / 173.3 MHz). Only the top `n` lanes of `P`
+//!   are flops.
 //! - Golden model: `nicgen_model::stream::insert_bytes`; test:
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable
 //!   and bytes, lengths around `off`, stall count, Icarus replay).
