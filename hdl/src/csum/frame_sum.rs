@@ -187,9 +187,7 @@ impl Reserve {
         Reserve { owed, room, depth }
     }
     /// `taken`: a frame's last beat comes in this cycle; `given`: a result leaves the queue.
-    /// Returns `room`'s next value (from flops only), for a caller that registers a copy of
-    /// `room` combined with state of its own.
-    pub fn update(&self, taken: Sig, given: Sig) -> Sig {
+    pub fn update(&self, taken: Sig, given: Sig) {
         let owed = self.owed;
         let taken_q = reg_init(1, 0u32).named("owed_taken_q");
         let given_q = reg_init(1, 0u32).named("owed_given_q");
@@ -209,6 +207,5 @@ impl Reserve {
         )
         .named("room_next");
         self.room.set(room_next);
-        room_next
     }
 }

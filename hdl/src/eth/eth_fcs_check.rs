@@ -141,7 +141,9 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // ---- Bytes 12..=17 as they pass (or from this beat when it carries them). The
             // beat that carries one is a bit of a one-hot beat index over the first beats (a
             // compare of `byte_cnt` there was the RX path's worst path on a seed).
-            let beats_hdr = 17 / w + 1;
+            // The last byte looked at: the inner EtherType's second (below).
+            let last_hdr_byte = 17;
+            let beats_hdr = last_hdr_byte / w + 1;
             let beat_at = if beats_hdr > 1 {
                 let r = reg_init(beats_hdr, 1u32).enable(take).named("hdr_beat");
                 r.set(mux(
@@ -164,7 +166,7 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 mux(here, b, r)
             };
             let et1 = cat(&[byte_at(12), byte_at(13)]).named("ethertype");
-            let et2 = cat(&[byte_at(16), byte_at(17)]).named("ethertype_inner");
+            let et2 = cat(&[byte_at(16), byte_at(last_hdr_byte)]).named("ethertype_inner");
             let et1_mac = et1.eq(0x8808u32).named("ethertype_mac_control");
             let et1_tag = (et1.eq(0x8100u32) | et1.eq(0x88A8u32)).named("ethertype_vlan");
             let et2_mac = et2.eq(0x8808u32).named("inner_mac_control");

@@ -88,6 +88,10 @@ pub const RX_CSUM_RES: RecordLayout = RecordLayout {
 /// checks this at 64 and 512 bits).
 const RES_DEPTH: u32 = 16;
 
+/// Bits queued with each request beside [`RX_CSUM_REQ`]: the tracker flags
+/// ([`super::byte_pos::ge_bound_flags`], 2 bits) of `l3_off`, `l4_off` and `end`.
+const REQ_FLAGS: u32 = 6;
+
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RxCsumCfg {
@@ -108,8 +112,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let res_fifo = record_fifo(RX_CSUM_RES.width(), RES_DEPTH)?;
     let sums_fifo = record_fifo(33, RES_DEPTH)?;
     let pseudo_fifo = record_fifo(16, 2 * RES_DEPTH)?;
-    // The request and its three bounds' tracker flags (`ge_bound_flags`, 2 bits each).
-    let req_fifo = record_fifo(RX_CSUM_REQ.width() + 6, 2)?;
+    let req_fifo = record_fifo(RX_CSUM_REQ.width() + REQ_FLAGS, 2)?;
     Module::build(format!("rx_csum_d{}", cfg.data_bits), move || {
         doc("RX checksum verification (IPv4 header, TCP/UDP with pseudo-header) and");
         doc("checksum-complete over the IP datagram, from the parser's offsets.");
@@ -150,7 +153,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // A frame's request is taken with its first beat: a beat is accepted while the
         // results have room and, at a first beat, its request is there. The frame end moves
         // only `first` and the reservation; the request queue pops on a first beat, whose
-        // decision starts at flops (the input register's valid, `room`, `first`, the queue's
+        // decision starts at flops (the input FIFO's valid, `room`, `first`, the queue's
         // valid). Taken with the previous frame's last beat instead, the frame end ran through
         // the request state into the queue's pointers and flags, 4 LUTs behind a 4 ns route
         // (the RX path's worst paths on two of three seeds, `results/AREA-rx-v8.md`).
@@ -168,7 +171,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         s.ready().set(ready);
         let rq_word = u_req.get("m_axis_tdata");
         let rq = RX_CSUM_REQ.unpack(rq_word.slice(RX_CSUM_REQ.width() - 1, 0));
-        let rq_flags = rq_word.slice(RX_CSUM_REQ.width() + 5, RX_CSUM_REQ.width());
+        let rq_flags = rq_word.slice(RX_CSUM_REQ.width() + REQ_FLAGS - 1, RX_CSUM_REQ.width());
 
         // Stage A: the taken request, registered as it is, so that the accept logic (`beat`,
         // `take`) drives a few registers, not every mask and sum. The beats reach stage A a

@@ -422,7 +422,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // Both events are registered inside (`Reserve::update`): the output side's ready
         // runs through `out_end` into `pop`, and from there into the `owed` counter's adder it
         // was the TX path's worst path (4 LUTs, 6 ns of routing).
-        let _ = reserve.update(frame_end, pop);
+        reserve.update(frame_end, pop);
         let rr = TX_CSUM_RES.unpack(q);
         // The result's fields held for the frame leaving now, loaded as it starts.
         let cur = |x: Sig, f: &str| {

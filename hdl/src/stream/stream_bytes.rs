@@ -29,9 +29,10 @@
 //! first beat, "this cycle emits nothing", ...) is registered from it. Only the first beat's
 //! enable (the command's) and the keep bits that tell a frame's last beat are combined after
 //! the flops. So a lane is a 2- to 4-input mux whose selects are flops, and the input's ready is
-//! one LUT level of flops and the command's valid (from flops: the state's decode ran 4 LUTs
-//! into the lane muxes and `s_axis_tready`, whose 148 loads in the nic64 RX path made it that
-//! path's worst, `results/AREA-rx-v8.md`). A lane's data has no zero default (a lane nothing
+//! one function of a few such flops, the command's valid and the output's ready (before, the
+//! state's decode ran 4 LUTs into the lane muxes and `s_axis_tready`, whose 148 loads in the
+//! nic64 RX path made it that path's worst, `results/AREA-rx-v8.md`). The price is the take in
+//! front of the decode flops' next-state logic (figures in the `stream_delete` docs). A lane's data has no zero default (a lane nothing
 //! selects has keep 0), so a two-source lane is a 2:1 mux per bit. The per-lane decodes took
 //! the nic64 RX VLAN strip from 424 to 111 LUT4 and 155.6 to 217.8 MHz on ECP5 (figures and
 //! command in the `stream_delete` module docs).
@@ -487,9 +488,10 @@ impl<'a> Decodes<'a> {
         self.made.insert(key, r);
         r
     }
-    /// The condition of a set of activations (merged into maximal beat ranges by the caller):
-    /// a flop for the state part, and at a first beat the command's enable.
-    fn cond(&mut self, merged: &[Act]) -> Sig {
+    /// The condition of a set of activations (merged here into maximal beat ranges): a flop
+    /// for the state part, and at a first beat the command's enable.
+    fn cond(&mut self, acts: &[Act]) -> Sig {
+        let merged = merge_acts(acts);
         let state: Vec<Act> = merged
             .iter()
             .filter(|r| r.slot != 0 || r.open || r.b >= 1)
@@ -825,12 +827,12 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
             .unwrap_or_else(|| lit(1, 0u32))
     };
     // The consume step emits (only in a consume slot: the decodes include it).
-    let c_emit = dec.cond(&merge_acts(&emit_acts));
+    let c_emit = dec.cond(&emit_acts);
     // The consume emission is the frame's last (when its beat is).
     let final_cons: Vec<Sig> = final_cons
         .iter()
         .map(|(l, v)| {
-            let c = dec.cond(&merge_acts(v));
+            let c = dec.cond(v);
             match l {
                 None => c,
                 Some(l) => c & !lane_keep_at_consume(l),
@@ -838,16 +840,21 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
         })
         .collect();
     let final_cons = or_all(final_cons).named("cons_final");
-    let has_stall = dec.cond(&merge_acts(&stall_acts));
-    let stall_end = dec.cond(&merge_acts(&stall_end_acts));
-    // The flush entry being emitted is the frame's last (entries: only while `ended`).
-    let ent_state = |v: &[Act], st: &State| -> Sig {
-        st.ended & or_all(merge_acts(v).iter().map(|r| st.act(r)).collect())
+    let has_stall = dec.cond(&stall_acts);
+    let stall_end = dec.cond(&stall_end_acts);
+    // The flush entry being emitted is the frame's last (entries: only while `ended`); each
+    // group's activations merged once.
+    let final_ent: Vec<(Option<Lane>, Vec<Act>)> = final_ent
+        .into_iter()
+        .map(|(l, v)| (l, merge_acts(&v)))
+        .collect();
+    let ent_state = |merged: &[Act], st: &State| -> Sig {
+        st.ended & or_all(merged.iter().map(|r| st.act(r)).collect())
     };
     let final_ent_v: Vec<Sig> = final_ent
         .iter()
         .map(|(l, v)| {
-            let key = format!("final_ent {:?}", merge_acts(v));
+            let key = format!("final_ent {v:?}");
             let n = dec.made.len();
             let c = dec.flop(key, &format!("decode{n}"), 0, |st| ent_state(v, st));
             match l {
@@ -959,7 +966,7 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
         let mut darms = Vec::new();
         let mut karms = Vec::new();
         for (l, conds) in &groups {
-            let c = dec.cond(&merge_acts(conds));
+            let c = dec.cond(conds);
             if let Some(d) = lane_data(l) {
                 darms.push((c, d));
             }
