@@ -31,9 +31,12 @@
 //! the flops. So a lane is a 2- to 4-input mux whose selects are flops, and the input's ready is
 //! one function of a few such flops, the command's valid and the output's ready (before, the
 //! state's decode ran 4 LUTs into the lane muxes and `s_axis_tready`, whose 148 loads in the
-//! nic64 RX path made it that path's worst, `results/AREA-rx-v8.md`). The price is the take in
-//! front of the decode flops' next-state logic (figures in the `stream_delete` docs). A lane's data has no zero default (a lane nothing
-//! selects has keep 0), so a two-source lane is a 2:1 mux per bit. The per-lane decodes took
+//! nic64 RX path made it that path's worst, `results/AREA-rx-v8.md`). The next state is built
+//! twice, as taken and as held, and each decode flop loads `take ? f(taken) : f(held)`: the take
+//! (the cycle's latest signal) is one 2:1 mux in front of the flop, not an input of the decode's
+//! cone. The command comes through a register slice of the engine's own, so its valid is a
+//! local flop (figures in the `stream_delete` docs). A lane's data has no zero default (a lane
+//! nothing selects has keep 0), so a two-source lane is a 2:1 mux per bit. The per-lane decodes took
 //! the nic64 RX VLAN strip from 424 to 111 LUT4 and 155.6 to 217.8 MHz on ECP5 (figures and
 //! command in the `stream_delete` module docs).
 
@@ -468,8 +471,17 @@ impl State<'_> {
 /// Registered decodes of the control state, one flip-flop per distinct condition, loaded with
 /// the condition evaluated on the next state (so it equals the condition on the state, without
 /// the state's decode logic in front of the lane muxes and the handshake).
+///
+/// The next state is built twice, as it is when the input beat is taken and when it is not, and
+/// each decode flop loads `take ? f(next_take) : f(next_hold)`: the take (the latest signal of
+/// the cycle: the input's valid, the command's, the output's ready) is the select of one 2:1 mux
+/// in front of each flop instead of an input of the decode's whole cone.
 struct Decodes<'a> {
-    next: State<'a>,
+    /// The next state when the input beat is taken.
+    next_take: State<'a>,
+    /// The next state when it is not.
+    next_hold: State<'a>,
+    take: Sig,
     made: HashMap<String, Sig>,
     /// `cons_slot & bc == 0`: a first beat (not after a flush) can be consumed.
     at0: Sig,
@@ -484,7 +496,7 @@ impl<'a> Decodes<'a> {
             return *s;
         }
         let r = reg_init(1, init).named(name);
-        r.set(f(&self.next));
+        r.set(mux(self.take, f(&self.next_take), f(&self.next_hold)));
         self.made.insert(key, r);
         r
     }
@@ -559,9 +571,19 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     } else {
         1
     };
-    let cmd_data = input("s_axis_cmd_tdata", cmd_w);
-    let cmd_valid = input("s_axis_cmd_tvalid", 1);
-    let cmd_ready = output_wire("s_axis_cmd_tready", 1);
+    // The command through a register slice of its own: the frame's first beat waits for its
+    // valid, and from the port (the requester's logic, placed elsewhere) that valid ran through
+    // the take into every decode flop and the input's skid register (2.1 ns of routing alone,
+    // the nic64 RX path's worst, `results/AREA-rx-v10.md`). The slice's ready is a flop.
+    let take = wire(1).named("take");
+    let cmd_q = crate::stream::record_reg_slice(
+        "cmd",
+        input("s_axis_cmd_tdata", cmd_w),
+        input("s_axis_cmd_tvalid", 1),
+    );
+    output_wire("s_axis_cmd_tready", 1).set(cmd_q.s_ready);
+    let cmd_data = cmd_q.data;
+    let cmd_valid = cmd_q.valid;
     let cmd_en = cmd_data.bit(0);
 
     // State: consumed beats of this frame (saturating), stall/flush index, frame ended, the
@@ -579,15 +601,17 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     let js = reg_init(jw, 0u32).named("entry");
     let ended = reg_init(1, 0u32).named("ended");
     let en_q = reg_init(1, 0u32).named("frame_en");
-    let next = State {
+    let next_state = |tag: &str| State {
         bc: &bc,
-        beats: wire(bc.r.width()).named("beat_next"),
-        js: wire(jw).named("entry_next"),
-        ended: wire(1).named("ended_next"),
-        en: wire(1).named("frame_en_next"),
+        beats: wire(bc.r.width()).named(&format!("beat_{tag}")),
+        js: wire(jw).named(&format!("entry_{tag}")),
+        ended: wire(1).named(&format!("ended_{tag}")),
+        en: wire(1).named(&format!("frame_en_{tag}")),
     };
     let mut dec = Decodes {
-        next,
+        next_take: next_state("if_take"),
+        next_hold: next_state("if_hold"),
+        take,
         made: HashMap::new(),
         at0: lit(1, 0u32),
         cmd_en,
@@ -664,7 +688,6 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     }
     // Lane 0 of every entry is used for last-beat detection (already noted above).
 
-    let take = wire(1).named("take");
     let byte = |x: Sig, i: usize| x.slice(8 * i as u32 + 7, 8 * i as u32);
     let p_data: Vec<Option<Sig>> = (0..w)
         .map(|i| {
@@ -899,11 +922,11 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     let s_ready = (slot & (!first | cmd_valid) & out_ok).named("s_ready");
     s.ready().set(s_ready);
     take.set(s.valid() & s_ready);
-    cmd_ready.set(first & slot & out_ok & s.valid());
+    cmd_q.ready.set(take & first);
     let emit_valid =
         ((c_emit & s.valid() & (!first | cmd_valid)) | stall_step | ended).named("emit_valid");
 
-    // Next state (later updates win).
+    // Next state, as taken and as held (in each, later updates win).
     let last_in = s.last();
     let upd = |cur: Sig, updates: &[(Sig, Sig)]| -> Sig {
         updates.iter().fold(cur, |v, &(c, x)| mux(c, x, v))
@@ -913,35 +936,34 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     let ent_emit = ended & oready;
     let done_now = last_in & c_emit & final_cons;
     let to_end = last_in & !done_now;
-    let next = dec.next;
-    next.js.set(upd(
+    let (t, h) = (dec.next_take, dec.next_hold);
+    // Taken: the frame moves on one beat (the take overrides a flush entry's update: with
+    // overlap, the next frame's first beat is taken while the last entry is emitted).
+    t.js.set(mux(to_end | (!last_in & has_stall), lit(jw, 1u32), zero_js));
+    t.ended.set(to_end);
+    t.beats.set(mux(
+        done_now,
+        bc.value(0),
+        mux(ended, bc.value(1), bc.next_sat()),
+    ));
+    t.en.set(mux(first, cmd_en, en_q));
+    // Held: stall and flush entries step.
+    h.js.set(upd(
         js,
         &[
             (stall_step & oready, mux(stall_end, zero_js, js_inc)),
             (ent_emit, mux(final_ent, zero_js, js_inc)),
-            (
-                take,
-                mux(to_end | (!last_in & has_stall), lit(jw, 1u32), zero_js),
-            ),
         ],
     ));
-    next.ended.set(upd(
-        ended,
-        &[(ent_emit & final_ent, lit(1, 0u32)), (take, to_end)],
-    ));
-    next.beats.set(upd(
-        bc.r,
-        &[
-            (ent_emit & final_ent, bc.value(0)),
-            (take, mux(ended, bc.value(1), bc.next_sat())),
-            (take & done_now, bc.value(0)),
-        ],
-    ));
-    next.en.set(mux(take & first, cmd_en, en_q));
-    js.set(next.js);
-    ended.set(next.ended);
-    bc.r.set(next.beats);
-    en_q.set(next.en);
+    h.ended
+        .set(upd(ended, &[(ent_emit & final_ent, lit(1, 0u32))]));
+    h.beats
+        .set(upd(bc.r, &[(ent_emit & final_ent, bc.value(0))]));
+    h.en.set(en_q);
+    js.set(mux(take, t.js, h.js));
+    ended.set(mux(take, t.ended, h.ended));
+    bc.r.set(mux(take, t.beats, h.beats));
+    en_q.set(mux(take, t.en, h.en));
 
     // The output register.
     let out_valid = reg_init(1, 0u32).named("out_valid");

@@ -6,8 +6,9 @@
 //! bytes loses what exists of the deleted range (it leaves with `off` bytes).
 //!
 //! - Ports: `s_axis_*` (data in), `m_axis_*` (data out), `s_axis_cmd_tdata[0]` (enable),
-//!   `s_axis_cmd_tvalid/tready`: one command per frame, taken with the frame's first beat (the
-//!   first beat waits for it). `tuser` travels with the data: the last output beat carries the
+//!   `s_axis_cmd_tvalid/tready`: one command per frame, through a register slice (its ready is
+//!   a flop; up to two commands are taken ahead of their frames; a frame's first beat waits
+//!   for its command's). `tuser` travels with the data: the last output beat carries the
 //!   last input beat's `tuser` (e.g. `bad`).
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
 //!   the previous beat `P`, the beat before the splice `H` (only when the deleted range spans
@@ -21,14 +22,16 @@
 //! - Cost (off 12, n 4, no `tuser`, the nic64/nic512 RX VLAN strip; `cargo xtask bench-area
 //!   --presets nic64,nic512 --seeds 1,2,3 --blocks "rx vlan strip,tx vlan insert" --out
 //!   results/AREA-splice.md`: Debian Yosys `synth_xilinx -noiopad` LUT / FF, ECP5-85k LUT4 and
-//!   median Fmax of seeds 1-3): 64 b: 114 LUT / 167 FF, 188 LUT4, 160.3 MHz (160.3 / 160.2 /
-//!   163.4); 512 b: 613 LUT / 1173 FF, 658 LUT4, 164.1 MHz. With the decodes combinational
+//!   median Fmax of seeds 1-3): 64 b: 137 LUT / 172 FF, 194 LUT4, 177.2 MHz (177.2 / 190.5 /
+//!   171.2); 512 b: 624 LUT / 1178 FF, 664 LUT4, 174.9 MHz. With the decodes combinational
 //!   (before 114e1fb) it was 111 LUT4 and 217.8 MHz alone at 64 b, but in the nic64 RX path its
-//!   ready and lane selects were that path's most failing endpoints (30-69 per seed; 0-5 since,
-//!   `results/AREA-rx-v10.md`): registered decodes put the take into their next-state logic
-//!   (alone, the critical path is `m_axis_tvalid` → take → a decode flop), which costs the
-//!   block its standalone margin and buys the placement-sensitive fan-out in context. Two
-//!   beats of flops (`P`, output), lane muxes and about a dozen decode flops.
+//!   ready and lane selects were that path's most failing endpoints (30-69 per seed,
+//!   `results/AREA-rx-v8.md`). Registered decodes put the take into their next-state logic;
+//!   the command's valid, from the requester's logic elsewhere, then reached every decode flop
+//!   (`results/AREA-rx-v10.md`: 160.3 MHz alone). Since, the command comes through a register
+//!   slice of the block's own, and each decode flop loads `take ? f(next if taken) : f(next if
+//!   held)`, so the take is one 2:1 mux in front of it. Two beats of flops (`P`, output), the
+//!   command slice, lane muxes and about a dozen decode flops.
 //! - Golden model: `nicgen_model::stream::delete_bytes`; test:
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable,
 //!   lengths around `off` and `off + n`, zero-bubble count, Icarus replay).

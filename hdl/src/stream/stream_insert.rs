@@ -7,8 +7,9 @@
 //!
 //! - Ports: `s_axis_*` (data in), `m_axis_*` (data out), `s_axis_cmd_tdata` (`[0]` enable, byte
 //!   `j` of the inserted bytes at `[8j+8:8j+1]`, byte 0 first on the wire),
-//!   `s_axis_cmd_tvalid/tready`: one command per frame, taken with the frame's first beat (the
-//!   first beat waits for it). The last output beat carries the last input beat's `tuser`.
+//!   `s_axis_cmd_tvalid/tready`: one command per frame, through a register slice (its ready is
+//!   a flop; up to two commands are taken ahead of their frames; a frame's first beat waits
+//!   for its command's). The last output beat carries the last input beat's `tuser`.
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
 //!   the previous beat `P`, the inserted bytes, a 2..4-input mux per output byte lane and an
 //!   output register (`m_axis_tvalid` and the payload come from flops).
@@ -19,10 +20,11 @@
 //! - Cost (off 12, n 4, no `tuser`, the nic64/nic512 TX VLAN insert; `cargo xtask bench-area
 //!   --presets nic64,nic512 --seeds 1,2,3 --blocks "rx vlan strip,tx vlan insert" --out
 //!   results/AREA-splice.md`: Debian Yosys `synth_xilinx -noiopad` LUT / FF, ECP5-85k LUT4 and
-//!   median Fmax of seeds 1-3): 64 b: 116 LUT / 162 FF, 181 LUT4, 173.6 MHz (173.9 / 160.6 /
-//!   173.6); 512 b: 611 LUT / 629 FF, 693 LUT4, 193.5 MHz (with combinational decodes, before
-//!   114e1fb: 161 LUT4 / 191.9 MHz and 872 LUT4 / 173.3 MHz). Only the top `n` lanes of `P`
-//!   are flops.
+//!   median Fmax of seeds 1-3): 64 b: 164 LUT / 231 FF, 243 LUT4, 173.9 MHz (192.9 / 172.8 /
+//!   173.9); 512 b: 657 LUT / 698 FF, 747 LUT4, 178.2 MHz (with combinational decodes, before
+//!   114e1fb: 161 LUT4 / 191.9 MHz and 872 LUT4 / 173.3 MHz; with registered decodes and the
+//!   command straight from the port: 181 LUT4 / 173.6 MHz and 693 LUT4 / 193.5 MHz). The
+//!   command's register slice holds its 33 bits twice. Only the top `n` lanes of `P` are flops.
 //! - Golden model: `nicgen_model::stream::insert_bytes`; test:
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable
 //!   and bytes, lengths around `off`, stall count, Icarus replay).
