@@ -1526,6 +1526,21 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ),
             "code_tail",
         );
+        // Whether that code is an `EXT_*` one, and the L4 verdict's share of it, decided
+        // here so that `proto_ok` below is one LUT of five flops (from the code it was 4 LUTs
+        // deep: the nic64 RX path's worst on one seed, `results/AREA-rx-v10.md`). With no
+        // length check failed, an IP frame past `l3_pre_ok` has no IHL or total-length error
+        // either, so the verdict is an `EXT_*` code exactly when this code is.
+        let ext_code = is_ip
+            & !c.ver_bad
+            & (late.eq(malformed::EXT_TRUNC as u64)
+                | late.eq(malformed::EXT_LIMIT as u64)
+                | late.eq(malformed::EXT_WINDOW as u64));
+        let proto_pre_ok = f(
+            is_ip & !c.ver_bad & !(c.v4 & (c.ihl_bad | c.totlen_bad)) & !ext_code,
+            "proto_pre_ok",
+        );
+        let ext_code = f(ext_code, "ext_code");
         let len_word1 = f(len_head, "len");
         let v4 = f(c.v4, "v4");
         let v6 = f(c.v6, "v6");
@@ -1560,10 +1575,8 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let l4 = mux(l3_ok, l4c, lit(2, 0u32));
         // For the claims below: the verdict is an `EXT_*` code when no L3 check failed and
         // the walk's code (in `tail`) is one.
-        let ext_bad = !(trunc_l2 | trunc_hdr | ihl_bad | trunc_opt | totlen_bad | trunc_ip)
-            & (tail.eq(malformed::EXT_TRUNC as u64)
-                | tail.eq(malformed::EXT_LIMIT as u64)
-                | tail.eq(malformed::EXT_WINDOW as u64));
+        let ext_bad =
+            !(trunc_l2 | trunc_hdr | ihl_bad | trunc_opt | totlen_bad | trunc_ip) & ext_code;
         // ---------------------------------------------------------------- finish 3: claims
         // The record is registered once more, with what the claims need, so that they are
         // one LUT from flops and the store's write data from flops too (the claims were the
@@ -1592,7 +1605,10 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let field = |n: &str| late_fields.iter().find(|(m, _)| *m == n).unwrap().1;
         let l2_ok = f(!trunc_l2, "l2_ok");
         let ip_ok = f(l3_ok, "ip_ok");
-        let proto_ok = f(l3_ok & !ext_bad, "proto_ok");
+        let proto_ok = f(
+            proto_pre_ok & !(trunc_l2 | trunc_hdr | trunc_opt | trunc_ip),
+            "proto_ok",
+        );
         let ext_bad = f(ext_bad, "ext_bad");
         let eth_v4 = f(v4, "eth_v4");
         let eth_v6 = f(v6, "eth_v6");
