@@ -479,13 +479,6 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let four = (ip & !frag & ((tcp & en_tcp) | (udp & en_udp))).named("use_ports");
         let two = (ip & en_ip).named("two_tuple_en");
         let hashed = (four | two).named("use_ip");
-        // rss_type: 4-tuple types are 2/3 (+3 for IPv6), 2-tuple 1 (+3), none 0.
-        let base = mux(
-            four,
-            mux(tcp, lit(3, 2u32), lit(3, 3u32)),
-            mux(two, lit(3, 1u32), lit(3, 0u32)),
-        );
-        let ty = mux(v6 & hashed, base + 3u32, base).named("rss_type_s0");
         let valid_a = reg_init(1, 0u32).named("valid_a");
         valid_a.set(accept);
         let m4 = delay(v4 & hashed).named("mask_v4");
@@ -495,7 +488,16 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let src = delay(r.get("src_ip")).named("src_a");
         let dst = delay(r.get("dst_ip")).named("dst_a");
         let ports = delay(cat(&[r.get("src_port"), r.get("dst_port")])).named("ports_a");
-        let ty_a = delay(ty).named("rss_type_a");
+        let tcp_a = delay(tcp).named("is_tcp_a");
+        // rss_type from the stage's mask flops: 4-tuple types are 2 (TCP) / 3 (UDP), 2-tuple 1,
+        // +3 for IPv6; none 0. (From the ports and the enables it was 5 LUTs deep, the nic64
+        // RX path's worst on one seed, `results/AREA-rx-v10.md`; here it is one LUT.)
+        let base = mux(
+            p4 | p6,
+            mux(tcp_a, lit(3, 2u32), lit(3, 3u32)),
+            mux(m4 | m6, lit(3, 1u32), lit(3, 0u32)),
+        );
+        let ty_a = mux(m6, base + 3u32, base).named("rss_type");
         let tag_a = delay(r.get("tag")).named("tag_a");
 
         // ---- Stage B: the masked 288-bit input vector, one copy per tree group.
