@@ -155,21 +155,28 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
             } else {
                 sof
             };
-            let byte_at = |p: u32| -> Sig {
+            // Per header byte, the matches against the constants the EtherType checks need,
+            // each one flop loaded whenever its beat is presented (a stalled beat holds its
+            // data, and the index moves only with `take`: the enable is a flop, not the
+            // handshake), else taken from this beat. The compares run on the bus, before the
+            // select: from the beat index to a check flag is a mux and an AND (on the stored
+            // bytes, 3 LUTs: the nic64 RX path's worst on one seed, `results/AREA-rx-v10.md`).
+            let byte_is = |p: u32, v: u32| -> Sig {
                 let lane = p % w;
                 let here = if p / w == 0 { sof } else { beat_at.bit(p / w) };
-                let b = data.slice(8 * lane + 7, 8 * lane);
-                // Loaded whenever its beat is the one presented (a stalled beat holds its data,
-                // and the index moves only with `take`): the enable is a flop, not the handshake.
-                let r = reg(8).enable(here).named(&format!("hdr_byte{p}"));
-                r.set(b);
-                mux(here, b, r)
+                let hit = data.slice(8 * lane + 7, 8 * lane).eq(v as u64);
+                let r = reg(1)
+                    .enable(here)
+                    .named(&format!("hdr_byte{p}_is_{v:02x}"));
+                r.set(hit);
+                mux(here, hit, r)
             };
-            let et1 = cat(&[byte_at(12), byte_at(13)]).named("ethertype");
-            let et2 = cat(&[byte_at(16), byte_at(last_hdr_byte)]).named("ethertype_inner");
-            let et1_mac = et1.eq(0x8808u32).named("ethertype_mac_control");
-            let et1_tag = (et1.eq(0x8100u32) | et1.eq(0x88A8u32)).named("ethertype_vlan");
-            let et2_mac = et2.eq(0x8808u32).named("inner_mac_control");
+            let b12_88 = byte_is(12, 0x88);
+            let et1_mac = (b12_88 & byte_is(13, 0x08)).named("ethertype_mac_control");
+            let et1_tag = ((byte_is(12, 0x81) & byte_is(13, 0x00)) | (b12_88 & byte_is(13, 0xA8)))
+                .named("ethertype_vlan");
+            let et2_mac =
+                (byte_is(16, 0x88) & byte_is(last_hdr_byte, 0x08)).named("inner_mac_control");
 
             // ---- CRC over the beats, unused bytes counting as zero.
             let crc = beat_crc(data, keep, take, sof, adv);
