@@ -16,7 +16,7 @@
 //! whole one-cycle update of a register over `k` bytes.
 //!
 //! [`beat_crc`] is the pipelined per-beat CRC register both FCS blocks share: stage 1 registers
-//! the data term of the beat (as `ceil(bytes/16)` partial terms of at most 16 bytes, bytes
+//! the data term of the beat (as partial terms of at most 16 bytes, two on a 64-bit beat, bytes
 //! gated by `tkeep` inside the trees), stage 2 closes the loop `state ← A^W·state ⊕ Σ partials`,
 //! whose feedback is about 16 register bits plus the partials per output bit.
 //!
@@ -383,25 +383,38 @@ pub fn keep_count(keep: Sig, name: &str) -> Sig {
     onehot_value(&keep_onehot(keep, name), w, u64::from)
 }
 
-/// Bytes per data-term partial in [`beat_crc`] (a 16-byte partial XORs ~64 bits per output).
-pub const PART_BYTES: u32 = 16;
+/// Bytes per data-term partial in [`beat_crc`] on a beat of `bytes` bytes: 16 on wide buses (a
+/// 16-byte partial XORs ~64 bits per output), half the beat up to 8 bytes, so that a 64-bit
+/// beat's data term is two 4-byte partials (one 8-byte partial, 3-4 LUT4 levels deep from the
+/// input behind its keep gating, was the nic64 TX path's worst on every seed of
+/// `results/AREA-tx-v9.md`; stage 2 XORs the two partials into its feedback in the same
+/// number of levels).
+pub fn part_bytes(bytes: u32) -> u32 {
+    if bytes <= 8 {
+        bytes.div_ceil(2)
+    } else {
+        16
+    }
+}
 
 /// The pipelined CRC register over a stream of beats (all registers advance on `adv`).
 ///
 /// `data`/`keep` is the beat; bytes whose `keep` bit is clear count as zero. `take` says a beat
 /// enters this cycle (`adv` must be high), `first` that it is the first beat of a frame (the
-/// register restarts from [`INIT`]). Stage 1 registers the data term as `ceil(bytes/16)`
-/// partials; stage 2 updates the returned register: after the beat taken in advance-cycle `T`,
-/// it holds the register over the frame so far, zero-filled bytes included, from cycle `T+2`.
-/// Cost: `32·ceil(bytes/16) + 34` flops and the XOR networks.
+/// register restarts from [`INIT`]). Stage 1 registers the data term as
+/// `ceil(bytes / part_bytes(bytes))` partials ([`part_bytes`]); stage 2 updates the returned
+/// register: after the beat taken in advance-cycle `T`, it holds the register over the frame so
+/// far, zero-filled bytes included, from cycle `T+2`.
+/// Cost: `32·ceil(bytes / part_bytes(bytes)) + 34` flops and the XOR networks.
 #[track_caller]
 pub fn beat_crc(data: Sig, keep: Sig, take: Sig, first: Sig, adv: Sig) -> Sig {
     let bytes = data.width() / 8;
     let cols = data_columns(bytes as usize);
-    let parts: Vec<Sig> = (0..bytes.div_ceil(PART_BYTES))
+    let pb = part_bytes(bytes);
+    let parts: Vec<Sig> = (0..bytes.div_ceil(pb))
         .map(|g| {
-            let lo = g * PART_BYTES;
-            let hi = (lo + PART_BYTES).min(bytes);
+            let lo = g * pb;
+            let hi = (lo + pb).min(bytes);
             let term = xor_network_kept(
                 data.slice(8 * hi - 1, 8 * lo),
                 keep.slice(hi - 1, lo),
