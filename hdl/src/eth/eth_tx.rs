@@ -3,14 +3,15 @@
 //! ```text
 //! s_axis (host) -> fork -+-> eth_hdr_parse -> parse_q -------+-> dispatch (with s_axis_cmd) -+-> tx_csum request
 //!                        |                                   |                               +-> VLAN-insert command
-//!                        +-> delay FIFO -> reg -> skid ------+-> tx_csum -> FIFO -> reg -> skid -> stream_insert (802.1Q) -> FIFO -> reg -> eth_fcs_append -> m_axis (wire)
+//!                        +-> delay FIFO -> reg -> skid ------+-> tx_csum -> FIFO -> reg -> skid -> stream_insert (802.1Q) -> FIFO -> skid -> reg -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
 //! The small LUT-RAM FIFOs after `tx_csum` and after the VLAN insert give each block a ready
 //! that is a flop of the FIFO's own (`!full`, which the reader's ready does not reach), so no
 //! block's ready reaches the registers of the block before it within a cycle; a forward
 //! register after each gives the next block its beats from flops, and a skid buffer before
-//! the insert keeps the insert's ready (its first-beat state) out of that register's enables.
+//! the insert keeps the insert's ready (its first-beat state) out of that register's enables;
+//! one before the FCS append's register keeps the append's advance out of the FIFO's logic.
 //! Register slices (data,
 //! valid and ready from flops) sit on the parse record (`parse_q`), on both queue inputs beside
 //! the dispatch (`csum_req_in_q`, `vlan_cmd_in_q`: the two queues are far apart) and on both
@@ -260,9 +261,14 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let u_fcs = instance(&fcs, "u_fcs_append");
         let u_vlan_q = instance(&out_q, "u_vlan_q");
         u_vlan_q.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));
-        // The FCS append's padding and CRC start from flops, not from the FIFO's LUT-RAM read.
+        // The FCS append's padding and CRC start from flops, not from the FIFO's LUT-RAM read;
+        // a skid buffer in front of that register stops the append's ready (its advance, 573
+        // loads) at the register's enables, short of the FIFO's read and count logic (the
+        // nic64 TX path's worst on one seed, `results/AREA-tx-v9.md`).
+        let u_vlan_skid = instance(&skid, "u_vlan_skid");
+        u_vlan_skid.connect_in("s_axis", &u_vlan_q.bundle_out("m_axis", &scfg.spec()));
         let u_vlan_reg = instance(&fwd, "u_vlan_reg");
-        u_vlan_reg.connect_in("s_axis", &u_vlan_q.bundle_out("m_axis", &scfg.spec()));
+        u_vlan_reg.connect_in("s_axis", &u_vlan_skid.bundle_out("m_axis", &scfg.spec()));
         u_fcs.connect_in("s_axis", &u_vlan_reg.bundle_out("m_axis", &scfg.spec()));
         connect(&m.0, &u_fcs.bundle_out("m_axis", &scfg.spec()));
     })
