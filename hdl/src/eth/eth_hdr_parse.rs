@@ -100,16 +100,12 @@
 //!   and read pointers (`<store>_rd_p<k>` reset to `k`, so that synthesis keeps the copies: a
 //!   single read pointer drove every cell of the stores), with a count of the records stored
 //!   and `m_axis_meta_tvalid` as flops; a credit counter (frames closed − records taken,
-//!   stepped by one from sums of the register, from registered copies of the frame close and
-//!   the pop, so it lags the true count `N` by two cycles) drops `s_axis_tready` when it
-//!   reaches `fifo_depth - 1`: with at most one close per cycle, `N ≤ fifo_depth` always (ready
-//!   in cycle t means the count of cycle t-2 was at most `fifo_depth - 2`, and two closes
-//!   follow it at most).
+//!   stepped by one from sums of the register) drops `s_axis_tready` when `fifo_depth` records are pending.
 //! - **Latency**: the record is valid [`LATENCY`] (23) cycles after the beat that closes the
 //!   window, and no earlier than 6 cycles after the `tlast` beat.
 //! - **Throughput**: 1 beat/cycle whatever the frame sizes (1-byte frames back to back
 //!   included), as long as the sink keeps fewer than `fifo_depth` records waiting: with a sink
-//!   that is always ready, `fifo_depth ≥ LATENCY + 3` never throttles the input. The input is
+//!   that is always ready, `fifo_depth ≥ LATENCY + 2` never throttles the input. The input is
 //!   never held for a frame that is still arriving.
 //! - **Cost** (window 128, 32 records, no `tuser`). ECP5-85k, 64 bits, out of context
 //!   (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks "rx
@@ -276,8 +272,7 @@ impl Fields {
 /// read pointers, a count and a valid of its own, so that its consumer takes its records
 /// whenever it is ready, whatever the other views' consumers do (no consumer's ready reaches
 /// another's logic); a frame's fields are stored once per view that carries them. The input
-/// stops while any view may hold `fifo_depth` records (its credit count, two cycles late, is
-/// `fifo_depth - 1` or more).
+/// stops while any view holds `fifo_depth` records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct View {
     pub name: &'static str,
@@ -805,8 +800,6 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         wsel.set_if(acc, mux(last, lit(k_beats, 1u32), shifted));
         past.set_if(acc, !last & (past | wsel_last));
         let close = (acc & !past & (last | wsel_last)).named("close");
-        let close_q = reg_init(1, 0u32).named("close_q");
-        close_q.set(close);
         let wen: Vec<Sig> = (0..k_beats)
             // The beat slot is written every cycle, whatever is on the bus: a beat that is not
             // (yet) taken is rewritten when it is, and the slot of beat `j` of a new frame is
@@ -1693,22 +1686,16 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let got = out & !vf2;
             stored.set_if(put | got, mux(put, stored + 1u32, stored - 1u32));
             m_valid.set(put | (m_valid & !(got & stored.eq(1u32))));
-            // Frames closed and not taken from this view, counted a cycle late from registered
-            // copies of `close` and the pop (`close_q`, `<view>_pop_q`): the count steps and
-            // the input ready is computed from flops only (`s_axis_tready` → `close` → the
-            // count's flags, and the consumer's ready → the pop → the flags, ran 4 LUTs and
-            // 5 ns of routing on the RX and TX paths, `results/AREA-rx-v11.md`, `AREA-tx-v10.md`).
-            // The register `C` is then the true count `N` of two cycles ago, and a frame can
-            // close in each of those cycles, so the input stays ready only while the next
-            // `C <= fifo_depth - 2`: `N` never exceeds `fifo_depth` (see the module docs).
-            let pop_q = reg_init(1, 0u32).named(&format!("{vn}_pop_q"));
-            pop_q.set(out);
+            // Frames closed and not taken from this view: one up or one down, both sums from
+            // the register (no adder behind `close`).
             let in_flight = reg_init(aw + 1, 0u32).named(&format!("{vn}_in_flight"));
-            let (inc, dec) = (close_q & !pop_q, pop_q & !close_q);
+            let (inc, dec) = (close & !out, out & !close);
             in_flight.set_if(inc | dec, mux(inc, in_flight + 1u32, in_flight - 1u32));
-            // Whether the count is `fifo_depth`, `- 1`, `- 2`, as flops stepped with it (no
-            // compare of the counter in front of `s_axis_tready`); the farthest is compared on
-            // the register. (A flag for a negative count stays 0; the count resets to 0.)
+            // Whether the count is `fifo_depth`, `- 1`, `- 2`, as flops stepped with it (a
+            // compare of the counter behind the view's pop ran 4 LUTs into `s_axis_tready`, the
+            // RX path's parser paths on three seeds of `results/AREA-rx-v8.md`); the farthest
+            // is compared on the register, off the pop's path.
+            // (A flag for a negative count stays 0; the count resets to 0.)
             let at = |k: u32| -> Sig {
                 let v = depth as i64 - k as i64;
                 reg_init(1, (v == 0) as u32).named(&format!("{vn}_in_flight_is_depth_minus{k}"))
@@ -1719,13 +1706,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             } else {
                 lit(1, 0u32)
             };
-            let at_d_next = mux(inc, at_d1, mux(dec, lit(1, 0u32), at_d));
-            let at_d1_next = mux(inc, at_d2, mux(dec, at_d, at_d1));
-            at_d.set(at_d_next);
-            at_d1.set(at_d1_next);
+            at_d.set(mux(inc, at_d1, mux(dec, lit(1, 0u32), at_d)));
+            at_d1.set(mux(inc, at_d2, mux(dec, at_d, at_d1)));
             at_d2.set(mux(inc, at_d3, mux(dec, at_d1, at_d2)));
-            // Not ready next cycle: the count will be `fifo_depth - 1` or more.
-            full_next.push(at_d_next | at_d1_next);
+            // Full next cycle: `fifo_depth` records closed and not taken.
+            full_next.push((at_d1 & inc) | (at_d & !dec));
             close_taken.push(out);
             output(
                 &format!("m_axis_{vn}_tdata"),
