@@ -99,13 +99,17 @@
 //!   asynchronously, each split into parts of at most 80 bits with their own write
 //!   and read pointers (`<store>_rd_p<k>` reset to `k`, so that synthesis keeps the copies: a
 //!   single read pointer drove every cell of the stores), with a count of the records stored
-//!   and `m_axis_meta_tvalid` as flops; a credit counter (frames closed − records taken,
-//!   stepped by one from sums of the register) drops `s_axis_tready` when `fifo_depth` records are pending.
+//!   and `m_axis_meta_tvalid` as flops; a credit counter per view (frames closed − records
+//!   taken, stepped by one from registered copies of the close and the pop, so it is the true
+//!   count `N` of the cycle before) and a flop per view for "count ≥ `fifo_depth` − 2", whose
+//!   OR is `s_axis_tready`'s next value: ready in cycle t+1 means `N(t−1) ≤ fifo_depth − 3`,
+//!   and at most three frames close in cycles t−1..t+1, so `N` never exceeds `fifo_depth`
+//!   (the stores never overwrite a record not taken).
 //! - **Latency**: the record is valid [`LATENCY`] (23) cycles after the beat that closes the
 //!   window, and no earlier than 6 cycles after the `tlast` beat.
 //! - **Throughput**: 1 beat/cycle whatever the frame sizes (1-byte frames back to back
 //!   included), as long as the sink keeps fewer than `fifo_depth` records waiting: with a sink
-//!   that is always ready, `fifo_depth ≥ LATENCY + 2` never throttles the input. The input is
+//!   that is always ready, `fifo_depth ≥ LATENCY + 4` never throttles the input. The input is
 //!   never held for a frame that is still arriving.
 //! - **Cost** (window 128, 32 records, no `tuser`). ECP5-85k, 64 bits, out of context
 //!   (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks "rx
@@ -272,7 +276,8 @@ impl Fields {
 /// read pointers, a count and a valid of its own, so that its consumer takes its records
 /// whenever it is ready, whatever the other views' consumers do (no consumer's ready reaches
 /// another's logic); a frame's fields are stored once per view that carries them. The input
-/// stops while any view holds `fifo_depth` records.
+/// stops while any view may hold `fifo_depth` records (its credit count, a cycle late, is
+/// `fifo_depth - 2` or more).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct View {
     pub name: &'static str,
@@ -333,7 +338,7 @@ pub struct HdrParseCfg {
     pub user_bits: u32,
     /// Bytes captured and parsed per frame: 64..=1024.
     pub window: u32,
-    /// Records that may wait on the output (a power of two, 2..=256); [`LATENCY`] + 2 or more
+    /// Records that may wait on the output (a power of two, 4..=256); [`LATENCY`] + 4 or more
     /// for full rate with a sink that is always ready (LUTRAM: 32 deep costs what 16 does on
     /// Xilinx).
     pub fifo_depth: u32,
@@ -712,11 +717,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ),
         ));
     }
-    if !(2..=256).contains(&cfg.fifo_depth) || !cfg.fifo_depth.is_power_of_two() {
+    if !(4..=256).contains(&cfg.fifo_depth) || !cfg.fifo_depth.is_power_of_two() {
         return Err(ElabError::config(
             BLOCK,
             format!(
-                "fifo_depth {} is not a power of two in 2..=256",
+                "fifo_depth {} is not a power of two in 4..=256 (the input credit keeps 3 in hand)",
                 cfg.fifo_depth
             ),
         ));
@@ -800,6 +805,13 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         wsel.set_if(acc, mux(last, lit(k_beats, 1u32), shifted));
         past.set_if(acc, !last & (past | wsel_last));
         let close = (acc & !past & (last | wsel_last)).named("close");
+        // The close, registered for the input credit (at the end). It holds the complement so
+        // that synthesis keeps it apart from `v1` (the same close, registered, which drives
+        // the whole of stage 1): merged, the credit's flags sat behind `v1`'s fan-out
+        // (`results/AREA-rx-v12.md`).
+        let close_n_q = reg_init(1, 1u32).named("credit_close_n");
+        close_n_q.set(!close);
+        let close_q = !close_n_q;
         let wen: Vec<Sig> = (0..k_beats)
             // The beat slot is written every cycle, whatever is on the bus: a beat that is not
             // (yet) taken is rewritten when it is, and the slot of beat `j` of a new frame is
@@ -1646,8 +1658,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             user_field.push(("user", u));
         }
         let mut next_offset = 0u32;
-        let mut close_taken: Vec<Sig> = Vec::new();
-        let mut full_next: Vec<Sig> = Vec::new();
+        let mut credit_high: Vec<Sig> = Vec::new();
         for view in cfg.views {
             let vn = view.name;
             let mut vals: Vec<(&str, Sig)> = Vec::new();
@@ -1686,44 +1697,37 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let got = out & !vf2;
             stored.set_if(put | got, mux(put, stored + 1u32, stored - 1u32));
             m_valid.set(put | (m_valid & !(got & stored.eq(1u32))));
-            // Frames closed and not taken from this view: one up or one down, both sums from
-            // the register (no adder behind `close`).
+            // Frames closed and not taken from this view, counted from registered copies of
+            // the close and the pop, so the count and its flag step from flops only: neither
+            // `s_axis_tready` (through `close`) nor the consumer's ready (through the pop)
+            // reaches them, and the input ready is one OR of the views' flags (`s_axis_tready`
+            // → `close` → the count's flags, and `v1` → the flags → `s_axis_tready`, ran 3-4
+            // LUTs and 5-6 ns of routing: `results/AREA-rx-v11.md`, `AREA-tx-v10.md`,
+            // `AREA-rx-v12.md`). The count `C` in cycle t is the true count `N` of cycle t-1;
+            // the flag `<view>_credit_high` is `C >= fifo_depth - 2`; the ready of cycle t+1
+            // is the flags of cycle t (see the module docs for why `N` never exceeds
+            // `fifo_depth`).
+            let pop_q = reg_init(1, 0u32).named(&format!("{vn}_pop_q"));
+            pop_q.set(out);
             let in_flight = reg_init(aw + 1, 0u32).named(&format!("{vn}_in_flight"));
-            let (inc, dec) = (close & !out, out & !close);
+            let (inc, dec) = (close_q & !pop_q, pop_q & !close_q);
             in_flight.set_if(inc | dec, mux(inc, in_flight + 1u32, in_flight - 1u32));
-            // Whether the count is `fifo_depth`, `- 1`, `- 2`, as flops stepped with it (a
-            // compare of the counter behind the view's pop ran 4 LUTs into `s_axis_tready`, the
-            // RX path's parser paths on three seeds of `results/AREA-rx-v8.md`); the farthest
-            // is compared on the register, off the pop's path.
-            // (A flag for a negative count stays 0; the count resets to 0.)
-            let at = |k: u32| -> Sig {
-                let v = depth as i64 - k as i64;
-                reg_init(1, (v == 0) as u32).named(&format!("{vn}_in_flight_is_depth_minus{k}"))
-            };
-            let (at_d, at_d1, at_d2) = (at(0), at(1), at(2));
-            let at_d3 = if depth >= 3 {
-                in_flight.eq((depth - 3) as u64)
-            } else {
-                lit(1, 0u32)
-            };
-            at_d.set(mux(inc, at_d1, mux(dec, lit(1, 0u32), at_d)));
-            at_d1.set(mux(inc, at_d2, mux(dec, at_d, at_d1)));
-            at_d2.set(mux(inc, at_d3, mux(dec, at_d1, at_d2)));
-            // Full next cycle: `fifo_depth` records closed and not taken.
-            full_next.push((at_d1 & inc) | (at_d & !dec));
-            close_taken.push(out);
+            let high = reg_init(1, 0u32).named(&format!("{vn}_credit_high"));
+            let at_d2 = in_flight.eq((depth - 2) as u64);
+            let at_d3 = in_flight.eq((depth - 3) as u64);
+            high.set(mux(inc, high | at_d3, mux(dec, high & !at_d2, high)));
+            credit_high.push(high);
             output(
                 &format!("m_axis_{vn}_tdata"),
                 view_layout(view, cfg.user_bits).pack(&vals),
             );
             output(&format!("m_axis_{vn}_tvalid"), m_valid);
         }
-        let _ = close_taken;
-        let any_full = full_next
+        let any_high = credit_high
             .into_iter()
             .reduce(|a, b| a | b)
             .expect("at least one view");
-        ready.set(!any_full);
+        ready.set(!any_high);
 
         if win.lanes_used.iter().any(|u| !u) {
             // The MAC addresses are not parsed: at some widths whole lanes carry only them.

@@ -1048,6 +1048,10 @@ fn impossible_parameters_are_rejected() {
             fifo_depth: 12,
             ..HdrParseCfg::new(64, 0)
         },
+        HdrParseCfg {
+            fifo_depth: 2,
+            ..HdrParseCfg::new(64, 0)
+        },
         HdrParseCfg::new(24, 0),
         HdrParseCfg::new(64, 65),
     ];
