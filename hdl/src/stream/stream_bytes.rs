@@ -922,7 +922,12 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     let s_ready = (slot & (!first | cmd_valid) & out_ok).named("s_ready");
     s.ready().set(s_ready);
     take.set(s.valid() & s_ready);
-    cmd_q.ready.set(take & first);
+    // The command slice's ready, written out rather than as `take & first`: the slice loads
+    // only while it holds no command or gives it up (`!valid | ready`), so its own valid needs
+    // not be in the ready, and its enables are not behind `take`, whose decode flops' 2:1
+    // muxes (60-100 loads) put it 2 LUTs and a long route ahead of them (the nic64 TX path's
+    // worst paths on two seeds of `results/AREA-v13.md`, the RX path's on one).
+    cmd_q.ready.set(first & s.valid() & slot & out_ok);
     let emit_valid =
         ((c_emit & s.valid() & (!first | cmd_valid)) | stall_step | ended).named("emit_valid");
 
