@@ -7,13 +7,14 @@
 //!   forward register with a skid register behind its ready, SpinalHDL's
 //!   `m2sPipe().s2mPipe()`).
 //! - Latency 1 cycle; throughput 1 record/cycle.
-//! - Cost: two data registers (output and skid), three control flops (the output's valid, the
-//!   skid's valid and its complement for the upstream ready), a 2:1 mux on the data.
+//! - Cost: two data registers (output and skid), four control flops (the output's valid and
+//!   its complement for the data registers' enable, the skid's valid and its complement for
+//!   the upstream ready), a 2:1 mux on the data.
 //! - [`record_reg_slice_wide`]: the same for records of hundreds of bits, with its two data
 //!   registers in two halves, each half's clock enables and skid select driven by a copy of the
-//!   control flops of its own (the copies hold the complement, so synthesis does not merge
-//!   them). On ECP5 a 490-bit slice's one load net, spread over the whole record, took 6.7 ns
-//!   of routing on its own. Cost over the plain slice: two flops and one LUT (the second load).
+//!   control flops of its own (made so that synthesis does not merge them). On ECP5 a 490-bit
+//!   slice's one load net, spread over the whole record, took 6.7 ns of routing on its own.
+//!   Cost over the plain slice: one flop and one LUT (the second half's valid and load).
 //! - [`beat_reg_slice`]: the plain slice on a stream beat (`data`, `keep`, `last`), its fields
 //!   cut back out of the registered record.
 //! - Golden model: identity on records; test: `testbench/tb/tests/record_fifo.rs` (identity
@@ -38,6 +39,9 @@ pub struct RecordReg {
 pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
     let ready = wire(1).named(&format!("{name}_ready"));
     let valid_q = reg_init(1, 0u32).named(&format!("{name}_valid"));
+    // The output valid's complement, a copy of it that only the data registers' enable reads
+    // (see `load_data` below).
+    let valid_n = reg_init(1, 1u32).named(&format!("{name}_valid_n"));
     let skid_v = reg_init(1, 0u32).named(&format!("{name}_skid_valid"));
     // The upstream ready from a flop of its own (the complement of `skid_valid`, so that
     // synthesis keeps both): `skid_valid` selects and enables every data bit, and the source's
@@ -45,21 +49,29 @@ pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
     let skid_free = reg_init(1, 1u32).named(&format!("{name}_skid_free"));
     let s_ready = skid_free;
     let take = (valid & s_ready).named(&format!("{name}_take"));
+    // Two loads of the same value, one for the control flops and one for the data registers'
+    // clock enables, each from its own copy of the output valid: with one, the control flops'
+    // next state sat behind a net of one load per data bit (`csum_req_valid` → the load, 96
+    // loads → `csum_req_skid_free`: 6.1 ns, the nic64 RX path's worst on a seed of
+    // `results/AREA-v13.md`).
     let load = (!valid_q | ready).named(&format!("{name}_load"));
+    let load_data = (valid_n | ready).named(&format!("{name}_load_data"));
     // The output register loads from the skid register first, else from the input. The data
     // registers load whenever they may (the skid register whenever it is empty, the output
     // register whenever it may move), whatever the input's valid, which so only reaches the
-    // two valid flops: a word loaded without its valid is never shown.
-    valid_q.set_if(load, skid_v | take);
+    // valid flops: a word loaded without its valid is never shown.
+    let next_v = (skid_v | take).named(&format!("{name}_next_valid"));
+    valid_q.set_if(load, next_v);
+    valid_n.set_if(load, !next_v);
     let skid_d = reg(data.width())
         .enable(!skid_v)
         .named(&format!("{name}_skid_data"));
     skid_d.set(data);
-    let skid_next = (!load & (skid_v | take)).named(&format!("{name}_skid_next"));
+    let skid_next = (!load & next_v).named(&format!("{name}_skid_next"));
     skid_v.set(skid_next);
     skid_free.set(!skid_next);
     let data_q = reg(data.width())
-        .enable(load)
+        .enable(load_data)
         .named(&format!("{name}_data"));
     data_q.set(mux(skid_v, skid_d, data));
     RecordReg {
@@ -96,10 +108,11 @@ pub fn beat_reg_slice(name: &str, data: Sig, keep: Sig, last: Sig, valid: Sig) -
 }
 
 /// [`record_reg_slice`] with its registers in two halves (low and high bits), each half's
-/// clock enables and skid select from its own copy of the control flops: the valid flops
-/// `<name>_valid`/`<name>_skid_valid` and their complements `<name>_valid_n`/
-/// `<name>_skid_valid_n`. So no enable or select net fans out to more than half the record.
-/// Same ports, latency and throughput.
+/// clock enables from its own copy of the output valid (`<name>_valid_lo`, `<name>_valid_n`)
+/// and its skid select from its own copy of the skid's valid (`<name>_skid_valid`,
+/// `<name>_skid_valid_n`). So no enable or select net fans out to more than half the record,
+/// and the control flops (`<name>_valid`, the skid's) read neither half's enable. Same ports,
+/// latency and throughput.
 pub fn record_reg_slice_wide(name: &str, data: Sig, valid: Sig) -> RecordReg {
     let w = data.width();
     assert!(
@@ -108,22 +121,30 @@ pub fn record_reg_slice_wide(name: &str, data: Sig, valid: Sig) -> RecordReg {
     );
     let ready = wire(1).named(&format!("{name}_ready"));
     let valid_q = reg_init(1, 0u32).named(&format!("{name}_valid"));
-    let valid_n = reg_init(1, 1u32).named(&format!("{name}_valid_n"));
     let skid_v = reg_init(1, 0u32).named(&format!("{name}_skid_valid"));
     let skid_n = reg_init(1, 1u32).named(&format!("{name}_skid_valid_n"));
     let s_ready = (!skid_v).named(&format!("{name}_s_ready"));
     let take = (valid & s_ready).named(&format!("{name}_take"));
-    // One load per half, each from its own copy of the output valid.
     let load = (!valid_q | ready).named(&format!("{name}_load"));
-    let load_hi = (valid_n | ready).named(&format!("{name}_load_hi"));
     let next_v = (skid_v | take).named(&format!("{name}_next_valid"));
     valid_q.set_if(load, next_v);
-    valid_n.set_if(load_hi, !next_v);
     skid_v.set(!load & next_v);
     skid_n.set(!(!load & next_v));
+    // Two more copies of the output valid, one per half's enable, that the control flops do
+    // not read, so that synthesis cannot build the control's next state from a half's enable
+    // (a net of one load per bit): `valid_n` holds the complement, `valid_lo` the same value
+    // from a next-state expression of its own (no enable), so neither merges with `valid`.
+    // (Control flops behind a half's load: `rss_req_valid_n` → the load, 146 loads → its own
+    // enable, 7.7 ns, the nic64 RX path's worst on a seed of `results/AREA-v13.md`.)
+    let valid_n = reg_init(1, 1u32).named(&format!("{name}_valid_n"));
+    valid_n.set_if(load, !next_v);
+    let valid_lo = reg_init(1, 0u32).named(&format!("{name}_valid_lo"));
+    valid_lo.set(next_v | (valid_q & !ready));
+    let load_lo = (!valid_lo | ready).named(&format!("{name}_load_lo"));
+    let load_hi = (valid_n | ready).named(&format!("{name}_load_hi"));
     let half = w / 2;
     let halves = [
-        (data.slice(half - 1, 0), !skid_v, load, skid_v, "lo"),
+        (data.slice(half - 1, 0), !skid_v, load_lo, skid_v, "lo"),
         (data.slice(w - 1, half), skid_n, load_hi, !skid_n, "hi"),
     ];
     let mut parts = Vec::new();
