@@ -3,15 +3,16 @@
 //! ```text
 //! s_axis (host) -> fork -+-> eth_hdr_parse -> parse_q -------+-> dispatch (with s_axis_cmd) -+-> tx_csum request
 //!                        |                                   |                               +-> VLAN-insert command
-//!                        +-> delay FIFO -> reg -> skid ------+-> tx_csum -> FIFO -> reg -> skid -> stream_insert (802.1Q) -> FIFO -> skid -> reg -> eth_fcs_append -> m_axis (wire)
+//!                        +-> delay FIFO -> reg -> skid ------+-> tx_csum -> FIFO -> slice -> stream_insert (802.1Q) -> FIFO -> skid -> reg -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
 //! The small LUT-RAM FIFOs after `tx_csum` and after the VLAN insert give each block a ready
 //! that is a flop of the FIFO's own (`!full`, which the reader's ready does not reach), so no
-//! block's ready reaches the registers of the block before it within a cycle; a forward
-//! register after each gives the next block its beats from flops, and a skid buffer before
-//! the insert keeps the insert's ready (its first-beat state) out of that register's enables;
-//! one before the FCS append's register keeps the append's advance out of the FIFO's logic.
+//! block's ready reaches the registers of the block before it within a cycle; a register
+//! after each gives the next block its beats from flops: before the insert a register slice
+//! (its ready a flop, so the insert's first-beat state stays out of the FIFO's read logic),
+//! before the FCS append a forward register behind a skid buffer (which keeps the append's
+//! advance out of the FIFO's logic).
 //! Register slices (data,
 //! valid and ready from flops) sit on the parse record (`parse_q`), on both queue inputs beside
 //! the dispatch (`csum_req_in_q`, `vlan_cmd_in_q`: the two queues are far apart) and on both
@@ -56,8 +57,8 @@ use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo, stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
 use crate::stream::{
-    record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in, stream_out, stream_skid,
-    FifoCfg, StreamCfg,
+    beat_reg_slice, record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in,
+    stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 
@@ -77,7 +78,7 @@ pub const TX_CMD: RecordLayout = RecordLayout {
 const OUT_Q_DEPTH: u32 = 4;
 
 /// Cycles a frame's first beat spends between `tx_csum` and the VLAN insert (the FIFO after
-/// `tx_csum` and the forward register behind it).
+/// `tx_csum` and the register slice behind it).
 pub const CSUM_TO_INSERT: u32 = 2;
 
 /// TX path parameters.
@@ -250,14 +251,25 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // lane registers' enables.
         let u_csum_q = instance(&out_q, "u_csum_q");
         u_csum_q.connect_in("s_axis", &u_csum.bundle_out("m_axis", &scfg.spec()));
-        let u_csum_reg = instance(&fwd, "u_csum_reg");
-        u_csum_reg.connect_in("s_axis", &u_csum_q.bundle_out("m_axis", &scfg.spec()));
-        // And a skid buffer in front of the insert: its ready (a few LUTs of its first-beat
-        // state) stops at the skid's flop instead of running into the register's 73 enables.
-        let u_ins_skid = instance(&skid, "u_ins_skid");
-        u_ins_skid.connect_in("s_axis", &u_csum_reg.bundle_out("m_axis", &scfg.spec()));
+        // Then a register slice: the insert's ready (a few LUTs of its first-beat state) stops
+        // at the slice's flops, not in the FIFO's read logic, and the insert's inputs are flops
+        // (a forward register with a skid buffer behind it fed the insert through the skid's
+        // output mux, a LUT in front of its first-beat decodes).
+        let csum_q = Stream(u_csum_q.bundle_out("m_axis", &scfg.spec()));
+        let ins_reg = beat_reg_slice(
+            "ins_reg",
+            csum_q.data(),
+            csum_q.keep(),
+            csum_q.last(),
+            csum_q.valid(),
+        );
+        csum_q.ready().set(ins_reg.slice.s_ready);
         let u_vlan = instance(&ins, "u_vlan_insert");
-        u_vlan.connect_in("s_axis", &u_ins_skid.bundle_out("m_axis", &scfg.spec()));
+        u_vlan.set("s_axis_tdata", ins_reg.data);
+        u_vlan.set("s_axis_tkeep", ins_reg.keep);
+        u_vlan.set("s_axis_tlast", ins_reg.last);
+        u_vlan.set("s_axis_tvalid", ins_reg.slice.valid);
+        ins_reg.slice.ready.set(u_vlan.get("s_axis_tready"));
         // The command through a register slice: the insert decides on it at the first beat.
         super::slice_into(&u_ins, "m_axis", &u_vlan, "s_axis_cmd", "vlan_cmd");
         let u_fcs = instance(&fcs, "u_fcs_append");
