@@ -59,7 +59,7 @@
 //!
 //! Other addresses are ignored. A write is in effect for every request accepted after the
 //! write cycle; requests in flight may already see a new key or table entry (the key is used two
-//! cycles after acceptance, the table `latency - 1` cycles after), so reprogram while no request
+//! cycles after acceptance, the table `latency - 2` cycles after), so reprogram while no request
 //! is in flight (as mlx5 modifies a TIR) to have every result use one configuration.
 //! The key and enables reset with `rst`; the table is a LUTRAM whose initial (power-up)
 //! contents are i mod `queues` and which `rst` does not rewrite (a RAM has no reset); the driver
@@ -83,8 +83,9 @@
 //!   high-fan-out nets), each later stage `xor_fanin` partials (16 = two LUT4 levels), with a
 //!   register after every stage: 144 -> 9 -> 1 partials per hash bit by default. The trees run
 //!   freely: no clock enable, no stall fan-out.
-//! - **Table and results**: the hash's low `log2(table_size)` bits read the indirection table
-//!   (async LUTRAM) into a register, and `{tag, queue, rss_type, hash}` is written into a
+//! - **Table and results**: the hash's low `log2(table_size)` bits read the indirection table,
+//!   in banks of [`TABLE_BANK`] entries (async LUTRAM): each bank's word and the bank number
+//!   are registered, then the bank select is, and `{tag, queue, rss_type, hash}` is written into a
 //!   `result_depth`-entry (default 16) LUTRAM result FIFO. Credits: `credits_used` counts requests accepted and not
 //!   yet popped; requests are accepted while it is below `result_depth`, so the FIFO never
 //!   overflows and backpressure never has to stop the pipeline. `m_axis_res_tvalid` is a
@@ -94,7 +95,7 @@
 //!   `cfg_addr[11:0]`, `cfg_wdata[31:0]`. No `tkeep`/`tlast`: one record per transfer. Stream
 //!   rules 1, 2 and 6 hold (no path from `m_axis_res_tready` to either `tvalid`).
 //! - Latency: [`RssCfg::latency`] cycles from the request's transfer to its result's `tvalid`:
-//!   A, B, the tree stages, the registered table read, the FIFO — **7 cycles** by default.
+//!   A, B, the tree stages, the two registered table stages, the FIFO — **8 cycles** by default.
 //! - Throughput: **1 request/cycle**, no bubbles (`result_depth` credits > latency + 1); up to
 //!   `result_depth` results wait in the FIFO under backpressure. (The RX path uses 32: it pops
 //!   a result only with the frame's checksum verdict, see `top::rx_cfg`.)
@@ -263,6 +264,9 @@ impl Default for RssCfg {
 pub const INPUT_BITS: u32 = 288;
 /// Bits of the key.
 pub const KEY_BITS: u32 = 320;
+/// Entries per indirection-table bank: the depth of the smallest LUT RAM (ECP5's 16 x 4), so
+/// that a bank's read is one LUT-RAM cell deep and the bank select gets a stage of its own.
+pub const TABLE_BANK: u32 = 16;
 
 /// A record's field list.
 type Fields = &'static [(&'static str, u32)];
@@ -314,7 +318,7 @@ impl RssCfg {
     /// Cycles from a request's transfer to its result's `tvalid`: the input register, the
     /// input vector, the tree stages, the table read, the result FIFO.
     pub fn latency(&self) -> u32 {
-        self.tree_stages().len() as u32 + 4
+        self.tree_stages().len() as u32 + 5
     }
 
     /// Power-up contents of the indirection table: entry i = i mod `queues`.
@@ -434,14 +438,38 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
             cfg_we & cfg_a.eq(cfg_addr::ENABLES as u64),
             cfg_d.slice(5, 0),
         );
-        let table = memory("indir", qb, cfg.table_size);
-        table.init(cfg.default_table().into_iter().map(BigUint::from).collect());
+        // The table in banks of `TABLE_BANK` entries (the depth of the smallest LUT RAMs), so
+        // that the read can register each bank's word before the bank select (below).
+        let bank = TABLE_BANK.min(cfg.table_size);
+        let bank_bits = clog2(bank as u64);
+        let init = cfg.default_table();
         let t_hit = (cfg_we
             & cfg_a.ge(cfg_addr::TABLE as u64)
             & cfg_a.lt((cfg_addr::TABLE + cfg.table_size) as u64))
         .named("cfg_table_hit");
         let t_idx = (cfg_a - cfg_addr::TABLE as u64).named("cfg_table_off");
-        table.write(t_hit, t_idx.slice(lg - 1, 0), cfg_d.slice(qb - 1, 0));
+        let banks: Vec<Mem> = (0..cfg.table_size / bank)
+            .map(|b| {
+                let m = memory(&format!("indir_b{b}"), qb, bank);
+                m.init(
+                    init[(b * bank) as usize..((b + 1) * bank) as usize]
+                        .iter()
+                        .map(|&q| BigUint::from(q))
+                        .collect(),
+                );
+                let here = if bank_bits < lg {
+                    t_idx.slice(lg - 1, bank_bits).eq(b as u64)
+                } else {
+                    lit(1, 1u32)
+                };
+                m.write(
+                    t_hit & here,
+                    t_idx.slice(bank_bits - 1, 0),
+                    cfg_d.slice(qb - 1, 0),
+                );
+                m
+            })
+            .collect();
 
         // ---- Request side and credits.
         let s_data = input("s_axis_req_tdata", req.width());
@@ -579,18 +607,45 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // Hash bit 31 - j is tree j.
         let hash = cat(&parts).named("hash");
 
-        // ---- Indirection table read, registered, then into the result FIFO. The table is
-        // several LUT-RAM cells and a mux in depth; with the FIFO's write behind it in the same
-        // cycle it was the RX path's worst path on a seed.
-        let queue = table.read_async(hash.slice(lg - 1, 0)).named("queue");
+        // ---- Indirection table read in two registered stages, then into the result FIFO:
+        // each bank's word and the bank number, then the bank select. (In one stage, the hash
+        // register → the LUT RAM → the 8:1 bank mux → the register was the nic64 RX path's
+        // worst on a seed of `results/AREA-v14.md`; with the FIFO's write behind it too, on a
+        // seed of an earlier round.)
+        let words: Vec<Sig> = banks
+            .iter()
+            .enumerate()
+            .map(|(b, m)| {
+                delay(m.read_async(hash.slice(bank_bits - 1, 0)))
+                    .named(&format!("indir_word_b{b}"))
+            })
+            .collect();
+        let queue = if words.len() == 1 {
+            words[0]
+        } else {
+            let sel = delay(hash.slice(lg - 1, bank_bits)).named("indir_bank_t1");
+            select(
+                &words[1..]
+                    .iter()
+                    .enumerate()
+                    .map(|(b, w)| (sel.eq((b + 1) as u64), *w))
+                    .collect::<Vec<_>>(),
+                words[0],
+            )
+        };
+        let hash1 = delay(hash).named("hash_t1");
+        let ty1 = delay(ty_q).named("rss_type_t1");
+        let tag1 = delay(tag_q).named("tag_t1");
+        let v1 = reg_init(1, 0u32).named("valid_t1");
+        v1.set(valid);
         let word = res.pack(&[
-            ("hash", delay(hash).named("hash_t")),
-            ("rss_type", delay(ty_q).named("rss_type_t")),
+            ("hash", delay(hash1).named("hash_t")),
+            ("rss_type", delay(ty1).named("rss_type_t")),
             ("queue", delay(queue).named("queue_t")),
-            ("tag", delay(tag_q).named("tag_t")),
+            ("tag", delay(tag1).named("tag_t")),
         ]);
         let v = reg_init(1, 0u32).named("valid_t");
-        v.set(valid);
+        v.set(v1);
         let valid = v;
         let fifo = memory("results", res.width(), cfg.result_depth);
         let aw = clog2(cfg.result_depth as u64);
@@ -644,7 +699,7 @@ mod tests {
         assert_eq!(c.req_layout().width(), 293 + 8);
         assert_eq!(c.res_layout().width(), 32 + 3 + 4 + 8);
         assert_eq!(c.tree_stages(), vec![144, 9, 1]);
-        assert_eq!(c.latency(), 7);
+        assert_eq!(c.latency(), 8);
         assert_eq!(cqe_rss_hash_type(rss_type::TCP_IPV6), 0x48);
         assert_eq!(cqe_rss_hash_type(rss_type::UDP_IPV4), 0x84);
         assert_eq!(cqe_rss_hash_type(7), 0);
@@ -668,7 +723,7 @@ mod tests {
             result_depth: 32,
         };
         assert_eq!(c.tree_stages(), vec![96, 12, 2, 1]);
-        assert_eq!(c.latency(), 8);
+        assert_eq!(c.latency(), 9);
         assert_eq!(c.queue_bits(), 2);
         rss_toeplitz(&c).unwrap();
         let e = rss_toeplitz(&RssCfg { replicas: 3, ..c }).unwrap_err();
