@@ -36,7 +36,7 @@
 //!
 //! - Ports: `s_axis_*` (data, keep, valid, ready, last), `s_axis_req_tdata/_tvalid/_tready`,
 //!   `m_axis_res_tdata/_tvalid/_tready` (record [`RX_CSUM_RES`], one per frame, in order).
-//! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 9` cycles after the last beat.
+//! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 10` cycles after the last beat.
 //!   Throughput: 1 beat/cycle, no bubble between frames (a request is taken with its frame's
 //!   first beat, one cycle after it entered the queue); input stalls only while 15 results
 //!   are owed.
@@ -83,7 +83,7 @@ pub const RX_CSUM_RES: RecordLayout = RecordLayout {
 };
 
 /// Results the output FIFO holds: more than the one-beat frames that can be between their last
-/// beat and the FIFO (the result latency, 12 cycles at 512 bits) plus one, so that a ready
+/// beat and the FIFO (the result latency, 13 cycles at 512 bits) plus one, so that a ready
 /// consumer never throttles the input (`rx_path_takes_back_to_back_frames_without_bubbles`
 /// checks this at 64 and 512 bits).
 const RES_DEPTH: u32 = 16;
@@ -304,9 +304,18 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         }
         let (l3, l4) = (side.slice(3, 2), side.slice(1, 0));
         let udp_no_csum = (l3.eq(1u32) & l4.eq(2u32) & zero_hi & zero_lo).named("udp_no_csum");
+        // Registered before the queue: the sums' last fold (a carry chain and a pick) and the
+        // queue's LUT-RAM write in one cycle missed 156.25 MHz on two nic64 RX seeds of
+        // `results/AREA-v14.md`.
         let u_sums = instance(&sums_fifo, "u_sums_q");
-        u_sums.set("s_axis_tdata", cat(&[udp_no_csum, hdr.sum, ip.sum]));
-        u_sums.set("s_axis_tvalid", hdr.valid);
+        u_sums.set(
+            "s_axis_tdata",
+            stage(cat(&[udp_no_csum, hdr.sum, ip.sum]), adv).named("sums_in"),
+        );
+        u_sums.set(
+            "s_axis_tvalid",
+            stage_init(hdr.valid, adv).named("sums_in_valid"),
+        );
         // Never full: one entry per frame past its last beat, at most `owed`.
         u_sums.unused("s_axis_tready");
 
