@@ -22,7 +22,9 @@
 //! `wr_ptr -> used = wr_ptr - rd_ptr -> full -> push -> overflow -> wr_ptr`, 7 LUT levels):
 //! - `full` is a flop: `wr_ptr - rd_ptr` plus this cycle's write reaches `depth` (this cycle's
 //!   read is ignored: conservative for one cycle). All `depth` entries are usable and the
-//!   throughput stays 1 beat/cycle.
+//!   throughput stays 1 beat/cycle. The occupancy's compares are flops of last cycle's
+//!   pointers, stepped by last cycle's write and read (flops too), so this cycle's write is
+//!   the only late input, one 2:1 mux in front of `full`.
 //! - the read side's "data available" is a flop computed the same way from the published
 //!   pointer (`>= 2` entries, or 1 entry not being read now), so a read costs one AND. In
 //!   Block mode the pointer difference is a flop as well, one cycle old, and `avail` subtracts
@@ -45,9 +47,9 @@
 //! - Storage: `depth` beats, + up to [`BLOCK_PREFETCH`] (14) beats read from the block RAM and
 //!   not yet delivered. Frame mode accepts frames
 //!   of up to `depth` beats.
-//! - [`stream_fifo_room`]'s `s_axis_room` costs one flop and a compare of the occupancy the
-//!   FIFO already computes for `full` (not benchmarked alone; it is part of the nic64 RX path's
-//!   figures, `results/AREA-rx-v6.md`).
+//! - [`stream_fifo_room`]'s `s_axis_room` costs four flops (the occupancy's compares with its
+//!   threshold) and two LUTs, like `full` (not benchmarked alone; it is part of the nic64 RX
+//!   path's figures).
 //! - Cost: `depth x (data + keep + 1 + user)` bits of LUTRAM or block RAM; three (frame mode:
 //!   four) counters of `log2(depth) + 1` bits; Block adds one output register per bank (one
 //!   word of FFs each, inside the RAMs where the flow uses their output registers), with
@@ -252,19 +254,53 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
 
         let wr_ptr = reg_init(pw, 0u32).named("wr_ptr");
         let rd_ptr = reg_init(pw, 0u32).named("rd_ptr");
+        let write = wire(1).named("write");
+        let take = wire(1).named("take");
         // `full` as a flop: occupancy plus this cycle's write reaches `depth` (reads of this
         // cycle are ignored: conservative for one cycle, never blocking for good). So a write
-        // while !full always finds a free entry.
+        // while !full always finds a free entry. The occupancy's compares are registered (of
+        // last cycle's pointers) and corrected by last cycle's write and read, also registered,
+        // so only this cycle's `write` is late, in a 2:1 mux in front of the flop (the
+        // subtractor, its compare and the write in one cycle were 4 levels behind a carry
+        // chain: the block-RAM FIFOs' `full` missed 156.25 MHz on three nic64 seeds of
+        // `results/AREA-v15.md`). After a frame is dropped (the write pointer rewound) the
+        // correction overestimates for a cycle: conservative.
         let occ = (wr_ptr - rd_ptr).named("occupancy");
+        let write_q = reg_init(1, 0u32).named("write_q");
+        write_q.set(write);
+        let take_q = reg_init(1, 0u32).named("take_q");
+        take_q.set(take);
+        let depth = cfg.depth;
+        // Whether occupancy + this cycle's write reaches `thr`.
+        let reaches = |thr: u32, name: &str| -> Sig {
+            // at[k + 1]: last cycle's occupancy >= thr - k, for k = -1..=2.
+            let at: Vec<Sig> = (-1i64..=2)
+                .map(|k| {
+                    let c = i64::from(thr) - k;
+                    if c <= 0 {
+                        lit(1, 1u32)
+                    } else if c > i64::from(depth) {
+                        lit(1, 0u32)
+                    } else {
+                        let f = reg_init(1, 0u32).named(&format!("{name}_occ_ge{c}"));
+                        f.set(occ.ge(c as u64));
+                        f
+                    }
+                })
+                .collect();
+            let (up, down) = (write_q & !take_q, take_q & !write_q);
+            // Last cycle's net step picks the flag; this cycle's write, one step further.
+            let held = mux(up, at[2], mux(down, at[0], at[1]));
+            let written = mux(up, at[3], mux(down, at[1], at[2]));
+            mux(write, written, held)
+        };
         let full = reg_init(1, 0u32).named("full");
-        let write = wire(1).named("write");
-        full.set(occ.msb() | (occ.trunc(aw).and_reduce() & write));
+        full.set(reaches(depth, "full"));
         if let Some(r) = room {
             // Free entries >= r next cycle, counting this cycle's write and not its read: the
             // same form as `full` (which is `room` 1, inverted).
             let room_q = reg_init(1, 1u32).named("room");
-            let limit = u64::from(cfg.depth - r);
-            room_q.set(mux(write, occ.lt(limit), occ.le(limit)));
+            room_q.set(!reaches(depth - r + 1, "room"));
             output("s_axis_room", room_q);
         }
 
@@ -327,7 +363,6 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         // Read side. `avail` (a flop) says an entry can be read now; `take` reads it. It is
         // computed one cycle late like `full`: entries published in this cycle show next cycle.
         let avail = reg_init(1, 0u32).named("avail");
-        let take = wire(1).named("take");
         match ram {
             FifoRam::Lut => {
                 let ready_cnt = (visible - rd_ptr).named("readable");
