@@ -84,7 +84,7 @@
 //!   elaboration only where needed (none at 8 bits; at 64, 110 bytes for the first read
 //!   stages of the third to fifth header, stages 10, 13 and 16; most of the window at 512).
 //!   *Finish*: the frame length (a saturating byte counter, added up the cycle after the
-//!   `tlast` beat from registers loaded every cycle) and `tuser` go into a small FIFO, whose
+//!   `tlast` beat from registers loaded every cycle, and registered) and `tuser` go into a small FIFO, whose
 //!   head waits in a register; the parse result waits in a register until
 //!   its length is there (frames longer than the window), with the length thresholds that
 //!   depend on tags and IP version; then one stage compares lengths (each a compare of two
@@ -96,7 +96,7 @@
 //!   fold ([`crate::csum::pseudo::address_sum_pipelined`]), so that the checksum units get
 //!   16 bits per frame instead of 256. *Output*: three LUTRAMs indexed in frame order (the
 //!   wide fields written in stage 4, `ip_sum` in stage 8, the rest at the end), read
-//!   asynchronously, each split into parts of at most 80 bits with their own write
+//!   asynchronously, each split into parts of at most 40 bits with their own write
 //!   and read pointers (`<store>_rd_p<k>` reset to `k`, so that synthesis keeps the copies: a
 //!   single read pointer drove every cell of the stores), with a count of the records stored
 //!   and `m_axis_meta_tvalid` as flops; a credit counter per view (frames closed − records
@@ -106,7 +106,7 @@
 //!   and at most three frames close in cycles t−1..t+1, so `N` never exceeds `fifo_depth`
 //!   (the stores never overwrite a record not taken).
 //! - **Latency**: the record is valid [`LATENCY`] (23) cycles after the beat that closes the
-//!   window, and no earlier than 6 cycles after the `tlast` beat.
+//!   window, and no earlier than [`LATENCY_AFTER_LAST`] (7) cycles after the `tlast` beat.
 //! - **Throughput**: 1 beat/cycle whatever the frame sizes (1-byte frames back to back
 //!   included), as long as the sink keeps fewer than `fifo_depth` records waiting: with a sink
 //!   that is always ready, `fifo_depth ≥ LATENCY + 4` never throttles the input. The input is
@@ -373,6 +373,11 @@ const S_L4: u32 = S_WALK0 + 3 * MAX_EXT_HEADERS + 2;
 /// verdict stage, the store.
 pub const LATENCY: u32 = S_L4 + 5;
 
+/// Cycles from a frame's `tlast` beat to `m_axis_meta_tvalid` at the earliest (frames longer
+/// than the window wait for their length): the length's two registers, its FIFO and head
+/// register, the three finish stages.
+pub const LATENCY_AFTER_LAST: u32 = 7;
+
 /// The captured window as the parse stages see it.
 struct Window {
     bytes_per_beat: u32,
@@ -482,7 +487,9 @@ fn fanout_regs(x: Sig, name: &str) -> [Sig; 3] {
 
 /// Bits per part of a record store (at most): each part's read pointer drives about
 /// `STORE_PART_BITS / 2` LUT RAM cells on ECP5 (16 × 4 bits each, two per 4 bits at depth 32).
-const STORE_PART_BITS: u32 = 80;
+/// (At 80 bits, a pointer's 40 cells were 2.4-3.4 ns of routing in front of the checksum
+/// request slice: the nic64 RX path's worst on two seeds of `results/AREA-v15.md`.)
+const STORE_PART_BITS: u32 = 40;
 
 /// One part of a record store: a LUT RAM holding `width` bits of the record, whose write and
 /// read pointers both start at `offset` (the record `i` sits at `(i + offset) mod depth`).
@@ -861,13 +868,19 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let len_sum = off_q.add_wide(nkeep_q.zext(16));
         let frame_len =
             mux(ovf_q | len_sum.msb(), lit(16, 0xFFFFu32), len_sum.trunc(16)).named("frame_len");
+        // The length (and `tuser`) is registered once more before the LUT-RAM write: the adder,
+        // the saturation and the RAM's write data in one cycle missed 156.25 MHz on a nic64 RX
+        // seed of `results/AREA-v14.md`.
         let len_push = reg_init(1, 0u32).named("len_push");
-        len_push.set(acc & last);
+        len_push.set(stage(acc & last, "len_push_early"));
         let user_q = s.user().map(|u| stage(u, "user_q"));
-        let len_word = match user_q {
-            Some(u) => cat(&[u, frame_len]),
-            None => frame_len,
-        };
+        let len_word = stage(
+            match user_q {
+                Some(u) => cat(&[u, frame_len]),
+                None => frame_len,
+            },
+            "len_word",
+        );
         let len_mem = memory("len_fifo", len_word.width(), depth);
         let len_wr = reg_init(aw + 1, 0u32).named("len_wr");
         let len_rd = reg_init(aw + 1, 0u32).named("len_rd");
@@ -1524,6 +1537,13 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let vf1 = reg_init(1, 0u32).named("v_fin1");
         vf1.set(pop);
         let f = |x: Sig, nm: &str| stage(x, &format!("{nm}_fin1"));
+        // The ORs of the flags, registered here, so that the next stage's uses of them (the
+        // IP and L4 verdicts, `ext_bad`) are one LUT from flops: built there, the OR of six
+        // flags and its users were 4 LUTs deep (`trunc_opt_fin1` → a record register's reset,
+        // on nic64 RX seeds of `results/AREA-v13.md` and `AREA-v15.md`).
+        let len_bad_c = trunc_l2 | trunc_hdr | trunc_opt | trunc_ip;
+        let len_bad = f(len_bad_c, "len_bad");
+        let any_bad = f(len_bad_c | (c.v4 & (c.ihl_bad | c.totlen_bad)), "any_bad");
         let trunc_l2 = f(trunc_l2, "trunc_l2");
         let trunc_hdr = f(trunc_hdr, "trunc_hdr");
         let trunc_opt = f(trunc_opt, "trunc_opt");
@@ -1588,13 +1608,12 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ],
             tail,
         );
-        let l3_ok = (l3_pre_ok & !(trunc_l2 | trunc_hdr | trunc_opt | trunc_ip)).named("l3_ok");
+        let l3_ok = (l3_pre_ok & !len_bad).named("l3_ok");
         let l3 = cat(&[l3_ok & v6, l3_ok & v4]);
         let l4 = mux(l3_ok, l4c, lit(2, 0u32));
         // For the claims below: the verdict is an `EXT_*` code when no L3 check failed and
         // the walk's code (in `tail`) is one.
-        let ext_bad =
-            !(trunc_l2 | trunc_hdr | ihl_bad | trunc_opt | totlen_bad | trunc_ip) & ext_code;
+        let ext_bad = !any_bad & ext_code;
         // ---------------------------------------------------------------- finish 3: claims
         // The record is registered once more, with what the claims need, so that they are
         // one LUT from flops and the store's write data from flops too (the claims were the
@@ -1624,7 +1643,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let l2_ok = f(!trunc_l2, "l2_ok");
         let ip_ok = f(l3_ok, "ip_ok");
         let proto_ok = f(
-            proto_pre_ok & !(trunc_l2 | trunc_hdr | trunc_opt | trunc_ip),
+            proto_pre_ok & !len_bad,
             "proto_ok",
         );
         let ext_bad = f(ext_bad, "ext_bad");

@@ -11,7 +11,8 @@
 mod blocks;
 use blocks::*;
 use nicgen_hdl::eth::eth_hdr_parse::{
-    eth_hdr_parse, meta_layout, view_layout, HdrParseCfg, View, CSUM_RECORD, LATENCY, ONE_RECORD,
+    eth_hdr_parse, meta_layout, view_layout, HdrParseCfg, View, CSUM_RECORD, LATENCY,
+    LATENCY_AFTER_LAST, ONE_RECORD,
 };
 use nicgen_model::ethernet::{
     EtherType, EthernetAddress, Frame, Repr as EthRepr, TagProtocol, VlanTag,
@@ -1125,7 +1126,8 @@ fn other_widths_and_windows() {
 #[test]
 fn latency_is_as_documented() {
     // A record is valid LATENCY cycles after the beat that closes the window (tlast for a short
-    // frame, the window-full beat for a long one), and not before 6 cycles after tlast.
+    // frame, the window-full beat for a long one), and not before LATENCY_AFTER_LAST cycles
+    // after tlast.
     let Some(d) = dut(&eth_hdr_parse(&HdrParseCfg::new(64, 2)).unwrap()) else {
         return;
     };
@@ -1173,8 +1175,9 @@ fn latency_is_as_documented() {
             }
         }
         // Beat `close_beat` is taken in step `close_beat`; the record shows LATENCY steps later,
-        // and 6 steps after the `tlast` beat at the earliest.
-        let want = (close_beat + u64::from(LATENCY)).max(beats as u64 - 1 + 6);
+        // and LATENCY_AFTER_LAST steps after the `tlast` beat at the earliest.
+        let want = (close_beat + u64::from(LATENCY))
+            .max(beats as u64 - 1 + u64::from(LATENCY_AFTER_LAST));
         assert_eq!(seen, Some(want), "{len}-byte frame");
     }
 }
