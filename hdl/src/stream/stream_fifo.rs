@@ -24,7 +24,9 @@
 //!   read is ignored: conservative for one cycle). All `depth` entries are usable and the
 //!   throughput stays 1 beat/cycle. The occupancy's compares are flops of last cycle's
 //!   pointers, stepped by last cycle's write and read (flops too), so this cycle's write is
-//!   the only late input, one 2:1 mux in front of `full`.
+//!   the only late input, one 2:1 mux in front of `full`. In Block mode (wide pointers) the
+//!   subtraction and the compare get a cycle each and `full` is `occupancy two cycles ago >=
+//!   depth - 2`: still exact while nothing is read, up to two cycles late to fall after reads.
 //! - the read side's "data available" is a flop computed the same way from the published
 //!   pointer (`>= 2` entries, or 1 entry not being read now), so a read costs one AND. In
 //!   Block mode the pointer difference is a flop as well, one cycle old, and `avail` subtracts
@@ -258,41 +260,73 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         let take = wire(1).named("take");
         // `full` as a flop: occupancy plus this cycle's write reaches `depth` (reads of this
         // cycle are ignored: conservative for one cycle, never blocking for good). So a write
-        // while !full always finds a free entry. The occupancy's compares are registered (of
-        // last cycle's pointers) and corrected by last cycle's write and read, also registered,
-        // so only this cycle's `write` is late, in a 2:1 mux in front of the flop (the
-        // subtractor, its compare and the write in one cycle were 4 levels behind a carry
-        // chain: the block-RAM FIFOs' `full` missed 156.25 MHz on three nic64 seeds of
-        // `results/AREA-v15.md`). After a frame is dropped (the write pointer rewound) the
-        // correction overestimates for a cycle: conservative.
+        // while !full always finds a free entry. The occupancy is compared with the threshold
+        // (minus the few steps it can have taken since) `lag` cycles late, in flops, and last
+        // cycles' writes and reads (flops too) pick the right compare, so only this cycle's
+        // `write` is late, in a 2:1 mux in front of the flop. LUT RAM: `lag` 1 (subtraction and
+        // compare in one cycle, a few bits); block RAM: `lag` 2, a cycle each (13-bit pointers:
+        // the subtraction, the compare and the write in one cycle missed 156.25 MHz on nic64
+        // seeds of `results/AREA-v15.md` and, registered once, `AREA-v16.md`). After a frame is
+        // dropped (the write pointer rewound) the estimate is high for `lag` cycles:
+        // conservative.
         let occ = (wr_ptr - rd_ptr).named("occupancy");
-        let write_q = reg_init(1, 0u32).named("write_q");
-        write_q.set(write);
-        let take_q = reg_init(1, 0u32).named("take_q");
-        take_q.set(take);
+        let lag: usize = if ram == FifoRam::Block { 2 } else { 1 };
+        // A register of `d`, reset to `init` (or not reset).
+        let flop = |name: &str, init: Option<u32>, d: Sig| -> Sig {
+            let r = match init {
+                Some(v) => reg_init(d.width(), v),
+                None => reg(d.width()),
+            }
+            .named(name);
+            r.set(d);
+            r
+        };
+        let (occ_late, hist) = {
+            let mut o = occ;
+            let mut hist: Vec<(Sig, Sig)> = Vec::new();
+            let (mut w, mut t) = (write, take);
+            for i in 1..=lag {
+                if i > 1 {
+                    o = flop(&format!("occupancy_q{}", i - 1), None, o);
+                }
+                w = flop(&format!("write_q{i}"), Some(0), w);
+                t = flop(&format!("take_q{i}"), Some(0), t);
+                hist.push((w, t));
+            }
+            (o, hist)
+        };
         let depth = cfg.depth;
         // Whether occupancy + this cycle's write reaches `thr`.
         let reaches = |thr: u32, name: &str| -> Sig {
-            // at[k + 1]: last cycle's occupancy >= thr - k, for k = -1..=2.
-            let at: Vec<Sig> = (-1i64..=2)
-                .map(|k| {
-                    let c = i64::from(thr) - k;
+            // at[d + lag]: the occupancy `lag` cycles ago >= thr - d, d = -lag..=lag + 1.
+            let at: Vec<Sig> = (-(lag as i64)..=lag as i64 + 1)
+                .map(|d| {
+                    let c = i64::from(thr) - d;
                     if c <= 0 {
                         lit(1, 1u32)
                     } else if c > i64::from(depth) {
                         lit(1, 0u32)
                     } else {
-                        let f = reg_init(1, 0u32).named(&format!("{name}_occ_ge{c}"));
-                        f.set(occ.ge(c as u64));
-                        f
+                        flop(&format!("{name}_occ_ge{c}"), Some(0), occ_late.ge(c as u64))
                     }
                 })
                 .collect();
-            let (up, down) = (write_q & !take_q, take_q & !write_q);
-            // Last cycle's net step picks the flag; this cycle's write, one step further.
-            let held = mux(up, at[2], mux(down, at[0], at[1]));
-            let written = mux(up, at[3], mux(down, at[1], at[2]));
-            mux(write, written, held)
+            // The net step since (writes minus reads of the last `lag` cycles) picks the
+            // compare; this cycle's write, one step further.
+            let bits: Vec<Sig> = hist.iter().flat_map(|(w, t)| [*w, *t]).collect();
+            let key = cat(&bits.iter().rev().copied().collect::<Vec<_>>());
+            let pick = |extra: i64| -> Sig {
+                let arms: Vec<(u64, Sig)> = (0..1u64 << bits.len())
+                    .map(|v| {
+                        let step: i64 = (0..lag)
+                            .map(|i| ((v >> (2 * i)) & 1) as i64 - ((v >> (2 * i + 1)) & 1) as i64)
+                            .sum();
+                        (v, at[(step + extra + lag as i64) as usize])
+                    })
+                    .collect();
+                case(key, &arms, lit(1, 0u32))
+            };
+            mux(write, pick(1), pick(0))
         };
         let full = reg_init(1, 0u32).named("full");
         full.set(reaches(depth, "full"));
