@@ -1537,13 +1537,6 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let vf1 = reg_init(1, 0u32).named("v_fin1");
         vf1.set(pop);
         let f = |x: Sig, nm: &str| stage(x, &format!("{nm}_fin1"));
-        // The ORs of the flags, registered here, so that the next stage's uses of them (the
-        // IP and L4 verdicts, `ext_bad`) are one LUT from flops: built there, the OR of six
-        // flags and its users were 4 LUTs deep (`trunc_opt_fin1` → a record register's reset,
-        // on nic64 RX seeds of `results/AREA-v13.md` and `AREA-v15.md`).
-        let len_bad_c = trunc_l2 | trunc_hdr | trunc_opt | trunc_ip;
-        let len_bad = f(len_bad_c, "len_bad");
-        let any_bad = f(len_bad_c | (c.v4 & (c.ihl_bad | c.totlen_bad)), "any_bad");
         let trunc_l2 = f(trunc_l2, "trunc_l2");
         let trunc_hdr = f(trunc_hdr, "trunc_hdr");
         let trunc_opt = f(trunc_opt, "trunc_opt");
@@ -1578,7 +1571,9 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             is_ip & !c.ver_bad & !(c.v4 & (c.ihl_bad | c.totlen_bad)) & !ext_code,
             "proto_pre_ok",
         );
-        let ext_code = f(ext_code, "ext_code");
+        // `ext_code` where no IPv4 header check failed: with the truncation flag of the IP
+        // datagram (below), what `ext_bad` needs, so that it is one LUT of two flops.
+        let ext_ok = f(ext_code & !(c.v4 & (c.ihl_bad | c.totlen_bad)), "ext_ok");
         let len_word1 = f(len_head, "len");
         let v4 = f(c.v4, "v4");
         let v6 = f(c.v6, "v6");
@@ -1608,12 +1603,19 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ],
             tail,
         );
-        let l3_ok = (l3_pre_ok & !len_bad).named("l3_ok");
+        // Where `l3_pre_ok` holds (an IP header with a sane IHL and total length), the IP
+        // datagram's end is the farthest of the length thresholds (IPv4: total length >= IHL * 4
+        // >= 20; IPv6: 40 + payload length), so the other truncation flags imply `trunc_ip`,
+        // and the verdicts below need only it: one LUT of two flops each (the OR of all six
+        // flags in front of them was 4 LUTs deep, `trunc_opt_fin1` → a record register's reset,
+        // on nic64 RX seeds of `results/AREA-v13.md` and `AREA-v15.md`; registered a stage
+        // earlier, it put 3 LUTs behind the compares' carry chains, `AREA-v16.md`).
+        let l3_ok = (l3_pre_ok & !trunc_ip).named("l3_ok");
         let l3 = cat(&[l3_ok & v6, l3_ok & v4]);
         let l4 = mux(l3_ok, l4c, lit(2, 0u32));
         // For the claims below: the verdict is an `EXT_*` code when no L3 check failed and
         // the walk's code (in `tail`) is one.
-        let ext_bad = !any_bad & ext_code;
+        let ext_bad = ext_ok & !trunc_ip;
         // ---------------------------------------------------------------- finish 3: claims
         // The record is registered once more, with what the claims need, so that they are
         // one LUT from flops and the store's write data from flops too (the claims were the
@@ -1643,7 +1645,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let l2_ok = f(!trunc_l2, "l2_ok");
         let ip_ok = f(l3_ok, "ip_ok");
         let proto_ok = f(
-            proto_pre_ok & !len_bad,
+            proto_pre_ok & !trunc_ip,
             "proto_ok",
         );
         let ext_bad = f(ext_bad, "ext_bad");
