@@ -124,6 +124,15 @@ pub fn eth_fcs_append_pipelined(
         // `fcs_left != 0`, kept as a flop: it gates every stage's enable.
         let carrying = reg_init(1, 0u32).enable(adv_out).named("carrying");
         let adv = (adv_out & !carrying).named("advance");
+        // The same two enables for the data registers (the CRC, the un-advance, the delay
+        // line's payload, the output payload), from complement copies of `out_valid` and
+        // `carrying` that only they read: one advance for all was a net of 605 loads, with the
+        // padder's and the input's control behind it (the nic64 TX path's worst on seeds of
+        // `results/AREA-v15.md` and `AREA-v16.md`).
+        let out_v_n = reg_init(1, 1u32).enable(adv_out).named("out_valid_n");
+        let carrying_n = reg_init(1, 1u32).enable(adv_out).named("carrying_n");
+        let adv_out_d = (out_v_n | m.ready()).named("out_advance_data");
+        let adv_d = (adv_out_d & carrying_n).named("advance_data");
 
         // ---- Padder: the input frame, then zero beats up to 60 bytes.
         let padding = reg_init(1, 0u32).enable(adv).named("padding");
@@ -176,13 +185,13 @@ pub fn eth_fcs_append_pipelined(
         .named("tail_info");
 
         // ---- CRC of the padded frame; the last beat's zero tail is undone afterwards.
-        let crc = beat_crc(s.data(), keep_in, take, first, adv);
+        let crc = beat_crc(s.data(), keep_in, take, first, adv_d);
         let zb = z_bits(w);
         let crc_final = if zb == 0 {
             crc
         } else {
             let z0 = onehot_value(&onehot, zb, |n| (w - n) as u64).named("tail_zeros");
-            let z2 = stage(stage(z0, adv, "tail_zeros1"), adv, "tail_zeros2");
+            let z2 = stage(stage(z0, adv_d, "tail_zeros1"), adv_d, "tail_zeros2");
             // The select bits travel with the partial result; a register keeps only the bits
             // that later matrices still need.
             let mut zs: Vec<Sig> = (0..zb).map(|b| z2.bit(b)).collect();
@@ -196,9 +205,9 @@ pub fn eth_fcs_append_pipelined(
                 )
                 .named(&format!("unadv{b}"));
                 if (b + 1) % per_stage == 0 || b + 1 == zb {
-                    y = stage(y, adv, &format!("unadv{b}_q"));
+                    y = stage(y, adv_d, &format!("unadv{b}_q"));
                     for (k, zk) in zs.iter_mut().enumerate().skip(b as usize + 1) {
-                        *zk = stage(*zk, adv, &format!("tail_zero{k}_s{b}"));
+                        *zk = stage(*zk, adv_d, &format!("tail_zero{k}_s{b}"));
                     }
                 }
             }
@@ -222,11 +231,11 @@ pub fn eth_fcs_append_pipelined(
                 r.set(dv);
                 r
             };
-            dd = stage(dd, adv, &format!("line{i}_data"));
-            dr = stage(dr, adv, &format!("line{i}_real"));
-            dk = stage(dk, adv, &format!("line{i}_keep"));
-            dl = stage(dl, adv, &format!("line{i}_last"));
-            dt = stage(dt, adv, &format!("line{i}_tail"));
+            dd = stage(dd, adv_d, &format!("line{i}_data"));
+            dr = stage(dr, adv_d, &format!("line{i}_real"));
+            dk = stage(dk, adv_d, &format!("line{i}_keep"));
+            dl = stage(dl, adv_d, &format!("line{i}_last"));
+            dt = stage(dt, adv_d, &format!("line{i}_tail"));
         }
 
         // ---- Merge: FCS byte (i − n) mod 4 is byte i mod 4 of the FCS rotated by n mod 4.
@@ -273,7 +282,7 @@ pub fn eth_fcs_append_pipelined(
         // Spilled FCS bytes, lowest first: FCS >> 8·(W − n) (W − n is 0..3 when it spills).
         let arms: Vec<(u64, Sig)> = (1..4u32).map(|j| (j as u64, fcs.shr(8 * j))).collect();
         let rem0 = case(dt.slice(3, 2), &arms, fcs).named("fcs_spilled");
-        let rem = reg(32).enable(adv_out).named("fcs_rem");
+        let rem = reg(32).enable(adv_out_d).named("fcs_rem");
 
         // ---- Output register: the merged beat, or a carry beat.
         let cw = w.min(4);
@@ -299,8 +308,9 @@ pub fn eth_fcs_append_pipelined(
             fcs_left.le(w as u64)
         };
         out_v.set_if(adv_out, carrying | dv);
-        let o_d = stage(mux(carrying, carry_data, merged), adv_out, "out_data");
-        let o_k = stage(mux(carrying, carry_keep, mkeep), adv_out, "out_keep");
+        out_v_n.set(!(carrying | dv));
+        let o_d = stage(mux(carrying, carry_data, merged), adv_out_d, "out_data");
+        let o_k = stage(mux(carrying, carry_keep, mkeep), adv_out_d, "out_keep");
         let o_l = stage(mux(carrying, carry_last, dl & !spills), adv_out, "out_last");
         let left_next = mux(
             carrying,
@@ -310,6 +320,7 @@ pub fn eth_fcs_append_pipelined(
         .named("fcs_left_next");
         fcs_left.set(left_next);
         carrying.set(left_next.ne(0u32));
+        carrying_n.set(left_next.eq(0u32));
         rem.set(mux(carrying, rem.shr(8 * w.min(4)), rem0));
         m.valid().set(out_v);
         m.data().set(o_d);
