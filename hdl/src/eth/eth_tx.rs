@@ -3,7 +3,7 @@
 //! ```text
 //! s_axis (host) -> fork -+-> eth_hdr_parse -> parse_q -------+-> dispatch (with s_axis_cmd) -+-> tx_csum request
 //!                        |                                   |                               +-> VLAN-insert command
-//!                        +-> delay FIFO -> reg -> skid ------+-> tx_csum -> FIFO -> slice -> stream_insert (802.1Q) -> FIFO -> skid -> reg -> eth_fcs_append -> m_axis (wire)
+//!                        +-> delay FIFO -> slice ------------+-> tx_csum -> FIFO -> slice -> stream_insert (802.1Q) -> FIFO -> skid -> reg -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
 //! The small LUT-RAM FIFOs after `tx_csum` and after the VLAN insert give each block a ready
@@ -17,8 +17,7 @@
 //! valid and ready from flops) sit on the parse record (`parse_q`), on both queue inputs beside
 //! the dispatch (`csum_req_in_q`, `vlan_cmd_in_q`: the two queues are far apart) and on both
 //! queue outputs (`csum_req`, `vlan_cmd`), so that no LUT-RAM read or far queue's `full` feeds
-//! decision logic in the same cycle; a forward register and a skid buffer follow the delay
-//! FIFO's block RAMs.
+//! decision logic in the same cycle; a register slice follows the delay FIFO.
 //! The parser reports the checksum ranges and the addresses' sum, so the dispatch only routes
 //! fields.
 //!
@@ -225,16 +224,26 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         ]));
 
         let u_csum = instance(&csum, "u_tx_csum");
-        // A forward register between the delay FIFO's block RAMs and tx_csum's first stage:
-        // the route from the RAM column is long on its own.
-        let u_delay_reg = instance(&fwd, "u_delay_reg");
-        u_delay_reg.connect_in("s_axis", &u_delay.bundle_out("m_axis", &scfg.spec()));
-        // And a skid buffer: tx_csum's ready (its request and room) stops at the skid's flop,
-        // not in the register's enables and the block RAMs' read enables behind them (the TX
-        // path's worst paths on a run, into the RAMs' CE pins).
-        let u_delay_skid = instance(&skid, "u_delay_skid");
-        u_delay_skid.connect_in("s_axis", &u_delay_reg.bundle_out("m_axis", &scfg.spec()));
-        u_csum.connect_in("s_axis", &u_delay_skid.bundle_out("m_axis", &scfg.spec()));
+        // A register slice between the delay FIFO and tx_csum: tx_csum's beats come from flops
+        // (the route from the RAM column is long on its own), and its ready (its request and
+        // room) stops at the slice's flops, not in the FIFO's read logic and the block RAMs'
+        // read enables behind it. (A forward register with a skid buffer behind it fed
+        // tx_csum's accept logic through the skid's output mux: a LUT in front of `have_req`,
+        // the nic64 TX path's worst on a seed of `results/AREA-v17.md`.)
+        let delay_q = Stream(u_delay.bundle_out("m_axis", &scfg.spec()));
+        let csum_in = beat_reg_slice(
+            "csum_in",
+            delay_q.data(),
+            delay_q.keep(),
+            delay_q.last(),
+            delay_q.valid(),
+        );
+        delay_q.ready().set(csum_in.slice.s_ready);
+        u_csum.set("s_axis_tdata", csum_in.data);
+        u_csum.set("s_axis_tkeep", csum_in.keep);
+        u_csum.set("s_axis_tlast", csum_in.last);
+        u_csum.set("s_axis_tvalid", csum_in.slice.valid);
+        csum_in.slice.ready.set(u_csum.get("s_axis_tready"));
         // The request through a register slice: tx_csum starts adding on it at once.
         super::slice_into(&u_req, "m_axis", &u_csum, "s_axis_req", "csum_req");
         // Skid buffers on both sides of the VLAN insert: the ready of each block must not
