@@ -24,8 +24,10 @@
 //!   window mask (no per-byte 4-way mux). FCS bytes that do not fit leave in one carry beat (up
 //!   to 4 below 32 bits) while the pipeline holds. The byte-count facts the end needs (`n mod 4`,
 //!   spill count) are decoded at the front and travel down the line.
-//! - Latency: `3 + ceil(log2(W) / UNADVANCE_PER_STAGE)` cycles from a padded beat to the output
-//!   (3 at 8 bits, 6 at 64, 9 at 512; see [`latency`]). Throughput 1 beat/cycle: a frame of `L`
+//! - Latency: `4 + ceil(log2(W) / UNADVANCE_PER_STAGE)` cycles from a padded beat to the output
+//!   (4 at 8 bits, 7 at 64, 10 at 512; see [`latency`]): the padder's beat is registered before
+//!   the CRC (its masked keep, 38 loads, in front of the CRC's data-term trees missed 156.25 MHz
+//!   on nic64 TX seeds of `results/AREA-v17.md` and `AREA-v18.md`). Throughput 1 beat/cycle: a frame of `L`
 //!   bytes occupies exactly `ceil((max(L, 60) + 4) / W)` output cycles, back to back; the input
 //!   waits only during its padding and carry beats.
 //! - Cost and Fmax, 64 bits (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --blocks
@@ -70,9 +72,10 @@ fn z_bits(w: u32) -> u32 {
 }
 
 /// Latency in cycles from a padded beat entering the block to its leaving the output register:
-/// the delay line (2 CRC stages + the un-advance registers), then the output register.
+/// the delay line (the padder's register, 2 CRC stages, the un-advance registers), then the
+/// output register.
 pub fn latency(cfg: &FcsAppendCfg, unadvance_per_stage: u32) -> u32 {
-    2 + unadvance_stages(cfg, unadvance_per_stage) + 1
+    1 + 2 + unadvance_stages(cfg, unadvance_per_stage) + 1
 }
 
 /// The block with the default pipelining ([`UNADVANCE_PER_STAGE`]).
@@ -185,13 +188,27 @@ pub fn eth_fcs_append_pipelined(
         .named("tail_info");
 
         // ---- CRC of the padded frame; the last beat's zero tail is undone afterwards.
-        let crc = beat_crc(s.data(), keep_in, take, first, adv_d);
+        // The padder's beat, registered: the CRC's data-term trees and the delay line start at
+        // flops, not behind the padder's masked keep.
+        let data_p = stage(s.data(), adv_d, "pad_data");
+        let keep_p = stage(keep_in, adv_d, "pad_real");
+        let first_p = stage(first, adv_d, "pad_first");
+        let take_p = {
+            let r = reg_init(1, 0u32).enable(adv).named("pad_valid");
+            r.set(take);
+            r
+        };
+        let crc = beat_crc(data_p, keep_p, take_p, first_p, adv_d);
         let zb = z_bits(w);
         let crc_final = if zb == 0 {
             crc
         } else {
             let z0 = onehot_value(&onehot, zb, |n| (w - n) as u64).named("tail_zeros");
-            let z2 = stage(stage(z0, adv_d, "tail_zeros1"), adv_d, "tail_zeros2");
+            let z2 = stage(
+                stage(stage(z0, adv_d, "tail_zeros0"), adv_d, "tail_zeros1"),
+                adv_d,
+                "tail_zeros2",
+            );
             // The select bits travel with the partial result; a register keeps only the bits
             // that later matrices still need.
             let mut zs: Vec<Sig> = (0..zb).map(|b| z2.bit(b)).collect();
@@ -216,7 +233,7 @@ pub fn eth_fcs_append_pipelined(
         let fcs = (crc_final ^ XOROUT).named("fcs");
 
         // ---- Delay line: as deep as the CRC pipeline.
-        let depth = 2 + unadvance_stages(&cfg, per_stage);
+        let depth = 1 + 2 + unadvance_stages(&cfg, per_stage);
         let mut dv = take;
         let mut dd = s.data();
         let mut dr = keep_in;
