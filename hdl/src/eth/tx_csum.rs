@@ -68,7 +68,7 @@
 //! - Golden model: `nicgen_model::tx` (checksum insertion on bytes); test:
 //!   `testbench/tb/tests/tx_csum.rs`.
 
-use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked_with};
+use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked};
 use crate::csum::frame_sum::{
     frame_sum, latency as sum_latency, stage, stage_init, Reserve, SumIn,
 };
@@ -288,26 +288,17 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let udp = held(udp_a, "is_udp");
         let pos_held = [held(pos_a[0], "l3_pos"), held(pos_a[2], "l4_pos")];
 
-        // Byte masks of the beat in stage A (see `ge_mask_tracked`). Each bound's tracker flags
-        // (`ge_bound_flags`, two 13-bit compares) are computed from the request before stage A
-        // and registered beside it, so that the trackers' load logic starts at flops (from the
-        // stage-A bound, `end_a` → `ge_end`, 5 LUTs, missed 156.25 MHz on a nic64 TX seed of
-        // `results/AREA-v18.md`).
-        let ge = |bound: Sig, flags: Sig, name: &str| {
-            let flags_a = stage(ge_bound_flags(flags, bytes), adv).named(&format!("{name}_flags"));
-            ge_mask_tracked_with(bound, flags_a, take_a, beat_a, bytes, name)
-        };
-        let ge_l3 = ge(l3_off, rq.get("l3_off"), "ge_l3");
-        let ge_l4 = ge(l4_off, rq.get("l4_off"), "ge_l4");
-        let ge_end = ge(end, rq.get("end"), "ge_end");
-        let l3_field = (ge(pos_a[0], req_at(0), "ge_l3_ck")
-            & !ge(pos_a[1], req_at(1), "ge_l3_ck_end")
-            & is_v4.repl(bytes))
-        .named("l3_field");
-        let l4_field = (ge(pos_a[2], req_at(2), "ge_l4_ck")
-            & !ge(pos_a[3], req_at(3), "ge_l4_ck_end")
-            & do_l4.repl(bytes))
-        .named("l4_field");
+        // Byte masks of the beat in stage A (see `ge_mask_tracked`).
+        let ge = |bound: Sig, name: &str| ge_mask_tracked(bound, take_a, beat_a, bytes, name);
+        let ge_l3 = ge(l3_off, "ge_l3");
+        let ge_l4 = ge(l4_off, "ge_l4");
+        let ge_end = ge(end, "ge_end");
+        let l3_field =
+            (ge(pos_a[0], "ge_l3_ck") & !ge(pos_a[1], "ge_l3_ck_end") & is_v4.repl(bytes))
+                .named("l3_field");
+        let l4_field =
+            (ge(pos_a[2], "ge_l4_ck") & !ge(pos_a[3], "ge_l4_ck_end") & do_l4.repl(bytes))
+                .named("l4_field");
         let hdr_mask = (kept & ge_l3 & !ge_l4 & !l3_field).named("hdr_mask");
         let ip_mask = (kept & ge_l3 & !ge_end & !l3_field & !l4_field).named("ip_mask");
         // Stage B: the beat and its two masks, registered (each mask bit is an AND of up to
