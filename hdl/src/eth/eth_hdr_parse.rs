@@ -1644,10 +1644,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let field = |n: &str| late_fields.iter().find(|(m, _)| *m == n).unwrap().1;
         let l2_ok = f(!trunc_l2, "l2_ok");
         let ip_ok = f(l3_ok, "ip_ok");
-        let proto_ok = f(
-            proto_pre_ok & !trunc_ip,
-            "proto_ok",
-        );
+        let proto_ok = f(proto_pre_ok & !trunc_ip, "proto_ok");
         let ext_bad = f(ext_bad, "ext_bad");
         let eth_v4 = f(v4, "eth_v4");
         let eth_v6 = f(v6, "eth_v6");

@@ -616,8 +616,7 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
             .iter()
             .enumerate()
             .map(|(b, m)| {
-                delay(m.read_async(hash.slice(bank_bits - 1, 0)))
-                    .named(&format!("indir_word_b{b}"))
+                delay(m.read_async(hash.slice(bank_bits - 1, 0))).named(&format!("indir_word_b{b}"))
             })
             .collect();
         let queue = if words.len() == 1 {

@@ -1176,8 +1176,8 @@ fn latency_is_as_documented() {
         }
         // Beat `close_beat` is taken in step `close_beat`; the record shows LATENCY steps later,
         // and LATENCY_AFTER_LAST steps after the `tlast` beat at the earliest.
-        let want = (close_beat + u64::from(LATENCY))
-            .max(beats as u64 - 1 + u64::from(LATENCY_AFTER_LAST));
+        let want =
+            (close_beat + u64::from(LATENCY)).max(beats as u64 - 1 + u64::from(LATENCY_AFTER_LAST));
         assert_eq!(seen, Some(want), "{len}-byte frame");
     }
 }
