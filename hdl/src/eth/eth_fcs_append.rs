@@ -357,8 +357,8 @@ mod tests {
         }
         assert!(eth_fcs_append(&FcsAppendCfg { data_bits: 12 }).is_err());
         let c = FcsAppendCfg { data_bits: 512 };
-        assert_eq!(latency(&c, 2), 6);
-        assert_eq!(latency(&c, 1), 9);
+        assert_eq!(latency(&c, 2), 7);
+        assert_eq!(latency(&c, 1), 10);
         let e = eth_fcs_append_pipelined(&c, 0).unwrap_err();
         assert!(e.mentions("unadvance_per_stage 0"));
     }
