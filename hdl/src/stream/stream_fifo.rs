@@ -22,11 +22,11 @@
 //! `wr_ptr -> used = wr_ptr - rd_ptr -> full -> push -> overflow -> wr_ptr`, 7 LUT levels):
 //! - `full` is a flop: `wr_ptr - rd_ptr` plus this cycle's write reaches `depth` (this cycle's
 //!   read is ignored: conservative for one cycle). All `depth` entries are usable and the
-//!   throughput stays 1 beat/cycle. The occupancy's compares are flops of last cycle's
-//!   pointers, stepped by last cycle's write and read (flops too), so this cycle's write is
-//!   the only late input, one 2:1 mux in front of `full`. In Block mode (wide pointers) the
-//!   subtraction and the compare get a cycle each and `full` is `occupancy two cycles ago >=
-//!   depth - 2`: still exact while nothing is read, up to two cycles late to fall after reads.
+//!   throughput stays 1 beat/cycle. The occupancy's compares are flops, stepped by the last
+//!   cycles' writes and reads (flops too), so this cycle's write is
+//!   the only late input, one 2:1 mux in front of `full`; the pointers' subtraction and the
+//!   compares get a cycle each (the compares see the occupancy two cycles old, stepped by the
+//!   last two cycles' writes and reads).
 //! - the read side's "data available" is a flop computed the same way from the published
 //!   pointer (`>= 2` entries, or 1 entry not being read now), so a read costs one AND. In
 //!   Block mode the pointer difference is a flop as well, one cycle old, and `avail` subtracts
@@ -49,9 +49,9 @@
 //! - Storage: `depth` beats, + up to [`BLOCK_PREFETCH`] (14) beats read from the block RAM and
 //!   not yet delivered. Frame mode accepts frames
 //!   of up to `depth` beats.
-//! - [`stream_fifo_room`]'s `s_axis_room` costs four flops (the occupancy's compares with its
-//!   threshold) and two LUTs, like `full` (not benchmarked alone; it is part of the nic64 RX
-//!   path's figures).
+//! - [`stream_fifo_room`]'s `s_axis_room` costs up to six flops (the occupancy's compares with
+//!   its threshold) and a few LUTs, like `full` (not benchmarked alone; it is part of the nic64
+//!   RX path's figures).
 //! - Cost: `depth x (data + keep + 1 + user)` bits of LUTRAM or block RAM; three (frame mode:
 //!   four) counters of `log2(depth) + 1` bits; Block adds one output register per bank (one
 //!   word of FFs each, inside the RAMs where the flow uses their output registers), with
@@ -263,14 +263,14 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         // while !full always finds a free entry. The occupancy is compared with the threshold
         // (minus the few steps it can have taken since) `lag` cycles late, in flops, and last
         // cycles' writes and reads (flops too) pick the right compare, so only this cycle's
-        // `write` is late, in a 2:1 mux in front of the flop. LUT RAM: `lag` 1 (subtraction and
-        // compare in one cycle, a few bits); block RAM: `lag` 2, a cycle each (13-bit pointers:
-        // the subtraction, the compare and the write in one cycle missed 156.25 MHz on nic64
-        // seeds of `results/AREA-v15.md` and, registered once, `AREA-v16.md`). After a frame is
-        // dropped (the write pointer rewound) the estimate is high for `lag` cycles:
-        // conservative.
+        // `write` is late, in a 2:1 mux in front of the flop. `lag` is 2: the subtraction and
+        // the compares get a cycle each (the subtraction, the compare and the write in one
+        // cycle missed 156.25 MHz on nic64 seeds of `results/AREA-v15.md` and, registered
+        // once, `AREA-v16.md` with the block-RAM FIFOs' 13-bit pointers, `AREA-v18.md` with a
+        // 16-entry LUT-RAM FIFO's). After a frame is dropped (the write pointer rewound) the
+        // estimate is high for `lag` cycles: conservative.
         let occ = (wr_ptr - rd_ptr).named("occupancy");
-        let lag: usize = if ram == FifoRam::Block { 2 } else { 1 };
+        let lag: usize = 2;
         // A register of `d`, reset to `init` (or not reset).
         let flop = |name: &str, init: Option<u32>, d: Sig| -> Sig {
             let r = match init {
