@@ -51,15 +51,14 @@
 //! - Latency: store-and-forward, plus the parse and checksum pipelines.
 //! - Throughput: measured at the ideal beats per frame for every size from 60 to 9000 bytes at
 //!   64 and 512 bits, back to back (`cargo xtask bench-pipeline`, `results/PIPELINE.md`).
-//! - Cost and Fmax, nic64 on ECP5-85k (`cargo xtask bench-area --presets nic64 --seeds 1,2,3
-//!   --only ecp5 --blocks eth_rx --out results/AREA-rx-v11.md`, RTL of 998f8f3): 20,533 LUT4,
-//!   17,000 FF, 406 LUT-RAM slices, 18 DP16KD; 138.5 / 149.5 / 150.6 MHz (median 149.5), short
-//!   of the 156.25 MHz preset clock by 12 / 3 / 2 endpoints (v10: 28 / 44 / 12, v8: 168 / 87 /
-//!   86); the median seed's worst path is the parser's input credit (`s_axis_tready` → frame
-//!   close → the views' `in_flight_is_depth_minus*` flags, 4 LUTs, 5.2 ns of routing).
-//!   Counting the credit from registered copies instead measured worse
-//!   (`results/AREA-rx-v12.md`, reverted). Lists per seed:
-//!   `target/bench-area/nic64/eth_rx_d64/sta_seed<N>.md` (`cargo xtask sta`).
+//! - Cost and Fmax, nic64 on ECP5-85k, round by round in `results/AREA-paths.md` (`cargo
+//!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_rx --out <file>`):
+//!   about 20,750 LUT4, 17,250 FF, 406 LUT-RAM slices, 18 DP16KD; at the 156.25 MHz preset
+//!   clock, a few endpoints either side of it depending on the seed and on small netlist
+//!   changes (median 156.5 MHz on the RTL of 2e81095, `results/AREA-v17.md`; 150.9 on
+//!   bf7bef3, whose RX netlist differs only in its forward registers, `AREA-v18.md`; the
+//!   misses of the last rounds are at most 0.4 ns on at most 6 endpoints per seed). Lists per
+//!   seed: `target/bench-area/nic64/eth_rx_d64/sta_seed<N>.md` (`cargo xtask sta`).
 //! - Golden model: `nicgen_model::rx::rx_frame`; test: `generators/nicgen/tests/eth_rx.rs`.
 
 use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};

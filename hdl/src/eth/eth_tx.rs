@@ -36,16 +36,14 @@
 //!   size from 60 to 9000 bytes (one cycle per 60-byte frame at 512 bits), also with VLAN tags
 //!   (`len + 4`). This needs a VLAN command queue as deep as the frames in flight between
 //!   dispatch and the insert ([`TxCfg::vlan_cmd_depth`]).
-//! - Cost and Fmax, nic64 on ECP5-85k (`cargo xtask bench-area --presets nic64 --seeds 1,2,3
-//!   --only ecp5 --blocks eth_tx --out results/AREA-tx-v10.md`, RTL of 998f8f3): 12,030 LUT4,
-//!   8,935 FF, 217 LUT-RAM slices, 36 DP16KD; 153.0 / 164.0 / 141.5 MHz (median 153.0), short
-//!   of the 156.25 MHz preset clock by 2 / 0 / 2 endpoints (v9: 4 / 15 / 7); the median seed's
-//!   worst path is the parser's input credit (`s_axis_tready` → frame close →
-//!   `meta_in_flight_is_depth_minus2`, 4 LUTs, 5.0 ns of routing), no longer the FCS append's
-//!   stall into the upstream queue (v9's worst, before the skid buffer in front of the append);
-//!   on v8's RTL the median met it (157.6, `results/AREA-tx-v8.md`) with the VLAN insert's
-//!   fan-out missing on one seed. The per-seed endpoint lists are in
-//!   `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md` (`cargo xtask sta`).
+//! - Cost and Fmax, nic64 on ECP5-85k, round by round in `results/AREA-paths.md` (`cargo
+//!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_tx --out <file>`):
+//!   about 12,200 LUT4, 9,100 FF, 217 LUT-RAM slices, 36 DP16KD; at the 156.25 MHz preset
+//!   clock, a few endpoints either side of it depending on the seed and on small netlist
+//!   changes (median 157.3 MHz on the RTL of 7bb4168, `results/AREA-tx-v20.md`; 158.5 on
+//!   `AREA-v14.md`'s; the misses of the last rounds are at most 0.4 ns on at most 6 endpoints
+//!   per seed). Lists per seed: `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md` (`cargo
+//!   xtask sta`).
 //! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`
 //!   (also the back-to-back cycle counts).
 
