@@ -463,20 +463,28 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
                 ram_valid.set(take);
                 out_valid.set(ram_valid);
                 let pop = (q.get("m_axis_tvalid") & m.ready()).named("pop");
+                // `owed` counts the words started before this cycle's RAM read (`ram_valid` is
+                // last cycle's `take`), so its adder starts at flops and `pop`, not at `take`
+                // (a net to every RAM enable and the read pointer: `can_read` → `take` → the
+                // adder's carry chain missed 156.25 MHz on a nic64 TX seed of
+                // `results/AREA-v21.md`). Words owed a place: `owed + ram_valid`.
                 let owed = reg_init(clog2(u64::from(BLOCK_OUT_DEPTH)) + 1, 0u32).named("owed");
-                let owed_next = mux(take, owed + 1u32, owed) - pop.zext(owed.width());
+                let owed_next = mux(ram_valid, owed + 1u32, owed) - pop.zext(owed.width());
                 owed.set(owed_next.named("owed_next"));
-                // `take` in the next cycle adds one word: at most `BLOCK_PREFETCH` owed. The
-                // compares are of `owed` itself, the step (`take`, `pop`) only picks one.
+                // Next cycle's `take` adds one word: at most `BLOCK_PREFETCH` owed, so
+                // `owed + ram_valid - pop + take < limit`. The compares are of `owed` itself;
+                // the three steps only pick one (`take` last, one 2:1 mux before the flop).
                 let limit = u64::from(BLOCK_PREFETCH);
                 let below = |k: u64| owed.lt(k).named(&format!("owed_lt{k}"));
-                let (lt_less, lt_same, lt_more) =
-                    (below(limit - 1), below(limit), below(limit + 1));
-                can_read.set(mux(
-                    take,
-                    mux(pop, lt_same, lt_less),
-                    mux(pop, lt_more, lt_same),
-                ));
+                let pick = |base: u64| {
+                    // `owed < base - ram_valid + pop`
+                    mux(
+                        ram_valid,
+                        mux(pop, below(base), below(base - 1)),
+                        mux(pop, below(base + 1), below(base)),
+                    )
+                };
+                can_read.set(mux(take, pick(limit - 1), pick(limit)));
                 // Per bank: the RAM's registered read, then its output register (nothing in
                 // between, so the output register can be the RAM's own). The bank's words are
                 // selected after the output registers.
