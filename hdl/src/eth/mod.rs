@@ -41,15 +41,36 @@ const WIDE_RECORD: u32 = 256;
 /// [`WIDE_RECORD`] bits or more (parse records, checksum requests) go through
 /// [`crate::stream::record_reg_slice_wide`].
 fn out_slice(u: &nicgen_edsl::prelude::Inst, prefix: &str, name: &str) -> crate::stream::RecordReg {
+    out_slice_with(u, prefix, name, None).0
+}
+
+/// [`out_slice`], with one more bit registered beside the record: `extra(record)`, for a
+/// decision that must not share its flop (and that flop's fan-out) with the record's users.
+/// Returns the slice (its `data` is the record alone) and the registered extra bit.
+fn out_slice_with(
+    u: &nicgen_edsl::prelude::Inst,
+    prefix: &str,
+    name: &str,
+    extra: Option<&dyn Fn(nicgen_edsl::prelude::Sig) -> nicgen_edsl::prelude::Sig>,
+) -> (crate::stream::RecordReg, Option<nicgen_edsl::prelude::Sig>) {
     let data = u.get(&format!("{prefix}_tdata"));
-    let slice = if data.width() >= WIDE_RECORD {
+    let w = data.width();
+    let packed = match extra {
+        Some(f) => nicgen_edsl::prelude::cat(&[f(data), data]),
+        None => data,
+    };
+    let slice = if packed.width() >= WIDE_RECORD {
         crate::stream::record_reg_slice_wide
     } else {
         crate::stream::record_reg_slice
     };
-    let q = slice(name, data, u.get(&format!("{prefix}_tvalid")));
+    let mut q = slice(name, packed, u.get(&format!("{prefix}_tvalid")));
     u.set(&format!("{prefix}_tready"), q.s_ready);
-    q
+    let bit = extra.map(|_| q.data.bit(w));
+    if extra.is_some() {
+        q.data = q.data.slice(w - 1, 0);
+    }
+    (q, bit)
 }
 
 /// The record stream `<src_prefix>_*` of `src` into the record input `<dst_prefix>_*` of `dst`
