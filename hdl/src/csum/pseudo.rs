@@ -40,7 +40,7 @@ fn csa(a: Sig, b: Sig, c: Sig) -> (Sig, Sig) {
 }
 
 /// `levels` carry-save layers over `words` (each layer turns every three values into two).
-fn csa_layers(mut words: Vec<Sig>, levels: u32) -> Vec<Sig> {
+pub(crate) fn csa_layers(mut words: Vec<Sig>, levels: u32) -> Vec<Sig> {
     for _ in 0..levels {
         if words.len() <= 2 {
             break;
