@@ -1360,12 +1360,22 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 ..walk.clone()
             };
             let dw_r = pending.word;
-            // The length byte again, complemented (so that synthesis keeps it apart from the
-            // word's register), for the compute stage's two adders and compare alone: from the
-            // word's register, whose bits also feed the next header, the ports and their
-            // muxes, the route to the adders' carry chains was 3.7 ns (the nic64 RX path's
-            // worst on a seed of `results/AREA-v22.md`).
-            let len_n = r(!dw.slice(23, 16), "len_n");
+            // The length byte again, one copy per carry chain of the compute stage, each in
+            // the polarity its chain adds (a subtraction's operand would be inverted by a LUT
+            // in front of the chain), none shared with the word's register or with another
+            // chain: from the word's register (whose bits also feed the next header, the ports
+            // and their muxes) the route to the chains was 3.7 ns (the nic64 RX path's worst on
+            // a seed of `results/AREA-v22.md`), and from one complemented copy through one
+            // inverter shared by the three chains, 4 ns (TX, `AREA-v23.md`). Each copy is kept
+            // apart by what it is: the offset's and the compare's are zero where their results
+            // are not used (the walk does not step past a length; a fragment header has none),
+            // and the remainder's is the complement, added to `rem - 7` (`rem8 - len8 = rem7 +
+            // !len8`, 18 bits).
+            let len_b = dw.slice(23, 16);
+            let len_step = r(len_b & (walk.walking & !is_frag_now).repl(8), "len_step");
+            let len_cmp = r(len_b & walk.walking.repl(8), "len_cmp");
+            let len_n = r(!len_b, "len_n");
+            let rem7 = r(walk.rem - 7u32, "rem7");
             carry = carry.map(&mut |x, nm| stage(x, &n(nm, st)));
             st += 1;
 
@@ -1374,17 +1384,17 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let vc_ = reg_init(1, 0u32).named(&format!("v{st}"));
             vc_.set(valid);
             valid = vc_;
-            let len = !len_n;
             let pre_bad = trunc_pre | win_bad;
             let ok_pre = walking & !pre_bad;
-            let trunc_len = ok_pre & !is_frag & len.zext(13).ge(q);
+            let trunc_len = ok_pre & !is_frag & len_cmp.zext(13).ge(q);
             let err = mux(
                 trunc_pre,
                 code(malformed::EXT_TRUNC),
                 code(malformed::EXT_WINDOW),
             );
-            let len8 = cat(&[len, lit(3, 0u32)]);
+            let len8 = cat(&[len_step, lit(3, 0u32)]);
             let p_len = p8 + len8.zext(16);
+            let rem_len = rem7 + cat(&[lit(7, 0x7fu32), len_n, lit(3, 7u32)]);
             let pick3 =
                 |sum: Sig, plus8: Sig, same: Sig| mux(step_len, sum, mux(step8, plus8, same));
             // The next read's `m` may be anything when the walk does not step.
@@ -1406,7 +1416,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 sel,
                 sel_l4,
                 p: stage(pick3(p_len, p8, p), &n("p", st)),
-                rem: stage(pick3(rem8 - len8.zext(18), rem8, rem), &n("rem", st)),
+                rem: stage(pick3(rem_len, rem8, rem), &n("rem", st)),
                 p_sel: (k + 1 < MAX_EXT_HEADERS)
                     .then(|| stage(p_next.slice(15, 2), &n("m_sel", st))),
                 nh: stage(mux(walking, nh_next, nh), &n("nh", st)),
