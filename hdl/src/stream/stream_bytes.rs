@@ -974,6 +974,14 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     let out_valid = reg_init(1, 0u32).named("out_valid");
     oready.set(!out_valid | m.ready());
     out_valid.set_if(oready, emit_valid);
+    // The payload registers' enable from a complement copy of `out_valid`: the same value, but
+    // a net of its own, so that the handshake's `out_room` drives the control state alone
+    // (with the 70-odd enables on it, the route from the output valid, or from the next
+    // block's ready, through `out_room` into the first-beat decodes missed 156.25 MHz on the
+    // nic64 RX and TX paths, `results/AREA-v23.md`).
+    let out_empty = reg_init(1, 1u32).named("out_empty");
+    out_empty.set_if(oready, !emit_valid);
+    let load = (out_empty | m.ready()).named("out_load");
     let mut data_lanes = Vec::new();
     let mut keep_lanes = Vec::new();
     for i in 0..w {
@@ -1009,17 +1017,17 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     keep_lanes.reverse();
     // The payload registers load whenever the output register has room (their contents do not
     // matter while `out_valid` is low): the enable does not wait for the handshake decode.
-    let od = reg(8 * w as u32).enable(oready).named("out_data");
+    let od = reg(8 * w as u32).enable(load).named("out_data");
     od.set(cat(&data_lanes));
-    let ok = reg(w as u32).enable(oready).named("out_keep");
+    let ok = reg(w as u32).enable(load).named("out_keep");
     ok.set(cat(&keep_lanes));
-    let ol = reg(1).enable(oready).named("out_last");
+    let ol = reg(1).enable(load).named("out_last");
     ol.set(mux(cons_slot, last_in & final_cons, final_ent));
     m.data().set(od);
     m.keep().set(ok);
     m.last().set(ol);
     if let (Some(u), Some(pu), Some(mu)) = (s.user(), user_p, m.user()) {
-        let ou = reg(u.width()).enable(oready).named("out_user");
+        let ou = reg(u.width()).enable(load).named("out_user");
         ou.set(mux(cons_slot, u, pu));
         mu.set(ou);
     }
