@@ -30,8 +30,8 @@
 //!   reaches the consumer from flops; the checksum unit, the strip and RSS skip the records of
 //!   dropped frames (a LUT in the handshake). The parser reports what they need (the claims,
 //!   the checksum ranges, the addresses' sum), so no logic sits between its stores and them.
-//! - After the frame buffer a forward register (its block RAMs' output is selected among
-//!   banks), then a buffered fork ([`stream_fork_buffered`]: a FIFO per consumer), so
+//! - After the frame buffer a register slice (`buf_reg`: its block RAMs' output is selected
+//!   among banks, and the fork's `full` flops must not reach the buffer's read), then a buffered fork ([`stream_fork_buffered`]: a FIFO per consumer), so
 //!   neither consumer's ready reaches the other or the buffer; rx_csum reads its FIFO directly
 //!   (its first stage has no enable, its ready meets only the FIFO's read pointer), the strip
 //!   through a register slice (`host_reg`), so that its first-beat logic starts at flops.
@@ -265,7 +265,6 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     )?;
     let dcfg = StreamCfg::new(w, 0);
     let fork_out = stream_fork_buffered(&dcfg, &["csum", "host"], OUT_FORK_DEPTH)?;
-    let buf_reg = stream_fwd_reg(&dcfg)?;
     let csum = rx_csum(&RxCsumCfg {
         data_bits: w,
         levels_per_stage: cfg.levels_per_stage,
@@ -337,7 +336,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_buf.unused("stat_drop_oversize");
         let buffered = Stream(u_buf.bundle_out("m_axis", &ucfg.spec()));
         let _ = buffered.user().expect("rx stream has tuser").unused();
-        // A forward register after the block RAMs (their output is selected among banks), then
+        // A register after the block RAMs (their output is selected among banks), then
         // a buffered fork: rx_csum and the VLAN strip each read a FIFO of their own, so neither
         // consumer's ready reaches the other, the register or the buffer's read logic (through
         // a plain fork they were 5 LUTs into the register's 73 enables and into rx_csum's
@@ -345,13 +344,24 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // without an enable and its ready is one LUT of its own flops, so its ready meets only
         // the FIFO's read pointer (through a forward register it reached that register's 75
         // enables, 3-4 ns of routing away on every seed of `results/AREA-rx-v8.md`).
-        let u_buf_reg = instance(&buf_reg, "u_buf_reg");
-        for f in ["tdata", "tkeep", "tvalid", "tlast"] {
-            u_buf_reg.set(&format!("s_axis_{f}"), buffered.0.f(f));
-        }
-        buffered.ready().set(u_buf_reg.get("s_axis_tready"));
+        // That register is a register slice (its upstream ready a flop), so the fork FIFOs'
+        // `full` flops stop at its control flops and enables: through a forward register's
+        // ready they ran on into the frame buffer's read, prefetch count and `can_read` (2-3
+        // LUTs, 6 ns; 0.8 ns short of 156.25 MHz on a nic64 RX seed of `results/AREA-v23.md`).
+        let buf_reg = beat_reg_slice(
+            "buf_reg",
+            buffered.data(),
+            buffered.keep(),
+            buffered.last(),
+            buffered.valid(),
+        );
+        buffered.ready().set(buf_reg.slice.s_ready);
         let u_fork_out = instance(&fork_out, "u_fork_out");
-        u_fork_out.connect_in("s_axis", &u_buf_reg.bundle_out("m_axis", &dcfg.spec()));
+        u_fork_out.set("s_axis_tdata", buf_reg.data);
+        u_fork_out.set("s_axis_tkeep", buf_reg.keep);
+        u_fork_out.set("s_axis_tlast", buf_reg.last);
+        u_fork_out.set("s_axis_tvalid", buf_reg.slice.valid);
+        buf_reg.slice.ready.set(u_fork_out.get("s_axis_tready"));
         // The host side's register cuts the ready too (a register slice: valid, data and the
         // upstream ready from flops), so the strip's ready, which it decides from its command
         // and the beat's position, stops at the slice's enables: through a forward register it
