@@ -48,7 +48,7 @@
 //! - Golden model: `nicgen_model::checksum` (sums, pseudo-headers); test:
 //!   `testbench/tb/tests/rx_csum.rs`.
 
-use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked_with};
+use super::byte_pos::{eq_mask_tracked_split, ge_bound_flags, ge_mask_tracked_with, Take};
 use crate::csum::frame_sum::{frame_sum, stage, stage_init, Reserve, SumIn};
 use crate::csum::pseudo::{add3, pseudo_from_address_sum};
 use crate::record::RecordLayout;
@@ -240,6 +240,10 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let byte_zero_a = stage(byte_zero_i, adv).named("byte_zero_a");
         let byte_zero_b = stage(byte_zero_a, adv).named("byte_zero_b");
         let take_b = stage_init(take_a, adv).named("take_b");
+        // Its complement copy, for the tracker's counter, pattern and mask (see
+        // [`eq_mask_tracked_split`]); `take_b` itself loads the tracker's flags.
+        let take_b_n = reg_init(1, 1u32).enable(adv).named("take_b_n");
+        take_b_n.set(!take_a);
         let beat_b = stage_init(beat_a, adv).named("beat_b");
         let last_b = stage(last, adv).named("last_b");
         let kept_b = stage(kept, adv).named("keep_b");
@@ -252,11 +256,14 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let udp6_a = (l4_off_a + 6u32).named("udp6_a");
         let udp6 = stage(udp6_a, adv).named("udp6_b");
         let udp6_flags = stage(ge_bound_flags(udp6_a, bytes), adv).named("udp6_flags_b");
-        let at6 = eq_mask_tracked_with(
+        let at6 = eq_mask_tracked_split(
             udp6,
             udp6_flags,
             lit(1, 1u32),
-            take_b,
+            Take {
+                ctl: take_b,
+                wide: !take_b_n,
+            },
             beat_b,
             bytes,
             "udp_ck",
