@@ -48,7 +48,9 @@
 //! - Golden model: `nicgen_model::checksum` (sums, pseudo-headers); test:
 //!   `testbench/tb/tests/rx_csum.rs`.
 
-use super::byte_pos::{eq_mask_tracked_split, ge_bound_flags, ge_mask_tracked_with, Take};
+use super::byte_pos::{
+    eq_mask_tracked_split, ge_bound_flags, ge_bound_flags_plus, ge_mask_tracked_with, Take,
+};
 use crate::csum::frame_sum::{frame_sum, stage, stage_init, Reserve, SumIn};
 use crate::csum::pseudo::{add3, pseudo_from_address_sum};
 use crate::record::RecordLayout;
@@ -255,7 +257,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // flags are registered together, so that the tracker's load starts at flops.
         let udp6_a = (l4_off_a + 6u32).named("udp6_a");
         let udp6 = stage(udp6_a, adv).named("udp6_b");
-        let udp6_flags = stage(ge_bound_flags(udp6_a, bytes), adv).named("udp6_flags_b");
+        let udp6_flags = stage(ge_bound_flags_plus(l4_off_a, 6, bytes), adv).named("udp6_flags_b");
         let at6 = eq_mask_tracked_split(
             udp6,
             udp6_flags,

@@ -4,12 +4,15 @@
 //! first) and `beat` (move on a beat), in any combination, must give the same byte mask at
 //! every cycle after the first `take`, at 8, 64 and 512 bits. `eq_mask_tracked_with` likewise
 //! against a per-byte equality with the registered offset, gated by the enable taken with the
-//! bound.
+//! bound. `ge_bound_flags_plus(b, k)` against `ge_bound_flags(b + k)` wherever `b + k` does
+//! not wrap.
 
 mod blocks;
 use blocks::*;
 use nicgen_edsl::prelude::*;
-use nicgen_hdl::eth::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask, ge_mask_tracked};
+use nicgen_hdl::eth::byte_pos::{
+    eq_mask_tracked_with, ge_bound_flags, ge_bound_flags_plus, ge_mask, ge_mask_tracked,
+};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 fn pair(bits: u32) -> Rc<ModuleDef> {
@@ -38,8 +41,26 @@ fn pair(bits: u32) -> Rc<ModuleDef> {
             "got_eq",
             eq_mask_tracked_with(bound, flags, enable, take, beat, bytes, "tracked_eq"),
         );
+        for k in plus_offsets(bytes) {
+            output(
+                &format!("want_plus{k}"),
+                ge_bound_flags(bound + k as u64, bytes),
+            );
+            output(
+                &format!("got_plus{k}"),
+                ge_bound_flags_plus(bound, k, bytes),
+            );
+        }
     })
     .unwrap()
+}
+
+/// The constants `ge_bound_flags_plus` is checked with: below, at and past one and two beats.
+fn plus_offsets(bytes: u32) -> Vec<u32> {
+    let mut k = vec![0, 6, bytes - 1, bytes, 2 * bytes + 1];
+    k.sort_unstable();
+    k.dedup();
+    k
 }
 
 #[test]
@@ -81,6 +102,17 @@ fn tracked_mask_equals_the_compared_mask() {
             sim.set_bool(pe, beat);
             sim.set_bool(pen, rng.gen_bool(0.8));
             sim.eval();
+            for k in plus_offsets(bytes) {
+                if bound + u64::from(k) > 0xFFFF {
+                    continue;
+                }
+                let want = sim.get_big(sim.port(&format!("want_plus{k}")).unwrap());
+                let got = sim.get_big(sim.port(&format!("got_plus{k}")).unwrap());
+                assert_eq!(
+                    got, want,
+                    "{bits} bits, bound {bound}: flags of bound + {k} {got:x}, want {want:x}"
+                );
+            }
             if started {
                 let (want, got) = (sim.get_big(pw), sim.get_big(pg));
                 assert_eq!(
