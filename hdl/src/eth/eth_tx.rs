@@ -38,12 +38,13 @@
 //!   dispatch and the insert ([`TxCfg::vlan_cmd_depth`]).
 //! - Cost and Fmax, nic64 on ECP5-85k, round by round in `results/AREA-paths.md` (`cargo
 //!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_tx --out <file>`):
-//!   about 12,200 LUT4, 9,100 FF, 217 LUT-RAM slices, 36 DP16KD; at the 156.25 MHz preset
-//!   clock, a few endpoints either side of it depending on the seed and on small netlist
-//!   changes (median 157.3 MHz on the RTL of 7bb4168, `results/AREA-tx-v20.md`; 158.5 on
-//!   `AREA-v14.md`'s; the misses of the last rounds are at most 0.4 ns on at most 6 endpoints
-//!   per seed). Lists per seed: `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md` (`cargo
-//!   xtask sta`).
+//!   about 12,450 LUT4, 9,300 FF, 217 LUT-RAM slices, 36 DP16KD; median 162.2 MHz over
+//!   seeds 1-3 (152.0 / 162.2 / 165.1) on the RTL of 4f65041, `results/AREA-v24.md`: the
+//!   156.25 MHz preset clock met, one endpoint short on seed 1 (an FCS-append CRC bit, 0.18
+//!   ns). Earlier rounds sat a few endpoints either side of the clock (157.3 on
+//!   `AREA-tx-v20.md`, 155.3 on `AREA-v23.md`), so a small netlist change can move it by a
+//!   few percent. Lists per seed: `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md`
+//!   (`cargo xtask sta`).
 //! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`
 //!   (also the back-to-back cycle counts).
 
