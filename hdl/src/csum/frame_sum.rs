@@ -12,7 +12,7 @@
 //!
 //! Everything advances with `adv` (the caller's pipeline enable). The result appears
 //! `ceil(log2(W/2) / levels_per_stage) + 2` advancing cycles after the frame's last beat, where
-//! the caller registers it (see [`super::inet_csum`]).
+//! the caller registers it (see [`mod@super::inet_csum`]).
 
 use super::pseudo::{csa_layers, fold_once};
 use nicgen_edsl::prelude::*;

@@ -5,7 +5,7 @@
 //! padded with zero) and emits the folded, non-complemented 16-bit sum once per frame, when the
 //! frame's last beat has been summed.
 //!
-//! The sum itself is [`super::frame_sum`] with `tkeep` as the byte mask: per beat a pipelined
+//! The sum itself is [`mod@super::frame_sum`] with `tkeep` as the byte mask: per beat a pipelined
 //! adder tree over the kept words, a wide accumulator per frame, and a two-stage fold.
 //!
 //! - Ports: `s_axis_tdata/tkeep/tvalid/tready/tlast`; `m_axis_csum_tdata[15:0]` (the sum),

@@ -3,7 +3,7 @@
 //! Each frame arrives on `s_axis` after its request on `s_axis_req` (the header parser's offsets
 //! for that frame, record [`RX_CSUM_REQ`]); the request is taken before or with the frame's first
 //! beat, so every byte's role is known when it passes. Two masked frame sums run side by side
-//! ([`crate::csum::frame_sum`]):
+//! ([`mod@crate::csum::frame_sum`]):
 //!
 //! | sum | bytes | gives |
 //! |---|---|---|

@@ -1,7 +1,7 @@
 //! `stream_fwd_reg`: forward register slice (SpinalHDL's `m2sPipe`).
 //!
 //! Cuts the forward path: `m_axis_tvalid` and the payload come from flip-flops; `s_axis_tready`
-//! is `!m_axis_tvalid || m_axis_tready` (ready is not cut; pair with [`super::stream_skid`] to
+//! is `!m_axis_tvalid || m_axis_tready` (ready is not cut; pair with [`mod@super::stream_skid`] to
 //! cut both).
 //!
 //! - Ports: `s_axis_*` in, `m_axis_*` out (see [`super::StreamCfg`]).

@@ -12,7 +12,7 @@
 //!
 //! - Latency 0 cycles; throughput 1 beat/cycle.
 //! - Cost: one payload register (the skid) + two reset flops, a 2:1 mux on the payload.
-//!   Put a [`super::stream_fwd_reg`] behind it to cut both directions (2 payload registers).
+//!   Put a [`mod@super::stream_fwd_reg`] behind it to cut both directions (2 payload registers).
 //! - Golden model: identity on frames; test: `testbench/tb/tests/stream_blocks.rs`.
 
 use super::{stream_in, stream_out, StreamCfg};
