@@ -3,8 +3,9 @@
 //!
 //! Each frame arrives on `s_axis` after its request on `s_axis_req` (record [`TX_CSUM_REQ`]: the
 //! header parser's offsets plus the two offload flags). While the frame streams into an internal
-//! frame buffer, two masked frame sums ([`mod@crate::csum::frame_sum`]) run over it with the checksum
-//! fields themselves masked out (so they count as zero, whatever the host wrote there):
+//! frame buffer, two masked frame sums ([`mod@crate::csum::frame_sum`]) run over it with the
+//! checksum fields themselves masked out (so they count as zero, whatever the host wrote
+//! there):
 //!
 //! | sum | bytes | gives |
 //! |---|---|---|
