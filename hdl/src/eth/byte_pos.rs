@@ -98,25 +98,9 @@ pub fn ge_mask_tracked_with(
 /// register (all zero when the bound is in another beat, or when `enable`, sampled with
 /// `take`, was 0): `ge(bound) & !ge(bound + 1)` without the AND, so that a consumer that puts
 /// a field at the bound starts its select at a flop. Same tracking as [`ge_mask_tracked`]
-/// (flags from [`ge_bound_flags`]); cost: the counter, two flags and `2 W` bits.
+/// (flags from [`ge_bound_flags`]), the take given as a [`Take`]; cost: the counter, two
+/// flags and `2 W` bits.
 pub fn eq_mask_tracked_with(
-    bound: Sig,
-    flags: Sig,
-    enable: Sig,
-    take: Sig,
-    beat: Sig,
-    bytes: u32,
-    name: &str,
-) -> Sig {
-    eq_mask_tracked_split(bound, flags, enable, Take::one(take), beat, bytes, name)
-}
-
-/// [`eq_mask_tracked_with`] with the take in two copies of the same value ([`Take`]): the
-/// tracker's flags (`== 1`, `== 0`, "here") load on `take.ctl`, its counter, pattern and mask
-/// (about `W + 17 - log2(W)` loads) on `take.wide`, so that the flags' next state, a compare
-/// of the counter deep, does not start at a net of 28 loads (in `rx_csum`, 3.4 ns of routing
-/// to the first of them: 156.25 MHz missed on a nic64 RX seed of `results/AREA-v24.md`).
-pub fn eq_mask_tracked_split(
     bound: Sig,
     flags: Sig,
     enable: Sig,
@@ -135,7 +119,11 @@ pub fn eq_mask_tracked_split(
 }
 
 /// A tracker's take: one value, as two nets the caller keeps apart (a flop and a complement
-/// copy of it, which synthesis cannot merge), or the same net twice.
+/// copy of it, which synthesis cannot merge), or the same net twice ([`Take::one`]). The
+/// tracker's flags (`== 1`, `== 0`, "here") load on `ctl`, its counter, pattern and mask
+/// (about `W + 17 - log2(W)` loads) on `wide`, so that the flags' next state, a compare of the
+/// counter deep, need not start at a net of 28 loads (in `rx_csum`, 3.4 ns of routing to the
+/// first of them: 156.25 MHz missed on a nic64 RX seed of `results/AREA-v24.md`).
 #[derive(Clone, Copy)]
 pub struct Take {
     /// For the flags (a few loads).

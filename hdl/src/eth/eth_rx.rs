@@ -31,8 +31,9 @@
 //!   dropped frames (a LUT in the handshake). The parser reports what they need (the claims,
 //!   the checksum ranges, the addresses' sum), so no logic sits between its stores and them.
 //! - After the frame buffer a register slice (`buf_reg`: its block RAMs' output is selected
-//!   among banks, and the fork's `full` flops must not reach the buffer's read), then a buffered fork ([`stream_fork_buffered`]: a FIFO per consumer), so
-//!   neither consumer's ready reaches the other or the buffer; rx_csum reads its FIFO directly
+//!   among banks, and the fork's `full` flops must not reach the buffer's read), then a
+//!   buffered fork ([`stream_fork_buffered`]: a FIFO per consumer), so neither consumer's
+//!   ready reaches the other or the buffer; rx_csum reads its FIFO directly
 //!   (its first stage has no enable, its ready meets only the FIFO's read pointer), the strip
 //!   through a register slice (`host_reg`), so that its first-beat logic starts at flops.
 //! - The record assembly takes the pending record, the checksum result and the RSS result
@@ -72,7 +73,7 @@ use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
 use crate::stream::{
-    beat_reg_slice, stream_fork_buffered, stream_fwd_reg, stream_in, stream_out, FifoCfg, Stream,
+    stream_fork_buffered, stream_fwd_reg, stream_in, stream_out, stream_reg_slice, FifoCfg, Stream,
     StreamCfg,
 };
 use nicgen_edsl::prelude::*;
@@ -349,34 +350,16 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // `full` flops stop at its control flops and enables: through a forward register's
         // ready they ran on into the frame buffer's read, prefetch count and `can_read` (2-3
         // LUTs, 6 ns; 0.8 ns short of 156.25 MHz on a nic64 RX seed of `results/AREA-v23.md`).
-        let buf_reg = beat_reg_slice(
-            "buf_reg",
-            buffered.data(),
-            buffered.keep(),
-            buffered.last(),
-            buffered.valid(),
-        );
-        buffered.ready().set(buf_reg.slice.s_ready);
+        let buf_reg = stream_reg_slice("buf_reg", &buffered);
         let u_fork_out = instance(&fork_out, "u_fork_out");
-        u_fork_out.set("s_axis_tdata", buf_reg.data);
-        u_fork_out.set("s_axis_tkeep", buf_reg.keep);
-        u_fork_out.set("s_axis_tlast", buf_reg.last);
-        u_fork_out.set("s_axis_tvalid", buf_reg.slice.valid);
-        buf_reg.slice.ready.set(u_fork_out.get("s_axis_tready"));
+        buf_reg.drive(&u_fork_out, "s_axis");
         // The host side's register cuts the ready too (a register slice: valid, data and the
         // upstream ready from flops), so the strip's ready, which it decides from its command
         // and the beat's position, stops at the slice's enables: through a forward register it
         // ran on into the fork FIFO's read logic and back to the register's 73 enables (5
         // LUTs, the RX path's most endpoints missing 156.25 MHz on a run).
         let host = Stream(u_fork_out.bundle_out("m_axis_host", &dcfg.spec()));
-        let host_reg = beat_reg_slice(
-            "host_reg",
-            host.data(),
-            host.keep(),
-            host.last(),
-            host.valid(),
-        );
-        host.ready().set(host_reg.slice.s_ready);
+        let host_reg = stream_reg_slice("host_reg", &host);
 
         // No dispatch: the parser gives each consumer its own record stream ([`RX_VIEWS`]),
         // with stores, pointers and a valid of its own, so each consumer takes its records when
@@ -461,11 +444,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             .named("csum_req_fields");
         hand(&cq, c_deliver, &u_csum, "s_axis_req", csum_req);
         let u_strip = instance(&strip, "u_vlan_strip");
-        u_strip.set("s_axis_tdata", host_reg.data);
-        u_strip.set("s_axis_tkeep", host_reg.keep);
-        u_strip.set("s_axis_tlast", host_reg.last);
-        u_strip.set("s_axis_tvalid", host_reg.slice.valid);
-        host_reg.slice.ready.set(u_strip.get("s_axis_tready"));
+        host_reg.drive(&u_strip, "s_axis");
         // The command: the strip decides on it at the first beat.
         let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
         hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.get("vlan"));

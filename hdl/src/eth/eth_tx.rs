@@ -55,8 +55,8 @@ use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo, stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
 use crate::stream::{
-    beat_reg_slice, record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in,
-    stream_out, stream_skid, FifoCfg, Stream, StreamCfg,
+    record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in, stream_out,
+    stream_reg_slice, stream_skid, FifoCfg, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 
@@ -230,19 +230,8 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // tx_csum's accept logic through the skid's output mux: a LUT in front of `have_req`,
         // the nic64 TX path's worst on a seed of `results/AREA-v17.md`.)
         let delay_q = Stream(u_delay.bundle_out("m_axis", &scfg.spec()));
-        let csum_in = beat_reg_slice(
-            "csum_in",
-            delay_q.data(),
-            delay_q.keep(),
-            delay_q.last(),
-            delay_q.valid(),
-        );
-        delay_q.ready().set(csum_in.slice.s_ready);
-        u_csum.set("s_axis_tdata", csum_in.data);
-        u_csum.set("s_axis_tkeep", csum_in.keep);
-        u_csum.set("s_axis_tlast", csum_in.last);
-        u_csum.set("s_axis_tvalid", csum_in.slice.valid);
-        csum_in.slice.ready.set(u_csum.get("s_axis_tready"));
+        let csum_in = stream_reg_slice("csum_in", &delay_q);
+        csum_in.drive(&u_csum, "s_axis");
         // The request through a register slice: tx_csum starts adding on it at once.
         super::slice_into(&u_req, "m_axis", &u_csum, "s_axis_req", "csum_req");
         // Skid buffers on both sides of the VLAN insert: the ready of each block must not
@@ -264,20 +253,9 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // (a forward register with a skid buffer behind it fed the insert through the skid's
         // output mux, a LUT in front of its first-beat decodes).
         let csum_q = Stream(u_csum_q.bundle_out("m_axis", &scfg.spec()));
-        let ins_reg = beat_reg_slice(
-            "ins_reg",
-            csum_q.data(),
-            csum_q.keep(),
-            csum_q.last(),
-            csum_q.valid(),
-        );
-        csum_q.ready().set(ins_reg.slice.s_ready);
+        let ins_reg = stream_reg_slice("ins_reg", &csum_q);
         let u_vlan = instance(&ins, "u_vlan_insert");
-        u_vlan.set("s_axis_tdata", ins_reg.data);
-        u_vlan.set("s_axis_tkeep", ins_reg.keep);
-        u_vlan.set("s_axis_tlast", ins_reg.last);
-        u_vlan.set("s_axis_tvalid", ins_reg.slice.valid);
-        ins_reg.slice.ready.set(u_vlan.get("s_axis_tready"));
+        ins_reg.drive(&u_vlan, "s_axis");
         // The command through a register slice: the insert decides on it at the first beat.
         super::slice_into(&u_ins, "m_axis", &u_vlan, "s_axis_cmd", "vlan_cmd");
         let u_fcs = instance(&fcs, "u_fcs_append");

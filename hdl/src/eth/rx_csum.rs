@@ -49,7 +49,7 @@
 //!   `testbench/tb/tests/rx_csum.rs`.
 
 use super::byte_pos::{
-    eq_mask_tracked_split, ge_bound_flags, ge_bound_flags_plus, ge_mask_tracked_with, Take,
+    eq_mask_tracked_with, ge_bound_flags, ge_bound_flags_plus, ge_mask_tracked_with, Take,
 };
 use crate::csum::frame_sum::{frame_sum, stage, stage_init, Reserve, SumIn};
 use crate::csum::pseudo::{add3, pseudo_from_address_sum};
@@ -243,7 +243,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let byte_zero_b = stage(byte_zero_a, adv).named("byte_zero_b");
         let take_b = stage_init(take_a, adv).named("take_b");
         // Its complement copy, for the tracker's counter, pattern and mask (see
-        // [`eq_mask_tracked_split`]); `take_b` itself loads the tracker's flags.
+        // [`Take`]); `take_b` itself loads the tracker's flags.
         let take_b_n = reg_init(1, 1u32).enable(adv).named("take_b_n");
         take_b_n.set(!take_a);
         let beat_b = stage_init(beat_a, adv).named("beat_b");
@@ -258,7 +258,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let udp6_a = (l4_off_a + 6u32).named("udp6_a");
         let udp6 = stage(udp6_a, adv).named("udp6_b");
         let udp6_flags = stage(ge_bound_flags_plus(l4_off_a, 6, bytes), adv).named("udp6_flags_b");
-        let at6 = eq_mask_tracked_split(
+        let at6 = eq_mask_tracked_with(
             udp6,
             udp6_flags,
             lit(1, 1u32),

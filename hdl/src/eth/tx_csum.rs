@@ -69,7 +69,7 @@
 //! - Golden model: `nicgen_model::tx` (checksum insertion on bytes); test:
 //!   `testbench/tb/tests/tx_csum.rs`.
 
-use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked};
+use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked, Take};
 use crate::csum::frame_sum::{
     frame_sum, latency as sum_latency, stage, stage_init, Reserve, SumIn,
 };
@@ -467,7 +467,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let put_at = |k: u32, enable: Sig, name: &str| {
             let bound = pos.slice(31 - 16 * k, 16 - 16 * k);
             let flags = rr.get("pos_flags").slice(3 - 2 * k, 2 - 2 * k);
-            let hi = eq_mask_tracked_with(bound, flags, enable, pop, out_beat, bytes, name);
+            let hi =
+                eq_mask_tracked_with(bound, flags, enable, Take::one(pop), out_beat, bytes, name);
             let lo = if bytes == 1 {
                 let prev = reg_init(1, 0u32).named(&format!("{name}_prev"));
                 prev.set(mux(pop, lit(1, 0u32), mux(out_beat, hi, prev)));

@@ -16,7 +16,8 @@
 //!   slice's one load net, spread over the whole record, took 6.7 ns of routing on its own.
 //!   Cost over the plain slice: one flop and one LUT (the second half's valid and load).
 //! - [`beat_reg_slice`]: the plain slice on a stream beat (`data`, `keep`, `last`), its fields
-//!   cut back out of the registered record.
+//!   cut back out of the registered record; [`stream_reg_slice`] takes a stream and sets its
+//!   ready, [`BeatReg::drive`] feeds the slice into an instance's input stream.
 //! - Golden model: identity on records; test: `testbench/tb/tests/record_fifo.rs` (identity
 //!   under idle x backpressure, 1 record/cycle without them, both kinds).
 
@@ -104,6 +105,26 @@ pub fn beat_reg_slice(name: &str, data: Sig, keep: Sig, last: Sig, valid: Sig) -
         keep: slice.data.slice(dw + kw - 1, dw),
         last: slice.data.bit(dw + kw),
         slice,
+    }
+}
+
+/// [`beat_reg_slice`] on a stream without `tuser`: the stream's ready is set to the slice's
+/// upstream ready (a flop).
+pub fn stream_reg_slice(name: &str, s: &super::Stream) -> BeatReg {
+    let r = beat_reg_slice(name, s.data(), s.keep(), s.last(), s.valid());
+    s.ready().set(r.slice.s_ready);
+    r
+}
+
+impl BeatReg {
+    /// Feed the slice into `inst`'s input stream `port` (`<port>_tdata/tkeep/tlast/tvalid`),
+    /// its ready from `<port>_tready`.
+    pub fn drive(&self, inst: &Inst, port: &str) {
+        inst.set(&format!("{port}_tdata"), self.data);
+        inst.set(&format!("{port}_tkeep"), self.keep);
+        inst.set(&format!("{port}_tlast"), self.last);
+        inst.set(&format!("{port}_tvalid"), self.slice.valid);
+        self.slice.ready.set(inst.get(&format!("{port}_tready")));
     }
 }
 

@@ -11,7 +11,7 @@ mod blocks;
 use blocks::*;
 use nicgen_edsl::prelude::*;
 use nicgen_hdl::eth::byte_pos::{
-    eq_mask_tracked_with, ge_bound_flags, ge_bound_flags_plus, ge_mask, ge_mask_tracked,
+    eq_mask_tracked_with, ge_bound_flags, ge_bound_flags_plus, ge_mask, ge_mask_tracked, Take,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -39,7 +39,15 @@ fn pair(bits: u32) -> Rc<ModuleDef> {
         let flags = ge_bound_flags(bound, bytes);
         output(
             "got_eq",
-            eq_mask_tracked_with(bound, flags, enable, take, beat, bytes, "tracked_eq"),
+            eq_mask_tracked_with(
+                bound,
+                flags,
+                enable,
+                Take::one(take),
+                beat,
+                bytes,
+                "tracked_eq",
+            ),
         );
         for k in plus_offsets(bytes) {
             output(
@@ -83,6 +91,13 @@ fn tracked_mask_equals_the_compared_mask() {
             sim.port("want_eq").unwrap(),
             sim.port("got_eq").unwrap(),
         );
+        let plus: Vec<_> = plus_offsets(bytes)
+            .into_iter()
+            .map(|k| {
+                let want = sim.port(&format!("want_plus{k}")).unwrap();
+                (k, want, sim.port(&format!("got_plus{k}")).unwrap())
+            })
+            .collect();
         let mut hits = 0u32;
         let mut rng = StdRng::seed_from_u64(bits as u64);
         let mut started = false;
@@ -102,12 +117,11 @@ fn tracked_mask_equals_the_compared_mask() {
             sim.set_bool(pe, beat);
             sim.set_bool(pen, rng.gen_bool(0.8));
             sim.eval();
-            for k in plus_offsets(bytes) {
+            for &(k, pwant, pgot) in &plus {
                 if bound + u64::from(k) > 0xFFFF {
                     continue;
                 }
-                let want = sim.get_big(sim.port(&format!("want_plus{k}")).unwrap());
-                let got = sim.get_big(sim.port(&format!("got_plus{k}")).unwrap());
+                let (want, got) = (sim.get_big(pwant), sim.get_big(pgot));
                 assert_eq!(
                     got, want,
                     "{bits} bits, bound {bound}: flags of bound + {k} {got:x}, want {want:x}"
