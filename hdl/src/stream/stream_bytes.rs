@@ -472,16 +472,28 @@ impl State<'_> {
 /// the condition evaluated on the next state (so it equals the condition on the state, without
 /// the state's decode logic in front of the lane muxes and the handshake).
 ///
-/// The next state is built twice, as it is when the input beat is taken and when it is not, and
-/// each decode flop loads `take ? f(next_take) : f(next_hold)`: the take (the latest signal of
-/// the cycle: the input's valid, the command's, the output's ready) is the select of one 2:1 mux
-/// in front of each flop instead of an input of the decode's whole cone.
+/// The next state is built four times, one per way the cycle can end, and each decode flop
+/// loads `take ? (last ? (fin ? f(done) : f(flush)) : f(more)) : f(hold)`. Each `f(..)` is a
+/// function of registers only; the late signals of the cycle are the selects of a mux tree in
+/// front of the flop: the take (the input's valid, the command's, the output's ready) and the
+/// input beat's `tlast` and `tkeep` (through `fin`). With the taken next state built once, as a
+/// function of `tlast` and `tkeep`, the `tkeep` bit that tells a frame's last emission ran
+/// through the next state's beat count into every decode (5 LUTs, the nic64 RX path's worst
+/// endpoint on seed 3 of `results/AREA-v26.md`).
 struct Decodes<'a> {
-    /// The next state when the input beat is taken.
-    next_take: State<'a>,
-    /// The next state when it is not.
+    /// The next state when the input beat is taken and is not its frame's last.
+    next_more: State<'a>,
+    /// ... when it is the last and its emission ends the frame.
+    next_done: State<'a>,
+    /// ... when it is the last and flush entries follow.
+    next_flush: State<'a>,
+    /// The next state when the input beat is not taken.
     next_hold: State<'a>,
     take: Sig,
+    /// The input beat is its frame's last.
+    last: Sig,
+    /// The consume step emits the frame's last bytes (with `last`: the frame is done).
+    fin: Sig,
     made: HashMap<String, Sig>,
     /// `cons_slot & bc == 0`: a first beat (not after a flush) can be consumed.
     at0: Sig,
@@ -496,7 +508,12 @@ impl<'a> Decodes<'a> {
             return *s;
         }
         let r = reg_init(1, init).named(name);
-        r.set(mux(self.take, f(&self.next_take), f(&self.next_hold)));
+        let taken = mux(
+            self.last,
+            mux(self.fin, f(&self.next_done), f(&self.next_flush)),
+            f(&self.next_more),
+        );
+        r.set(mux(self.take, taken, f(&self.next_hold)));
         self.made.insert(key, r);
         r
     }
@@ -609,9 +626,13 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
         en: wire(1).named(&format!("frame_en_{tag}")),
     };
     let mut dec = Decodes {
-        next_take: next_state("if_take"),
+        next_more: next_state("if_more"),
+        next_done: next_state("if_done"),
+        next_flush: next_state("if_flush"),
         next_hold: next_state("if_hold"),
         take,
+        last: s.last(),
+        fin: wire(1).named("cons_done"),
         made: HashMap::new(),
         at0: lit(1, 0u32),
         cmd_en,
@@ -931,27 +952,40 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     let emit_valid =
         ((c_emit & s.valid() & (!first | cmd_valid)) | stall_step | ended).named("emit_valid");
 
-    // Next state, as taken and as held (in each, later updates win).
+    // Next state, one per way the cycle ends (in each, later updates win).
     let last_in = s.last();
     let upd = |cur: Sig, updates: &[(Sig, Sig)]| -> Sig {
         updates.iter().fold(cur, |v, &(c, x)| mux(c, x, v))
     };
     let js_inc = js + 1u32;
     let zero_js = lit(jw, 0u32);
+    let one_js = lit(jw, 1u32);
     let ent_emit = ended & oready;
-    let done_now = last_in & c_emit & final_cons;
-    let to_end = last_in & !done_now;
-    let (t, h) = (dec.next_take, dec.next_hold);
+    dec.fin.set(c_emit & final_cons);
+    let h = dec.next_hold;
     // Taken: the frame moves on one beat (the take overrides a flush entry's update: with
-    // overlap, the next frame's first beat is taken while the last entry is emitted).
-    t.js.set(mux(to_end | (!last_in & has_stall), lit(jw, 1u32), zero_js));
-    t.ended.set(to_end);
-    t.beats.set(mux(
-        done_now,
-        bc.value(0),
-        mux(ended, bc.value(1), bc.next_sat()),
-    ));
-    t.en.set(mux(first, cmd_en, en_q));
+    // overlap, the next frame's first beat is taken while the last entry is emitted). The
+    // frame's enable is the command's at its first beat, whichever way the beat goes.
+    let beat_on = mux(ended, bc.value(1), bc.next_sat());
+    let taken_en = mux(first, cmd_en, en_q);
+    // Not the frame's last beat: on to the next, through the step's stall entries if any.
+    let more = dec.next_more;
+    more.js.set(mux(has_stall, one_js, zero_js));
+    more.ended.set(lit(1, 0u32));
+    more.beats.set(beat_on);
+    more.en.set(taken_en);
+    // The last beat, and its emission is the frame's last: the next beat is a first beat.
+    let done = dec.next_done;
+    done.js.set(zero_js);
+    done.ended.set(lit(1, 0u32));
+    done.beats.set(bc.value(0));
+    done.en.set(taken_en);
+    // The last beat, with bytes left over: its flush entries follow.
+    let flush = dec.next_flush;
+    flush.js.set(one_js);
+    flush.ended.set(lit(1, 1u32));
+    flush.beats.set(beat_on);
+    flush.en.set(taken_en);
     // Held: stall and flush entries step.
     h.js.set(upd(
         js,
@@ -965,10 +999,14 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     h.beats
         .set(upd(bc.r, &[(ent_emit & final_ent, bc.value(0))]));
     h.en.set(en_q);
-    js.set(mux(take, t.js, h.js));
-    ended.set(mux(take, t.ended, h.ended));
-    bc.r.set(mux(take, t.beats, h.beats));
-    en_q.set(mux(take, t.en, h.en));
+    let next = |x: fn(&State) -> Sig| {
+        let taken = mux(last_in, mux(dec.fin, x(&done), x(&flush)), x(&more));
+        mux(take, taken, x(&h))
+    };
+    js.set(next(|st| st.js));
+    ended.set(next(|st| st.ended));
+    bc.r.set(next(|st| st.beats));
+    en_q.set(next(|st| st.en));
 
     // The output register.
     let out_valid = reg_init(1, 0u32).named("out_valid");
