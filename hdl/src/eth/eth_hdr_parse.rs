@@ -1136,11 +1136,40 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 walk.ecode = mux(tl, code(malformed::EXT_TRUNC), walk.ecode);
                 walk.trunc_len = None;
             }
-            // The next select's length targets: word differences / 2 (none after the last read).
+            // The next select's length compares, per pair of words: when the header is at word
+            // `x`, the next one is at word `j = x + 2 + 2 * len`, so "the next header is at `j`"
+            // is the length byte of word `x` equal to `(j - 2 - x) / 2`. Per word, that compare
+            // against a constant is registered from the window a stage earlier (the byte is the
+            // same); the select picks it as it picks the word, per group, and the second read
+            // stage ORs the groups: one LUT from registers to the select's flag. (Comparing the
+            // picked length with a per-select target `(j - 2 - m) / 2` put the OR of the groups,
+            // 15 loads, and a 4-bit compare with a register behind it: the nic64 RX path's
+            // worst on every seed of `results/AREA-v27.md`.)
             let next_range = (!last).then(|| read_range(k + 1, w));
-            let tgt_w = next_range.map(|(_, hi)| clog2(hi as u64 + 1) - 1);
+            let pairs = |x: u32| {
+                next_range
+                    .into_iter()
+                    .flat_map(|(lo, hi)| lo..=hi)
+                    .filter(move |&j| j >= x + 2 && (j - x) % 2 == 0)
+                    .map(move |j| (j, (j - 2 - x) / 2))
+            };
+            let mut len_to: HashMap<(u32, u32), Sig> = HashMap::new();
+            for &(x, _) in &walk.sel {
+                for (_, v) in pairs(x) {
+                    let f = if 4 * x + 3 >= w {
+                        lit(1, 0u32)
+                    } else {
+                        let len = win.at(4 * x + 3, st - 1);
+                        stage(len.eq(v as u64), &n(&format!("len_w{x}_is{v}"), st))
+                    };
+                    len_to.insert((x, v), f);
+                }
+            }
             let (mut gw, mut gu, mut gd) = (Vec::new(), Vec::new(), Vec::new());
-            let mut ghz = Vec::new();
+            // Per next-select word `j`: its flag per group.
+            let mut gto: Vec<(u32, Vec<Sig>)> = next_range
+                .map(|(lo, hi)| (lo..=hi).map(|j| (j, Vec::new())).collect())
+                .unwrap_or_default();
             for (g, (gs, gs_l4)) in groups(&walk.sel)
                 .iter()
                 .zip(groups(&walk.sel_l4).iter())
@@ -1150,67 +1179,48 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 let ulen = pick(gs_l4, |x| win.be(4 * x + 6, 2, st), 16);
                 // TCP data offset: the high nibble of byte 12.
                 let doff = pick(gs_l4, |x| win.at(4 * x + 14, st).slice(7, 4), 4);
-                // The length byte's bits above the targets are 0 (in a group that does not hold
-                // the selected word they all are): per word, whether they are not, registered
-                // from the window a stage earlier (the byte is the same), so that only the
-                // AND-OR of the group follows the select (`sel_l4`, the copy with the smaller
-                // fan-out). Made from the group's word it was four LUTs behind the select, the
-                // RX parser's worst path.
-                if let Some(tw) = tgt_w.filter(|&tw| tw < 8) {
-                    let mut nz = |x: u32| {
-                        if 4 * x + 3 >= w {
-                            return lit(1, 0u32);
-                        }
-                        let len = win.at(4 * x + 3, st - 1);
-                        stage(
-                            len.slice(7, tw).or_reduce(),
-                            &n(&format!("len_nz_w{x}"), st),
-                        )
-                    };
-                    ghz.push(stage(
-                        !pick(gs_l4, &mut nz, 1),
-                        &n(&format!("len_hz_g{g}"), st),
-                    ));
+                // The flags from `sel_l4`, the copy with the smaller fan-out.
+                for (j, flags) in gto.iter_mut() {
+                    let terms: Vec<Sig> = gs_l4
+                        .iter()
+                        .filter(|(x, _)| *j >= *x + 2 && (*j - *x) % 2 == 0)
+                        .map(|(x, bit)| len_to[&(*x, (*j - 2 - *x) / 2)] & *bit)
+                        .collect();
+                    flags.push(stage(or_tree(terms, 1), &n(&format!("next{j}_g{g}"), st)));
                 }
                 gw.push(stage(word, &n(&format!("word_g{g}"), st)));
                 gu.push(stage(ulen, &n(&format!("ulen_g{g}"), st)));
                 gd.push(stage(doff, &n(&format!("doff_g{g}"), st)));
             }
-            // For the next read's one-hot: d = j - (m + 2) per word j it can see; the next word
-            // is m + 2 + 2 * len (m + 2 after a fragment header). Words past the window are
-            // never read, so differences as wide as the window's word index do. When the walk
-            // is not stepping, the next read's select does not matter: its latch is already
-            // taken (or the frame has an EXT_* code).
-            // `even` (d >= 0 and even) and the fragment hit (d = 0) compare `m` with constants;
-            // only the length target needs the subtraction.
+            // For the next read's one-hot, per word j it can see: `even` (the next word is at
+            // or after `m + 2`, an even distance away) and the fragment hit (`j = m + 2`: after
+            // a fragment header the next word is m + 2) compare `m` with constants. When the
+            // walk is not stepping, the next read's select does not matter: its latch is
+            // already taken (or the frame has an EXT_* code).
             // `m` beyond the window's words (`m_small` false) is registered apart and applied
             // in the second read stage.
-            let (m_small, pre): (Option<Sig>, Vec<(u32, Sig, Sig, Sig)>) =
-                match (walk.p_sel, next_range) {
-                    (Some(m), Some((lo, hi))) if lo <= hi => {
-                        let is_frag = walk.nh_frag;
-                        let mw = clog2(hi as u64 + 1);
-                        let m_small = stage(m.slice(13, mw).eq(0u32), &n("m_small", st));
-                        let ml = m.slice(mw - 1, 0);
-                        let pre = (lo..=hi)
-                            .map(|j| {
-                                let d = lit(mw + 1, j - 2) - ml.zext(mw + 1);
-                                let even = ml.le((j - 2) as u64) & ml.bit(0).eq((j % 2) as u64);
-                                let fhit = is_frag & ml.eq((j - 2) as u64);
-                                // After a fragment header the next word is m + 2, else
-                                // m + 2 + 2 * len.
-                                (
-                                    j,
-                                    stage(!is_frag & even, &n(&format!("sel{j}_even"), st)),
-                                    stage(d.slice(mw - 1, 1), &n(&format!("sel{j}_len"), st)),
-                                    stage(fhit, &n(&format!("sel{j}_frag"), st)),
-                                )
-                            })
-                            .collect();
-                        (Some(m_small), pre)
-                    }
-                    _ => (None, Vec::new()),
-                };
+            let (m_small, pre): (Option<Sig>, Vec<(u32, Sig, Sig)>) = match (walk.p_sel, next_range)
+            {
+                (Some(m), Some((lo, hi))) if lo <= hi => {
+                    let is_frag = walk.nh_frag;
+                    let mw = clog2(hi as u64 + 1);
+                    let m_small = stage(m.slice(13, mw).eq(0u32), &n("m_small", st));
+                    let ml = m.slice(mw - 1, 0);
+                    let pre = (lo..=hi)
+                        .map(|j| {
+                            let even = ml.le((j - 2) as u64) & ml.bit(0).eq((j % 2) as u64);
+                            let fhit = is_frag & ml.eq((j - 2) as u64);
+                            (
+                                j,
+                                stage(!is_frag & even, &n(&format!("sel{j}_even"), st)),
+                                stage(fhit, &n(&format!("sel{j}_frag"), st)),
+                            )
+                        })
+                        .collect();
+                    (Some(m_small), pre)
+                }
+                _ => (None, Vec::new()),
+            };
             walk = walk.delayed(st, k == 0, last);
             carry = carry.map(&mut |x, nm| stage(x, &n(nm, st)));
             st += 1;
@@ -1323,26 +1333,16 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let latched = r(latched, "latched");
             let ecode = r(walk.ecode, "ecode");
             let frag = r(walk.frag, "frag");
-            // The length compares of the next select, straight after the OR: `len == tgt`, the
-            // high bits from the groups' flags.
-            let len_w = dw.slice(23, 16);
-            let len_hz = ghz.into_iter().reduce(|a, b| a & b);
-            let len_is = |tgt: Sig| {
-                let tw = tgt.width();
-                match len_hz {
-                    Some(hz) if tw < 8 => hz & len_w.slice(tw - 1, 0).eq(tgt),
-                    _ if tw < 8 => len_w.slice(7, tw).eq(0u32) & len_w.slice(tw - 1, 0).eq(tgt),
-                    _ => len_w.zext(tw).eq(tgt),
-                }
-            };
+            // The next select's length compares: the OR of the groups' flags.
             let pre: Vec<(u32, Sig, Sig, Sig)> = pre
                 .iter()
-                .map(|(j, even, tgt, fhit)| {
-                    let m_small = m_small.expect("made with the targets");
+                .map(|(j, even, fhit)| {
+                    let m_small = m_small.expect("made with the flags");
+                    let flags = &gto.iter().find(|(x, _)| x == j).expect("same range").1;
                     (
                         *j,
                         r(m_small & *even, &format!("sel{j}_even")),
-                        r(len_is(*tgt), &format!("sel{j}_len_eq")),
+                        r(or_tree(flags.clone(), 1), &format!("sel{j}_len_eq")),
                         r(m_small & *fhit, &format!("sel{j}_frag")),
                     )
                 })
