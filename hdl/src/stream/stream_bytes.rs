@@ -32,9 +32,11 @@
 //! one function of a few such flops, the command's valid and the output's ready (before, the
 //! state's decode ran 4 LUTs into the lane muxes and `s_axis_tready`, whose 148 loads in the
 //! nic64 RX path made it that path's worst, `results/AREA-rx-v8.md`). The next state is built
-//! twice, as taken and as held, and each decode flop loads `take ? f(taken) : f(held)`: the take
-//! (the cycle's latest signal) is one 2:1 mux in front of the flop, not an input of the decode's
-//! cone. The command comes through a register slice of the engine's own, so its valid is a
+//! four times (taken and not the frame's last beat, taken and the frame done, taken with flush
+//! entries to follow, held), and each decode flop loads `take ? (last ? (fin ? f(done) :
+//! f(flush)) : f(more)) : f(held)`: the take (the cycle's latest signal) and the input beat's
+//! `tlast` and `tkeep` (through `fin`) are selects of a mux tree in front of the flop, not
+//! inputs of the decode's cone. The command comes through a register slice of the engine's own, so its valid is a
 //! local flop (figures in the `stream_delete` docs). A lane's data has no zero default (a lane
 //! nothing selects has keep 0), so a two-source lane is a 2:1 mux per bit. The per-lane decodes took
 //! the nic64 RX VLAN strip from 424 to 111 LUT4 and 155.6 to 217.8 MHz on ECP5 (figures and
