@@ -54,12 +54,12 @@
 //!   64 and 512 bits, back to back (`cargo xtask bench-pipeline`, `results/PIPELINE.md`).
 //! - Cost and Fmax, nic64 on ECP5-85k, round by round in `results/AREA-paths.md` (`cargo
 //!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_rx --out <file>`):
-//!   about 21,200 LUT4, 17,550 FF, 406 LUT-RAM slices, 18 DP16KD; at the 156.25 MHz preset
-//!   clock, one or two endpoints per seed short of it by at most 0.42 ns on the RTL of
-//!   104a824 (median 151.4 MHz, 155.8 / 151.4 / 149.6, `results/AREA-v26.md`; each seed
-//!   misses on a different path: the VLAN strip's first-beat decodes, a select compare of the
-//!   parser's walk, RSS's request decode). The median moves with small netlist changes (153.9
-//!   on `AREA-v25.md`, whose seed 3 met it; 156.5 on `AREA-v17.md`). Lists per seed:
+//!   about 21,250 LUT4, 17,600 FF, 406 LUT-RAM slices, 18 DP16KD. At the 156.25 MHz preset
+//!   clock on the RTL of afdf806 (`results/AREA-v28.md`): seed 3 meets it (157.0 MHz), seeds 1
+//!   and 2 miss by at most 0.67 ns (148.4 / 141.4; median 148.4) on the VLAN strip's input
+//!   handshake into its decode flops, the RSS request slice's enable and the FCS check's hold.
+//!   The median moves with small netlist changes (153.9 on `AREA-v25.md`; 156.5 on
+//!   `AREA-v17.md`). Lists per seed:
 //!   `target/bench-area/nic64/eth_rx_d64/sta_seed<N>.md` (`cargo xtask sta`).
 //! - Golden model: `nicgen_model::rx::rx_frame`; test: `generators/nicgen/tests/eth_rx.rs`.
 

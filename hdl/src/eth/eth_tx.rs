@@ -38,12 +38,12 @@
 //!   dispatch and the insert ([`TxCfg::vlan_cmd_depth`]).
 //! - Cost and Fmax, nic64 on ECP5-85k, round by round in `results/AREA-paths.md` (`cargo
 //!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_tx --out <file>`):
-//!   about 12,450 LUT4, 9,300 FF, 217 LUT-RAM slices, 36 DP16KD; median 162.2 MHz over
-//!   seeds 1-3 (152.0 / 162.2 / 165.1) on the RTL of 4f65041, `results/AREA-v24.md`: the
-//!   156.25 MHz preset clock met, one endpoint short on seed 1 (an FCS-append CRC bit, 0.18
-//!   ns). Earlier rounds sat a few endpoints either side of the clock (157.3 on
-//!   `AREA-tx-v20.md`, 155.3 on `AREA-v23.md`), so a small netlist change can move it by a
-//!   few percent. Lists per seed: `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md`
+//!   about 12,550 LUT4, 9,350 FF, 217 LUT-RAM slices, 36 DP16KD; median 163.8 MHz over
+//!   seeds 1-3 (163.8 / 154.8 / 165.9) on the RTL of afdf806, `results/AREA-v28.md`: the
+//!   156.25 MHz preset clock met, seed 2 short by 0.06 ns (the FCS append's input slice).
+//!   Earlier rounds sat a few endpoints either side of the clock (162.2 on `AREA-v24.md`,
+//!   151.9 on `AREA-v27.md` with `tx_csum` unchanged), so a small netlist change can move it
+//!   by a few percent. Lists per seed: `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md`
 //!   (`cargo xtask sta`).
 //! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`
 //!   (also the back-to-back cycle counts).
