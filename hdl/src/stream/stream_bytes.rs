@@ -932,16 +932,16 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     } else {
         cons_slot | final_ent_v
     };
-    let quiet = if emit_acts.iter().all(|r| r.a > 0) {
-        let emits = merge_acts(&emit_acts);
-        dec.flop("quiet".into(), "no_emit", 1, |st| {
-            !(or_all(emits.iter().map(|r| st.act(r)).collect()) | st.ended)
-        })
-    } else {
-        !(c_emit | ended)
-    };
     let final_ent = final_ent_v;
-    let out_ok = quiet | oready;
+    // The output is a register slice whose upstream ready (`out_room`) is a flop, so the
+    // take is one LUT of flops: the input's valid, the slot, the first beat, the command's
+    // valid and the output's room. A beat that emits nothing waits for room as well (rather
+    // than through a "no emission" decode, one more input of the take): room is short only
+    // while the next block holds the output back. (With an output register, whose room is its
+    // valid and the next block's ready, the route from that valid through the take's 91 loads
+    // into the decode flops was the nic64 RX path's worst on seeds 1 and 2 of
+    // `results/AREA-v28.md`, up to 0.67 ns short of 156.25 MHz.)
+    let out_ok = oready;
     let s_ready = (slot & (!first | cmd_valid) & out_ok).named("s_ready");
     s.ready().set(s_ready);
     take.set(s.valid() & s_ready);
@@ -1010,18 +1010,6 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     bc.r.set(next(|st| st.beats));
     en_q.set(next(|st| st.en));
 
-    // The output register.
-    let out_valid = reg_init(1, 0u32).named("out_valid");
-    oready.set(!out_valid | m.ready());
-    out_valid.set_if(oready, emit_valid);
-    // The payload registers' enable from a complement copy of `out_valid`: the same value, but
-    // a net of its own, so that the handshake's `out_room` drives the control state alone
-    // (with the 70-odd enables on it, the route from the output valid, or from the next
-    // block's ready, through `out_room` into the first-beat decodes missed 156.25 MHz on the
-    // nic64 RX and TX paths, `results/AREA-v23.md`).
-    let out_empty = reg_init(1, 1u32).named("out_empty");
-    out_empty.set_if(oready, !emit_valid);
-    let load = (out_empty | m.ready()).named("out_load");
     let mut data_lanes = Vec::new();
     let mut keep_lanes = Vec::new();
     for i in 0..w {
@@ -1055,23 +1043,25 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     }
     data_lanes.reverse();
     keep_lanes.reverse();
-    // The payload registers load whenever the output register has room (their contents do not
-    // matter while `out_valid` is low): the enable does not wait for the handshake decode.
-    let od = reg(8 * w as u32).enable(load).named("out_data");
-    od.set(cat(&data_lanes));
-    let ok = reg(w as u32).enable(load).named("out_keep");
-    ok.set(cat(&keep_lanes));
-    let ol = reg(1).enable(load).named("out_last");
-    ol.set(mux(cons_slot, last_in & final_cons, final_ent));
-    m.data().set(od);
-    m.keep().set(ok);
-    m.last().set(ol);
-    if let (Some(u), Some(pu), Some(mu)) = (s.user(), user_p, m.user()) {
-        let ou = reg(u.width()).enable(load).named("out_user");
-        ou.set(mux(cons_slot, u, pu));
-        mu.set(ou);
+    // The output register slice: its registers load whenever they may, whatever
+    // `emit_valid` (a word loaded without its valid is never shown), so only the slice's
+    // control flops wait for the handshake.
+    let out_last = mux(cons_slot, last_in & final_cons, final_ent);
+    let out_user = s.user().zip(user_p).map(|(u, pu)| mux(cons_slot, u, pu));
+    let mut fields = vec![cat(&data_lanes), cat(&keep_lanes), out_last];
+    fields.extend(out_user);
+    fields.reverse();
+    let out_q = crate::stream::record_reg_slice("out", cat(&fields), emit_valid);
+    oready.set(out_q.s_ready);
+    out_q.ready.set(m.ready());
+    let dw = 8 * w as u32;
+    m.data().set(out_q.data.slice(dw - 1, 0));
+    m.keep().set(out_q.data.slice(dw + w as u32 - 1, dw));
+    m.last().set(out_q.data.bit(dw + w as u32));
+    if let Some(mu) = m.user() {
+        mu.set(out_q.data.slice(out_q.data.width() - 1, dw + w as u32 + 1));
     }
-    m.valid().set(out_valid);
+    m.valid().set(out_q.valid);
 }
 
 #[cfg(test)]
