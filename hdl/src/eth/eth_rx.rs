@@ -54,12 +54,12 @@
 //!   64 and 512 bits, back to back (`cargo xtask bench-pipeline`, `results/PIPELINE.md`).
 //! - Cost and Fmax, nic64 on ECP5-85k, round by round in `results/AREA-paths.md` (`cargo
 //!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_rx --out <file>`):
-//!   about 21,250 LUT4, 17,600 FF, 406 LUT-RAM slices, 18 DP16KD. At the 156.25 MHz preset
-//!   clock on the RTL of afdf806 (`results/AREA-v28.md`): seed 3 meets it (157.0 MHz), seeds 1
-//!   and 2 miss by at most 0.67 ns (148.4 / 141.4; median 148.4) on the VLAN strip's input
-//!   handshake into its decode flops, the RSS request slice's enable and the FCS check's hold.
-//!   The median moves with small netlist changes (153.9 on `AREA-v25.md`; 156.5 on
-//!   `AREA-v17.md`). Lists per seed:
+//!   about 21,350 LUT4, 17,650 FF, 406 LUT-RAM slices, 18 DP16KD. The 156.25 MHz preset clock
+//!   is met on the RTL of dd337e7 (`results/AREA-v29.md`): median 158.2 MHz (151.8 / 161.5 /
+//!   158.2), seed 1 short by 0.19 ns in RSS's input type decode. Before the VLAN strip's
+//!   output became a register slice (its take one LUT of flops), its input handshake into its
+//!   decode flops was every seed's worst (148.4 median, `AREA-v28.md`). The median moves with
+//!   small netlist changes by a few percent (153.9 on `AREA-v25.md`). Lists per seed:
 //!   `target/bench-area/nic64/eth_rx_d64/sta_seed<N>.md` (`cargo xtask sta`).
 //! - Golden model: `nicgen_model::rx::rx_frame`; test: `generators/nicgen/tests/eth_rx.rs`.
 

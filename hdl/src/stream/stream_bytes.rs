@@ -26,10 +26,11 @@
 //! Each lane source is selected by one decode per program and slot over the merged range of
 //! beats that use it, and those decodes are flip-flops: the control state's next value is built
 //! explicitly, and each distinct condition on the state (a lane source, the consume slot, the
-//! first beat, "this cycle emits nothing", ...) is registered from it. Only the first beat's
-//! enable (the command's) and the keep bits that tell a frame's last beat are combined after
-//! the flops. So a lane is a 2- to 4-input mux whose selects are flops, and the input's ready is
-//! one function of a few such flops, the command's valid and the output's ready (before, the
+//! first beat, ...) is registered from it. Only the first beat's enable (the command's) and the
+//! keep bits that tell a frame's last beat are combined after the flops. So a lane is a 2- to
+//! 4-input mux whose selects are flops, and the input's ready is one LUT of flops: the slot and
+//! first-beat decodes, the command's valid and the output's room (the output is a register
+//! slice, whose upstream ready is a flop; the beat's emission goes into it) (before, the
 //! state's decode ran 4 LUTs into the lane muxes and `s_axis_tready`, whose 148 loads in the
 //! nic64 RX path made it that path's worst, `results/AREA-rx-v8.md`). The next state is built
 //! four times (taken and not the frame's last beat, taken and the frame done, taken with flush

@@ -13,9 +13,10 @@
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
 //!   the previous beat `P`, the beat before the splice `H` (only when the deleted range spans
 //!   more than a beat, i.e. narrow buses), a 2..4-input mux per output byte lane and an output
-//!   register (`m_axis_tvalid` and the payload come from flops).
+//!   register slice (`m_axis_tvalid` and the payload come from flops, and so does the room
+//!   the input's ready reads).
 //! - Latency: an input beat leaves when the next one arrives (or, for the frame's last beat, in
-//!   the following cycle), then 1 cycle in the output register.
+//!   the following cycle), then 1 cycle in the output register slice.
 //! - Throughput: 1 input beat/cycle, never stalls the input except for output backpressure; the
 //!   output has a bubble only where beats disappear (the last beat of a frame is flushed in the
 //!   cycle that takes the next frame's first beat, which emits nothing).

@@ -12,8 +12,10 @@
 //!   for its command's). The last output beat carries the last input beat's `tuser`.
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
 //!   the previous beat `P`, the inserted bytes, a 2..4-input mux per output byte lane and an
-//!   output register (`m_axis_tvalid` and the payload come from flops).
-//! - Latency: 1 cycle (an input beat leaves through the output register in the next cycle).
+//!   output register slice (`m_axis_tvalid` and the payload come from flops, and so does the
+//!   room the input's ready reads).
+//! - Latency: 1 cycle (an input beat leaves through the output register slice in the next
+//!   cycle).
 //! - Throughput: 1 beat/cycle; the input is stalled only for output beats that have no input
 //!   beat of their own: `ceil((len + n) / W) - ceil(len / W)` cycles per enabled frame (at
 //!   64 bits and n = 4: one cycle when the last beat holds more than 4 bytes; at 8 bits: 4).
