@@ -31,7 +31,8 @@
 //!   the command's valid, from the requester's logic elsewhere, then reached every decode flop
 //!   (`results/AREA-rx-v10.md`: 160.3 MHz alone). Since, the command comes through a register
 //!   slice of the block's own, and each decode flop loads `take ? f(next if taken) : f(next if
-//!   held)`, so the take is one 2:1 mux in front of it. Two beats of flops (`P`, output), the
+//!   held)`, so the take is one 2:1 mux in front of it. Three beats of flops (`P`, the output
+//!   slice's two; the figures above are from before the slice, dd337e7), the
 //!   command slice, lane muxes and about a dozen decode flops.
 //! - Golden model: `nicgen_model::stream::delete_bytes`; test:
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable,

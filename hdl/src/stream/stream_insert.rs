@@ -27,6 +27,8 @@
 //!   114e1fb: 161 LUT4 / 191.9 MHz and 872 LUT4 / 173.3 MHz; with registered decodes and the
 //!   command straight from the port: 181 LUT4 / 173.6 MHz and 693 LUT4 / 193.5 MHz). The
 //!   command's register slice holds its 33 bits twice. Only the top `n` lanes of `P` are flops.
+//!   These figures are from before the output register became a register slice (dd337e7: one
+//!   more beat of flops and a 2:1 mux per output bit).
 //! - Golden model: `nicgen_model::stream::insert_bytes`; test:
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable
 //!   and bytes, lengths around `off`, stall count, Icarus replay).
