@@ -72,6 +72,7 @@ use crate::rss::rss_toeplitz::{rss_toeplitz, RssCfg};
 use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
+use crate::stream::OutStage;
 use crate::stream::{
     stream_fork_buffered, stream_fwd_reg, stream_in, stream_out, stream_reg_slice, FifoCfg, Stream,
     StreamCfg,
@@ -271,10 +272,13 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         data_bits: w,
         levels_per_stage: cfg.levels_per_stage,
     })?;
+    // A register slice at the output, so the strip's take (91 loads) is one LUT of flops and
+    // does not read the next block's ready (`results/AREA-v28.md` against `AREA-v29.md`).
     let strip = stream_delete(&DeleteCfg {
         stream: dcfg,
         off: 12,
         n: 4,
+        out: OutStage::Slice,
     })?;
     let rss = rss_toeplitz(&cfg.rss)?;
     let stats = stat_counters("rx", &RX_STATS, 64)?;

@@ -55,6 +55,7 @@ use super::tx_csum::{latency as csum_latency, tx_csum, TxCsumCfg, TX_CSUM_REQ};
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo, stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
+use crate::stream::OutStage;
 use crate::stream::{
     record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in, stream_out,
     stream_reg_slice, stream_skid, FifoCfg, Stream, StreamCfg,
@@ -145,10 +146,13 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         FifoRam::Block,
     )?;
     let csum = tx_csum(&cfg.csum())?;
+    // An output register: the insert's take has never been on a critical path of this one, and
+    // a register slice's 2:1 mux per output bit was (`results/AREA-v29.md`, seed 2).
     let ins = stream_insert(&InsertCfg {
         stream: scfg,
         off: 12,
         n: 4,
+        out: OutStage::Register,
     })?;
     let fcs = eth_fcs_append(&FcsAppendCfg { data_bits: w })?;
     let out_q = stream_fifo(&FifoCfg::new(scfg, OUT_Q_DEPTH))?;

@@ -39,6 +39,7 @@ pub use record_fifo::record_fifo;
 pub use record_reg_slice::{
     beat_reg_slice, record_reg_slice, record_reg_slice_wide, stream_reg_slice, BeatReg, RecordReg,
 };
+pub use stream_bytes::OutStage;
 pub use stream_delete::{stream_delete, DeleteCfg};
 pub use stream_fifo::{stream_fifo, stream_fifo_in, stream_fifo_room, FifoCfg, FifoRam};
 pub use stream_fork::{stream_fork, stream_fork_buffered};

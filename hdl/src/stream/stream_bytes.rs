@@ -292,6 +292,36 @@ impl Geo {
     }
 }
 
+/// The splice's output stage: which of the two ways to trade a flop of handshake for a beat
+/// of flops the caller's timing needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OutStage {
+    /// An output register: one beat of flops. Its room is its valid and the next block's ready
+    /// (`!out_valid | m_axis_tready`), so the input's take reads the next block's ready, and a
+    /// beat that emits nothing (a "no emission" decode flop) is taken whatever the room. The
+    /// lanes load straight into the register. The nic64 TX VLAN insert uses it: there the take
+    /// was never on a critical path, and the slice's extra 2:1 mux per output bit was
+    /// (`results/AREA-v29.md` seed 2).
+    Register,
+    /// A register slice (`record_reg_slice`): two beats of flops and a 2:1 mux per output bit,
+    /// but its upstream ready is a flop, so the take is one LUT of flops (the input's valid, the
+    /// slot, the first beat, the command's valid, the room) and the next block's ready stops at
+    /// the slice. The nic64 RX VLAN strip uses it: with a register, the route from the output
+    /// valid through the take's 91 loads into the decode flops was the nic64 RX path's worst
+    /// (`results/AREA-v28.md` seeds 1 and 2, up to 0.67 ns short of 156.25 MHz).
+    Slice,
+}
+
+impl OutStage {
+    /// The module name's suffix: none for the register.
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            OutStage::Register => "",
+            OutStage::Slice => "_oslice",
+        }
+    }
+}
+
 /// Parameters of a splice block.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SpliceCfg {
@@ -299,6 +329,7 @@ pub(crate) struct SpliceCfg {
     pub off: u32,
     pub n: u32,
     pub kind: SpliceKind,
+    pub out: OutStage,
 }
 
 /// Plans of enabled and disabled frames over a common saturation point `sat`: steps for
@@ -933,16 +964,26 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     } else {
         cons_slot | final_ent_v
     };
+    // The take's room (see [`OutStage`]). With an output register, a beat that emits nothing
+    // is taken whatever the room (a "no emission" decode flop): the register's room reads the
+    // next block's ready. With a register slice, whose upstream ready (`out_room`) is a flop,
+    // such a beat waits for room as well (no decode, one input fewer in the take, which is
+    // then one LUT of flops): room is short only while the next block holds the output back.
+    let out_ok = match cfg.out {
+        OutStage::Register => {
+            let quiet = if emit_acts.iter().all(|r| r.a > 0) {
+                let emits = merge_acts(&emit_acts);
+                dec.flop("quiet".into(), "no_emit", 1, |st| {
+                    !(or_all(emits.iter().map(|r| st.act(r)).collect()) | st.ended)
+                })
+            } else {
+                !(c_emit | ended)
+            };
+            quiet | oready
+        }
+        OutStage::Slice => oready,
+    };
     let final_ent = final_ent_v;
-    // The output is a register slice whose upstream ready (`out_room`) is a flop, so the
-    // take is one LUT of flops: the input's valid, the slot, the first beat, the command's
-    // valid and the output's room. A beat that emits nothing waits for room as well (rather
-    // than through a "no emission" decode, one more input of the take): room is short only
-    // while the next block holds the output back. (With an output register, whose room is its
-    // valid and the next block's ready, the route from that valid through the take's 91 loads
-    // into the decode flops was the nic64 RX path's worst on seeds 1 and 2 of
-    // `results/AREA-v28.md`, up to 0.67 ns short of 156.25 MHz.)
-    let out_ok = oready;
     let s_ready = (slot & (!first | cmd_valid) & out_ok).named("s_ready");
     s.ready().set(s_ready);
     take.set(s.valid() & s_ready);
@@ -1011,6 +1052,20 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     bc.r.set(next(|st| st.beats));
     en_q.set(next(|st| st.en));
 
+    // The output register's handshake, and its payload's enable from a complement copy of
+    // `out_valid`: the same value, but a net of its own, so that `out_room` drives the control
+    // state alone (with the 70-odd enables on it, the route from the output valid, or from the
+    // next block's ready, through `out_room` into the first-beat decodes missed 156.25 MHz on
+    // the nic64 RX and TX paths, `results/AREA-v23.md`).
+    let out_reg = (cfg.out == OutStage::Register).then(|| {
+        let out_valid = reg_init(1, 0u32).named("out_valid");
+        oready.set(!out_valid | m.ready());
+        out_valid.set_if(oready, emit_valid);
+        let out_empty = reg_init(1, 1u32).named("out_empty");
+        out_empty.set_if(oready, !emit_valid);
+        let load = (out_empty | m.ready()).named("out_load");
+        (out_valid, load)
+    });
     let mut data_lanes = Vec::new();
     let mut keep_lanes = Vec::new();
     for i in 0..w {
@@ -1044,6 +1099,27 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     }
     data_lanes.reverse();
     keep_lanes.reverse();
+    if let Some((out_valid, load)) = out_reg {
+        // The payload registers load whenever the output register has room (their contents
+        // do not matter while `out_valid` is low): the enable does not wait for the
+        // handshake's decode.
+        let od = reg(8 * w as u32).enable(load).named("out_data");
+        od.set(cat(&data_lanes));
+        let ok = reg(w as u32).enable(load).named("out_keep");
+        ok.set(cat(&keep_lanes));
+        let ol = reg(1).enable(load).named("out_last");
+        ol.set(mux(cons_slot, last_in & final_cons, final_ent));
+        m.data().set(od);
+        m.keep().set(ok);
+        m.last().set(ol);
+        if let (Some(u), Some(pu), Some(mu)) = (s.user(), user_p, m.user()) {
+            let ou = reg(u.width()).enable(load).named("out_user");
+            ou.set(mux(cons_slot, u, pu));
+            mu.set(ou);
+        }
+        m.valid().set(out_valid);
+        return;
+    }
     // The output register slice: its registers load whenever they may, whatever
     // `emit_valid` (a word loaded without its valid is never shown), so only the slice's
     // control flops wait for the handshake.
@@ -1172,6 +1248,7 @@ mod tests {
                             off: off as u32,
                             n: n as u32,
                             kind,
+                            out: OutStage::Register,
                         };
                         let (en, dis, sat) = plans(&cfg)
                             .unwrap_or_else(|e| panic!("{kind:?} w{w} off{off} n{n}: {e}"));

@@ -38,7 +38,7 @@
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable,
 //!   lengths around `off` and `off + n`, zero-bubble count, Icarus replay).
 
-use super::stream_bytes::{plans, splice_body, SpliceCfg, SpliceKind};
+use super::stream_bytes::{plans, splice_body, OutStage, SpliceCfg, SpliceKind};
 use super::StreamCfg;
 use nicgen_edsl::prelude::*;
 
@@ -50,6 +50,8 @@ pub struct DeleteCfg {
     pub off: u32,
     /// Bytes deleted; 1 to 256.
     pub n: u32,
+    /// The output stage (see [`OutStage`]).
+    pub out: OutStage,
 }
 
 pub fn stream_delete(cfg: &DeleteCfg) -> Result<Rc<ModuleDef>, ElabError> {
@@ -74,13 +76,15 @@ pub fn stream_delete(cfg: &DeleteCfg) -> Result<Rc<ModuleDef>, ElabError> {
         off: cfg.off,
         n: cfg.n,
         kind: SpliceKind::Delete,
+        out: cfg.out,
     };
     let (en, dis, sat) = plans(&sc).map_err(|e| ElabError::config("stream_delete", e))?;
     let name = format!(
-        "stream_delete_{}_o{}_n{}",
+        "stream_delete_{}_o{}_n{}{}",
         cfg.stream.suffix(),
         cfg.off,
-        cfg.n
+        cfg.n,
+        cfg.out.suffix()
     );
     Module::build(name, move || {
         doc(&format!(

@@ -33,7 +33,7 @@
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable
 //!   and bytes, lengths around `off`, stall count, Icarus replay).
 
-use super::stream_bytes::{plans, splice_body, SpliceCfg, SpliceKind};
+use super::stream_bytes::{plans, splice_body, OutStage, SpliceCfg, SpliceKind};
 use super::StreamCfg;
 use nicgen_edsl::prelude::*;
 
@@ -45,6 +45,8 @@ pub struct InsertCfg {
     pub off: u32,
     /// Bytes inserted per enabled frame; 1 to 64.
     pub n: u32,
+    /// The output stage (see [`OutStage`]).
+    pub out: OutStage,
 }
 
 pub fn stream_insert(cfg: &InsertCfg) -> Result<Rc<ModuleDef>, ElabError> {
@@ -69,13 +71,15 @@ pub fn stream_insert(cfg: &InsertCfg) -> Result<Rc<ModuleDef>, ElabError> {
         off: cfg.off,
         n: cfg.n,
         kind: SpliceKind::Insert,
+        out: cfg.out,
     };
     let (en, dis, sat) = plans(&sc).map_err(|e| ElabError::config("stream_insert", e))?;
     let name = format!(
-        "stream_insert_{}_o{}_n{}",
+        "stream_insert_{}_o{}_n{}{}",
         cfg.stream.suffix(),
         cfg.off,
-        cfg.n
+        cfg.n,
+        cfg.out.suffix()
     );
     Module::build(name, move || {
         doc(&format!(

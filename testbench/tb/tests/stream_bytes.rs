@@ -10,7 +10,7 @@
 
 mod blocks;
 use blocks::*;
-use nicgen_hdl::stream::{stream_delete, stream_insert, DeleteCfg, InsertCfg, StreamCfg};
+use nicgen_hdl::stream::{stream_delete, stream_insert, DeleteCfg, InsertCfg, OutStage, StreamCfg};
 use nicgen_model::stream::{delete_bytes, insert_bytes};
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamDriver, StreamError, StreamMonitor, StreamPorts,
@@ -23,6 +23,9 @@ use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
 
 const WIDTHS: [u32; 3] = [8, 64, 512];
+/// Both output stages: the handshake differs (a beat that emits nothing waits for room only
+/// with the slice), the bytes and the cycle counts must not.
+const STAGES: [OutStage; 2] = [OutStage::Register, OutStage::Slice];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -213,19 +216,43 @@ fn jobs(seed: u64, count: usize, w: usize, off: usize, n: usize, always: bool) -
         .collect()
 }
 
-fn build(kind: Kind, w: u32, off: u32, n: u32) -> Option<Dut> {
+fn build(kind: Kind, w: u32, off: u32, n: u32, out: OutStage) -> Option<Dut> {
     let stream = StreamCfg::new(w, 1);
     let def = match kind {
-        Kind::Insert => stream_insert(&InsertCfg { stream, off, n }),
-        Kind::Delete => stream_delete(&DeleteCfg { stream, off, n }),
+        Kind::Insert => stream_insert(&InsertCfg {
+            stream,
+            off,
+            n,
+            out,
+        }),
+        Kind::Delete => stream_delete(&DeleteCfg {
+            stream,
+            off,
+            n,
+            out,
+        }),
     }
     .unwrap_or_else(|e| panic!("{e}"));
     dut(&def)
 }
 
 fn differential(kind: Kind, off: u32, n: u32, widths: &[u32], frames: usize, icarus: bool) {
+    for out in STAGES {
+        differential_stage(kind, off, n, widths, frames, icarus, out);
+    }
+}
+
+fn differential_stage(
+    kind: Kind,
+    off: u32,
+    n: u32,
+    widths: &[u32],
+    frames: usize,
+    icarus: bool,
+    out: OutStage,
+) {
     for (wi, &w) in widths.iter().enumerate() {
-        let Some(d) = build(kind, w, off, n) else {
+        let Some(d) = build(kind, w, off, n, out) else {
             return;
         };
         let bpb = (w / 8) as usize;
@@ -240,13 +267,16 @@ fn differential(kind: Kind, off: u32, n: u32, widths: &[u32], frames: usize, ica
                 let want = j.expect(kind, off as usize, n as usize);
                 assert!(
                     got.0 == want,
-                    "{kind:?} off {off} n {n} w={w} {k:?} frame {i} (len {}, en {}): got {:02x?}, want {:02x?}",
+                    "{kind:?} {out:?} off {off} n {n} w={w} {k:?} frame {i} (len {}, en {}): got {:02x?}, want {:02x?}",
                     j.frame.len(),
                     j.en,
                     got.0,
                     want
                 );
-                assert_eq!(got.1, j.user, "{kind:?} w={w} {k:?} frame {i}: tuser");
+                assert_eq!(
+                    got.1, j.user,
+                    "{kind:?} {out:?} w={w} {k:?} frame {i}: tuser"
+                );
             }
             assert_eq!(r.frames.len(), js.len());
             if icarus && ki == 3 {
@@ -287,8 +317,11 @@ fn delete_never_stalls_and_insert_stalls_only_for_extra_beats() {
     };
     for w in WIDTHS {
         let bpb = (w / 8) as usize;
-        for kind in [Kind::Delete, Kind::Insert] {
-            let Some(d) = build(kind, w, 12, 4) else {
+        for (kind, out) in [Kind::Delete, Kind::Insert]
+            .into_iter()
+            .flat_map(|k| STAGES.map(|o| (k, o)))
+        {
+            let Some(d) = build(kind, w, 12, 4, out) else {
                 return;
             };
             for always in [true, false] {
@@ -304,7 +337,7 @@ fn delete_never_stalls_and_insert_stalls_only_for_extra_beats() {
                 assert_eq!(
                     (r.ti.len(), r.to.len()),
                     (in_beats, out_beats),
-                    "{kind:?} w={w} always {always}"
+                    "{kind:?} {out:?} w={w} always {always}"
                 );
                 match kind {
                     Kind::Delete => {
@@ -313,22 +346,22 @@ fn delete_never_stalls_and_insert_stalls_only_for_extra_beats() {
                         // beats vanish.
                         assert!(
                             contiguous(&r.ti),
-                            "delete w={w} always {always}: input stalled"
+                            "delete {out:?} w={w} always {always}: input stalled"
                         );
                         let span = r.to.last().unwrap() - r.ti[0];
                         assert!(
                             span <= in_beats as u64 + 1,
-                            "delete w={w} always {always}: span {span} for {in_beats} beats"
+                            "delete {out:?} w={w} always {always}: span {span} for {in_beats} beats"
                         );
-                        assert_eq!(r.to[0] - r.ti[0], 2, "delete w={w}: latency");
+                        assert_eq!(r.to[0] - r.ti[0], 2, "delete {out:?} w={w}: latency");
                     }
                     Kind::Insert => {
                         // The output never idles: every input stall is an extra output beat.
                         assert!(
                             contiguous(&r.to),
-                            "insert w={w} always {always}: output bubbles"
+                            "insert {out:?} w={w} always {always}: output bubbles"
                         );
-                        assert_eq!(r.to[0] - r.ti[0], 1, "insert w={w}: latency");
+                        assert_eq!(r.to[0] - r.ti[0], 1, "insert {out:?} w={w}: latency");
                     }
                 }
             }
@@ -343,6 +376,7 @@ fn impossible_parameters_are_refused_with_a_reason() {
         stream,
         off: 0,
         n: 4,
+        out: OutStage::Slice,
     })
     .unwrap_err();
     assert!(e.to_string().contains("offset 0"), "{e}");
@@ -350,6 +384,7 @@ fn impossible_parameters_are_refused_with_a_reason() {
         stream,
         off: 12,
         n: 0,
+        out: OutStage::Register,
     })
     .unwrap_err();
     assert!(e.to_string().contains("byte count 0"), "{e}");
@@ -357,6 +392,7 @@ fn impossible_parameters_are_refused_with_a_reason() {
         stream: StreamCfg::new(12, 0),
         off: 12,
         n: 4,
+        out: OutStage::Register,
     })
     .unwrap_err();
     assert!(e.to_string().contains("not whole bytes"), "{e}");
@@ -367,19 +403,21 @@ fn generated_verilog_is_lint_clean() {
     if !nicgen_tb::verilator::verilator_required() {
         return;
     }
-    for w in WIDTHS {
+    for (w, out) in WIDTHS.into_iter().flat_map(|w| STAGES.map(|o| (w, o))) {
         let stream = StreamCfg::new(w, 1);
         for def in [
             stream_insert(&InsertCfg {
                 stream,
                 off: 12,
                 n: 4,
+                out,
             })
             .unwrap(),
             stream_delete(&DeleteCfg {
                 stream,
                 off: 12,
                 n: 4,
+                out,
             })
             .unwrap(),
         ] {
