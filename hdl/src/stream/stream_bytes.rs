@@ -28,11 +28,13 @@
 //! explicitly, and each distinct condition on the state (a lane source, the consume slot, the
 //! first beat, ...) is registered from it. Only the first beat's enable (the command's) and the
 //! keep bits that tell a frame's last beat are combined after the flops. So a lane is a 2- to
-//! 4-input mux whose selects are flops, and the input's ready is one LUT of flops: the slot and
-//! first-beat decodes, the command's valid and the output's room (the output is a register
-//! slice, whose upstream ready is a flop; the beat's emission goes into it) (before, the
-//! state's decode ran 4 LUTs into the lane muxes and `s_axis_tready`, whose 148 loads in the
-//! nic64 RX path made it that path's worst, `results/AREA-rx-v8.md`). The next state is built
+//! 4-input mux whose selects are flops, and the input's ready is one LUT of the slot and
+//! first-beat decodes, the command's valid and the output's room. The room is the output
+//! register's valid and the next block's ready, bypassed by a "no emission" decode flop
+//! ([`OutStage::Register`]), or a register slice's upstream ready, a flop
+//! ([`OutStage::Slice`]). (Before, the state's decode ran 4 LUTs into the lane muxes and
+//! `s_axis_tready`, whose 148 loads in the nic64 RX path made it that path's worst,
+//! `results/AREA-rx-v8.md`.) The next state is built
 //! four times (taken and not the frame's last beat, taken and the frame done, taken with flush
 //! entries to follow, held), and each decode flop loads `take ? (last ? (fin ? f(done) :
 //! f(flush)) : f(more)) : f(held)`: the take (the cycle's latest signal) and the input beat's

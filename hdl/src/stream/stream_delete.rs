@@ -12,11 +12,13 @@
 //!   last input beat's `tuser` (e.g. `bad`).
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
 //!   the previous beat `P`, the beat before the splice `H` (only when the deleted range spans
-//!   more than a beat, i.e. narrow buses), a 2..4-input mux per output byte lane and an output
-//!   register slice (`m_axis_tvalid` and the payload come from flops, and so does the room
-//!   the input's ready reads).
+//!   more than a beat, i.e. narrow buses), a 2..4-input mux per output byte lane and the output
+//!   stage the caller picks ([`OutStage`]): a register (`m_axis_tvalid` and the payload are
+//!   flops; the input's ready reads `m_axis_tready`), or a register slice (two beats of flops
+//!   and a 2:1 mux per bit, and the room the input's ready reads is a flop too). The RX path
+//!   uses the slice.
 //! - Latency: an input beat leaves when the next one arrives (or, for the frame's last beat, in
-//!   the following cycle), then 1 cycle in the output register slice.
+//!   the following cycle), then 1 cycle in the output stage, with either stage.
 //! - Throughput: 1 input beat/cycle, never stalls the input except for output backpressure; the
 //!   output has a bubble only where beats disappear (the last beat of a frame is flushed in the
 //!   cycle that takes the next frame's first beat, which emits nothing).
@@ -31,9 +33,9 @@
 //!   the command's valid, from the requester's logic elsewhere, then reached every decode flop
 //!   (`results/AREA-rx-v10.md`: 160.3 MHz alone). Since, the command comes through a register
 //!   slice of the block's own, and each decode flop loads `take ? f(next if taken) : f(next if
-//!   held)`, so the take is one 2:1 mux in front of it. Three beats of flops (`P`, the output
-//!   slice's two; the figures above are from before the slice, dd337e7), the
-//!   command slice, lane muxes and about a dozen decode flops.
+//!   held)`, so the take is one 2:1 mux in front of it. Two beats of flops (`P`, the output
+//!   register; a slice adds one, and the figures above are for the register), the command
+//!   slice, lane muxes and about a dozen decode flops.
 //! - Golden model: `nicgen_model::stream::delete_bytes`; test:
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable,
 //!   lengths around `off` and `off + n`, zero-bubble count, Icarus replay).

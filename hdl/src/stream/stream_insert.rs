@@ -11,11 +11,13 @@
 //!   a flop; up to two commands are taken ahead of their frames; a frame's first beat waits
 //!   for its command's). The last output beat carries the last input beat's `tuser`.
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
-//!   the previous beat `P`, the inserted bytes, a 2..4-input mux per output byte lane and an
-//!   output register slice (`m_axis_tvalid` and the payload come from flops, and so does the
-//!   room the input's ready reads).
-//! - Latency: 1 cycle (an input beat leaves through the output register slice in the next
-//!   cycle).
+//!   the previous beat `P`, the inserted bytes, a 2..4-input mux per output byte lane and the
+//!   output stage the caller picks ([`OutStage`]): a register (`m_axis_tvalid` and the payload
+//!   are flops; the input's ready reads `m_axis_tready`), or a register slice (two beats of
+//!   flops and a 2:1 mux per bit, and the room the input's ready reads is a flop too). The TX
+//!   path uses the register.
+//! - Latency: 1 cycle (an input beat leaves through the output stage in the next cycle), with
+//!   either stage.
 //! - Throughput: 1 beat/cycle; the input is stalled only for output beats that have no input
 //!   beat of their own: `ceil((len + n) / W) - ceil(len / W)` cycles per enabled frame (at
 //!   64 bits and n = 4: one cycle when the last beat holds more than 4 bytes; at 8 bits: 4).
@@ -27,8 +29,8 @@
 //!   114e1fb: 161 LUT4 / 191.9 MHz and 872 LUT4 / 173.3 MHz; with registered decodes and the
 //!   command straight from the port: 181 LUT4 / 173.6 MHz and 693 LUT4 / 193.5 MHz). The
 //!   command's register slice holds its 33 bits twice. Only the top `n` lanes of `P` are flops.
-//!   These figures are from before the output register became a register slice (dd337e7: one
-//!   more beat of flops and a 2:1 mux per output bit).
+//!   These figures are for the output register (a slice adds a beat of flops and a 2:1 mux
+//!   per output bit).
 //! - Golden model: `nicgen_model::stream::insert_bytes`; test:
 //!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable
 //!   and bytes, lengths around `off`, stall count, Icarus replay).

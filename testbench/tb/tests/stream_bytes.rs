@@ -4,7 +4,7 @@
 //! around `off` and `off + n`, a random per-frame enable (and inserted bytes) on the command side
 //! stream, `tuser` carried to the last beat, monitors on both data streams and a check that each
 //! command is taken by its frame's first beat and at most two ahead of it. One run per width is
-//! replayed on Icarus.
+//! replayed on Icarus. Every test runs both output stages (`OutStage::Register` and `Slice`).
 //! Zero-bubble checks count the cycles of back-to-back frames: delete never stalls its input,
 //! insert stalls it only for the extra output beats.
 
