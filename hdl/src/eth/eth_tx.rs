@@ -38,13 +38,14 @@
 //!   dispatch and the insert ([`TxCfg::vlan_cmd_depth`]).
 //! - Cost and Fmax, nic64 on ECP5-85k, round by round in `results/AREA-paths.md` (`cargo
 //!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_tx --out <file>`):
-//!   about 12,650 LUT4, 9,450 FF, 217 LUT-RAM slices, 36 DP16KD; median 151.1 MHz over
-//!   seeds 1-3 (169.1 / 151.1 / 150.6) on the RTL of dd337e7, `results/AREA-v29.md`: the
-//!   156.25 MHz preset clock missed by 0.22 ns on seed 2 (the VLAN insert's lane decodes into
-//!   its output slice's skid register) and 0.24 ns on seed 3 (the delay FIFO's block-RAM read);
-//!   met with the insert's plain output register (163.8, `AREA-v28.md`). Earlier rounds sat a few endpoints either side of the clock (162.2 on `AREA-v24.md`,
-//!   151.9 on `AREA-v27.md` with `tx_csum` unchanged), so a small netlist change can move it
-//!   by a few percent. Lists per seed: `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md`
+//!   about 12,550 LUT4, 9,370 FF, 217 LUT-RAM slices, 36 DP16KD; the 156.25 MHz preset clock
+//!   is met: median 163.8 MHz over seeds 1-3 (163.8 / 154.8 / 165.9, seed 2 short by 0.06 ns)
+//!   on the RTL of 22f5f9f, `results/AREA-v30.md` (the same netlist as `AREA-v28.md`'s). With
+//!   the VLAN insert's output a register slice instead of a register (`AREA-v29.md`), it
+//!   missed by 0.22 ns on seed 2, from the insert's lane decodes into the slice's skid
+//!   register (151.1). Earlier rounds sat a few endpoints either side of the clock (162.2 on
+//!   `AREA-v24.md`, 151.9 on `AREA-v27.md` with `tx_csum` unchanged), so a small netlist
+//!   change can move it by a few percent. Lists per seed: `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md`
 //!   (`cargo xtask sta`).
 //! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`
 //!   (also the back-to-back cycle counts).
