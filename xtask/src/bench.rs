@@ -353,8 +353,12 @@ pub(crate) fn median_run(runs: &[PnrRun]) -> (f64, usize) {
 }
 
 pub(crate) fn xilinx_area(d: &Design) -> Result<(XilinxCells, f64)> {
+    // The JSON stat is taken of the flattened netlist (the same cell totals as the hierarchy's):
+    // on a design whose submodules survive `synth_xilinx` (no `-flatten`), Debian's Yosys 0.23
+    // writes a text line of the hierarchy into `stat -json`'s output, which is then not JSON
+    // (`tx_csum_d64`, with its FIFOs). The text stat keeps the per-module breakdown.
     let script = format!(
-        "read_verilog {}; synth_xilinx -top {} -noiopad; tee -q -o stat_xilinx.json stat -json; tee -q -o stat_xilinx.txt stat",
+        "read_verilog {}; synth_xilinx -top {} -noiopad; tee -q -o stat_xilinx.txt stat; flatten; tee -q -o stat_xilinx.json stat -json",
         d.files.join(" "),
         d.top
     );
@@ -392,7 +396,7 @@ fn section_xilinx(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<(
     header(md, o, env, &ver);
     let _ = writeln!(
         md,
-        "Per design: `yosys -q -p \"read_verilog <files>; synth_xilinx -top <top> -noiopad; tee -q -o stat_xilinx.json stat -json\"`; \
+        "Per design: `yosys -q -p \"read_verilog <files>; synth_xilinx -top <top> -noiopad; flatten; tee -q -o stat_xilinx.json stat -json\"`; \
          counts from `.design.num_cells_by_type` (whole hierarchy). LUT = LUT1..LUT6, FF = FDRE/FDSE/FDCE/FDPE, \
          LUTRAM = RAM32M/RAM64M/RAM*X1D/RAM*X1S, BRAM = RAMB18E1/RAMB36E1, SRL = SRL16E/SRLC32E.\n"
     );

@@ -524,7 +524,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         );
         let _ = writeln!(
             md,
-            "Per block: `yosys -q -p \"read_verilog <files>; synth_xilinx -top <top> -noiopad; stat -json\"`; LUT = LUT1..LUT6, \
+            "Per block: `yosys -q -p \"read_verilog <files>; synth_xilinx -top <top> -noiopad; flatten; stat -json\"`; LUT = LUT1..LUT6, \
              FF = FDRE/FDSE/FDCE/FDPE, LUTRAM = RAM32M/RAM64M/RAM*X1D, BRAM = RAMB18E1 + RAMB36E1.\n"
         );
         xilinx_table(&mut md, &rows);
