@@ -38,7 +38,10 @@
 //!   matrices). 512 bits, measured with two matrices per stage (not re-run): 4,286 LUT, 881 FF,
 //!   650 SRL16E, about 2,500 LUT of them the data-term XOR network, 1,000 the six un-advance
 //!   matrices, 500 the FCS insertion; ECP5 5,473 LUT4, 4,121 FF, 111 MHz (critical: the
-//!   matrices), 145 MHz with one matrix per stage (then limited by the advance fan-out).
+//!   matrices), 145 MHz with one matrix per stage (then limited by the advance fan-out). On
+//!   f8df81a (`results/AREA.md`, seeds 1-3; `results/AREA-nic512.md`, seed 1): 64 bits 985
+//!   LUT / 394 FF / 88 SRL16E, ECP5 1,295 LUT4, 841 FF, 175.2 / 169.2 / 168.9 MHz (median
+//!   169.2); 512 bits 4,193 LUT / 1,558 FF / 652 SRL16E, ECP5 5,692 LUT4, 6,822 FF, 140.4 MHz.
 //! - Golden model: `nicgen_model::mac::fcs_append`; test: `testbench/tb/tests/eth_fcs.rs`.
 
 use super::crc32::{apply_mat, beat_crc, keep_onehot, onehot_value, unadvance_zeros, XOROUT};

@@ -46,7 +46,11 @@
 //!   `max_frame` 1522): 64 bits: 626 LUT, 408 FF; 512 bits: 2,935 LUT, 2,019 FF (about 2,500 LUT
 //!   in the 512-bit data-term XOR network; the flops are mostly the three beat registers: hold,
 //!   emit, output). ECP5-85k out of context (`synth_ecp5` + nextpnr, seed 1), 512 bits: 3,816
-//!   LUT4, 146 MHz, critical path the register-to-residue compare into `m_axis_tuser`.
+//!   LUT4, 146 MHz, critical path the register-to-residue compare into `m_axis_tuser`. On
+//!   f8df81a (`cargo xtask bench-area`, `results/AREA.md` with seeds 1-3 and
+//!   `results/AREA-nic512.md` with seed 1, `max_frame` 9022): 64 bits 624 LUT / 423 FF, ECP5
+//!   852 LUT4, 164.8 / 166.7 / 181.0 MHz (median 166.7); 512 bits 2,946 LUT / 2,000 FF, ECP5
+//!   3,843 LUT4, 148.7 MHz.
 //! - Golden model: `nicgen_model::mac::fcs_check`; test: `testbench/tb/tests/eth_fcs.rs`.
 
 use super::crc32::{beat_crc, keep_onehot, onehot_value, residue_after_zeros};

@@ -118,7 +118,8 @@
 //!   160.8 / 140.2 / 158.1 MHz (median 158.1); the RX instance (5-bit `tuser`) 7,698 LUT4,
 //!   5,620 FF, 232 `TRELLIS_RAMW`, Fmax 157.6 / 153.4 / 163.3 (median 157.6): the median
 //!   meets the 156.25 MHz of 10G at 64 bits, with little margin. With the early store written
-//!   from a register (ce905a5, for the whole RX path; `results/AREA.md` on db40b98): TX 7,585
+//!   from a register (ce905a5, for the whole RX path; `results/AREA.md` on db40b98, `git show
+//!   1020f82:results/AREA.md`): TX 7,585
 //!   LUT4, 5,910 FF, 162.0 / 166.3 / 151.7 (median 162.0); RX 7,632 LUT4, 5,925 FF, 144.4 /
 //!   144.5 / 155.1 (median **144.5, missed**), its worst path in the walk (`sel17_s9` →
 //!   `len_hz_g0_s10`, 4 LUTs, 5.45 ns of routing; the added register is not on it; seed 1:
@@ -146,6 +147,11 @@
 //!   measured before the second read stage: 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record stores
 //!   and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the extra
 //!   flip-flops and SRLs are the delayed window copies a 64-byte beat needs).
+//! - **Current cost** (f8df81a; `results/AREA.md`, ECP5 seeds 1-3, and
+//!   `results/AREA-nic512.md`, seed 1): nic64 RX 9,201 LUT4, 6,706 FF, 143.0 / 157.7 / 163.6
+//!   MHz (median 157.7), TX 6,848 LUT4, 5,283 FF, 168.4 / 172.1 / 170.2 (median 170.2); Yosys
+//!   0.23 `synth_xilinx`: RX 4,550 LUT / 5,078 FF, TX 3,988 / 4,239. nic512: RX 9,364 LUT4,
+//!   13,085 FF, 145.6 MHz; TX 7,019 LUT4, 10,997 FF, 144.6 MHz.
 //! - **Golden model**: `nicgen_model::parse::parse_headers`; **test**:
 //!   `testbench/tb/tests/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16,
 //!   32 and 128 bits with other windows and FIFO depths; every code reached; the

@@ -44,7 +44,9 @@
 //!   on 6e7dcfb (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks
 //!   rx_csum --out results/AREA-rx_csum.md`): 1,584 LUT4, 954 FF, 47 LUT-RAM slices, 167.1 /
 //!   172.4 / 171.2 MHz (median 171.2). (2,636 LUT4 / 1,376 FF when the request carried both
-//!   addresses, before the parser reported their sum.)
+//!   addresses, before the parser reported their sum.) On f8df81a (`results/AREA.md`): 1,614
+//!   LUT4, 988 FF, 47 LUT-RAM slices, 195.4 / 202.1 / 198.8 MHz (median 198.8); nic512
+//!   (`results/AREA-nic512.md`, seed 1): 6,145 LUT4, 2,982 FF, 121.1 MHz.
 //! - Golden model: `nicgen_model::checksum` (sums, pseudo-headers); test:
 //!   `testbench/tb/tests/rx_csum.rs`.
 

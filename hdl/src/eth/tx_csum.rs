@@ -50,7 +50,7 @@
 //!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks tx_csum`: 168.2 /
 //!   163.9 / 154.3 MHz (median 163.9, with each field position one adder from its offset;
 //!   157.4 with two adders in series, 154.6 before stage B, the slice and the moved UDP
-//!   rule), 3,672 LUT4, 2,945 FF, 18 DP16KD; re-measured on db40b98 (`results/AREA.md`):
+//!   rule), 3,672 LUT4, 2,945 FF, 18 DP16KD; re-measured on db40b98 (`git show 1020f82:results/AREA.md`):
 //!   161.7 / 167.3 / 170.6 (median 167.3), 3,631 LUT4. With the request skid (positions added
 //!   before it) and one output tracker per field (`cargo xtask bench-area --presets nic64
 //!   --seeds 1,2,3 --only ecp5 --blocks tx_csum --out results/AREA-txcsum.md`): 175.8 / 160.2
@@ -60,7 +60,9 @@
 //!   the worst path; it is now decoded before stage A (`is_v6_a`). Whole `eth_tx` (`cargo xtask
 //!   bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_tx --out
 //!   results/AREA-tx-v6.md`): 134.4 / 146.6 / 142.1 MHz (median 142.1; 136.3 without these
-//!   changes, `results/AREA-int2.md`).
+//!   changes, `results/AREA-int2.md`). On f8df81a (`results/AREA.md`): 2,872 LUT4, 1,794 FF,
+//!   18 DP16KD, 189.4 / 185.7 / 175.2 MHz (median 185.7); nic512 (`results/AREA-nic512.md`,
+//!   seed 1): 11,892 LUT4, 5,188 FF, 124.5 MHz.
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM) and its output
 //!   register, a request skid register (the request's width), a 16-entry result
 //!   queue, two frame sums, 9 mask trackers (7 on the input side; on the output side one per

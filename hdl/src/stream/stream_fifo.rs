@@ -81,8 +81,9 @@
 //!   on `m_axis_t*`; left to Yosys, one deep memory puts its bank mux between the RAMs and the
 //!   output register). With that and the registered pointer difference in front of `avail`,
 //!   medians of seeds 1-3 (`cargo xtask bench-area --presets nic64 --seeds 1,2,3`,
-//!   `results/AREA.md`): 4096 x 64 b in frame mode (the nic64 RX frame buffer) 134.0 -> 165.3
-//!   MHz; plain (the nic64 TX delay FIFO) 132.5 -> 165.9 MHz.
+//!   `results/AREA.md` of 1020f82): 4096 x 64 b in frame mode (the nic64 RX frame buffer)
+//!   134.0 -> 165.3 MHz; plain (the nic64 TX delay FIFO) 132.5 -> 165.9 MHz. On f8df81a
+//!   (`results/AREA.md`): 174.6 and 181.8 MHz.
 //! - Golden model: `nicgen_model::stream::fifo_frames` (identity in plain mode); tests:
 //!   `testbench/tb/tests/stream_blocks.rs` (width x idle x backpressure, both RAM kinds, jumbo
 //!   frames through 2048-deep (one bank) and 8192-deep (four banks) Block FIFOs, zero-bubble
