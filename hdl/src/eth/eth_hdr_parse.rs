@@ -118,9 +118,8 @@
 //!   160.8 / 140.2 / 158.1 MHz (median 158.1); the RX instance (5-bit `tuser`) 7,698 LUT4,
 //!   5,620 FF, 232 `TRELLIS_RAMW`, Fmax 157.6 / 153.4 / 163.3 (median 157.6): the median
 //!   meets the 156.25 MHz of 10G at 64 bits, with little margin. With the early store written
-//!   from a register (ce905a5, for the whole RX path; `results/AREA.md` on db40b98, `git show
-//!   1020f82:results/AREA.md`): TX 7,585
-//!   LUT4, 5,910 FF, 162.0 / 166.3 / 151.7 (median 162.0); RX 7,632 LUT4, 5,925 FF, 144.4 /
+//!   from a register (ce905a5, for the whole RX path; `results/AREA.md` on db40b98, `git
+//!   show 1020f82:results/AREA.md`): TX 7,585 LUT4, 5,910 FF, 162.0 / 166.3 / 151.7 (median 162.0); RX 7,632 LUT4, 5,925 FF, 144.4 /
 //!   144.5 / 155.1 (median **144.5, missed**), its worst path in the walk (`sel17_s9` →
 //!   `len_hz_g0_s10`, 4 LUTs, 5.45 ns of routing; the added register is not on it; seed 1:
 //!   `ulen_s17` → `udp_len_long_s18`, a 16-bit compare). With the record stores split into

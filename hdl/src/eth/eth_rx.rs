@@ -56,9 +56,9 @@
 //!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_rx --out <file>`):
 //!   about 21,350 LUT4, 17,650 FF, 406 LUT-RAM slices, 18 DP16KD. The 156.25 MHz preset clock
 //!   is met on the RTL of dd337e7 and 22f5f9f (`results/AREA-v29.md`, `AREA-v30.md`): median
-//!   158.2 MHz (151.8 / 161.5 / 158.2), seed 1 short by 0.19 ns in RSS's input type decode. Before the VLAN strip's
-//!   output became a register slice (its take one LUT of flops), its input handshake into its
-//!   decode flops was every seed's worst (148.4 median, `AREA-v28.md`). The median moves with
+//!   158.2 MHz (151.8 / 161.5 / 158.2), seed 1 short by 0.19 ns in RSS's input type decode.
+//!   Before the VLAN strip's output became a register slice (its take one LUT of flops), its
+//!   input handshake into its decode flops was every seed's worst (148.4 median, `AREA-v28.md`). The median moves with
 //!   small netlist changes by a few percent (153.9 on `AREA-v25.md`). Lists per seed:
 //!   `target/bench-area/nic64/eth_rx_d64/sta_seed<N>.md` (`cargo xtask sta`).
 //! - Golden model: `nicgen_model::rx::rx_frame`; test: `generators/nicgen/tests/eth_rx.rs`.

@@ -301,16 +301,17 @@ pub enum OutStage {
     /// An output register: one beat of flops. Its room is its valid and the next block's ready
     /// (`!out_valid | m_axis_tready`), so the input's take reads the next block's ready, and a
     /// beat that emits nothing (a "no emission" decode flop) is taken whatever the room. The
-    /// lanes load straight into the register. The nic64 TX VLAN insert uses it: there the take
-    /// was never on a critical path, and the slice's extra 2:1 mux per output bit was
-    /// (`results/AREA-v29.md` seed 2).
+    /// lanes load straight into the register. The TX VLAN insert uses it (at every width;
+    /// chosen on nic64, where its take was never on a critical path, and the slice's extra 2:1
+    /// mux per output bit was, `results/AREA-v29.md` seed 2).
     Register,
     /// A register slice (`record_reg_slice`): two beats of flops and a 2:1 mux per output bit,
     /// but its upstream ready is a flop, so the take is one LUT of flops (the input's valid, the
     /// slot, the first beat, the command's valid, the room) and the next block's ready stops at
-    /// the slice. The nic64 RX VLAN strip uses it: with a register, the route from the output
-    /// valid through the take's 91 loads into the decode flops was the nic64 RX path's worst
-    /// (`results/AREA-v28.md` seeds 1 and 2, up to 0.67 ns short of 156.25 MHz).
+    /// the slice. The RX VLAN strip uses it (at every width; chosen on nic64, where with a
+    /// register the route from the output valid through the take's 91 loads into the decode
+    /// flops was the RX path's worst, `results/AREA-v28.md` seeds 1 and 2, up to 0.67 ns short
+    /// of 156.25 MHz).
     Slice,
 }
 
