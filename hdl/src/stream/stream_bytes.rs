@@ -1055,6 +1055,20 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     bc.r.set(next(|st| st.beats));
     en_q.set(next(|st| st.en));
 
+    // The output register's handshake, and its payload's enable from a complement copy of
+    // `out_valid`: the same value, but a net of its own, so that `out_room` drives the control
+    // state alone (with the 70-odd enables on it, the route from the output valid, or from the
+    // next block's ready, through `out_room` into the first-beat decodes missed 156.25 MHz on
+    // the nic64 RX and TX paths, `results/AREA-v23.md`).
+    let out_reg = (cfg.out == OutStage::Register).then(|| {
+        let out_valid = reg_init(1, 0u32).named("out_valid");
+        oready.set(!out_valid | m.ready());
+        out_valid.set_if(oready, emit_valid);
+        let out_empty = reg_init(1, 1u32).named("out_empty");
+        out_empty.set_if(oready, !emit_valid);
+        let load = (out_empty | m.ready()).named("out_load");
+        (out_valid, load)
+    });
     let mut data_lanes = Vec::new();
     let mut keep_lanes = Vec::new();
     for i in 0..w {
@@ -1088,60 +1102,46 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     }
     data_lanes.reverse();
     keep_lanes.reverse();
+    if let Some((out_valid, load)) = out_reg {
+        // The payload registers load whenever the output register has room (their contents
+        // do not matter while `out_valid` is low): the enable does not wait for the
+        // handshake's decode.
+        let od = reg(8 * w as u32).enable(load).named("out_data");
+        od.set(cat(&data_lanes));
+        let ok = reg(w as u32).enable(load).named("out_keep");
+        ok.set(cat(&keep_lanes));
+        let ol = reg(1).enable(load).named("out_last");
+        ol.set(mux(cons_slot, last_in & final_cons, final_ent));
+        m.data().set(od);
+        m.keep().set(ok);
+        m.last().set(ol);
+        if let (Some(u), Some(pu), Some(mu)) = (s.user(), user_p, m.user()) {
+            let ou = reg(u.width()).enable(load).named("out_user");
+            ou.set(mux(cons_slot, u, pu));
+            mu.set(ou);
+        }
+        m.valid().set(out_valid);
+        return;
+    }
+    // The output register slice: its registers load whenever they may, whatever
+    // `emit_valid` (a word loaded without its valid is never shown), so only the slice's
+    // control flops wait for the handshake.
     let out_last = mux(cons_slot, last_in & final_cons, final_ent);
     let out_user = s.user().zip(user_p).map(|(u, pu)| mux(cons_slot, u, pu));
-    match cfg.out {
-        OutStage::Register => {
-            // The handshake, and the payload's enable from a complement copy of `out_valid`:
-            // the same value, but a net of its own, so that `out_room` drives the control
-            // state alone (with the 70-odd enables on it, the route from the output valid, or
-            // from the next block's ready, through `out_room` into the first-beat decodes
-            // missed 156.25 MHz on the nic64 RX and TX paths, `results/AREA-v23.md`).
-            let out_valid = reg_init(1, 0u32).named("out_valid");
-            oready.set(!out_valid | m.ready());
-            out_valid.set_if(oready, emit_valid);
-            let out_empty = reg_init(1, 1u32).named("out_empty");
-            out_empty.set_if(oready, !emit_valid);
-            let load = (out_empty | m.ready()).named("out_load");
-            // The payload registers load whenever the output register has room (their
-            // contents do not matter while `out_valid` is low): the enable does not wait for
-            // the handshake's decode.
-            let od = reg(8 * w as u32).enable(load).named("out_data");
-            od.set(cat(&data_lanes));
-            let ok = reg(w as u32).enable(load).named("out_keep");
-            ok.set(cat(&keep_lanes));
-            let ol = reg(1).enable(load).named("out_last");
-            ol.set(out_last);
-            m.data().set(od);
-            m.keep().set(ok);
-            m.last().set(ol);
-            if let (Some(u), Some(mu)) = (out_user, m.user()) {
-                let ou = reg(u.width()).enable(load).named("out_user");
-                ou.set(u);
-                mu.set(ou);
-            }
-            m.valid().set(out_valid);
-        }
-        OutStage::Slice => {
-            // The slice's registers load whenever they may, whatever `emit_valid` (a word
-            // loaded without its valid is never shown), so only its control flops wait for
-            // the handshake.
-            let mut fields = vec![cat(&data_lanes), cat(&keep_lanes), out_last];
-            fields.extend(out_user);
-            fields.reverse();
-            let out_q = crate::stream::record_reg_slice("out", cat(&fields), emit_valid);
-            oready.set(out_q.s_ready);
-            out_q.ready.set(m.ready());
-            let dw = 8 * w as u32;
-            m.data().set(out_q.data.slice(dw - 1, 0));
-            m.keep().set(out_q.data.slice(dw + w as u32 - 1, dw));
-            m.last().set(out_q.data.bit(dw + w as u32));
-            if let Some(mu) = m.user() {
-                mu.set(out_q.data.slice(out_q.data.width() - 1, dw + w as u32 + 1));
-            }
-            m.valid().set(out_q.valid);
-        }
+    let mut fields = vec![cat(&data_lanes), cat(&keep_lanes), out_last];
+    fields.extend(out_user);
+    fields.reverse();
+    let out_q = crate::stream::record_reg_slice("out", cat(&fields), emit_valid);
+    oready.set(out_q.s_ready);
+    out_q.ready.set(m.ready());
+    let dw = 8 * w as u32;
+    m.data().set(out_q.data.slice(dw - 1, 0));
+    m.keep().set(out_q.data.slice(dw + w as u32 - 1, dw));
+    m.last().set(out_q.data.bit(dw + w as u32));
+    if let Some(mu) = m.user() {
+        mu.set(out_q.data.slice(out_q.data.width() - 1, dw + w as u32 + 1));
     }
+    m.valid().set(out_q.valid);
 }
 
 #[cfg(test)]
