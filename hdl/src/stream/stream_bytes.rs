@@ -1059,7 +1059,11 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     // `out_valid`: the same value, but a net of its own, so that `out_room` drives the control
     // state alone (with the 70-odd enables on it, the route from the output valid, or from the
     // next block's ready, through `out_room` into the first-beat decodes missed 156.25 MHz on
-    // the nic64 RX and TX paths, `results/AREA-v23.md`).
+    // the nic64 RX and TX paths, `results/AREA-v23.md`). It is built here, before the lanes,
+    // and the register's branch below builds its own `last` and `user` muxes, because the
+    // construction order is the emitted netlist's order and Yosys and nextpnr follow it: the
+    // same logic built as one match after the lanes (b162d91, reverted) gave the nic64 TX path
+    // 12,492 LUT4 and 152.8 MHz against 12,549 and 163.8 (`results/AREA-v31.md`, `AREA-v30.md`).
     let out_reg = (cfg.out == OutStage::Register).then(|| {
         let out_valid = reg_init(1, 0u32).named("out_valid");
         oready.set(!out_valid | m.ready());
