@@ -1,8 +1,9 @@
 //! # nicgen-hdl: the NIC, described in the nicgen eDSL
 //!
-//! One block per file, named after the module it builds. Each block's doc states its ports,
-//! latency, throughput and cost, and names its golden model (in `testbench/model`) and its test
-//! (in `testbench/tb/tests`).
+//! One block per file, named after the module it builds. Each block's doc states its purpose,
+//! ports, latency, throughput and cost (its row in `results/AREA.md` where it has one), and names
+//! its golden model (in `testbench/model`) and its test (`testbench/tests/<dir>/<block>.rs`,
+//! mirroring this crate's folders). The timing rules the blocks share are in `docs/TIMING.md`.
 //!
 //! - [`stream`]: the AXI-Stream interface, its handshake rules and sideband table, and the
 //!   stream primitives (forward register, skid buffer, FIFO);

@@ -24,7 +24,11 @@
 //! - Doorbells are mlx5's: SQ_DB's second dword carries `qpn_ds` (the SQN in bits 31:8 of the
 //!   big-endian value), CQ_DB's first dword the arm word and its second the CQN, EQ_DB_* the
 //!   big-endian `eqn << 24 | ci`.
-//! - Test: `testbench/host/tests/nic_loopback.rs` (the real driver, `sw-driver`, in loopback).
+//! - Latency and throughput: those of the engines and of `nic_core`; frames/s and
+//!   doorbell-to-CQE latency through the driver loopback: results/HOST.md.
+//! - Cost: the host interface and `nic_core`; no row in results/AREA.md.
+//! - Golden model: `nicgen_model::tx` then `nicgen_model::rx` per frame, through the driver;
+//!   test: `testbench/system/loopback.rs` (the real driver, `sw-driver`, in loopback).
 
 use crate::host::bar_regs::{bar_regs, port_base, BarCfg, BuildInfo, HostParams};
 use crate::host::cq_engine::{cq_engine, CqCfg, CQ_ARM, EQ_DB};

@@ -5,12 +5,13 @@
 //! interface) exposes them to the driver.
 //!
 //! - Ports: `inc_<name>` (1 bit each) in, `stat_<name>` (`bits` each) out.
-//! - Latency: a count is visible the cycle after its event. Throughput: one event per counter
-//!   per cycle.
-//! - Cost: `bits` flip-flops and one `bits`-wide incrementer per counter.
+//! - Latency: a count is visible the cycle after its event.
+//! - Throughput: one event per counter per cycle.
+//! - Cost: `bits` flip-flops and one `bits`-wide incrementer per counter; inside row `eth_rx` of
+//!   results/AREA-paths.md.
 //! - Golden model: the per-reason counts of `nicgen_model::rx` reports (`nicgen sim rx` checks
 //!   that the hardware counters equal the counts of its records); test:
-//!   `generators/nicgen/tests/eth_rx.rs`.
+//!   `testbench/tests/eth/eth_rx.rs`.
 
 use nicgen_edsl::prelude::*;
 

@@ -22,10 +22,11 @@
 //!   `m_axis_mac_tx_*` / `s_axis_mac_rx_*` (wire frames with FCS), `cfg_loopback`,
 //!   `cfg_we/_addr/_wdata` (RSS, see `rss_toeplitz`), `loopback_active`, `stat_rx_<name>`
 //!   (RX counters, [`crate::eth::eth_rx::RX_STATS`]) and `stat_tx_frames` (64 bits each).
-//! - Latency and throughput: those of `eth_tx` and `eth_rx` (`results/PIPELINE.md`); the
+//! - Latency and throughput: those of `eth_tx` and `eth_rx` (results/PIPELINE.md); the
 //!   loopback switch is combinational and adds no cycle.
+//! - Cost: `eth_tx` and `eth_rx` (results/AREA-paths.md) and the loopback switch.
 //! - Golden model: `nicgen_model::tx::tx_frame` then `nicgen_model::rx::rx_frame`; test:
-//!   `generators/nicgen/tests/nic_core.rs`.
+//!   `testbench/tests/top/nic_core.rs`.
 
 use crate::eth::eth_rx::{eth_rx, RxCfg, RX_STATS};
 use crate::eth::eth_tx::{eth_tx, TxCfg, TX_CMD};

@@ -8,11 +8,18 @@
 //! path; exact for frames up to 2^16 beats); two final stages fold the total to 16 bits
 //! (RFC 1071, non-complemented, 0xFFFF kept as is; the second as a select between two
 //! chains, see [`super::pseudo::fold_once`]). On an 8-bit bus each byte alternates between
-//! the high and low half of a word by its frame-offset parity.
+//! the high and low half of a word by its frame-offset parity. [`Reserve`] is the result
+//! reservation of the checksum units' never-stalling pipelines (docs/TIMING.md, rule 8).
 //!
-//! Everything advances with `adv` (the caller's pipeline enable). The result appears
-//! `ceil(log2(W/2) / levels_per_stage) + 2` advancing cycles after the frame's last beat, where
-//! the caller registers it (see [`mod@super::inet_csum`]).
+//! - Ports: none of its own (logic inside the caller); everything advances with `adv` (the
+//!   caller's pipeline enable).
+//! - Latency: the result appears `ceil(log2(W/2) / levels_per_stage) + 2` advancing cycles after
+//!   the frame's last beat, where the caller registers it (see [`mod@super::inet_csum`]).
+//! - Throughput: 1 beat/cycle.
+//! - Cost: an adder tree of `W/2` words, a wide accumulator and two fold stages; measured inside
+//!   the rows `rx_csum` and `tx_csum` of results/AREA.md and `checksum stage` of
+//!   results/BENCH.md.
+//! - Golden model: `nicgen_model::checksum`; test: through `testbench/tests/csum/inet_csum.rs`.
 
 use super::pseudo::{csa_layers, fold_once};
 use nicgen_edsl::prelude::*;

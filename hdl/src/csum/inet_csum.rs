@@ -3,20 +3,20 @@
 //! Sums every frame's kept bytes as big-endian 16-bit words in ones'-complement arithmetic
 //! (RFC 1071; byte 0 of the frame is the high byte of the first word, an odd trailing byte is
 //! padded with zero) and emits the folded, non-complemented 16-bit sum once per frame, when the
-//! frame's last beat has been summed.
-//!
-//! The sum itself is [`mod@super::frame_sum`] with `tkeep` as the byte mask: per beat a pipelined
-//! adder tree over the kept words, a wide accumulator per frame, and a two-stage fold.
+//! frame's last beat has been summed. The sum itself is [`mod@super::frame_sum`] with `tkeep` as
+//! the byte mask. Frames up to 2^16 beats are summed exactly (accumulator of tree width + 16
+//! bits).
 //!
 //! - Ports: `s_axis_tdata/tkeep/tvalid/tready/tlast`; `m_axis_csum_tdata[15:0]` (the sum),
 //!   `m_axis_csum_tkeep` (always 2'b11), `m_axis_csum_tvalid`, `m_axis_csum_tready`,
 //!   `m_axis_csum_tlast` (always 1): a stream of one 2-byte frame per input frame.
 //! - Latency: `ceil(log2(data_bits/16) / levels_per_stage) + 3` cycles from the last beat to the
-//!   result. Throughput 1 beat/cycle; the whole pipeline stalls only while a result waits.
-//! - Cost (adder tree of `data_bits/16` words): see `results/BENCH.md` for LUT/FF by width.
-//! - Frames up to 2^16 beats are summed exactly (accumulator of tree width + 16 bits).
-//! - Golden model: `nicgen_model::checksum::stream_csum`; test: `testbench/tb/tests/inet_csum.rs`
-//!   (also replayed on Icarus).
+//!   result.
+//! - Throughput: 1 beat/cycle; the whole pipeline stalls only while a result waits.
+//! - Cost: an adder tree of `data_bits/16` words; LUT/FF/Fmax per width: results/BENCH.md, rows
+//!   `checksum stage`.
+//! - Golden model: `nicgen_model::checksum::stream_csum`; test:
+//!   `testbench/tests/csum/inet_csum.rs` (also replayed on Icarus).
 
 use super::frame_sum::{frame_sum, SumIn};
 use crate::stream::{stream_in, StreamCfg};

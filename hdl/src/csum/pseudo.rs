@@ -5,6 +5,8 @@
 //!
 //! Address fields are the address as a big-endian integer (IPv4 in the low 32 bits), so 16-bit
 //! slices are the network-order words.
+//!
+//! Golden model: `nicgen_model::checksum`; test: `testbench/tests/csum/pseudo.rs`.
 
 use nicgen_edsl::prelude::*;
 

@@ -2,13 +2,15 @@
 //!
 //! [`ge_mask`] is the definition (a compare against the beat's offset); the checksum units use
 //! [`ge_mask_tracked`], which gives the same mask from registers (see there), and
-//! [`eq_mask_tracked_with`], the one-hot of the byte at the bound, from registers too; the test
-//! `testbench/tb/tests/byte_pos.rs` holds each beside its definition over random bounds and
-//! beats.
+//! [`eq_mask_tracked_with`], the one-hot of the byte at the bound, from registers too. Tracking
+//! from beat to beat keeps every mask one LUT from flops (docs/TIMING.md, rule 10).
 //!
 //! A beat starting at frame offset `pos` (a multiple of the bus width W) covers `pos..pos+W`.
 //! Instead of a comparator per byte, a bound splits into its beat index (one compare) and its
 //! byte-in-beat index (a thermometer decoder): `W` small LUTs and one compare per bound.
+//!
+//! Test: `testbench/tests/eth/byte_pos.rs` holds each tracked mask beside its definition over
+//! random bounds and beats.
 
 use nicgen_edsl::prelude::*;
 

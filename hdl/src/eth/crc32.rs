@@ -10,21 +10,23 @@
 //! here ([`Mat32`] for the 32x32 ones, [`data_columns`] for `D_k`, cross-checked against the
 //! bitwise definition as they are built), and [`xor_network`] turns a matrix into hardware:
 //! output bit `j` (`<name>_b<j>` in the Verilog) is the XOR of the input bits its row selects,
-//! as a tree of 3-input XORs. The maps "advance over `j` zero bytes" ([`advance_zeros`]) and its
-//! inverse ([`unadvance_zeros`]) are constants of the same kind; the FCS blocks use them to
-//! handle a partial last beat without one CRC network per byte count. [`crc_update`] is the
-//! whole one-cycle update of a register over `k` bytes.
+//! as a tree of 3-input XORs (which maps to fewer LUTs than a flat XOR or 6-input trees). The
+//! maps "advance over `j` zero bytes" ([`advance_zeros`]) and its inverse ([`unadvance_zeros`])
+//! are constants of the same kind; the FCS blocks use them to handle a partial last beat without
+//! one CRC network per byte count. [`crc_update`] is the whole one-cycle update of a register
+//! over `k` bytes.
 //!
 //! [`beat_crc`] is the pipelined per-beat CRC register both FCS blocks share: stage 1 registers
 //! the data term of the beat (as partial terms of at most 16 bytes, two on a 64-bit beat, bytes
 //! gated by `tkeep` inside the trees), stage 2 closes the loop `state ← A^W·state ⊕ Σ partials`,
 //! whose feedback is about 16 register bits plus the partials per output bit.
 //!
-//! Cost of a `k`-byte data network: each output bit XORs about `4k` input bits. Measured with
-//! `synth_xilinx` (Yosys 0.23) for a 64-byte (512-bit) beat: 2,174 LUT as 3-input trees, 2,498
-//! with `tkeep` gating; a flat `^{...}` or a binary tree maps to 4,060, 6-input trees to 2,581.
-//! Tested in this file against a bitwise software CRC, and through the blocks in
-//! `testbench/tb/tests/eth_fcs.rs` against `nicgen_model::crc32`.
+//! - Cost: each output bit of a `k`-byte data network XORs about `4k` input bits (about 2,500
+//!   LUTs at 512 bits); measured inside the rows `eth_fcs_check` and `eth_fcs_append` of
+//!   results/AREA.md.
+//! - Golden model: `nicgen_model::crc32`; test: the unit tests in this file (against a bitwise
+//!   software CRC) and, through the blocks, `testbench/tests/eth/eth_fcs_check.rs` and
+//!   `testbench/tests/eth/eth_fcs_append.rs`.
 
 use nicgen_edsl::prelude::*;
 

@@ -13,11 +13,12 @@
 //!   (no `tuser`). `s_axis_tready` is combinational from `m_axis_tready` (the whole block
 //!   advances together); every `m_axis` signal comes from a flop.
 //! - Internals: a padder turns the input into the padded frame (the bytes after `tlast` count
-//!   as zero, whole zero beats follow while the input waits). Its beats feed the two-stage CRC
-//!   ([`super::crc32::beat_crc`]) and a delay line as deep as the CRC pipeline. The register
-//!   after a last beat with `n` bytes has also run over `W − n` zero bytes (`W` = bytes per
-//!   beat); the inverse of that advance, `A^-(W−n)`, is applied as `log2(W)` constant 32x32
-//!   matrices, each switched in by one bit of `W − n`, [`UNADVANCE_PER_STAGE`] per pipeline
+//!   as zero, whole zero beats follow while the input waits); its beat is registered before the
+//!   CRC, so its masked keep does not sit in front of the data-term trees. Its beats feed the
+//!   two-stage CRC ([`super::crc32::beat_crc`]) and a delay line as deep as the CRC pipeline.
+//!   The register after a last beat with `n` bytes has also run over `W − n` zero bytes (`W` =
+//!   bytes per beat); the inverse of that advance, `A^-(W−n)`, is applied as `log2(W)` constant
+//!   32x32 matrices, each switched in by one bit of `W − n`, [`UNADVANCE_PER_STAGE`] per pipeline
 //!   register. At the end of the line the output register takes the beat with the bytes after
 //!   the frame zeroed and the FCS put in: rotated once by `n mod 4`, FCS byte `(i − n) mod 4` is
 //!   byte `i mod 4` of the rotated value, so byte `i` of the beat picks a fixed byte under a
@@ -25,24 +26,13 @@
 //!   to 4 below 32 bits) while the pipeline holds. The byte-count facts the end needs (`n mod 4`,
 //!   spill count) are decoded at the front and travel down the line.
 //! - Latency: `4 + ceil(log2(W) / UNADVANCE_PER_STAGE)` cycles from a padded beat to the output
-//!   (4 at 8 bits, 7 at 64, 10 at 512; see [`latency`]): the padder's beat is registered before
-//!   the CRC (its masked keep, 38 loads, in front of the CRC's data-term trees missed 156.25 MHz
-//!   on nic64 TX seeds of `results/AREA-v17.md` and `AREA-v18.md`). Throughput 1 beat/cycle: a frame of `L`
-//!   bytes occupies exactly `ceil((max(L, 60) + 4) / W)` output cycles, back to back; the input
-//!   waits only during its padding and carry beats.
-//! - Cost and Fmax, 64 bits (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --blocks
-//!   eth_fcs_append`; Xilinx: Yosys 0.23 `synth_xilinx`, ECP5-85k: seeds 1/2/3): 997 LUT, 287
-//!   FF, 87 SRL16E (the delay line); ECP5 1,316 LUT4, 717 FF, 180.9 / 161.5 / 186.5 MHz
-//!   (median 180.9). Before `carrying` was a flop and with two un-advance matrices per stage it
-//!   was 148.3 (critical: `fcs_left -> carrying -> advance -> take -> padder`, then the two
-//!   matrices). 512 bits, measured with two matrices per stage (not re-run): 4,286 LUT, 881 FF,
-//!   650 SRL16E, about 2,500 LUT of them the data-term XOR network, 1,000 the six un-advance
-//!   matrices, 500 the FCS insertion; ECP5 5,473 LUT4, 4,121 FF, 111 MHz (critical: the
-//!   matrices), 145 MHz with one matrix per stage (then limited by the advance fan-out). On
-//!   f8df81a (`results/AREA.md`, seeds 1-3; `results/AREA-nic512.md`, seed 1): 64 bits 985
-//!   LUT / 394 FF / 88 SRL16E, ECP5 1,295 LUT4, 841 FF, 175.2 / 169.2 / 168.9 MHz (median
-//!   169.2); 512 bits 4,193 LUT / 1,558 FF / 652 SRL16E, ECP5 5,692 LUT4, 6,822 FF, 140.4 MHz.
-//! - Golden model: `nicgen_model::mac::fcs_append`; test: `testbench/tb/tests/eth_fcs.rs`.
+//!   (4 at 8 bits, 7 at 64, 10 at 512; see [`latency`]).
+//! - Throughput: 1 beat/cycle: a frame of `L` bytes occupies exactly
+//!   `ceil((max(L, 60) + 4) / W)` output cycles, back to back; the input waits only during its
+//!   padding and carry beats.
+//! - Cost: the two-stage CRC, the un-advance matrices, the delay line (shift registers) and the
+//!   FCS insertion; LUT/FF/Fmax per preset: results/AREA.md, row `eth_fcs_append`.
+//! - Golden model: `nicgen_model::mac::fcs_append`; test: `testbench/tests/eth/eth_fcs_append.rs`.
 
 use super::crc32::{apply_mat, beat_crc, keep_onehot, onehot_value, unadvance_zeros, XOROUT};
 use crate::stream::{stream_in, stream_out, StreamCfg};

@@ -39,19 +39,13 @@
 //!   takes beat and verdict. The length comes from a saturating byte counter (registered before
 //!   it is compared); bytes 12-17 are captured as they pass.
 //! - Latency: the last output beat is valid 3 cycles after the last input beat is taken; other
-//!   beats 2 cycles after the beat `ceil(4/W)` behind them. Throughput 1 beat/cycle in and out,
-//!   no bubble between frames, at every width (a frame of `L` bytes takes `ceil(L/W)` input
-//!   cycles and `ceil((L-4)/W)` output beats).
-//! - Cost (`yosys -p "read_verilog ...; synth_xilinx -noiopad -top ...; stat"`, Yosys 0.23,
-//!   `max_frame` 1522): 64 bits: 626 LUT, 408 FF; 512 bits: 2,935 LUT, 2,019 FF (about 2,500 LUT
-//!   in the 512-bit data-term XOR network; the flops are mostly the three beat registers: hold,
-//!   emit, output). ECP5-85k out of context (`synth_ecp5` + nextpnr, seed 1), 512 bits: 3,816
-//!   LUT4, 146 MHz, critical path the register-to-residue compare into `m_axis_tuser`. On
-//!   f8df81a (`cargo xtask bench-area`, `results/AREA.md` with seeds 1-3 and
-//!   `results/AREA-nic512.md` with seed 1, `max_frame` 9022): 64 bits 624 LUT / 423 FF, ECP5
-//!   852 LUT4, 164.8 / 166.7 / 181.0 MHz (median 166.7); 512 bits 2,946 LUT / 2,000 FF, ECP5
-//!   3,843 LUT4, 148.7 MHz.
-//! - Golden model: `nicgen_model::mac::fcs_check`; test: `testbench/tb/tests/eth_fcs.rs`.
+//!   beats 2 cycles after the beat `ceil(4/W)` behind them.
+//! - Throughput: 1 beat/cycle in and out, no bubble between frames, at every width (a frame of
+//!   `L` bytes takes `ceil(L/W)` input cycles and `ceil((L-4)/W)` output beats).
+//! - Cost: the two-stage CRC (its data-term XOR network is most of the LUTs) and three beat
+//!   registers (hold, emit, output); LUT/FF/Fmax per preset: results/AREA.md, row
+//!   `eth_fcs_check`.
+//! - Golden model: `nicgen_model::mac::fcs_check`; test: `testbench/tests/eth/eth_fcs_check.rs`.
 
 use super::crc32::{beat_crc, keep_onehot, onehot_value, residue_after_zeros};
 use super::rx_user;

@@ -32,131 +32,54 @@
 //! [`malformed`] has the same numbers). In short: `l3 != 0` only when every IP header check
 //! passed, `l4 != 0` only when every TCP/UDP check passed and the packet is not a fragment,
 //! `malformed` names the first failed check (0 for none), and fields that are not valid carry
-//! whatever the pipeline computed (not 0).
+//! whatever the pipeline computed (not 0). Parameters outside the ranges of [`HdrParseCfg`] are
+//! rejected at elaboration.
 //!
 //! - **Ports**: `s_axis_tdata/tkeep/tvalid/tready/tlast[/tuser]` (8 or a multiple of 16 bits);
-//!   `m_axis_meta_tdata` ([`meta_layout`]: [`PARSE_META`], 499 bits, with `user` = the `tuser`
-//!   of the frame's last beat on top when `user_bits > 0`), `m_axis_meta_tvalid`,
-//!   `m_axis_meta_tready`: one transfer per frame, in frame order, no `tkeep`/`tlast`.
-//!   `s_axis_tready` is a flop (no path from `m_axis_meta_tready`), a copy of its own.
+//!   per output [`View`] (`HdrParseCfg::views`; one, `meta`, by default) `m_axis_<view>_tdata`
+//!   ([`view_layout`]: the record, with `user` = the `tuser` of the frame's last beat on top
+//!   when `user_bits > 0`), `_tvalid`, `_tready`: one transfer per frame, in frame order, no
+//!   `tkeep`/`tlast`. `s_axis_tready` is a flop (no path from any view's ready).
 //! - **Internals.** *Capture*: a byte register per window byte, byte `i` written from lane
 //!   `i mod B` (`B` bytes per beat) while a one-hot beat counter points at beat `i / B`: every
-//!   cycle, taken or not, so valid/ready stay off the `window · 8` enables (a beat not yet
-//!   taken is written again when it is; idle cycles write only slots the frame has not
-//!   reached). The window *closes* on the beat holding byte `window − 1` or on `tlast`,
-//!   whichever comes first. *Parse*: a pipeline that never stalls, started by the close:
-//!   (1) the TPID and EtherType compares (and, for each tag count, the IPv4 fragment flag and
-//!   whether the IPv6 next header is an extension header); (2) tags and EtherType from them,
-//!   the IP fixed header through a 3:1 word mux (0..2 tags); (3) datagram end, L3 checks,
-//!   one-hot of the first header's word; the addresses (a 3:1 word mux from selects that
-//!   stage 2 registers in three copies), TCIs and EtherType are registered for the output
-//!   store, written in stage 4; (4-17) the walk: per extension header two *read* stages (the
-//!   4-byte word at the header offset through an AND-OR mux with a registered one-hot select; every header
-//!   offset is 2 mod 4, so the muxes are word-aligned; the TCP/UDP fields there are latched
-//!   if the walk has arrived) and a *compute* stage (checks; next offset; next one-hot
-//!   `j = m + 2 + 2·len` as `len == (j − m − 2) / 2`, the difference prepared by the first
-//!   read stage and the compare made by the second; `(len + 1)·8 > rem` as `len ≥ rem / 8`,
-//!   applied a stage later), then a fifth pair of read stages; (18) TCP/UDP checks and each
-//!   protocol's code, (19) the walk's code.
-//!   For timing: the first read stage ANDs the select with the window words and ORs them in
-//!   groups of at most 8 words (two LUT4 levels), one register per group (with a flag that
-//!   the group's length byte is 0 above the targets' bits, an AND-OR of the select with a
-//!   per-word flag registered from the window a stage earlier); the second ORs the groups (at most
-//!   3) into the word and, straight behind, compares its length byte with each select's
-//!   target, so the compute stage only ANDs registered flags into the next select; the
-//!   compute stage registers `walking` as two halves (the checks passed; the next header is
-//!   an extension header) that the next read stage ANDs. `rem = ip_end − p` is carried along
-//!   the walk (stepped with `p`), so no stage subtracts before it compares; the next `p` and
-//!   `rem` are picked after their adders from selects the read stage registers (step by
-//!   `len`, by 8, or stay); the first read stage derives the select differences from a
-//!   register of its own (`m_sel`, `p / 4` before the `walking` mux) with constant compares,
-//!   and `nh == 44` comes registered; each one-hot select bit has two registers, one for the
-//!   word mux and one (`sel*_l4`, with a reset so that synthesis does not merge the two) for
-//!   the UDP length / data offset muxes; the muxes OR their terms as a balanced tree; the last
-//!   read stage takes the TCP/UDP fields in itself and makes the checks against constants,
-//!   so stage 18 only adds the field checks and picks each protocol's code. Stage 3
-//!   takes the L3 offset and the IPv6 header end as constants picked by the tag count, so
-//!   `ip_end` is one adder, and decodes the first header's word from `tags + IHL`, added in
-//!   stage 2.
-//!   Stage `s` runs exactly `s` cycles after the close, and the next frame reaches beat `j` no
-//!   earlier than `1 + j` cycles after it, so capture byte `i` still holds this frame in stage
-//!   `s` iff `s ≤ 1 + i / B`; a stage that reads an older byte gets a delayed copy, made at
-//!   elaboration only where needed (none at 8 bits; at 64, 110 bytes for the first read
-//!   stages of the third to fifth header, stages 10, 13 and 16; most of the window at 512).
-//!   *Finish*: the frame length (a saturating byte counter, added up the cycle after the
-//!   `tlast` beat from registers loaded every cycle, and registered) and `tuser` go into a small FIFO, whose
-//!   head waits in a register; the parse result waits in a register until
-//!   its length is there (frames longer than the window), with the length thresholds that
-//!   depend on tags and IP version; then one stage compares lengths (each a compare of two
-//!   registers, limited to the frames it applies to), one picks the code, and one registers
-//!   the record with the flags the claims need, so that the claims (what the EtherType and the
-//!   IP header claim, the checksum units' byte ranges) are one LUT from flops. *Addresses'
-//!   sum*: `ip_sum`, the pseudo-header's address part, from the stage-4 register of the
-//!   addresses through four free-running stages of carry-save adders, a carry chain and the
-//!   fold ([`crate::csum::pseudo::address_sum_pipelined`]), so that the checksum units get
-//!   16 bits per frame instead of 256. *Output*: three LUTRAMs indexed in frame order (the
-//!   wide fields written in stage 4, `ip_sum` in stage 8, the rest at the end), read
-//!   asynchronously, each split into parts of at most 40 bits with their own write
-//!   and read pointers (`<store>_rd_p<k>` reset to `k`, so that synthesis keeps the copies: a
-//!   single read pointer drove every cell of the stores), with a count of the records stored
-//!   and `m_axis_meta_tvalid` as flops; a credit counter per view (frames closed − records
-//!   taken, stepped by one from registered copies of the close and the pop, so it is the true
-//!   count `N` of the cycle before) and a flop per view for "count ≥ `fifo_depth` − 2", whose
-//!   OR is `s_axis_tready`'s next value: ready in cycle t+1 means `N(t−1) ≤ fifo_depth − 3`,
-//!   and at most three frames close in cycles t−1..t+1, so `N` never exceeds `fifo_depth`
-//!   (the stores never overwrite a record not taken).
+//!   cycle, taken or not, so valid/ready stay off the `window · 8` enables. The window *closes*
+//!   on the beat holding byte `window − 1` or on `tlast`, whichever comes first. *Parse*: a
+//!   pipeline that never stalls (docs/TIMING.md, rule 8), started by the close: (1) the TPID and
+//!   EtherType compares; (2) tags and EtherType, the IP fixed header through a 3:1 word mux;
+//!   (3) datagram end, L3 checks, the one-hot select of the first header's word; (4-17) the
+//!   walk: per extension header two *read* stages (the 4-byte word at the header offset through
+//!   an AND-OR mux with a registered one-hot select, every header offset being 2 mod 4; the
+//!   first ORs groups of at most 8 words, the second the groups and compares the length byte
+//!   with each select's target) and a *compute* stage (checks, next offset, next select from
+//!   registered flags: rule 10), then a fifth pair of read stages; (18) TCP/UDP checks and each
+//!   protocol's code, (19) the walk's code. Stage `s` runs `s` cycles after the close and the
+//!   next frame reaches beat `j` no earlier than `1 + j` cycles after it, so capture byte `i`
+//!   still holds this frame in stage `s` iff `s ≤ 1 + i / B`; a stage that reads an older byte
+//!   gets a delayed copy, made at elaboration only where needed. *Finish*: the frame length (a
+//!   saturating byte counter) and `tuser` wait in a small FIFO; one stage compares lengths, one
+//!   picks the code, one registers the record with the flags the claims need, so that the claims
+//!   (what the EtherType and the IP header claim, the checksum units' byte ranges) are one LUT
+//!   from flops (rule 12). *Addresses' sum*: `ip_sum`, the pseudo-header's address part, through
+//!   four free-running stages ([`crate::csum::pseudo::address_sum_pipelined`]), so the checksum
+//!   units get 16 bits per frame instead of 256. *Output*: per view, LUT-RAM record stores
+//!   indexed in frame order and read asynchronously, each split into parts of at most 40 bits
+//!   with pointers of their own (rule 4); per view a credit count of frames closed − records
+//!   taken and a flop "count ≥ `fifo_depth` − 2", whose OR is `s_axis_tready`'s next value, so
+//!   the stores never overwrite a record not taken (rule 5).
 //! - **Latency**: the record is valid [`LATENCY`] (23) cycles after the beat that closes the
 //!   window, and no earlier than [`LATENCY_AFTER_LAST`] (7) cycles after the `tlast` beat.
 //! - **Throughput**: 1 beat/cycle whatever the frame sizes (1-byte frames back to back
 //!   included), as long as the sink keeps fewer than `fifo_depth` records waiting: with a sink
 //!   that is always ready, `fifo_depth ≥ LATENCY + 4` never throttles the input. The input is
 //!   never held for a frame that is still arriving.
-//! - **Cost** (window 128, 32 records, no `tuser`). ECP5-85k, 64 bits, out of context
-//!   (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks "rx
-//!   eth_hdr_parse,tx eth_hdr_parse"`: Yosys 0.70 `synth_ecp5` + nextpnr-ecp5 0.11): the TX
-//!   instance (no `tuser`) 7,640 LUT4 (`TRELLIS_COMB`), 5,605 FF, 224 `TRELLIS_RAMW`, Fmax
-//!   160.8 / 140.2 / 158.1 MHz (median 158.1); the RX instance (5-bit `tuser`) 7,698 LUT4,
-//!   5,620 FF, 232 `TRELLIS_RAMW`, Fmax 157.6 / 153.4 / 163.3 (median 157.6): the median
-//!   meets the 156.25 MHz of 10G at 64 bits, with little margin. With the early store written
-//!   from a register (ce905a5, for the whole RX path; `results/AREA.md` on db40b98, `git
-//!   show 1020f82:results/AREA.md`): TX 7,585 LUT4, 5,910 FF, 162.0 / 166.3 / 151.7 (median 162.0); RX 7,632 LUT4, 5,925 FF, 144.4 /
-//!   144.5 / 155.1 (median **144.5, missed**), its worst path in the walk (`sel17_s9` →
-//!   `len_hz_g0_s10`, 4 LUTs, 5.45 ns of routing; the added register is not on it; seed 1:
-//!   `ulen_s17` → `udp_len_long_s18`, a 16-bit compare). With the record stores split into
-//!   parts with their own pointers (58cb7a3) and the length zero test from per-word flags
-//!   (0490b61), measured together (`results/AREA-parse.md`, same command with `--out
-//!   results/AREA-parse.md`): TX 7,752 LUT4, 6,010 FF, 224 `TRELLIS_RAMW`, 164.4 / 168.6 /
-//!   148.3 (median 164.4); RX 7,809 LUT4, 6,025 FF, 232 `TRELLIS_RAMW`, 165.5 / 154.9 / 153.5
-//!   (median **154.9, missed by 1 %**); about 170 LUT4 and 100 FF more. In the Yosys netlist
-//!   each address bit of a part drives about 40 LUT RAM cells (216 with one pointer). The worst
-//!   paths now: the output handshake (`m_axis_meta_tvalid` → `meta_pop` → `meta_count`, 2
-//!   LUTs, 5.5 ns of routing; `meta_pop` also steps the six read pointers), a select to the
-//!   data offset group mux (`sel19_s9_l4` → `doff_g0_s10`, 3 LUTs, 5.3 ns of routing) and, TX
-//!   seed 3, the input credit (`s_axis_tready` → `in_flight` → `s_axis_tready`): owed.
-//!   With one read stage per
-//!   header (LATENCY 17) they were 7,680 LUT4 / 3,522 FF, median 141.5 (TX) and 7,729 /
-//!   3,537, median 143.5 (RX): the second read stage costs about 2,100 FF (the group
-//!   registers, the walk's state one stage longer per header, 110 delayed window bytes) and
-//!   no LUTs; writing `ulen < 8` and `doff < 5` as zero tests (a compare with a constant
-//!   maps to a carry chain) took stage 18 off the worst paths. The worst paths left are
-//!   routing-bound (3-5 LUTs, 4.6-5.1 ns of routing): a registered select to a TCP/UDP
-//!   field group mux (`sel*_l4` → `doff_g*`), and the finish's IP-length truncation compare
-//!   (`ip_end_fin` → `trunc_ip_fin1`). `yosys synth_xilinx -noiopad` (Yosys 0.23, `cargo
-//!   xtask bench-area --presets nic64,nic512 --only xilinx --blocks "tx eth_hdr_parse"`),
-//!   measured before the second read stage: 64 bits: 3,997 LUT, 3,130 FF, 57 SRL16E, 75 RAM32M (the two record stores
-//!   and the length FIFO); 512 bits: 3,968 LUT, 7,129 FF, 385 SRL16E, 75 RAM32M (the extra
-//!   flip-flops and SRLs are the delayed window copies a 64-byte beat needs).
-//! - **Current cost** (f8df81a; `results/AREA.md`, ECP5 seeds 1-3, and
-//!   `results/AREA-nic512.md`, seed 1): nic64 RX 9,201 LUT4, 6,706 FF, 143.0 / 157.7 / 163.6
-//!   MHz (median 157.7), TX 6,848 LUT4, 5,283 FF, 168.4 / 172.1 / 170.2 (median 170.2); Yosys
-//!   0.23 `synth_xilinx`: RX 4,550 LUT / 5,078 FF, TX 3,988 / 4,239. nic512: RX 9,364 LUT4,
-//!   13,085 FF, 145.6 MHz; TX 7,019 LUT4, 10,997 FF, 144.6 MHz.
+//! - **Cost**: `window` bytes of capture registers, about twenty pipeline stages (the walk's
+//!   second read stage and the delayed window bytes are most of the flops), the LUT-RAM record
+//!   stores; LUT/FF/Fmax per preset: results/AREA.md, rows `rx eth_hdr_parse` and
+//!   `tx eth_hdr_parse`.
 //! - **Golden model**: `nicgen_model::parse::parse_headers`; **test**:
-//!   `testbench/tb/tests/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16,
+//!   `testbench/tests/eth/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16,
 //!   32 and 128 bits with other windows and FIFO depths; every code reached; the
-//!   wire-formats.md vectors; latency and back-to-back throughput).
-//!
-//! Parameters outside the ranges of [`HdrParseCfg`] are rejected at elaboration.
+//!   wire-formats vectors; latency and back-to-back throughput).
 
 use crate::csum::pseudo::{address_sum_pipelined, ADDRESS_SUM_STAGES};
 use crate::record::RecordLayout;

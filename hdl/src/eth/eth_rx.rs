@@ -16,33 +16,24 @@
 //! only their reason; delivered frames report the parse, the checksum verdicts, the
 //! checksum-complete value and RSS, and come out on `m_axis` without FCS and without their outer
 //! VLAN tag. The reporting rules are those of the golden model `nicgen_model::rx` (read there).
+//! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
+//! after its last beat arrived; the parse result is known by then, which is what lets `rx_csum`
+//! and the VLAN strip work from offsets known at the frame's first beat.
 //!
 //! No ready is shared between two consumers, and no consumer's ready reaches a wide register's
-//! enables through another block's logic:
+//! enables through another block's logic (docs/TIMING.md, rules 1, 2, 8 and 11):
 //! - The FCS check never stalls: its beats go into two 16-beat LUT-RAM FIFOs (parser, frame
 //!   buffer), and the input is taken while both have room for every beat inside the check
-//!   (their `s_axis_room` flops, [`stream_fifo_room`]), so each reader's ready reaches only
-//!   its own FIFO's read pointer; a forward register follows each FIFO, so that the parser's
-//!   and the buffer's input logic starts at flops.
+//!   (their `s_axis_room` flops, [`stream_fifo_room`]); a forward register follows each FIFO.
 //! - The parser gives each consumer its own record stream ([`RX_VIEWS`]: the record assembly,
-//!   the checksum unit, the VLAN strip, RSS), with stores, pointers and a valid of its own;
-//!   there is no dispatch. Each stream goes through a register slice, so that its LUT-RAM read
-//!   reaches the consumer from flops; the checksum unit, the strip and RSS skip the records of
-//!   dropped frames (a LUT in the handshake). The parser reports what they need (the claims,
-//!   the checksum ranges, the addresses' sum), so no logic sits between its stores and them.
-//! - After the frame buffer a register slice (`buf_reg`: its block RAMs' output is selected
-//!   among banks, and the fork's `full` flops must not reach the buffer's read), then a
-//!   buffered fork ([`stream_fork_buffered`]: a FIFO per consumer), so neither consumer's
-//!   ready reaches the other or the buffer; rx_csum reads its FIFO directly
-//!   (its first stage has no enable, its ready meets only the FIFO's read pointer), the strip
-//!   through a register slice (`host_reg`), so that its first-beat logic starts at flops.
+//!   the checksum unit, the VLAN strip, RSS), each through a register slice; the checksum unit,
+//!   the strip and RSS skip the records of dropped frames. The parser reports what they need
+//!   ready-made (the claims, the checksum ranges, the addresses' sum: rule 12).
+//! - After the frame buffer a register slice (`buf_reg`), then a buffered fork
+//!   ([`stream_fork_buffered`]); rx_csum reads its FIFO directly, the strip through a register
+//!   slice (`host_reg`).
 //! - The record assembly takes the pending record, the checksum result and the RSS result
-//!   through register slices (`pend_q`, `csum_res_q`, `rss_res_q`), so `emit` neither starts at
-//!   a LUT-RAM read nor reaches a unit's pop logic.
-//!
-//! The frame buffer is store-and-forward (drops are known at the frame's end), so a frame leaves
-//! after its last beat arrived; the parse result is known by then, which is what lets
-//! `rx_csum` and the VLAN strip work from offsets known at the frame's first beat.
+//!   through register slices (`pend_q`, `csum_res_q`, `rss_res_q`).
 //!
 //! - Ports: `s_axis_*` (wire frames with FCS), `m_axis_*` (delivered frames),
 //!   `m_axis_meta_tdata/_tvalid/_tready` ([`rx_meta`]), `cfg_we/_addr/_wdata` (RSS key,
@@ -50,18 +41,11 @@
 //!   dropped frame, from the buffer), `stat_rx_<name>` (64-bit counters, [`RX_STATS`]; a
 //!   record's events are registered and show in the counters 2 cycles after it is emitted).
 //! - Latency: store-and-forward, plus the parse and checksum pipelines.
-//! - Throughput: measured at the ideal beats per frame for every size from 60 to 9000 bytes at
-//!   64 and 512 bits, back to back (`cargo xtask bench-pipeline`, `results/PIPELINE.md`).
-//! - Cost and Fmax, nic64 on ECP5-85k, round by round in `results/AREA-paths.md` (`cargo
-//!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_rx --out <file>`):
-//!   about 21,350 LUT4, 17,650 FF, 406 LUT-RAM slices, 18 DP16KD. The 156.25 MHz preset clock
-//!   is met on the RTL of dd337e7 and 22f5f9f (`results/AREA-v29.md`, `AREA-v30.md`): median
-//!   158.2 MHz (151.8 / 161.5 / 158.2), seed 1 short by 0.19 ns in RSS's input type decode.
-//!   Before the VLAN strip's output became a register slice (its take one LUT of flops), its
-//!   input handshake into its decode flops was every seed's worst (148.4 median, `AREA-v28.md`). The median moves with
-//!   small netlist changes by a few percent (153.9 on `AREA-v25.md`). Lists per seed:
-//!   `target/bench-area/nic64/eth_rx_d64/sta_seed<N>.md` (`cargo xtask sta`).
-//! - Golden model: `nicgen_model::rx::rx_frame`; test: `generators/nicgen/tests/eth_rx.rs`.
+//! - Throughput: the ideal beats per frame for every size from 60 to 9000 bytes at 64 and 512
+//!   bits, back to back (results/PIPELINE.md).
+//! - Cost: the blocks above plus their queues and slices; LUT/FF/Fmax of the whole path:
+//!   results/AREA-paths.md, row `eth_rx` (per block: results/AREA.md, the `rx` rows).
+//! - Golden model: `nicgen_model::rx::rx_frame`; test: `testbench/tests/eth/eth_rx.rs`.
 
 use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, view_layout, Fields, HdrParseCfg, View};

@@ -6,49 +6,34 @@
 //!                        +-> delay FIFO -> slice ------------+-> tx_csum -> FIFO -> slice -> stream_insert (802.1Q) -> FIFO -> skid -> reg -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
-//! The small LUT-RAM FIFOs after `tx_csum` and after the VLAN insert give each block a ready
-//! that is a flop of the FIFO's own (`!full`, which the reader's ready does not reach), so no
-//! block's ready reaches the registers of the block before it within a cycle; a register
-//! after each gives the next block its beats from flops: before the insert a register slice
-//! (its ready a flop, so the insert's first-beat state stays out of the FIFO's read logic),
-//! before the FCS append a forward register behind a skid buffer (which keeps the append's
-//! advance out of the FIFO's logic).
-//! Register slices (data,
-//! valid and ready from flops) sit on the parse record (`parse_q`), on both queue inputs beside
-//! the dispatch (`csum_req_in_q`, `vlan_cmd_in_q`: the two queues are far apart) and on both
-//! queue outputs (`csum_req`, `vlan_cmd`), so that no LUT-RAM read or far queue's `full` feeds
-//! decision logic in the same cycle; a register slice follows the delay FIFO.
-//! The parser reports the checksum ranges and the addresses' sum, so the dispatch only routes
-//! fields.
-//!
 //! Per frame the host gives a command on `s_axis_cmd` (record [`TX_CMD`]: the mlx5 `cs_flags`
 //! L3/L4 bits and an optional VLAN tag to insert). The parser finds the headers while the frame
 //! waits in a delay FIFO (block RAM) that holds a whole frame, since the parse record comes at
-//! the frame's last beat; `tx_csum` writes the IPv4 header
-//! checksum (for a well-formed IPv4 header, when asked) and the TCP/UDP checksum (for a
-//! well-formed TCP/UDP header outside a fragment, when asked); the tag goes in after the MAC
-//! addresses; frames are padded to 60 bytes and get their FCS.
+//! the frame's last beat; `tx_csum` writes the IPv4 header checksum (for a well-formed IPv4
+//! header, when asked) and the TCP/UDP checksum (for a well-formed TCP/UDP header outside a
+//! fragment, when asked); the tag goes in after the MAC addresses; frames are padded to 60 bytes
+//! and get their FCS. The parser reports the checksum ranges and the addresses' sum, so the
+//! dispatch only routes fields.
+//!
+//! The small LUT-RAM FIFOs after `tx_csum` and after the VLAN insert give each block a ready
+//! that is a flop of the FIFO's own, so no block's ready reaches the registers of the block
+//! before it within a cycle; a register after each gives the next block its beats from flops
+//! (before the insert a register slice, before the FCS append a forward register behind a skid
+//! buffer). Register slices sit on the parse record (`parse_q`), on both queue inputs beside the
+//! dispatch (`csum_req_in_q`, `vlan_cmd_in_q`) and on both queue outputs (`csum_req`,
+//! `vlan_cmd`), and after the delay FIFO (docs/TIMING.md, rules 1 and 2).
 //!
 //! - Ports: `s_axis_*`, `s_axis_cmd_tdata/_tvalid/_tready`, `m_axis_*` (wire, FCS included).
 //! - Latency: store-and-forward in `tx_csum`, plus the parse and FCS pipelines.
-//! - Throughput (`cargo xtask bench-pipeline`, `results/PIPELINE.md`): back to back, every
-//!   frame costs its ideal `ceil((max(len, 60) + 4) / W)` beats at 64 and 512 bits, at every
-//!   size from 60 to 9000 bytes (one cycle per 60-byte frame at 512 bits), also with VLAN tags
-//!   (`len + 4`). This needs a VLAN command queue as deep as the frames in flight between
-//!   dispatch and the insert ([`TxCfg::vlan_cmd_depth`]).
-//! - Cost and Fmax, nic64 on ECP5-85k, round by round in `results/AREA-paths.md` (`cargo
-//!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_tx --out <file>`):
-//!   about 12,550 LUT4, 9,370 FF, 217 LUT-RAM slices, 36 DP16KD; the 156.25 MHz preset clock
-//!   is met: median 163.8 MHz over seeds 1-3 (163.8 / 154.8 / 165.9, seed 2 short by 0.06 ns)
-//!   on the RTL of 22f5f9f, `results/AREA-v30.md` (the same netlist as `AREA-v28.md`'s). With
-//!   the VLAN insert's output a register slice instead of a register (`AREA-v29.md`), it
-//!   missed by 0.22 ns on seed 2, from the insert's lane decodes into the slice's skid
-//!   register (151.1). Earlier rounds sat a few endpoints either side of the clock (162.2 on
-//!   `AREA-v24.md`, 151.9 on `AREA-v27.md` with `tx_csum` unchanged), so a small netlist
-//!   change can move it by a few percent. Lists per seed: `target/bench-area/nic64/eth_tx_d64/sta_seed<N>.md`
-//!   (`cargo xtask sta`).
-//! - Golden model: `nicgen_model::tx::tx_frame`; test: `generators/nicgen/tests/eth_tx.rs`
-//!   (also the back-to-back cycle counts).
+//! - Throughput: back to back, every frame costs its ideal `ceil((max(len, 60) + 4) / W)` beats
+//!   at 64 and 512 bits, at every size from 60 to 9000 bytes (one cycle per 60-byte frame at 512
+//!   bits), also with VLAN tags (`len + 4`) (results/PIPELINE.md). This needs a VLAN command
+//!   queue as deep as the frames in flight between dispatch and the insert
+//!   ([`TxCfg::vlan_cmd_depth`]).
+//! - Cost: the blocks above plus their queues and slices; LUT/FF/Fmax of the whole path:
+//!   results/AREA-paths.md, row `eth_tx` (per block: results/AREA.md, the `tx` rows).
+//! - Golden model: `nicgen_model::tx::tx_frame`; test: `testbench/tests/eth/eth_tx.rs` (also the
+//!   back-to-back cycle counts).
 
 use super::eth_fcs_append::{eth_fcs_append, FcsAppendCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, view_layout, HdrParseCfg, CSUM_RECORD};

@@ -16,39 +16,34 @@
 //! reports it and Linux counts it (CHECKSUM_UNNECESSARY covers it); the field is picked from the
 //! stream at `l4_off + 6`, a stage behind the sums (its offsets are added to a register).
 //!
-//! Timing structure (the 64-bit preset targets 156.25 MHz on ECP5, where a net costs about as
-//! much as a LUT, so every register-to-register path is kept to a few levels):
+//! Internals (docs/TIMING.md, rules 8, 9 and 10):
 //! - requests wait in a two-entry queue, so `s_axis_req_tready` is a flop; a request is taken
 //!   with its frame's first beat, so the frame end moves none of the request logic;
 //! - the pipeline never stalls: results go into a 16-entry FIFO, and beats are taken only while
-//!   every frame taken has a place there (`owed`), so no enable fans out to the data registers;
+//!   every frame taken has a place there (`owed`);
 //! - stage A registers the taken request as it is, and the accepted beats reach it through
 //!   one more stage (I), so the accept logic drives a few flip-flops rather than every mask
-//!   and adder, and the trackers load the cycle before a frame's first beat;
+//!   and adder;
 //! - each byte mask is tracked from beat to beat and registered
 //!   ([`super::byte_pos::ge_mask_tracked`]) instead of compared against a byte offset;
-//! - the request carries the addresses' sum (`ip_sum`, made by the header parser), not the
-//!   addresses; the pseudo-header sum is two stages from it
-//!   ([`crate::csum::pseudo::pseudo_from_address_sum`]) and queued; a frame's sums are queued
-//!   too, and the two queues are joined in order, so no frame length is too short for it;
+//! - the request carries the addresses' sum (`ip_sum`, made by the header parser); the
+//!   pseudo-header sum is two stages from it ([`crate::csum::pseudo::pseudo_from_address_sum`])
+//!   and queued; a frame's sums are queued too, and the two queues are joined in order, so no
+//!   frame length is too short for it;
 //! - the verdict is two stages: the L4 sum's three operands go through a carry-save layer into
 //!   one carry chain, and "folds to 0xFFFF" is a compare on the unfolded sum.
 //!
 //! - Ports: `s_axis_*` (data, keep, valid, ready, last), `s_axis_req_tdata/_tvalid/_tready`,
 //!   `m_axis_res_tdata/_tvalid/_tready` (record [`RX_CSUM_RES`], one per frame, in order).
 //! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 10` cycles after the last beat.
-//!   Throughput: 1 beat/cycle, no bubble between frames (a request is taken with its frame's
-//!   first beat, one cycle after it entered the queue); input stalls only while 15 results
+//! - Throughput: 1 beat/cycle, no bubble between frames (a request is taken with its frame's
+//!   first beat, one cycle after it entered the queue); the input stalls only while 15 results
 //!   are owed.
-//! - Cost and Fmax per preset: `results/AREA.md` (`cargo xtask bench-area`); nic64 on ECP5-85k
-//!   on 6e7dcfb (`cargo xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks
-//!   rx_csum --out results/AREA-rx_csum.md`): 1,584 LUT4, 954 FF, 47 LUT-RAM slices, 167.1 /
-//!   172.4 / 171.2 MHz (median 171.2). (2,636 LUT4 / 1,376 FF when the request carried both
-//!   addresses, before the parser reported their sum.) On f8df81a (`results/AREA.md`): 1,614
-//!   LUT4, 988 FF, 47 LUT-RAM slices, 195.4 / 202.1 / 198.8 MHz (median 198.8); nic512
-//!   (`results/AREA-nic512.md`, seed 1): 6,145 LUT4, 2,982 FF, 121.1 MHz.
+//! - Cost: two frame sums, the mask trackers, a two-entry request queue, the pseudo-header and
+//!   sums queues and a 16-entry result FIFO; LUT/FF/Fmax per preset: results/AREA.md, row
+//!   `rx_csum`.
 //! - Golden model: `nicgen_model::checksum` (sums, pseudo-headers); test:
-//!   `testbench/tb/tests/rx_csum.rs`.
+//!   `testbench/tests/eth/rx_csum.rs`.
 
 use super::byte_pos::{
     eq_mask_tracked_with, ge_bound_flags, ge_bound_flags_plus, ge_mask_tracked_with, Take,

@@ -18,58 +18,38 @@
 //! nothing (or is not IPv4 / TCP / UDP) leaves unchanged. The requester clears `do_l4` for
 //! fragments and malformed headers.
 //!
-//! - Ports: `s_axis_*`, `s_axis_req_tdata/_tvalid/_tready` (`_tready` from a flop: the
-//!   request goes through a skid register, so the take decision, which depends on `room` and
-//!   the frame's beat, never reaches the requester's register enables), `m_axis_*`.
+//! Internals (docs/TIMING.md, rules 7, 8, 9 and 10): the sum pipeline never stalls (`owed`
+//! reserves a result-queue place per frame taken); stage A registers the accepted beat and
+//! request; every byte mask, on both sides, is tracked from beat to beat
+//! ([`super::byte_pos::ge_mask_tracked`]), and stage B registers the beat with its two masks
+//! before the first adder; the pseudo-header sum is two stages from the request's `ip_sum`
+//! ([`crate::csum::pseudo::pseudo_from_address_sum`]) and queued, and joined in order with the
+//! frame's queued sums; the L4 checksum takes a carry-save layer and two single-chain stages,
+//! and is queued folded but not complemented (the output side complements it and applies the
+//! UDP rule, so no compare sits in front of the queue's LUT RAM); the frame buffer's output goes
+//! through a register slice (`frame_reg`, [`crate::stream::beat_reg_slice`]) before the output
+//! side, so neither the bank select nor the output side's ready reaches across the block-RAM
+//! routing within a cycle. The slice adds no latency: a frame's first beat waits there for its
+//! result.
+//!
+//! - Ports: `s_axis_*`, `s_axis_req_tdata/_tvalid/_tready` (`_tready` from a flop: the request
+//!   goes through a skid register, so the take decision never reaches the requester's register
+//!   enables), `m_axis_*`.
 //! - Latency: store-and-forward: a frame's first beat leaves [`latency`] =
 //!   `max(1, ceil(log2(W/2) / levels_per_stage)) + 12` cycles after its last beat entered (`W`
 //!   bytes per beat; 14 at 64 bits with 1 level per stage, 15 at 512 bits with 2): stages A
 //!   and B, the sums with their accumulate and fold stages, the sums queue and its join with
 //!   the pseudo-header queue, three checksum stages, 2 cycles in the result queue, 1 in its
 //!   output register, 1 to load the result on the output side.
-//! - Throughput (measured in the test): 1 beat/cycle in and out for back-to-back frames of
-//!   equal beat counts, one-beat frames included (a request is taken, and a result popped, in
-//!   the cycle the previous frame's last beat moves); a frame cannot leave before its own last
-//!   beat arrived, so a longer frame after a shorter one waits.
-//! - Timing structure (as in `rx_csum`, for 156.25 MHz on ECP5 at 64 bits): the sum pipeline
-//!   never stalls (`owed` reserves a result-queue place per frame taken); stage A registers the
-//!   accepted beat and request; every byte mask, on both sides, is tracked from beat to beat
-//!   ([`super::byte_pos::ge_mask_tracked`]) rather than compared with a byte offset, and stage
-//!   B registers the beat with its two masks (each an AND of up to nine flops) before the
-//!   first adder; the pseudo-header sum is two stages from the request's `ip_sum` (the
-//!   parser's sum of the addresses, [`crate::csum::pseudo::pseudo_from_address_sum`]) and
-//!   queued, and joined in order with the frame's queued sums; the L4 checksum takes a
-//!   carry-save layer and two single-chain stages, and is queued folded but not complemented
-//!   (the output side complements it and applies the UDP 0 -> 0xFFFF rule, so no compare sits
-//!   in front of the queue's LUT RAM); the frame buffer's output goes through a register slice
-//!   (`frame_reg`, [`crate::stream::beat_reg_slice`]: data, valid and ready from flops) before
-//!   the output side, so neither the bank select
-//!   after the RAMs' output registers nor the output side's ready (`have_result`,
-//!   `m_axis_tready`) reaches across the block-RAM routing within a cycle. The slice does not
-//!   add latency: a frame's first beat waits there for its result. ECP5-85k, nic64, `cargo
-//!   xtask bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks tx_csum`: 168.2 /
-//!   163.9 / 154.3 MHz (median 163.9, with each field position one adder from its offset;
-//!   157.4 with two adders in series, 154.6 before stage B, the slice and the moved UDP
-//!   rule), 3,672 LUT4, 2,945 FF, 18 DP16KD; re-measured on db40b98 (`git show 1020f82:results/AREA.md`):
-//!   161.7 / 167.3 / 170.6 (median 167.3), 3,631 LUT4. With the request skid (positions added
-//!   before it) and one output tracker per field (`cargo xtask bench-area --presets nic64
-//!   --seeds 1,2,3 --only ecp5 --blocks tx_csum --out results/AREA-txcsum.md`): 175.8 / 160.2
-//!   / 175.1 (median 175.1), 3,089 LUT4, 2,161 FF; the request's ready, now a flop, was not
-//!   timed here (a port), only inside `eth_tx`. There the pseudo-header sum's IPv6 flag, then
-//!   decoded from the registered `l3` (one LUT with 2-2.6 ns routes on both sides), became
-//!   the worst path; it is now decoded before stage A (`is_v6_a`). Whole `eth_tx` (`cargo xtask
-//!   bench-area --presets nic64 --seeds 1,2,3 --only ecp5 --blocks eth_tx --out
-//!   results/AREA-tx-v6.md`): 134.4 / 146.6 / 142.1 MHz (median 142.1; 136.3 without these
-//!   changes, `results/AREA-int2.md`). On f8df81a (`results/AREA.md`): 2,872 LUT4, 1,794 FF,
-//!   18 DP16KD, 189.4 / 185.7 / 175.2 MHz (median 185.7); nic512 (`results/AREA-nic512.md`,
-//!   seed 1): 11,892 LUT4, 5,188 FF, 124.5 MHz.
+//! - Throughput: 1 beat/cycle in and out for back-to-back frames of equal beat counts, one-beat
+//!   frames included (a request is taken, and a result popped, in the cycle the previous frame's
+//!   last beat moves); a frame cannot leave before its own last beat arrived, so a longer frame
+//!   after a shorter one waits.
 //! - Cost: the frame buffer (`buffer_beats` x (data + keep + 1), block RAM) and its output
-//!   register, a request skid register (the request's width), a 16-entry result
-//!   queue, two frame sums, 9 mask trackers (7 on the input side; on the output side one per
-//!   field, a one-hot of the field's first byte, whose shift by a byte gives its second);
-//!   LUT/FF/Fmax per preset in `results/AREA.md` (`cargo xtask bench-area`).
+//!   slice, a request skid register, a 16-entry result queue, two frame sums, 9 mask trackers;
+//!   LUT/FF/Fmax per preset: results/AREA.md, row `tx_csum`.
 //! - Golden model: `nicgen_model::tx` (checksum insertion on bytes); test:
-//!   `testbench/tb/tests/tx_csum.rs`.
+//!   `testbench/tests/eth/tx_csum.rs`.
 
 use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked, Take};
 use crate::csum::frame_sum::{

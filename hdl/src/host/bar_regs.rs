@@ -1,7 +1,8 @@
 //! `bar_regs`: the BAR 0 register file and address decoder, built from the register map
-//! ([`regmap::BLOCKS`]) at elaboration (DESIGN.md decision 4). Nothing here lists registers:
-//! every register of every block is decoded according to its [`Access`], so a register added to
-//! the map gets its ports, its read-mux arm and its write decode with no change to this file.
+//! ([`regmap::BLOCKS`]) at elaboration (docs/DESIGN.md, decision 4). Nothing here lists
+//! registers: every register of every block is decoded according to its [`Access`], so a
+//! register added to the map gets its ports, its read-mux arm and its write decode with no
+//! change to this file.
 //!
 //! - API: [`bar_regs`]`(&`[`BarCfg`]`)` builds module `bar_regs`. [`BarCfg`] carries the values of
 //!   the `Ro` registers known at elaboration (`"block.REG"`, one `u32` per element);
@@ -44,15 +45,10 @@
 //!   reset.
 //! - Cost: per `Rw` element 33 FFs, per `Ro64` register a 32-bit shadow, per `Wo` register one
 //!   strobe FF, ~110 FFs of channel state; LUTs are mostly the read mux (one `case` per block
-//!   over its readable dwords, then an AND-OR over blocks). The map of this commit with the
-//!   `nic64` id constants (15 `Rw` elements, 16 `Ro64`, 9 `Wo`, 74 readable dwords), Yosys 0.23
-//!   `yosys -p "read_verilog bar_regs.v; synth_xilinx -top bar_regs -noiopad; stat"`:
-//!   **875 LUTs** (637 LUT6, 169 MUXF7, 36 MUXF8), **1157 FFs** (the RTL has 1126 register
-//!   bits: 512 `Ro64` shadows, 495 `Rw` registers and pulses, 9 strobes, 110 channel state),
-//!   1 CARRY4, no RAM.
+//!   over its readable dwords, then an AND-OR over blocks); no row in results/AREA.md.
 //! - Golden model: `nicgen_model::regfile::RegFile` (transactions in, responses, read data and
 //!   effects out); tests: the unit tests below (ports = the map, bad configs) and
-//!   `testbench/tb/tests/bar_regs.rs` (every register and unmapped addresses under random
+//!   `testbench/tests/host/bar_regs.rs` (every register and unmapped addresses under random
 //!   timing on all five channels, against the model; Icarus replay; `verilator -Wall`).
 
 use super::regmap::{self, Access, Block, Reg};

@@ -31,10 +31,9 @@
 //! - Latency: a CQE write request leaves 2 cycles after its completion is taken; the EQE request
 //!   follows the CQE's last beat by 2 cycles. Throughput: one CQE per `64 / (W/8) + 2` cycles
 //!   (a CQE per 10 cycles at 64 bits, per 3 at 512 bits), plus as much for each EQE.
-//! - Cost (`yosys synth_xilinx`, 64 bits, 64 CQs, 8 EQs): about 2,120 LUT, 2,070 FF, 39 RAM64M +
-//!   8 RAM32M (the CQ contexts and the arm queue); the EQ registers (about 200 bits per EQ) are
-//!   most of the flip-flops.
-//! - Golden model: `nicgen_model::cq::CqModel`; test: `testbench/tb/tests/cq_engine.rs`.
+//! - Cost: the CQ contexts and the arm queue in LUT RAM; the EQ registers (about 200 bits per
+//!   EQ) are most of the flip-flops; no row in results/AREA.md.
+//! - Golden model: `nicgen_model::cq::CqModel`; test: `testbench/tests/host/cq_engine.rs`.
 
 use super::desc;
 use super::kv;

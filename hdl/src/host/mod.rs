@@ -1,5 +1,5 @@
 //! The host side of the NIC: the BAR register interface, DMA, queues, doorbells, completions
-//! and events (mlx5 descriptor formats, `../shared/reference/wire-formats.md` §4).
+//! and events (mlx5 descriptor formats, `docs/wire-formats.md` §4).
 //!
 //! ## The BAR port (register space)
 //!

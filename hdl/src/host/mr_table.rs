@@ -5,9 +5,11 @@
 //!   per cycle (the BAR's MR.COMMIT); per reader `r`: `rd<r>_lkey` in, `rd<r>_valid`,
 //!   `rd<r>_base`, `rd<r>_len` out (same cycle). An lkey at or above the table size reads
 //!   invalid.
-//! - Latency: a written entry is visible the next cycle. Cost: `mrs` x 128 bits of LUT RAM per
-//!   reader (read ports are copies), `mrs` valid flip-flops (reset to invalid).
-//! - Golden model: `nicgen_model::sq::Mr` checks; test: `testbench/host/tests/sq_engine.rs`.
+//! - Latency: a written entry is visible the next cycle. Throughput: one write per cycle, one
+//!   lookup per reader per cycle.
+//! - Cost: `mrs` x 128 bits of LUT RAM per reader (read ports are copies), `mrs` valid
+//!   flip-flops (reset to invalid); no row in results/AREA.md.
+//! - Golden model: `nicgen_model::sq::Mr` checks; test: `testbench/tests/host/sq_engine.rs`.
 
 use nicgen_edsl::prelude::*;
 

@@ -2,16 +2,17 @@
 //! layouts the NIC and the driver exchange in host memory, and the numbered constants (opcodes,
 //! flags, syndromes).
 //!
-//! From it come (DESIGN.md decision 4): the HDL address decoder (`crate::host::bar_regs`, at
-//! elaboration), the driver's constants (`sw-driver/src/regs.rs`) and the register document
-//! (`docs/REGISTERS.md`); the last two are committed and rendered by `nicgen regmap --write`, and
-//! a test fails, naming that command, when either is stale.
+//! From it come (docs/DESIGN.md, decision 4): the HDL address decoder
+//! (`crate::host::bar_regs`, at elaboration), the driver's constants (`sw-driver/src/regs.rs`)
+//! and the register document (`docs/REGISTERS.md`); the last two are committed and rendered by
+//! `nicgen regmap --write`, and a test (`testbench/system/regmap.rs`) fails, naming that
+//! command, when either is stale.
 //!
 //! Register values are little-endian numbers on the 32-bit BAR. Descriptors (WQE segments, CQEs,
 //! EQEs, doorbell records) and the doorbell payloads written to the UAR page are mlx5's:
-//! big-endian fields at fixed byte offsets (`../shared/reference/wire-formats.md` §4). The
-//! control plane (queue creation, memory regions, RSS) is nicgen's own small register set
-//! instead of the mlx5 command interface (wire-formats §4.9 "the alternative").
+//! big-endian fields at fixed byte offsets (`docs/wire-formats.md` §4). The control plane
+//! (queue creation, memory regions, RSS) is nicgen's own small register set instead of the
+//! mlx5 command interface (`docs/wire-formats.md` §4.9, "the alternative").
 
 /// How the host may access a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -29,10 +29,10 @@
 //! - Throughput: one frame at a time (receive, WQE fetch, scatter, completion); the frame
 //!   buffer holds one frame of `max_frame` bytes. Latency: a doorbell-record read when the
 //!   cached producer counter is used up, one WQE read, then the writes.
-//! - Cost (`yosys synth_xilinx`, 64 bits, 16 RQs, 16 MRs, 9022-byte frames): about 1,900 LUT,
-//!   2,750 FF (2,048 of them the WQE register), 33 RAM32M (the RQ contexts), 4 RAMB36 (the
-//!   frame buffer).
-//! - Golden model: `nicgen_model::rq`; test: `testbench/host/tests/rq_engine.rs`.
+//! - Cost: the WQE register (most of the flip-flops), the RQ contexts in LUT RAM, the frame
+//!   buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE figures:
+//!   results/HOST.md).
+//! - Golden model: `nicgen_model::rq`; test: `testbench/tests/host/rq_engine.rs`.
 
 use super::cq_engine::CMPL;
 use super::qctx::{sweep, QcmdPort};

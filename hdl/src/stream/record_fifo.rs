@@ -1,13 +1,13 @@
 //! `record_fifo`: a small FIFO for record streams (`tdata/tvalid/tready`, one item per
 //! transfer, no `tkeep`/`tlast`): per-frame requests and results waiting beside the data.
 //!
-//! - Ports: `s_axis_tdata/_tvalid/_tready`, `m_axis_tdata/_tvalid/_tready`.
-//! - Latency 1 cycle (write to `m_axis_tvalid`); throughput 1 item/cycle; `s_axis_tready`
-//!   and `m_axis_tvalid` are flops (`!full`, `!empty`, exact).
-//! - Cost: `depth x width` bits of LUTRAM (combinational read; written whenever not full, so
-//!   its write enable is the `full` flop), two pointers and an occupancy count of
-//!   `log2(depth) + 1` bits, two flag flops.
-//! - Golden model: identity on items; test: `testbench/tb/tests/record_fifo.rs`.
+//! - Ports: `s_axis_tdata/_tvalid/_tready`, `m_axis_tdata/_tvalid/_tready`. `s_axis_tready`
+//!   and `m_axis_tvalid` are flops (`!full`, `!empty`, exact; docs/TIMING.md, rule 1); the LUT
+//!   RAM is written whenever the FIFO is not full (rule 6).
+//! - Latency 1 cycle (write to `m_axis_tvalid`). Throughput 1 item/cycle.
+//! - Cost: `depth x width` bits of LUT RAM, two pointers and a count of `log2(depth) + 1` bits,
+//!   two flag flops; no row of its own in results/AREA.md (part of the blocks that use it).
+//! - Golden model: identity on items; test: `testbench/tests/stream/record_fifo.rs`.
 
 use nicgen_edsl::prelude::*;
 

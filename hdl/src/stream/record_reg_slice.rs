@@ -3,23 +3,20 @@
 //! is not a stream width (parse records, commands, requests between the blocks of `eth_rx` and
 //! `eth_tx`).
 //!
-//! - Cuts both directions: `valid`, `data` and the upstream ready all come from flops (a
-//!   forward register with a skid register behind its ready, SpinalHDL's
-//!   `m2sPipe().s2mPipe()`).
-//! - Latency 1 cycle; throughput 1 record/cycle.
-//! - Cost: two data registers (output and skid), four control flops (the output's valid and
-//!   its complement for the data registers' enable, the skid's valid and its complement for
-//!   the upstream ready), a 2:1 mux on the data.
-//! - [`record_reg_slice_wide`]: the same for records of hundreds of bits, with its two data
-//!   registers in two halves, each half's clock enables and skid select driven by a copy of the
-//!   control flops of its own (made so that synthesis does not merge them). On ECP5 a 490-bit
-//!   slice's one load net, spread over the whole record, took 6.7 ns of routing on its own.
-//!   Cost over the plain slice: one flop and one LUT (the second half's valid and load).
-//! - [`beat_reg_slice`]: the plain slice on a stream beat (`data`, `keep`, `last`), its fields
-//!   cut back out of the registered record; [`stream_reg_slice`] takes a stream and sets its
-//!   ready, [`BeatReg::drive`] feeds the slice into an instance's input stream.
-//! - Golden model: identity on records; test: `testbench/tb/tests/record_fifo.rs` (identity
-//!   under idle x backpressure, 1 record/cycle without them, both kinds).
+//! - Cuts both directions: `valid`, `data` and the upstream ready all come from flops (a forward
+//!   register with a skid register behind its ready, SpinalHDL's `m2sPipe().s2mPipe()`;
+//!   docs/TIMING.md, rule 2). The data registers' enables read complement copies of the valid
+//!   flops (rule 3).
+//! - [`record_reg_slice_wide`]: the same for records of hundreds of bits, each half of the data
+//!   registers with control flops of its own, so that no enable net spans the whole record
+//!   (rule 4).
+//! - [`beat_reg_slice`]: the plain slice on a stream beat (`data`, `keep`, `last`);
+//!   [`stream_reg_slice`] takes a stream and sets its ready; [`BeatReg::drive`] feeds the slice
+//!   into an instance's input stream.
+//! - Latency 1 cycle. Throughput 1 record/cycle.
+//! - Cost: two data registers (output and skid), four control flops, a 2:1 mux on the data (the
+//!   wide slice: one flop and one LUT more); no row of its own in results/AREA.md.
+//! - Golden model: identity on records; test: `testbench/tests/stream/record_fifo.rs`.
 
 use nicgen_edsl::prelude::*;
 

@@ -23,27 +23,12 @@
 //! work without special cases: a byte that does not exist has keep 0, and a beat is the frame's
 //! last when the next beat's lane 0 would be empty.
 //!
-//! Each lane source is selected by one decode per program and slot over the merged range of
-//! beats that use it, and those decodes are flip-flops: the control state's next value is built
-//! explicitly, and each distinct condition on the state (a lane source, the consume slot, the
-//! first beat, ...) is registered from it. Only the first beat's enable (the command's) and the
-//! keep bits that tell a frame's last beat are combined after the flops. So a lane is a 2- to
-//! 4-input mux whose selects are flops, and the input's ready is one LUT of the slot and
-//! first-beat decodes, the command's valid and the output's room. The room is the output
-//! register's valid and the next block's ready, bypassed by a "no emission" decode flop
-//! ([`OutStage::Register`]), or a register slice's upstream ready, a flop
-//! ([`OutStage::Slice`]). (Before, the state's decode ran 4 LUTs into the lane muxes and
-//! `s_axis_tready`, whose 148 loads in the nic64 RX path made it that path's worst,
-//! `results/AREA-rx-v8.md`.) The next state is built
-//! four times (taken and not the frame's last beat, taken and the frame done, taken with flush
-//! entries to follow, held), and each decode flop loads `take ? (last ? (fin ? f(done) :
-//! f(flush)) : f(more)) : f(held)`: the take (the cycle's latest signal) and the input beat's
-//! `tlast` and `tkeep` (through `fin`) are selects of a mux tree in front of the flop, not
-//! inputs of the decode's cone. The command comes through a register slice of the engine's own, so its valid is a
-//! local flop (figures in the `stream_delete` docs). A lane's data has no zero default (a lane
-//! nothing selects has keep 0), so a two-source lane is a 2:1 mux per bit. The per-lane decodes took
-//! the nic64 RX VLAN strip from 424 to 111 LUT4 and 155.6 to 217.8 MHz on ECP5 (figures and
-//! command in the `stream_delete` module docs).
+//! Every decode of the control state (lane sources, consume slot, first beat) is a flop loaded
+//! from the state's next value, built as taken and as held, with the take, `tlast` and `tkeep`
+//! as mux selects in front of the flop (docs/TIMING.md, rule 10). So a lane is a 2- to 4-input
+//! mux whose selects are flops, and the input's ready is one LUT of those flops, the command's
+//! valid (a register slice of the engine's own, rule 9) and the output stage's room
+//! ([`OutStage`]).
 
 use super::{stream_in, stream_out, StreamCfg};
 use nicgen_edsl::prelude::*;

@@ -13,35 +13,17 @@
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
 //!   the previous beat `P`, the beat before the splice `H` (only when the deleted range spans
 //!   more than a beat, i.e. narrow buses), a 2..4-input mux per output byte lane and the output
-//!   stage the caller picks ([`OutStage`]): a register (`m_axis_tvalid` and the payload are
-//!   flops; the input's ready reads `m_axis_tready`), or a register slice (two beats of flops
-//!   and a 2:1 mux per bit, and the room the input's ready reads is a flop too). The RX path
-//!   uses the slice.
+//!   stage the caller picks ([`OutStage`]): a register, or a register slice, whose room is a
+//!   flop, so the input's take does not read the next block's ready. The RX path uses the slice.
 //! - Latency: an input beat leaves when the next one arrives (or, for the frame's last beat, in
 //!   the following cycle), then 1 cycle in the output stage, with either stage.
 //! - Throughput: 1 input beat/cycle, never stalls the input except for output backpressure; the
 //!   output has a bubble only where beats disappear (the last beat of a frame is flushed in the
 //!   cycle that takes the next frame's first beat, which emits nothing).
-//! - Cost (off 12, n 4, no `tuser`, the nic64/nic512 RX VLAN strip; `cargo xtask bench-area
-//!   --presets nic64,nic512 --seeds 1,2,3 --blocks "rx vlan strip,tx vlan insert" --out
-//!   results/AREA-splice.md`: Debian Yosys `synth_xilinx -noiopad` LUT / FF, ECP5-85k LUT4 and
-//!   median Fmax of seeds 1-3): 64 b: 137 LUT / 172 FF, 194 LUT4, 177.2 MHz (177.2 / 190.5 /
-//!   171.2); 512 b: 624 LUT / 1178 FF, 664 LUT4, 174.9 MHz. With the decodes combinational
-//!   (before 114e1fb) it was 111 LUT4 and 217.8 MHz alone at 64 b, but in the nic64 RX path its
-//!   ready and lane selects were that path's most failing endpoints (30-69 per seed,
-//!   `results/AREA-rx-v8.md`). Registered decodes put the take into their next-state logic;
-//!   the command's valid, from the requester's logic elsewhere, then reached every decode flop
-//!   (`results/AREA-rx-v10.md`: 160.3 MHz alone). Since, the command comes through a register
-//!   slice of the block's own, and each decode flop loads `take ? f(next if taken) : f(next if
-//!   held)`, so the take is one 2:1 mux in front of it. Two beats of flops (`P`, the output
-//!   register; a slice adds one, and the figures above are for the register), the command
-//!   slice, lane muxes and about a dozen decode flops. As the RX path builds it on f8df81a
-//!   (slice; `results/AREA.md`, seeds 1-3, and `results/AREA-nic512.md`, seed 1): 64 b: 138
-//!   LUT / 248 FF, 236 LUT4, 190.9 MHz (190.9 / 217.8 / 184.1); 512 b: 627 LUT / 1,758 FF,
-//!   1,270 LUT4, 176.6 MHz.
+//! - Cost: two or three beats of flops, the command slice, the lane muxes and about a dozen
+//!   decode flops; LUT/FF/Fmax per preset: results/AREA.md, row `rx vlan strip`.
 //! - Golden model: `nicgen_model::stream::delete_bytes`; test:
-//!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable,
-//!   lengths around `off` and `off + n`, zero-bubble count, Icarus replay).
+//!   `testbench/tests/stream/stream_bytes.rs`.
 
 use super::stream_bytes::{plans, splice_body, OutStage, SpliceCfg, SpliceKind};
 use super::StreamCfg;

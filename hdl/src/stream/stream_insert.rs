@@ -12,30 +12,18 @@
 //!   for its command's). The last output beat carries the last input beat's `tuser`.
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
 //!   the previous beat `P`, the inserted bytes, a 2..4-input mux per output byte lane and the
-//!   output stage the caller picks ([`OutStage`]): a register (`m_axis_tvalid` and the payload
-//!   are flops; the input's ready reads `m_axis_tready`), or a register slice (two beats of
-//!   flops and a 2:1 mux per bit, and the room the input's ready reads is a flop too). The TX
-//!   path uses the register.
+//!   output stage the caller picks ([`OutStage`]): a register (the lanes load straight into it),
+//!   or a register slice. The TX path uses the register.
 //! - Latency: 1 cycle (an input beat leaves through the output stage in the next cycle), with
 //!   either stage.
 //! - Throughput: 1 beat/cycle; the input is stalled only for output beats that have no input
 //!   beat of their own: `ceil((len + n) / W) - ceil(len / W)` cycles per enabled frame (at
 //!   64 bits and n = 4: one cycle when the last beat holds more than 4 bytes; at 8 bits: 4).
-//! - Cost (off 12, n 4, no `tuser`, the nic64/nic512 TX VLAN insert; `cargo xtask bench-area
-//!   --presets nic64,nic512 --seeds 1,2,3 --blocks "rx vlan strip,tx vlan insert" --out
-//!   results/AREA-splice.md`: Debian Yosys `synth_xilinx -noiopad` LUT / FF, ECP5-85k LUT4 and
-//!   median Fmax of seeds 1-3): 64 b: 164 LUT / 231 FF, 243 LUT4, 173.9 MHz (192.9 / 172.8 /
-//!   173.9); 512 b: 657 LUT / 698 FF, 747 LUT4, 178.2 MHz (with combinational decodes, before
-//!   114e1fb: 161 LUT4 / 191.9 MHz and 872 LUT4 / 173.3 MHz; with registered decodes and the
-//!   command straight from the port: 181 LUT4 / 173.6 MHz and 693 LUT4 / 193.5 MHz). The
-//!   command's register slice holds its 33 bits twice. Only the top `n` lanes of `P` are flops.
-//!   These figures are for the output register (a slice adds a beat of flops and a 2:1 mux
-//!   per output bit). As the TX path builds it on f8df81a (register; `results/AREA.md`, seeds
-//!   1-3, and `results/AREA-nic512.md`, seed 1): 64 b: 168 LUT / 233 FF, 265 LUT4, 190.8 MHz
-//!   (184.8 / 190.8 / 197.9); 512 b: 662 LUT / 700 FF, 726 LUT4, 177.0 MHz.
+//! - Cost: a beat of output flops, the top `n` lanes of `P`, the command slice (its bits twice),
+//!   the lane muxes and about a dozen decode flops; LUT/FF/Fmax per preset: results/AREA.md, row
+//!   `tx vlan insert`.
 //! - Golden model: `nicgen_model::stream::insert_bytes`; test:
-//!   `testbench/tb/tests/stream_bytes.rs` (width x idle x backpressure, random per-frame enable
-//!   and bytes, lengths around `off`, stall count, Icarus replay).
+//!   `testbench/tests/stream/stream_bytes.rs`.
 
 use super::stream_bytes::{plans, splice_body, OutStage, SpliceCfg, SpliceKind};
 use super::StreamCfg;

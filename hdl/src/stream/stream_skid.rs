@@ -1,19 +1,17 @@
 //! `stream_skid`: skid buffer (SpinalHDL's `s2mPipe`).
 //!
-//! Cuts the backward path: `s_axis_tready` comes from a flip-flop. When the sink stalls, the
-//! beat accepted in that cycle parks in the skid register and is offered first afterwards; the
-//! forward path stays combinational.
+//! Cuts the backward path: `s_axis_tready` comes from a flip-flop (docs/TIMING.md, rule 1). When
+//! the sink stalls, the beat accepted in that cycle parks in the skid register and is offered
+//! first afterwards; the forward path stays combinational. `s_axis_tready` has a flop of its own
+//! (`skid_free`, the complement of `skid_valid`, which selects and enables every payload bit), so
+//! the source's logic does not start at that wide net (rule 3).
 //!
-//! `s_axis_tready` has a flop of its own (`skid_free`, the complement of `skid_valid`, so that
-//! synthesis keeps both): `skid_valid` selects and enables every payload bit (twice the payload
-//! width in loads), and the placer puts it among them; the ready goes to the source's logic,
-//! which must not start at that net (on the TX path a skid's `skid_valid`, 172 loads, fed
-//! `tx_csum`'s output side with 2.8 ns of routing before its first LUT).
-//!
+//! - Ports: `s_axis_*` in, `m_axis_*` out.
 //! - Latency 0 cycles; throughput 1 beat/cycle.
-//! - Cost: one payload register (the skid) + two reset flops, a 2:1 mux on the payload.
-//!   Put a [`mod@super::stream_fwd_reg`] behind it to cut both directions (2 payload registers).
-//! - Golden model: identity on frames; test: `testbench/tb/tests/stream_blocks.rs`.
+//! - Cost: one payload register (the skid) + two reset flops, a 2:1 mux on the payload; put a
+//!   [`mod@super::stream_fwd_reg`] behind it to cut both directions (2 payload registers); no row
+//!   of its own in results/AREA.md.
+//! - Golden model: identity on frames; test: `testbench/tests/stream/stream_fifo.rs`.
 
 use super::{stream_in, stream_out, StreamCfg};
 use nicgen_edsl::prelude::*;
