@@ -139,8 +139,8 @@ pub fn frame_sum(i: &SumIn, levels_per_stage: u32, prefix: &str) -> SumOut {
 
     // Accumulate a frame without folding. The accumulator is cleared after a frame's last beat
     // (a synchronous reset, off the adder's inputs), so the adder reads two registers: a
-    // "first beat" flop selecting 0 or the accumulator fanned out to every adder bit (68
-    // loads) in front of the carry chain (a nic64 RX seed's miss in `results/AREA-v14.md`).
+    // "first beat" flop selecting 0 or the accumulator would fan out to every adder bit (68
+    // loads) in front of the carry chain.
     let acc_w = beat_sum.width() + 16;
     let acc = reg_init(acc_w, 0u32).enable(adv).named(&n("acc"));
     let total = (acc + beat_sum.zext(acc_w)).named(&n("total"));
@@ -149,9 +149,8 @@ pub fn frame_sum(i: &SumIn, levels_per_stage: u32, prefix: &str) -> SumOut {
     let t = stage(total, adv).named(&n("total_q"));
 
     // Fold: sum the 16-bit chunks, then two end-around carries. The chunks (three at 64 and
-    // 512 bits) go through carry-save layers to two, so the stage holds one carry chain: two
-    // chains in series, 2.4 ns of routing between them, missed 156.25 MHz on a nic64 TX seed
-    // of `results/AREA-v22.md`.
+    // 512 bits) go through carry-save layers to two, so the stage holds one carry chain, not
+    // two in series with a route between them.
     let chunks = acc_w.div_ceil(16);
     let f1w = 16 + clog2(chunks as u64) + 1;
     let parts: Vec<Sig> = (0..chunks)
@@ -185,8 +184,8 @@ pub fn frame_sum(i: &SumIn, levels_per_stage: u32, prefix: &str) -> SumOut {
 /// one AND.
 ///
 /// The two events (`taken`, `given`) are registered before they step the count, so the
-/// accept logic and the output side's ready end at a flop each, not in the count's adder (both
-/// were worst paths of the RX and TX paths, 4 LUTs deep); `room` is computed from the count
+/// accept logic and the output side's ready end at a flop each, not in the count's adder
+/// (docs/TIMING.md, rule 8); `room` is computed from the count
 /// and those two flops, `owed + taken_q - given_q`, which is exactly the count the unregistered
 /// form would hold: the same throughput, no place kept back.
 pub struct Reserve {

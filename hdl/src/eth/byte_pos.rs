@@ -61,8 +61,7 @@ pub fn ge_bound_flags(bound: Sig, bytes: u32) -> Sig {
 
 /// [`ge_bound_flags`] of `base + k`, compared on `base` itself (no adder in front of the
 /// compares), for a bound a constant past a register: equal whenever `base + k` does not wrap
-/// (frame offsets are far below 2^16). `rx_csum`'s `l4_off + 6` through an adder and two
-/// compares in one cycle missed 156.25 MHz on a nic64 RX seed of `results/AREA-v25.md`.
+/// (frame offsets are far below 2^16), so that an adder and two compares are not one cycle.
 pub fn ge_bound_flags_plus(base: Sig, k: u32, bytes: u32) -> Sig {
     let w = base.width() + 1;
     let b = base.zext(w);
@@ -124,8 +123,7 @@ pub fn eq_mask_tracked_with(
 /// copy of it, which synthesis cannot merge), or the same net twice ([`Take::one`]). The
 /// tracker's flags (`== 1`, `== 0`, "here") load on `ctl`, its counter, pattern and mask
 /// (about `W + 17 - log2(W)` loads) on `wide`, so that the flags' next state, a compare of the
-/// counter deep, need not start at a net of 28 loads (in `rx_csum`, 3.4 ns of routing to the
-/// first of them: 156.25 MHz missed on a nic64 RX seed of `results/AREA-v24.md`).
+/// counter deep, need not start at a net of 28 loads (docs/TIMING.md, rule 3).
 #[derive(Clone, Copy)]
 pub struct Take {
     /// For the flags (a few loads).

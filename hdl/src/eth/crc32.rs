@@ -181,9 +181,9 @@ pub fn data_columns(k: usize) -> Vec<u32> {
         cols[8 * q..8 * q + 8].copy_from_slice(&after.cols[..8]);
         after = a.mul(&after);
     }
-    // Cross-check against the bitwise definition before any hardware is built from it.
-    // (rustc 1.95 at opt-level 3 miscompiled an earlier form of this function, which fed
-    // `byte_step(0, 1 << b)` through `Mat32::apply`: every column came out zero.)
+    // Cross-check against the bitwise definition before any hardware is built from it: rustc
+    // 1.95 at opt-level 3 miscompiles a form of this function that feeds `byte_step(0, 1 << b)`
+    // through `Mat32::apply` (every column comes out zero).
     let data: Vec<u8> = (0..k)
         .map(|i| (i as u8).wrapping_mul(0x9D) ^ 0x5B)
         .collect();
@@ -387,10 +387,9 @@ pub fn keep_count(keep: Sig, name: &str) -> Sig {
 
 /// Bytes per data-term partial in [`beat_crc`] on a beat of `bytes` bytes: 16 on wide buses (a
 /// 16-byte partial XORs ~64 bits per output), half the beat up to 8 bytes, so that a 64-bit
-/// beat's data term is two 4-byte partials (one 8-byte partial, 3-4 LUT4 levels deep from the
-/// input behind its keep gating, was the nic64 TX path's worst on every seed of
-/// `results/AREA-tx-v9.md`; stage 2 XORs the two partials into its feedback in the same
-/// number of levels).
+/// beat's data term is two 4-byte partials (one 8-byte partial would be 3-4 LUT4 levels deep
+/// from the input behind its keep gating; stage 2 XORs the two partials into its feedback in
+/// the same number of levels).
 pub fn part_bytes(bytes: u32) -> u32 {
     if bytes <= 8 {
         bytes.div_ceil(2)

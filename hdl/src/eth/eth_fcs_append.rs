@@ -48,10 +48,9 @@ pub struct FcsAppendCfg {
     pub data_bits: u32,
 }
 
-/// Un-advance matrices between pipeline registers in [`eth_fcs_append`]. On ECP5 (LUT4) at 512
-/// bits, 2 reached 111 MHz and 1 reached 145 MHz (then limited by the advance fan-out) for
-/// 427 more LUTs and 3 more stages; at 64 bits 1 is needed for 156.25 MHz (one more stage);
-/// see [`eth_fcs_append_pipelined`].
+/// Un-advance matrices between pipeline registers in [`eth_fcs_append`]: one, because two
+/// 32x32 matrices in series do not fit a cycle of the presets' clocks on ECP5 (LUT4); one
+/// more stage per matrix; see [`eth_fcs_append_pipelined`].
 pub const UNADVANCE_PER_STAGE: u32 = 1;
 
 /// Pipeline registers of the un-advance.
@@ -122,9 +121,8 @@ pub fn eth_fcs_append_pipelined(
         let adv = (adv_out & !carrying).named("advance");
         // The same two enables for the data registers (the CRC, the un-advance, the delay
         // line's payload, the output payload), from complement copies of `out_valid` and
-        // `carrying` that only they read: one advance for all was a net of 605 loads, with the
-        // padder's and the input's control behind it (the nic64 TX path's worst on seeds of
-        // `results/AREA-v15.md` and `AREA-v16.md`).
+        // `carrying` that only they read, so that the padder's and the input's control do not
+        // sit behind one advance net of some 600 loads (docs/TIMING.md, rule 3).
         let out_v_n = reg_init(1, 1u32).enable(adv_out).named("out_valid_n");
         let carrying_n = reg_init(1, 1u32).enable(adv_out).named("carrying_n");
         let adv_out_d = (out_v_n | m.ready()).named("out_advance_data");

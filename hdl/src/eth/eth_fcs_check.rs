@@ -137,8 +137,8 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let len = (cnt + n.zext(cw)).named("frame_len");
 
             // ---- Bytes 12..=17 as they pass (or from this beat when it carries them). The
-            // beat that carries one is a bit of a one-hot beat index over the first beats (a
-            // compare of `byte_cnt` there was the RX path's worst path on a seed).
+            // beat that carries one is a bit of a one-hot beat index over the first beats, not
+            // a compare of `byte_cnt`.
             // The last byte looked at: the inner EtherType's second (below).
             let last_hdr_byte = 17;
             let beats_hdr = last_hdr_byte / w + 1;
@@ -158,7 +158,7 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // data, and the index moves only with `take`: the enable is a flop, not the
             // handshake), else taken from this beat. The compares run on the bus, before the
             // select: from the beat index to a check flag is a mux and an AND (on the stored
-            // bytes, 3 LUTs: the nic64 RX path's worst on one seed, `results/AREA-rx-v10.md`).
+            // bytes it would be 3 LUTs).
             let byte_is = |p: u32, v: u32| -> Sig {
                 let lane = p % w;
                 let here = if p / w == 0 { sof } else { beat_at.bit(p / w) };

@@ -414,9 +414,8 @@ fn fanout_regs(x: Sig, name: &str) -> [Sig; 3] {
 }
 
 /// Bits per part of a record store (at most): each part's read pointer drives about
-/// `STORE_PART_BITS / 2` LUT RAM cells on ECP5 (16 × 4 bits each, two per 4 bits at depth 32).
-/// (At 80 bits, a pointer's 40 cells were 2.4-3.4 ns of routing in front of the checksum
-/// request slice: the nic64 RX path's worst on two seeds of `results/AREA-v15.md`.)
+/// `STORE_PART_BITS / 2` LUT RAM cells on ECP5 (16 × 4 bits each, two per 4 bits at depth 32),
+/// few enough that the pointer sits by its cells (docs/TIMING.md, rule 4).
 const STORE_PART_BITS: u32 = 40;
 
 /// One part of a record store: a LUT RAM holding `width` bits of the record, whose write and
@@ -428,10 +427,10 @@ struct StorePart {
 
 /// A record store written in order at `en`, split into parts of at most [`STORE_PART_BITS`]
 /// bits (a multiple of 4, the width of an ECP5 LUT RAM cell), the first part's pointers
-/// starting at `offset0`, the next ones at `offset0 + 1`, ... A single read pointer drove
-/// every cell of a 305-bit store (about 150 on ECP5: 5 ns of routing); here each part has its
-/// own write and read pointer. The copies start at different values, so that synthesis does
-/// not merge them (they are otherwise the same counter), at no cost.
+/// starting at `offset0`, the next ones at `offset0 + 1`, ... Each part has its own write and
+/// read pointer, so that no address net spans the whole store (docs/TIMING.md, rule 4). The
+/// copies start at different values, so that synthesis does not merge them (they are otherwise
+/// the same counter), at no cost.
 fn store_write(name: &str, word: Sig, en: Sig, depth: u32, offset0: u32) -> Vec<StorePart> {
     let aw = clog2(depth as u64);
     let n = word.width().div_ceil(STORE_PART_BITS);
@@ -716,9 +715,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // ---------------------------------------------------------------- capture
         // The input ready, in two flops: `ready` for the capture's own logic and, holding the
         // complement so that synthesis keeps it apart, `ready_port_n` for `s_axis_tready`, so
-        // that each can sit by its loads (one flop by the views' credit flags and the capture
-        // was 3.6 ns of routing from the upstream FIFO's pop: the nic64 RX path's worst on a
-        // seed of `results/AREA-v14.md`).
+        // that each can sit by its loads (docs/TIMING.md, rule 3).
         let ready = reg_init(1, 1u32).named("ready");
         let ready_port_n = reg_init(1, 0u32).named("ready_port_n");
         s.ready().set(!ready_port_n);
@@ -748,8 +745,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let close = (acc & !past & (last | wsel_last)).named("close");
         // The close, registered for the input credit (at the end). It holds the complement so
         // that synthesis keeps it apart from `v1` (the same close, registered, which drives
-        // the whole of stage 1): merged, the credit's flags sat behind `v1`'s fan-out
-        // (`results/AREA-rx-v12.md`).
+        // the whole of stage 1), and the credit's flags do not sit behind `v1`'s fan-out.
         let close_n_q = reg_init(1, 1u32).named("credit_close_n");
         close_n_q.set(!close);
         let close_q = !close_n_q;
@@ -796,9 +792,8 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let len_sum = off_q.add_wide(nkeep_q.zext(16));
         let frame_len =
             mux(ovf_q | len_sum.msb(), lit(16, 0xFFFFu32), len_sum.trunc(16)).named("frame_len");
-        // The length (and `tuser`) is registered once more before the LUT-RAM write: the adder,
-        // the saturation and the RAM's write data in one cycle missed 156.25 MHz on a nic64 RX
-        // seed of `results/AREA-v14.md`.
+        // The length (and `tuser`) is registered once more before the LUT-RAM write, so that
+        // the adder, the saturation and the RAM's write data are not one cycle.
         let len_push = reg_init(1, 0u32).named("len_push");
         len_push.set(stage(acc & last, "len_push_early"));
         let user_q = s.user().map(|u| stage(u, "user_q"));
@@ -937,7 +932,7 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             .collect();
         // The wide fields go into the output store, in frame order, one cycle later from a
         // register: the tag-count and IPv4/IPv6 picks (three LUTs) and the LUT RAM's write
-        // path do not fit one cycle together (they were the RX path's worst path on a seed).
+        // path do not fit one cycle together.
         // The store is read many stages later, when the record closes.
         // A field is built when some view carries it.
         let wanted = |n: &str| cfg.views.iter().any(|v| v.fields.has(n));
@@ -1069,10 +1064,8 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // is the length byte of word `x` equal to `(j - 2 - x) / 2`. Per word, that compare
             // against a constant is registered from the window a stage earlier (the byte is the
             // same); the select picks it as it picks the word, per group, and the second read
-            // stage ORs the groups: one LUT from registers to the select's flag. (Comparing the
-            // picked length with a per-select target `(j - 2 - m) / 2` put the OR of the groups,
-            // 15 loads, and a 4-bit compare with a register behind it: the nic64 RX path's
-            // worst on every seed of `results/AREA-v27.md`.)
+            // stage ORs the groups: one LUT from registers to the select's flag, instead of a
+            // compare behind the groups' OR (docs/TIMING.md, rule 10).
             let next_range = (!last).then(|| read_range(k + 1, w));
             let pairs = |x: u32| {
                 next_range
@@ -1291,11 +1284,8 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // The length byte again, one copy per carry chain of the compute stage, each in
             // the polarity its chain adds (a subtraction's operand would be inverted by a LUT
             // in front of the chain), none shared with the word's register or with another
-            // chain: from the word's register (whose bits also feed the next header, the ports
-            // and their muxes) the route to the chains was 3.7 ns (the nic64 RX path's worst on
-            // a seed of `results/AREA-v22.md`), and from one complemented copy through one
-            // inverter shared by the three chains, 4 ns (TX, `AREA-v23.md`). Each copy is kept
-            // apart by what it is: the offset's and the compare's are zero where their results
+            // chain, so that each sits by its chain (the word's register also feeds the next
+            // header, the ports and their muxes). Each copy is kept apart by what it is: the offset's and the compare's are zero where their results
             // are not used (the walk does not step past a length; a fragment header has none),
             // and the remainder's is the complement, added to `rem - 7` (`rem8 - len8 = rem7 +
             // !len8`, 18 bits).
@@ -1502,10 +1492,9 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             "code_tail",
         );
         // Whether that code is an `EXT_*` one, and the L4 verdict's share of it, decided
-        // here so that `proto_ok` below is one LUT of five flops (from the code it was 4 LUTs
-        // deep: the nic64 RX path's worst on one seed, `results/AREA-rx-v10.md`). With no
-        // length check failed, an IP frame past `l3_pre_ok` has no IHL or total-length error
-        // either, so the verdict is an `EXT_*` code exactly when this code is.
+        // here so that `proto_ok` below is one LUT of five flops, not a decode of the code.
+        // With no length check failed, an IP frame past `l3_pre_ok` has no IHL or total-length
+        // error either, so the verdict is an `EXT_*` code exactly when this code is.
         let ext_code = is_ip
             & !c.ver_bad
             & (late.eq(malformed::EXT_TRUNC as u64)
@@ -1550,10 +1539,8 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // Where `l3_pre_ok` holds (an IP header with a sane IHL and total length), the IP
         // datagram's end is the farthest of the length thresholds (IPv4: total length >= IHL * 4
         // >= 20; IPv6: 40 + payload length), so the other truncation flags imply `trunc_ip`,
-        // and the verdicts below need only it: one LUT of two flops each (the OR of all six
-        // flags in front of them was 4 LUTs deep, `trunc_opt_fin1` → a record register's reset,
-        // on nic64 RX seeds of `results/AREA-v13.md` and `AREA-v15.md`; registered a stage
-        // earlier, it put 3 LUTs behind the compares' carry chains, `AREA-v16.md`).
+        // and the verdicts below need only it: one LUT of two flops each, rather than the OR
+        // of all six flags.
         let l3_ok = (l3_pre_ok & !trunc_ip).named("l3_ok");
         let l3 = cat(&[l3_ok & v6, l3_ok & v4]);
         let l4 = mux(l3_ok, l4c, lit(2, 0u32));
@@ -1562,8 +1549,8 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let ext_bad = ext_ok & !trunc_ip;
         // ---------------------------------------------------------------- finish 3: claims
         // The record is registered once more, with what the claims need, so that they are
-        // one LUT from flops and the store's write data from flops too (the claims were the
-        // RX dispatch's own logic, 3 LUTs deep between two register slices: its worst path).
+        // one LUT from flops and the store's write data from flops too (docs/TIMING.md,
+        // rule 12).
         let vf2 = reg_init(1, 0u32).named("v_fin2");
         vf2.set(vf1);
         let f = |x: Sig, nm: &str| stage(x, &format!("{nm}_fin2"));
@@ -1668,13 +1655,12 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // Frames closed and not taken from this view, counted from registered copies of
             // the close and the pop, so the count and its flag step from flops only: neither
             // `s_axis_tready` (through `close`) nor the consumer's ready (through the pop)
-            // reaches them, and the input ready is one OR of the views' flags (`s_axis_tready`
-            // → `close` → the count's flags, and `v1` → the flags → `s_axis_tready`, ran 3-4
-            // LUTs and 5-6 ns of routing: `results/AREA-rx-v11.md`, `AREA-tx-v10.md`,
-            // `AREA-rx-v12.md`). The count `C` in cycle t is the true count `N` of cycle t-1;
-            // the flag `<view>_credit_high` is `C >= fifo_depth - 2`; the ready of cycle t+1
-            // is the flags of cycle t (see the module docs for why `N` never exceeds
-            // `fifo_depth`).
+            // reaches them, and the input ready is one OR of the views' flags (docs/TIMING.md,
+            // rule 5). The count `C` in cycle t is the true count `N` of cycle t-1; the flag
+            // `<view>_credit_high` is `C >= fifo_depth - 2`; the ready of cycle t+1 is the flags
+            // of cycle t. So ready in cycle t+1 means `N(t-1) <= fifo_depth - 3`, and at most
+            // three frames close in cycles t-1..t+1: `N` never exceeds `fifo_depth`, and the
+            // stores never overwrite a record not taken.
             let pop_q = reg_init(1, 0u32).named(&format!("{vn}_pop_q"));
             pop_q.set(out);
             let in_flight = reg_init(aw + 1, 0u32).named(&format!("{vn}_in_flight"));

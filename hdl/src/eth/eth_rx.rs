@@ -257,7 +257,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         levels_per_stage: cfg.levels_per_stage,
     })?;
     // A register slice at the output, so the strip's take (91 loads) is one LUT of flops and
-    // does not read the next block's ready (`results/AREA-v28.md` against `AREA-v29.md`).
+    // does not read the next block's ready (docs/TIMING.md, rule 2).
     let strip = stream_delete(&DeleteCfg {
         stream: dcfg,
         off: 12,
@@ -283,9 +283,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // beat already inside the check. Each FIFO's `s_axis_room` is a flop computed from its
         // own pointers, so the input's ready and the check's input decisions start at two
         // flops, and each reader's readiness reaches only its own FIFO's read pointer: no fork
-        // couples the parser and the buffer (through one, the parser's ready ran 4 LUTs into
-        // the FIFO's read side and the buffer's register enables: the RX path's worst paths on
-        // two runs).
+        // couples the parser and the buffer (docs/TIMING.md, rules 8 and 11).
         let u_fcs = instance(&fcs, "u_fcs_check");
         let u_fcs_q = instance(&fcs_q, "u_fcs_q");
         let u_parse_q = instance(&fcs_q, "u_parse_q");
@@ -306,9 +304,8 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         }
 
         // Parse side: a forward register between the FIFO and the parser, so that the parser's
-        // input logic (its frame count on `tlast`, its capture) starts at flops: from the
-        // FIFO's LUT-RAM read, `tlast` ran 4 ns of routing into the parser's ready and its
-        // views' in-flight counters (the RX path's worst paths on a run).
+        // input logic (its frame count on `tlast`, its capture) starts at flops, not at the
+        // FIFO's LUT-RAM read.
         let u_parse_reg = instance(&fcs_reg, "u_parse_reg");
         u_parse_reg.connect_in("s_axis", &u_parse_q.bundle_out("m_axis", &ucfg.spec()));
         let u_parse = instance(&parse, "u_parse");
@@ -316,8 +313,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         // Data side: the frame buffer drops what the MAC check marked bad. A forward register
         // in front of it: its write logic (the frame-size check, `tlast`, `tuser`) starts at
-        // flops, not at the FIFO's LUT-RAM read (through the RAM into that check it was 4
-        // LUTs and 5 ns).
+        // flops, not at the FIFO's LUT-RAM read.
         let u_fcs_reg = instance(&fcs_reg, "u_fcs_reg");
         u_fcs_reg.connect_in("s_axis", &u_fcs_q.bundle_out("m_axis", &ucfg.spec()));
         let u_buf = instance(&buf, "u_frame_buf");
@@ -328,32 +324,26 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let _ = buffered.user().expect("rx stream has tuser").unused();
         // A register after the block RAMs (their output is selected among banks), then
         // a buffered fork: rx_csum and the VLAN strip each read a FIFO of their own, so neither
-        // consumer's ready reaches the other, the register or the buffer's read logic (through
-        // a plain fork they were 5 LUTs into the register's 73 enables and into rx_csum's
-        // request queue). rx_csum reads its FIFO directly: its first stage registers the beat
-        // without an enable and its ready is one LUT of its own flops, so its ready meets only
-        // the FIFO's read pointer (through a forward register it reached that register's 75
-        // enables, 3-4 ns of routing away on every seed of `results/AREA-rx-v8.md`).
-        // That register is a register slice (its upstream ready a flop), so the fork FIFOs'
-        // `full` flops stop at its control flops and enables: through a forward register's
-        // ready they ran on into the frame buffer's read, prefetch count and `can_read` (2-3
-        // LUTs, 6 ns; 0.8 ns short of 156.25 MHz on a nic64 RX seed of `results/AREA-v23.md`).
+        // consumer's ready reaches the other, the register or the buffer's read logic
+        // (docs/TIMING.md, rule 11). rx_csum reads its FIFO directly: its first stage registers
+        // the beat without an enable and its ready is one LUT of its own flops, so its ready
+        // meets only the FIFO's read pointer. That register is a register slice (its upstream
+        // ready a flop), so the fork FIFOs' `full` flops stop at its control flops and enables,
+        // short of the frame buffer's read, prefetch count and `can_read`.
         let buf_reg = stream_reg_slice("buf_reg", &buffered);
         let u_fork_out = instance(&fork_out, "u_fork_out");
         buf_reg.drive(&u_fork_out, "s_axis");
         // The host side's register cuts the ready too (a register slice: valid, data and the
         // upstream ready from flops), so the strip's ready, which it decides from its command
-        // and the beat's position, stops at the slice's enables: through a forward register it
-        // ran on into the fork FIFO's read logic and back to the register's 73 enables (5
-        // LUTs, the RX path's most endpoints missing 156.25 MHz on a run).
+        // and the beat's position, stops at the slice's enables, short of the fork FIFO's read
+        // logic.
         let host = Stream(u_fork_out.bundle_out("m_axis_host", &dcfg.spec()));
         let host_reg = stream_reg_slice("host_reg", &host);
 
         // No dispatch: the parser gives each consumer its own record stream ([`RX_VIEWS`]),
         // with stores, pointers and a valid of its own, so each consumer takes its records when
-        // it is ready and no consumer's ready reaches another's logic (a dispatch that handed
-        // one record to all of them at once gated a 450-bit register slice with the AND of
-        // their readies: the RX path's worst paths, 250 clock enables behind 3 LUTs). Each
+        // it is ready and no consumer's ready reaches another's logic (a dispatch would gate a
+        // 450-bit register slice with the AND of their readies; docs/TIMING.md, rule 11). Each
         // stream goes through a register slice, so that its LUT-RAM read reaches its consumer
         // from flops; the checksum unit, the strip and RSS skip the records of frames the
         // frame buffer drops (`tuser` bit `bad`), a LUT in the handshake.
@@ -442,8 +432,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // slice: `emit` (it decides with the record's `deliver`) pops two result queues and
         // counts, and must not start at the queue's LUT-RAM read.
         // `emit` and the result slices' ready read a copy of the record's `deliver` (the
-        // other gates all ~90 bits of the record: from it, the result slices' handshake was 4
-        // LUTs deep in synthesis).
+        // other gates all ~90 bits of the record; docs/TIMING.md, rule 3).
         let (pend_q, pf, p_deliver, p_deliver_hs) = view_with(V_PEND, "pend_q", true);
         let p_deliver_hs = p_deliver_hs.expect("copied").named("pend_q_deliver_hs");
         let user = pf.get("user");
@@ -482,10 +471,9 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let emit = (p_valid & room & (!p_deliver_hs | (c_valid & r_valid))).named("emit");
         pend_q.ready.set(emit);
         // The result slices' ready written out (it is `emit & p_deliver`), not behind `emit`,
-        // whose net reaches every bit of the record register: `pend_q_valid` → `emit` (99
-        // loads) → the slices' ready → their data enables missed 156.25 MHz on a nic64 RX seed
-        // of `results/AREA-v21.md`. Its room comes from a complement copy of the record's
-        // valid, so that synthesis cannot rebuild it as `emit & p_deliver`.
+        // whose net reaches every bit of the record register. Its room comes from a complement
+        // copy of the record's valid, so that synthesis cannot rebuild it as
+        // `emit & p_deliver` (docs/TIMING.md, rule 3).
         let out_valid_n = reg_init(1, 1u32).named("meta_valid_n");
         let res_room = (out_valid_n | out_ready).named("res_room");
         let res_take = (p_valid & res_room & p_deliver_hs & c_valid & r_valid).named("res_take");

@@ -132,8 +132,8 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         FifoRam::Block,
     )?;
     let csum = tx_csum(&cfg.csum())?;
-    // An output register: the insert's take has never been on a critical path of this one, and
-    // a register slice's 2:1 mux per output bit was (`results/AREA-v29.md`, seed 2).
+    // An output register: the lanes load straight into it; a register slice would put a 2:1
+    // mux per output bit behind the lane muxes, and the insert's take is short here.
     let ins = stream_insert(&InsertCfg {
         stream: scfg,
         off: 12,
@@ -217,26 +217,19 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // A register slice between the delay FIFO and tx_csum: tx_csum's beats come from flops
         // (the route from the RAM column is long on its own), and its ready (its request and
         // room) stops at the slice's flops, not in the FIFO's read logic and the block RAMs'
-        // read enables behind it. (A forward register with a skid buffer behind it fed
-        // tx_csum's accept logic through the skid's output mux: a LUT in front of `have_req`,
-        // the nic64 TX path's worst on a seed of `results/AREA-v17.md`.)
+        // read enables behind it (docs/TIMING.md, rule 2).
         let delay_q = Stream(u_delay.bundle_out("m_axis", &scfg.spec()));
         let csum_in = stream_reg_slice("csum_in", &delay_q);
         csum_in.drive(&u_csum, "s_axis");
         // The request through a register slice: tx_csum starts adding on it at once.
         super::slice_into(&u_req, "m_axis", &u_csum, "s_axis_req", "csum_req");
-        // Skid buffers on both sides of the VLAN insert: the ready of each block must not
-        // reach the registers of the one before it in the same cycle (the FCS append's ready
-        // went through the insert into the checksum unit's trackers).
-        // Between tx_csum and the insert, and between the insert and the FCS append, a small
-        // LUT-RAM FIFO and a forward register: each block's `m_axis_tready` is the FIFO's
-        // `!full`, a flop that the reader's ready never reaches (it steps only the read
+        // The ready of each block must not reach the registers of the one before it in the
+        // same cycle. Between tx_csum and the insert, and between the insert and the FCS
+        // append, a small LUT-RAM FIFO and a register: each block's `m_axis_tready` is the
+        // FIFO's `!full`, a flop that the reader's ready never reaches (it steps only the read
         // pointer), so a block's output side decides from a flop of its own; and the next
-        // block's first-beat decision and lane muxes start at the register's flops. With skid
-        // buffers there, the skid's ready flop was computed from the next block's ready and
-        // sat between the two: the TX path's worst paths ran from it into tx_csum's output
-        // side (5 LUTs, 4.5 ns of routing) and from the insert's first-beat logic into its
-        // lane registers' enables.
+        // block's first-beat decision and lane muxes start at the register's flops
+        // (docs/TIMING.md, rules 1 and 2).
         let u_csum_q = instance(&out_q, "u_csum_q");
         u_csum_q.connect_in("s_axis", &u_csum.bundle_out("m_axis", &scfg.spec()));
         // Then a register slice: the insert's ready (a few LUTs of its first-beat state) stops
@@ -254,8 +247,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_vlan_q.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));
         // The FCS append's padding and CRC start from flops, not from the FIFO's LUT-RAM read;
         // a skid buffer in front of that register stops the append's ready (its advance, 573
-        // loads) at the register's enables, short of the FIFO's read and count logic (the
-        // nic64 TX path's worst on one seed, `results/AREA-tx-v9.md`).
+        // loads) at the register's enables, short of the FIFO's read and count logic.
         let u_vlan_skid = instance(&skid, "u_vlan_skid");
         u_vlan_skid.connect_in("s_axis", &u_vlan_q.bundle_out("m_axis", &scfg.spec()));
         let u_vlan_reg = instance(&fwd, "u_vlan_reg");

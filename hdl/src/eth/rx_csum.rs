@@ -136,8 +136,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let u_req = instance(&req_fifo, "u_req_q");
         // The trackers' flags of each bound are computed as the request is queued (from the
         // upstream slice's flops) and queued with it, so that no compare sits between a
-        // stage-A bound and its tracker (`end_a` through the compare ran 4 LUTs into `ge_end`,
-        // the RX path's worst rx_csum path on a seed of `results/AREA-rx-v9.md`).
+        // stage-A bound and its tracker.
         let rin = RX_CSUM_REQ.unpack(req_data);
         let bound_flags = cat(&[
             ge_bound_flags(rin.get("end"), bytes),
@@ -153,23 +152,19 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // results have room and, at a first beat, its request is there. The frame end moves
         // only `first` and the reservation; the request queue pops on a first beat, whose
         // decision starts at flops (the input FIFO's valid, `room`, `first`, the queue's
-        // valid). Taken with the previous frame's last beat instead, the frame end ran through
-        // the request state into the queue's pointers and flags, 4 LUTs behind a 4 ns route
-        // (the RX path's worst paths on two of three seeds, `results/AREA-rx-v8.md`).
+        // valid), and the frame end does not run through the request state into the queue's
+        // pointers and flags (docs/TIMING.md, rule 9).
         let first = reg_init(1, 1u32).named("first_beat");
         let ready = (room & (!first | req_there)).named("in_ready");
         let beat = (s.valid() & ready).named("beat");
         let frame_end = (beat & s.last()).named("frame_end");
         // Written out from its four flops (not `beat & first`), so that the request queue's
-        // pop is one LUT, not behind `in_ready` and its fan-out to the input FIFO (`empty` →
-        // `in_ready` → the queue's `count` enable missed by 0.39 ns on a seed of
-        // `results/AREA-v21.md`).
+        // pop is one LUT, not behind `in_ready` and its fan-out to the input FIFO.
         let take = (s.valid() & room & first & req_there).named("take_req");
         u_req.set("m_axis_tready", take);
         first.set(mux(beat, s.last(), first));
         // Both events are registered inside (`Reserve::update`): the consumer's ready comes
-        // from far (a slice in `eth_rx`; routed straight into the `owed` counter it was the RX
-        // path's worst net on one seed, 6.2 ns).
+        // from far (a slice in `eth_rx`; docs/TIMING.md, rule 8).
         reserve.update(frame_end, res_pop);
         s.ready().set(ready);
         let rq_word = u_req.get("m_axis_tdata");
@@ -228,7 +223,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // UDP checksum field (bytes l4_off+6, +7) as it passes: is each byte zero? One stage
         // later than the sums (stage B), so that the field's offsets are added to the stage-A
         // register of `l4_off`, not to the request queue's LUT-RAM read (a read pointer with a
-        // fanout of 92 and a carry chain, the RX path's worst paths on a run), and its tracker
+        // fanout of 92 and a carry chain), and its tracker
         // loads on a copy of the take of its own (`take_b`). The byte compares to zero are made
         // before stage A, so each stage holds one bit per byte for them.
         let byte_zero: Vec<Sig> = (0..bytes)
@@ -249,9 +244,8 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let frame_end_b = (beat_b & last_b).named("frame_end_b");
         // One tracker, of the field's first byte (a one-hot register,
         // [`super::byte_pos::eq_mask_tracked_with`]); the second byte is that mask shifted by
-        // a byte. Three `ge` trackers (l4_off + 6, 7, 8) put `take_b` on 83 loads, 4.3 ns of
-        // routing to them (the RX path's worst paths on a run). The offset and its tracker
-        // flags are registered together, so that the tracker's load starts at flops.
+        // a byte, so `take_b` drives one tracker, not three. The offset and its tracker flags
+        // are registered together, so that the tracker's load starts at flops.
         let udp6_a = (l4_off_a + 6u32).named("udp6_a");
         let udp6 = stage(udp6_a, adv).named("udp6_b");
         let udp6_flags = stage(ge_bound_flags_plus(l4_off_a, 6, bytes), adv).named("udp6_flags_b");
@@ -314,9 +308,8 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         }
         let (l3, l4) = (side.slice(3, 2), side.slice(1, 0));
         let udp_no_csum = (l3.eq(1u32) & l4.eq(2u32) & zero_hi & zero_lo).named("udp_no_csum");
-        // Registered before the queue: the sums' last fold (a carry chain and a pick) and the
-        // queue's LUT-RAM write in one cycle missed 156.25 MHz on two nic64 RX seeds of
-        // `results/AREA-v14.md`.
+        // Registered before the queue, so that the sums' last fold (a carry chain and a pick)
+        // and the queue's LUT-RAM write are not one cycle.
         let u_sums = instance(&sums_fifo, "u_sums_q");
         u_sums.set(
             "s_axis_tdata",
@@ -347,7 +340,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let (x, y, z) = (ip_sum, !hdr_sum, v_ps);
         let l4_raw = add3(x, y, z, "l4_raw");
         // Registered before the compare (a carry chain and a 16-bit compare do not fit one
-        // cycle at 156 MHz on ECP5).
+        // cycle at the nic64 clock on ECP5).
         let raw_valid = stage_init(v_valid, adv).named("l4_raw_valid");
         let l4_raw = stage(l4_raw, adv).named("l4_raw_q");
         let r_udp0 = stage(v_udp0, adv).named("raw_udp_no_csum");

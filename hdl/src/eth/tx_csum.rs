@@ -203,8 +203,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let have = reg_init(1, 0u32).named("have_req");
         // A complement copy of `have` for the request side (synthesis keeps both: they are not
         // the same function of their inputs), so that taking a request does not go through
-        // `beat` (a net of 17 loads): `s_axis_tvalid` → `beat` → `frame_end` → `take` →
-        // `have_req` missed 156.25 MHz by 0.12 ns on a nic64 TX seed of `results/AREA-v21.md`.
+        // `beat` (a net of 17 loads; docs/TIMING.md, rule 3).
         // `ends` is `frame_end` without `have` (a frame's end implies it).
         let have_n = reg_init(1, 1u32).named("have_req_n");
         let buf_ready = u_buf.get("s_axis_tready");
@@ -227,8 +226,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_buf.set("s_axis_tkeep", s.keep());
         u_buf.set("s_axis_tlast", s.last());
         // The buffer's write from the complement copy of `have` as well, so that synthesis
-        // keeps it apart from `beat` (through `beat`'s 17 loads into the buffer's `full` it
-        // missed 156.25 MHz on a nic64 TX seed of `results/AREA-v22.md`).
+        // keeps it apart from `beat` and its 17 loads.
         u_buf.set("s_axis_tvalid", s.valid() & !have_n & room);
 
         // Stage A: the accepted beat and the taken request, registered as they are, so that the
@@ -416,8 +414,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         u_res_reg.set("m_axis_tready", !out_have | out_end);
         out_have.set(mux(pop, 1u32, mux(out_end, 0u32, out_have)));
         // Both events are registered inside (`Reserve::update`): the output side's ready
-        // runs through `out_end` into `pop`, and from there into the `owed` counter's adder it
-        // was the TX path's worst path (4 LUTs, 6 ns of routing).
+        // runs through `out_end` into `pop`, and must not reach the `owed` counter's adder in
+        // the same cycle (docs/TIMING.md, rule 8).
         reserve.update(frame_end, pop);
         let rr = TX_CSUM_RES.unpack(q);
         // The result's fields held for the frame leaving now, loaded as it starts.
@@ -438,8 +436,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // Where the fields go in the beat leaving now: for each field, the one-hot register of
         // the byte at its first offset, tracked from beat to beat and loaded empty when the
         // field is not to be written (`do_l3` / `do_l4`), so that the byte select starts at
-        // flops (an AND of two masks and the flag, fanning out to every byte, was the path to
-        // the output queue's RAM on the whole TX path). The field's second byte is that mask
+        // flops, not at an AND of two masks and the flag fanning out to every byte
+        // (docs/TIMING.md, rule 10). The field's second byte is that mask
         // shifted by one byte: both fields start at even offsets (l3_off + 10; l4_off + 16 or
         // + 6; the offsets are even), so on a bus of 2 bytes or more the two bytes share a
         // beat; on the 8-bit bus the second is the next beat (`_prev`, cleared as a frame

@@ -459,10 +459,8 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let ready = (!credits_used.bit(cw - 1)).named("credit_free");
         // The port's ready is a flop of its own, loaded with the same value as the counter's
         // top bit (inverted, so that synthesis keeps both): it goes only to the requester,
-        // whose register slice it enables (146 loads), so the placer is free to put it there;
-        // from the counter, placed among the credit logic, it took 3.6 ns to reach that slice
-        // on the RX path (no path from it misses 156.25 MHz on the seeds of
-        // `results/AREA-rx-v8.md`).
+        // whose register slice it enables (146 loads), so the placer is free to put it there
+        // rather than among the credit logic (docs/TIMING.md, rule 3).
         let ready_port = reg_init(1, 1u32).named("req_ready");
         s_ready.set(ready_port);
         let accept = (s_valid & ready).named("accept");
@@ -494,8 +492,8 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let ports = delay(cat(&[r.get("src_port"), r.get("dst_port")])).named("ports_a");
         let tcp_a = delay(tcp).named("is_tcp_a");
         // rss_type from the stage's mask flops: 4-tuple types are 2 (TCP) / 3 (UDP), 2-tuple 1,
-        // +3 for IPv6; none 0. (From the ports and the enables it was 5 LUTs deep, the nic64
-        // RX path's worst on one seed, `results/AREA-rx-v10.md`; here it is one LUT.)
+        // +3 for IPv6; none 0: one LUT, where a decode from the ports and the enables would be
+        // five deep.
         let base = mux(
             p4 | p6,
             mux(tcp_a, lit(3, 2u32), lit(3, 3u32)),
@@ -584,10 +582,8 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let hash = cat(&parts).named("hash");
 
         // ---- Indirection table read in two registered stages, then into the result FIFO:
-        // each bank's word and the bank number, then the bank select. (In one stage, the hash
-        // register → the LUT RAM → the 8:1 bank mux → the register was the nic64 RX path's
-        // worst on a seed of `results/AREA-v14.md`; with the FIFO's write behind it too, on a
-        // seed of an earlier round.)
+        // each bank's word and the bank number, then the bank select, so that the LUT RAM and
+        // the 8:1 bank mux are not one cycle (docs/TIMING.md, rule 7).
         let words: Vec<Sig> = banks
             .iter()
             .enumerate()

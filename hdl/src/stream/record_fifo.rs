@@ -43,7 +43,7 @@ pub fn record_fifo(width: u32, depth: u32) -> Result<Rc<ModuleDef>, ElabError> {
         // Each next state is a 2:1 choice on `pop`, between values made from flops and `push`
         // only: the reader's ready usually arrives last (in `rx_csum` it is the frame end, from
         // the frame's `tlast`), and so it meets one LUT before each flop, not an adder's carry
-        // and a compare (4 LUTs from `tlast` to `full` were the RX path's worst path on a run).
+        // and a compare (docs/TIMING.md, rule 5).
         // With a pop, the queue is not full afterwards (a push, if any, refills the place);
         // without one, it fills when a push finds `depth - 1` items.
         count.set(mux(
@@ -59,8 +59,7 @@ pub fn record_fifo(width: u32, depth: u32) -> Result<Rc<ModuleDef>, ElabError> {
         // holds nothing unread, and only `push` moves the pointer, so a word written without
         // its valid is overwritten before it can be read. So the write enable (one net to every
         // LUT-RAM cell, `width / 4` of them) is the `full` flop itself, and `push` drives only
-        // the pointer and the flags: on the whole TX path a 332-bit queue's `push`, routed to
-        // its RAM cells and back to `full`, was the worst path on two seeds of three.
+        // the pointer and the flags (docs/TIMING.md, rule 6).
         let mem = memory("items", width, depth);
         mem.write(!full, wr.trunc(aw), s_data);
         output("s_axis_tready", !full);

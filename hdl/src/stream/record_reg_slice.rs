@@ -48,10 +48,8 @@ pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
     let s_ready = skid_free;
     let take = (valid & s_ready).named(&format!("{name}_take"));
     // Two loads of the same value, one for the control flops and one for the data registers'
-    // clock enables, each from its own copy of the output valid: with one, the control flops'
-    // next state sat behind a net of one load per data bit (`csum_req_valid` → the load, 96
-    // loads → `csum_req_skid_free`: 6.1 ns, the nic64 RX path's worst on a seed of
-    // `results/AREA-v13.md`).
+    // clock enables, each from its own copy of the output valid, so that the control flops'
+    // next state does not sit behind a net of one load per data bit (docs/TIMING.md, rule 3).
     let load = (!valid_q | ready).named(&format!("{name}_load"));
     let load_data = (valid_n | ready).named(&format!("{name}_load_data"));
     // The output register loads from the skid register first, else from the input. The data
@@ -151,9 +149,8 @@ pub fn record_reg_slice_wide(name: &str, data: Sig, valid: Sig) -> RecordReg {
     // Two more copies of the output valid, one per half's enable, that the control flops do
     // not read, so that synthesis cannot build the control's next state from a half's enable
     // (a net of one load per bit): `valid_n` holds the complement, `valid_lo` the same value
-    // from a next-state expression of its own (no enable), so neither merges with `valid`.
-    // (Control flops behind a half's load: `rss_req_valid_n` → the load, 146 loads → its own
-    // enable, 7.7 ns, the nic64 RX path's worst on a seed of `results/AREA-v13.md`.)
+    // from a next-state expression of its own (no enable), so neither merges with `valid`
+    // (docs/TIMING.md, rules 3 and 4).
     let valid_n = reg_init(1, 1u32).named(&format!("{name}_valid_n"));
     valid_n.set_if(load, !next_v);
     let valid_lo = reg_init(1, 0u32).named(&format!("{name}_valid_lo"));

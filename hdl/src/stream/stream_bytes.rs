@@ -35,7 +35,7 @@ use nicgen_edsl::prelude::*;
 use std::collections::HashMap;
 
 /// On buses up to 64 bits the beat counter is one-hot when it has at most this many states (a
-/// range decode is an OR of a few flops: 117 -> 158 MHz for the 8-bit delete on ECP5). Wider
+/// range decode is an OR of a few flops). Wider
 /// buses keep it binary: there one-hot lets ABC fold the decode into every lane's LUT (2x the
 /// LUTs at 512 bits) for no gain.
 const ONE_HOT_STATES: usize = 32;
@@ -286,17 +286,15 @@ pub enum OutStage {
     /// An output register: one beat of flops. Its room is its valid and the next block's ready
     /// (`!out_valid | m_axis_tready`), so the input's take reads the next block's ready, and a
     /// beat that emits nothing (a "no emission" decode flop) is taken whatever the room. The
-    /// lanes load straight into the register. The TX VLAN insert uses it (at every width;
-    /// chosen on nic64, where its take was never on a critical path, and the slice's extra 2:1
-    /// mux per output bit was, `results/AREA-v29.md` seed 2).
+    /// lanes load straight into the register. The TX VLAN insert uses it (at every width): its
+    /// take is short there, and the slice's extra 2:1 mux per output bit would follow the
+    /// lanes.
     Register,
     /// A register slice (`record_reg_slice`): two beats of flops and a 2:1 mux per output bit,
     /// but its upstream ready is a flop, so the take is one LUT of flops (the input's valid, the
     /// slot, the first beat, the command's valid, the room) and the next block's ready stops at
-    /// the slice. The RX VLAN strip uses it (at every width; chosen on nic64, where with a
-    /// register the route from the output valid through the take's 91 loads into the decode
-    /// flops was the RX path's worst, `results/AREA-v28.md` seeds 1 and 2, up to 0.67 ns short
-    /// of 156.25 MHz).
+    /// the slice. The RX VLAN strip uses it (at every width): with a register, the route from
+    /// the output valid through the take's 91 loads into the decode flops would be long.
     Slice,
 }
 
@@ -498,10 +496,9 @@ impl State<'_> {
 /// loads `take ? (last ? (fin ? f(done) : f(flush)) : f(more)) : f(hold)`. Each `f(..)` is a
 /// function of registers only; the late signals of the cycle are the selects of a mux tree in
 /// front of the flop: the take (the input's valid, the command's, the output's ready) and the
-/// input beat's `tlast` and `tkeep` (through `fin`). With the taken next state built once, as a
-/// function of `tlast` and `tkeep`, the `tkeep` bit that tells a frame's last emission ran
-/// through the next state's beat count into every decode (5 LUTs, the nic64 RX path's worst
-/// endpoint on seed 3 of `results/AREA-v26.md`).
+/// input beat's `tlast` and `tkeep` (through `fin`), so that the `tkeep` bit that tells a
+/// frame's last emission does not run through the next state's beat count into every decode
+/// (docs/TIMING.md, rule 10).
 struct Decodes<'a> {
     /// The next state when the input beat is taken and is not its frame's last.
     next_more: State<'a>,
@@ -611,9 +608,8 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
         1
     };
     // The command through a register slice of its own: the frame's first beat waits for its
-    // valid, and from the port (the requester's logic, placed elsewhere) that valid ran through
-    // the take into every decode flop and the input's skid register (2.1 ns of routing alone,
-    // the nic64 RX path's worst, `results/AREA-rx-v10.md`). The slice's ready is a flop.
+    // valid, which must not come from the requester's logic, placed elsewhere, into every
+    // decode flop (docs/TIMING.md, rule 9). The slice's ready is a flop.
     let take = wire(1).named("take");
     let cmd_q = crate::stream::record_reg_slice(
         "cmd",
@@ -978,8 +974,7 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
     // The command slice's ready, written out rather than as `take & first`: the slice loads
     // only while it holds no command or gives it up (`!valid | ready`), so its own valid needs
     // not be in the ready, and its enables are not behind `take`, whose decode flops' 2:1
-    // muxes (60-100 loads) put it 2 LUTs and a long route ahead of them (the nic64 TX path's
-    // worst paths on two seeds of `results/AREA-v13.md`, the RX path's on one).
+    // muxes (60-100 loads) would put it 2 LUTs and a long route ahead of them.
     cmd_q.ready.set(first & s.valid() & slot & out_ok);
     let emit_valid =
         ((c_emit & s.valid() & (!first | cmd_valid)) | stall_step | ended).named("emit_valid");
@@ -1042,13 +1037,10 @@ pub(crate) fn splice_body(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat:
 
     // The output register's handshake, and its payload's enable from a complement copy of
     // `out_valid`: the same value, but a net of its own, so that `out_room` drives the control
-    // state alone (with the 70-odd enables on it, the route from the output valid, or from the
-    // next block's ready, through `out_room` into the first-beat decodes missed 156.25 MHz on
-    // the nic64 RX and TX paths, `results/AREA-v23.md`). It is built here, before the lanes,
-    // and the register's branch below builds its own `last` and `user` muxes, because the
-    // construction order is the emitted netlist's order and Yosys and nextpnr follow it: the
-    // same logic built as one match after the lanes (b162d91, reverted) gave the nic64 TX path
-    // 12,492 LUT4 and 152.8 MHz against 12,549 and 163.8 (`results/AREA-v31.md`, `AREA-v30.md`).
+    // state alone, not the 70-odd enables too (docs/TIMING.md, rule 3). It is built here,
+    // before the lanes, and the register's branch below builds its own `last` and `user` muxes:
+    // the construction order is the emitted netlist's order, which Yosys and nextpnr follow,
+    // and the nic64 TX path's Fmax moves with it (docs/TIMING.md, "Keeping a change").
     let out_reg = (cfg.out == OutStage::Register).then(|| {
         let out_valid = reg_init(1, 0u32).named("out_valid");
         oready.set(!out_valid | m.ready());

@@ -219,11 +219,8 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         // (minus the few steps it can have taken since) `lag` cycles late, in flops, and last
         // cycles' writes and reads (flops too) pick the right compare, so only this cycle's
         // `write` is late, in a 2:1 mux in front of the flop. `lag` is 2: the subtraction and
-        // the compares get a cycle each (the subtraction, the compare and the write in one
-        // cycle missed 156.25 MHz on nic64 seeds of `results/AREA-v15.md` and, registered
-        // once, `AREA-v16.md` with the block-RAM FIFOs' 13-bit pointers, `AREA-v18.md` with a
-        // 16-entry LUT-RAM FIFO's). After a frame is dropped (the write pointer rewound) the
-        // estimate is high for `lag` cycles: conservative.
+        // the compares get a cycle each (docs/TIMING.md, rule 5). After a frame is dropped
+        // (the write pointer rewound) the estimate is high for `lag` cycles: conservative.
         let occ = (wr_ptr - rd_ptr).named("occupancy");
         let lag: usize = 2;
         // A register of `d`, reset to `init` (or not reset).
@@ -337,9 +334,7 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         // not full, slot `wr_ptr` holds nothing readable (not yet published, in frame mode)
         // and only `write` moves the pointer, so a word written without it is overwritten
         // before it can be read. So the RAMs' write enables start at the `full` flop (and the
-        // bank's pointer bits), not at the writer's valid: in `tx_csum`, whose input takes a
-        // beat only while its result queue has room, that valid ran 3 LUTs into the frame
-        // buffer's block-RAM write enables (the TX path's last path missing 156.25 MHz).
+        // bank's pointer bits), not at the writer's valid (docs/TIMING.md, rule 6).
         for (k, mem) in mems.iter().enumerate() {
             let en = if banks == 1 {
                 !full
@@ -420,9 +415,8 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
                 let pop = (q.get("m_axis_tvalid") & m.ready()).named("pop");
                 // `owed` counts the words started before this cycle's RAM read (`ram_valid` is
                 // last cycle's `take`), so its adder starts at flops and `pop`, not at `take`
-                // (a net to every RAM enable and the read pointer: `can_read` → `take` → the
-                // adder's carry chain missed 156.25 MHz on a nic64 TX seed of
-                // `results/AREA-v21.md`). Words owed a place: `owed + ram_valid`.
+                // (a net to every RAM enable and the read pointer). Words owed a place:
+                // `owed + ram_valid`.
                 let owed = reg_init(clog2(u64::from(BLOCK_OUT_DEPTH)) + 1, 0u32).named("owed");
                 let owed_next = mux(ram_valid, owed + 1u32, owed) - pop.zext(owed.width());
                 owed.set(owed_next.named("owed_next"));

@@ -27,17 +27,14 @@ pub fn stream_fwd_reg(cfg: &StreamCfg) -> Result<Rc<ModuleDef>, ElabError> {
         valid.set_if(take, s.valid());
         // The payload's enables from a copy of the valid of their own (its complement, so that
         // synthesis keeps both), so that the upstream ready, which a FIFO's read logic
-        // follows, is not the net of one load per payload bit: the parse FIFO's pop behind
-        // `u_parse_reg`'s 80 enables missed 156.25 MHz on nic64 RX seeds of
-        // `results/AREA-v16.md`.
+        // follows, is not the net of one load per payload bit (docs/TIMING.md, rule 3).
         let valid_n = reg_init(1, 1u32).named("valid_n");
         valid_n.set_if(take, !s.valid());
         let load = (valid_n | m.ready()).named("load");
         // The payload loads whenever the register may move, valid or not (a word loaded
         // without its valid is never shown), so the input's valid reaches only the valid flop
-        // and the payload's enables are one LUT from the reader's ready: gated by the valid
-        // too, the enable of a register after a FIFO was also the FIFO's pop, 84 loads
-        // (on the RX path's parse side, 3 LUTs from the parser's ready flop on a run).
+        // and the payload's enables are one LUT from the reader's ready (gated by the valid
+        // too, the enable of a register after a FIFO would also be the FIFO's pop).
         for ((_, src), (_, dst)) in s.payload().into_iter().zip(m.payload()) {
             let r = reg(src.width()).enable(load);
             r.set(src);
