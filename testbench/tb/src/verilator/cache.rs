@@ -9,7 +9,6 @@
 //! want the same key exactly one compiles.
 
 use super::{io_err, Result};
-use fs2::FileExt;
 use sha2::{Digest, Sha256};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -53,8 +52,8 @@ fn target_dir() -> Option<PathBuf> {
     None
 }
 
-/// An exclusive advisory lock on a file (flock), released on drop. Works between threads (each
-/// lock opens its own file description) and between processes.
+/// An exclusive advisory lock on a file (`File::lock`, an `flock` on Linux), released on drop.
+/// Works between threads (each lock opens its own file description) and between processes.
 pub(super) struct FileLock(fs::File);
 
 impl FileLock {
@@ -68,7 +67,7 @@ impl FileLock {
             .write(true)
             .open(path)
             .map_err(io_err(format!("opening lock file {}", path.display())))?;
-        f.lock_exclusive()
+        f.lock()
             .map_err(io_err(format!("locking {}", path.display())))?;
         Ok(FileLock(f))
     }
@@ -76,7 +75,7 @@ impl FileLock {
 
 impl Drop for FileLock {
     fn drop(&mut self) {
-        let _ = fs2::FileExt::unlock(&self.0);
+        let _ = self.0.unlock();
     }
 }
 
