@@ -1,6 +1,6 @@
 //! mlx5 descriptors as typed values: send and receive WQEs, CQEs and EQEs, encoded to and
 //! decoded from the bytes the NIC reads and writes in host memory
-//! (`wire-formats.md` §4.2-§4.8).
+//! (`docs/wire-formats.md` §4.2-§4.8).
 //!
 //! Every field goes through the generated layouts of [`crate::regs::desc`] (big-endian
 //! containers at fixed byte offsets); this module adds only the composition rules: which

@@ -1,5 +1,5 @@
-//! Ring arithmetic and the memory-side handshakes of the mlx5 queues (`wire-formats.md` §4.2,
-//! §4.7, §4.8):
+//! Ring arithmetic and the memory-side handshakes of the mlx5 queues
+//! (`docs/wire-formats.md` §4.2, §4.7, §4.8):
 //!
 //! - [`WorkQueue`]: a send or receive ring of `2^log_size` slots with 16-bit producer and
 //!   consumer counters that wrap; a slot is `counter & (size - 1)`; the ring is full when

@@ -5,7 +5,7 @@
 //! pulses per vector. This crate is the other side of that contract, as a PCIe root complex,
 //! an IOMMU and host RAM would be, and it implements the driver's traits
 //! (`nicgen_driver::hw`), so the real driver code runs against the simulated NIC in process
-//! (DESIGN.md, decision 5).
+//! (docs/DESIGN.md, decision 5).
 //!
 //! - [`HostMemory`]: sparse byte-addressed memory (4 KiB pages, created on first write) with
 //!   an allocator of bus addresses: aligned, non-overlapping regions, freed space reused, a

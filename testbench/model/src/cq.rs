@@ -1,4 +1,4 @@
-//! Completion and event queues (mlx5, `reference/wire-formats.md` §4.7–4.8) on bytes: the CQEs
+//! Completion and event queues (mlx5, `docs/wire-formats.md` §4.7–4.8) on bytes: the CQEs
 //! and EQEs a NIC writes for a sequence of completions and arm doorbells, and when an EQ
 //! interrupts. Field offsets are written here from the reference, independently of the
 //! register map the hardware and the driver are generated from.

@@ -1,4 +1,4 @@
-//! Receive queues (mlx5 cyclic RQ, `reference/wire-formats.md` §4.6–4.7) on bytes: where a
+//! Receive queues (mlx5 cyclic RQ, `docs/wire-formats.md` §4.6–4.7) on bytes: where a
 //! delivered frame lands in host memory and the completion it gets. Offsets are written here
 //! from the reference, independently of the register map.
 

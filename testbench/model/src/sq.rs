@@ -1,4 +1,4 @@
-//! Send queues (mlx5 Ethernet SQ, `reference/wire-formats.md` §4.2–4.5) on bytes: what a NIC
+//! Send queues (mlx5 Ethernet SQ, `docs/wire-formats.md` §4.2–4.5) on bytes: what a NIC
 //! sends and completes for the WQEs between its consumer and producer counters. Offsets are
 //! written here from the reference, independently of the register map.
 //!
