@@ -24,9 +24,9 @@
 //! - Cost: each output bit of a `k`-byte data network XORs about `4k` input bits (about 2,500
 //!   LUTs at 512 bits); measured inside the rows `eth_fcs_check` and `eth_fcs_append` of
 //!   results/AREA.md.
-//! - Golden model: `nicgen_model::crc32`; test: the unit tests in this file (against a bitwise
-//!   software CRC) and, through the blocks, `testbench/tests/eth/eth_fcs_check.rs` and
-//!   `testbench/tests/eth/eth_fcs_append.rs`.
+//! - Golden model: `nicgen_model::crc32`; test: `testbench/tests/eth/crc32.rs`, the unit tests
+//!   in this file (against a bitwise software CRC) and, through the blocks,
+//!   `testbench/tests/eth/eth_fcs_check.rs` and `testbench/tests/eth/eth_fcs_append.rs`.
 
 use nicgen_edsl::prelude::*;
 

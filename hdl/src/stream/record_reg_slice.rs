@@ -16,7 +16,7 @@
 //! - Latency 1 cycle. Throughput 1 record/cycle.
 //! - Cost: two data registers (output and skid), four control flops, a 2:1 mux on the data (the
 //!   wide slice: one flop and one LUT more); no row of its own in results/AREA.md.
-//! - Golden model: identity on records; test: `testbench/tests/stream/record_fifo.rs`.
+//! - Golden model: identity on records; test: `testbench/tests/stream/record_reg_slice.rs`.
 
 use nicgen_edsl::prelude::*;
 

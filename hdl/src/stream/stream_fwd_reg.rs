@@ -10,7 +10,7 @@
 //!   the payload, two reset flops for valid (the valid and its complement, which only the
 //!   payload's enable reads: rule 3); no row of its own in results/AREA.md.
 //! - Golden model: identity on frames (`nicgen_model::stream`); test:
-//!   `testbench/tests/stream/stream_fifo.rs`.
+//!   `testbench/tests/stream/stream_fwd_reg.rs`.
 
 use super::{stream_in, stream_out, StreamCfg};
 use nicgen_edsl::prelude::*;

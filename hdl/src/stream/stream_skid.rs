@@ -11,7 +11,7 @@
 //! - Cost: one payload register (the skid) + two reset flops, a 2:1 mux on the payload; put a
 //!   [`mod@super::stream_fwd_reg`] behind it to cut both directions (2 payload registers); no row
 //!   of its own in results/AREA.md.
-//! - Golden model: identity on frames; test: `testbench/tests/stream/stream_fifo.rs`.
+//! - Golden model: identity on frames; test: `testbench/tests/stream/stream_skid.rs`.
 
 use super::{stream_in, stream_out, StreamCfg};
 use nicgen_edsl::prelude::*;
