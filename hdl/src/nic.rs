@@ -319,7 +319,7 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Rc<ModuleDef>, ElabError> {
         u_rq.set("s_axis_rx_meta_tdata", u_core.get("m_axis_rx_meta_tdata"));
         u_rq.set("s_axis_rx_meta_tvalid", u_core.get("m_axis_rx_meta_tvalid"));
         u_core.set("m_axis_rx_meta_tready", u_rq.get("s_axis_rx_meta_tready"));
-        connect(
+        connect_bundles(
             &stream_out("m_axis_mac_tx", &scfg).0,
             &u_core.bundle_out("m_axis_mac_tx", &scfg.spec()),
         );

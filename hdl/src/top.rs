@@ -91,7 +91,7 @@ pub fn nic_core(p: &Preset) -> Result<Rc<ModuleDef>, ElabError> {
         u_tx.set("s_axis_cmd_tvalid", input("s_axis_tx_cmd_tvalid", 1));
         output("s_axis_tx_cmd_tready", u_tx.get("s_axis_cmd_tready"));
         let u_rx = instance(&rx, "u_eth_rx");
-        connect(
+        connect_bundles(
             &stream_out("m_axis_rx", &scfg).0,
             &u_rx.bundle_out("m_axis", &spec),
         );

@@ -85,6 +85,29 @@ impl Sig {
     pub fn id(self) -> NodeId {
         self.id
     }
+    /// A stand-in for field `field` of record `record` when the record's shape leaves it out:
+    /// any use of it is an elaboration error naming the field.
+    pub fn absent(record: &'static str, field: &'static str) -> Sig {
+        let id = ABSENT.with(|a| {
+            let mut a = a.borrow_mut();
+            match a.iter().position(|x| *x == (record, field)) {
+                Some(i) => i,
+                None => {
+                    a.push((record, field));
+                    a.len() - 1
+                }
+            }
+        });
+        Sig {
+            m: ABSENT_MODULE,
+            id: id as NodeId,
+            w: 0,
+        }
+    }
+    /// True for a record field left out of its shape ([`Sig::absent`]).
+    pub fn is_absent(self) -> bool {
+        self.m == ABSENT_MODULE
+    }
 }
 
 pub(crate) struct Builder {
@@ -102,12 +125,24 @@ pub(crate) struct Builder {
     drive_locs: HashMap<NodeId, Loc>,
     /// Output ports that are waiting for a driver: port index -> wire node.
     pending_outputs: Vec<(u32, NodeId)>,
+    enums: Vec<EnumDef>,
 }
 
 static NEXT_BUILDER: AtomicU32 = AtomicU32::new(1);
 
 thread_local! {
     static STACK: RefCell<Vec<Builder>> = const { RefCell::new(Vec::new()) };
+    /// The names of record fields left out of a shape (see [`Sig::absent`]).
+    static ABSENT: RefCell<Vec<(&'static str, &'static str)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The module id of a [`Sig::absent`] handle.
+const ABSENT_MODULE: u32 = u32::MAX;
+
+/// Report an elaboration error at `loc` in the module being built (for library code that
+/// checks its own arguments, such as record packing).
+pub fn report(loc: Loc, msg: impl Into<String>) {
+    with(|b| b.err(loc, msg))
 }
 
 fn with<R>(f: impl FnOnce(&mut Builder) -> R) -> R {
@@ -139,6 +174,9 @@ impl Builder {
             name: None,
             loc,
             unused_ok: false,
+            keep: false,
+            hint: None,
+            tag: None,
         });
         Sig {
             m: self.id,
@@ -149,6 +187,16 @@ impl Builder {
 
     /// Validate that `s` belongs to this module; on error return a harmless stand-in.
     fn own(&mut self, s: Sig, loc: Loc) -> Sig {
+        if s.m == ABSENT_MODULE {
+            let (rec, field) = ABSENT
+                .with(|a| a.borrow().get(s.id as usize).copied())
+                .unwrap_or(("?", "?"));
+            self.err(
+                loc,
+                format!("field `{field}` of record `{rec}` is left out of this shape (width 0) and cannot be used"),
+            );
+            return self.push(NodeKind::Const(BigUint::zero()), 1, loc);
+        }
         if s.m != self.id {
             self.err(
                 loc,
@@ -254,6 +302,7 @@ impl Module {
             diags: Vec::new(),
             drive_locs: HashMap::new(),
             pending_outputs: Vec::new(),
+            enums: Vec::new(),
         };
         STACK.with(|s| s.borrow_mut().push(b));
         // Pop the builder even if the body panics, so one failed test cannot poison the thread.
@@ -304,6 +353,7 @@ fn finish(mut b: Builder) -> Result<ModuleDef, ElabError> {
         comb_deps: Vec::new(),
         live: Vec::new(),
         waive: Vec::new(),
+        enums: b.enums,
         loc: b.loc,
     };
     let mut diags = b.diags;
@@ -660,6 +710,9 @@ impl Sig {
     #[track_caller]
     pub fn unused(self) -> Sig {
         let loc = Loc::caller();
+        if self.is_absent() {
+            return self;
+        }
         with(|b| {
             let s = b.own(self, loc);
             b.node_mut(s).unused_ok = true;
@@ -670,7 +723,10 @@ impl Sig {
     /// Drive a wire (made by [`wire`] or [`output_wire`]) or give a register its next value.
     #[track_caller]
     pub fn set(self, v: impl Operand) {
-        let loc = Loc::caller();
+        self.set_at(v, Loc::caller())
+    }
+
+    pub(crate) fn set_at(self, v: impl Operand, loc: Loc) {
         let v = v.to_sig(self.w, loc);
         with(|b| {
             let s = b.own(self, loc);
@@ -766,6 +822,71 @@ impl Sig {
     }
 }
 
+impl Sig {
+    /// Ask synthesis to keep this register (or value) as it is, not merged with an equal one:
+    /// emitted `(* keep *)`. Used by register replication ([`crate::timing`]).
+    #[track_caller]
+    pub fn keep(self) -> Sig {
+        let loc = Loc::caller();
+        with(|b| {
+            let s = b.own(self, loc);
+            b.node_mut(s).keep = true;
+            s
+        })
+    }
+
+    /// Say what an unnamed value stands for, for elaboration messages (not emitted).
+    pub(crate) fn hint(self, what: String) -> Sig {
+        with(|b| {
+            if self.m == b.id {
+                b.nodes[self.id as usize].hint = Some(what);
+            }
+        });
+        self
+    }
+}
+
+/// A constant that is state `variant` of enumeration `def`: emitted as the enumeration's
+/// `localparam` (see [`crate::fsm`]).
+#[track_caller]
+pub(crate) fn enum_lit(def: &EnumDef, variant: u32) -> Sig {
+    let loc = Loc::caller();
+    with(|b| {
+        let e = match b.enums.iter().position(|e| e == def) {
+            Some(i) => i,
+            None => {
+                if let Some(other) = b.enums.iter().find(|e| e.name == def.name) {
+                    let msg = format!(
+                        "two enumerations named `{}` in one module ({} and {} states)",
+                        def.name,
+                        other.variants.len(),
+                        def.variants.len()
+                    );
+                    b.err(loc, msg);
+                }
+                b.enums.push(def.clone());
+                b.enums.len() - 1
+            }
+        };
+        let s = b.konst(def.width, BigUint::from(variant), loc);
+        b.nodes[s.id as usize].tag = Some((e as u32, variant));
+        s
+    })
+}
+
+/// Mark register `r` as holding states of `def`, reset to `variant` (its reset value is then
+/// emitted as that state's `localparam`).
+pub(crate) fn tag_state_reg(r: Sig, def: &EnumDef, variant: u32) {
+    // Registering the enumeration through a constant keeps one code path for the table.
+    let k = enum_lit(def, variant);
+    with(|b| {
+        let tag = b.nodes[k.id as usize].tag;
+        if r.m == b.id {
+            b.nodes[r.id as usize].tag = tag;
+        }
+    });
+}
+
 fn name_of(b: &Builder, id: NodeId) -> String {
     b.nodes[id as usize]
         .name
@@ -779,7 +900,7 @@ fn one_bit(what: &str, s: Sig, loc: Loc) {
     }
 }
 
-fn slice_at(a: Sig, hi: u32, lo: u32, loc: Loc) -> Sig {
+pub(crate) fn slice_at(a: Sig, hi: u32, lo: u32, loc: Loc) -> Sig {
     with(|b| {
         let a = b.own(a, loc);
         if hi < lo || hi >= a.w {
@@ -849,7 +970,7 @@ fn repl_at(a: Sig, n: u32, loc: Loc) -> Sig {
     })
 }
 
-fn cat_at(parts: &[Sig], loc: Loc) -> Sig {
+pub(crate) fn cat_at(parts: &[Sig], loc: Loc) -> Sig {
     with(|b| {
         if parts.is_empty() {
             b.err(loc, "concatenation of nothing");
@@ -1012,7 +1133,7 @@ pub fn output_wire(name: &str, width: u32) -> Sig {
     output_wire_at(name, width, Loc::caller())
 }
 
-fn output_wire_at(name: &str, width: u32, loc: Loc) -> Sig {
+pub(crate) fn output_wire_at(name: &str, width: u32, loc: Loc) -> Sig {
     let name = &crate::names::sanitize(name);
     with(|b| {
         b.port_name_ok(name, loc);
@@ -1034,7 +1155,10 @@ fn output_wire_at(name: &str, width: u32, loc: Loc) -> Sig {
 /// A wire to be driven later with [`Sig::set`] (forward reference).
 #[track_caller]
 pub fn wire(width: u32) -> Sig {
-    let loc = Loc::caller();
+    wire_at(width, Loc::caller())
+}
+
+pub(crate) fn wire_at(width: u32, loc: Loc) -> Sig {
     with(|b| {
         if width == 0 {
             b.err(loc, "a wire must be at least 1 bit wide");
@@ -1372,7 +1496,10 @@ impl Inst {
     /// Connect input port `name` of the child to `v`.
     #[track_caller]
     pub fn set(&self, name: &str, v: impl Operand) {
-        let loc = Loc::caller();
+        self.set_at(name, v, Loc::caller())
+    }
+
+    pub(crate) fn set_at(&self, name: &str, v: impl Operand, loc: Loc) {
         let w = self
             .def
             .port_index(name)
@@ -1403,7 +1530,10 @@ impl Inst {
     /// The value of output port `name` of the child.
     #[track_caller]
     pub fn get(&self, name: &str) -> Sig {
-        let loc = Loc::caller();
+        self.get_at(name, Loc::caller())
+    }
+
+    pub(crate) fn get_at(&self, name: &str, loc: Loc) -> Sig {
         with(|b| {
             let Some(pi) = self.port(b, name, Dir::Output, loc) else {
                 return b.push(NodeKind::Const(BigUint::zero()), 1, loc);
@@ -1428,6 +1558,17 @@ impl Inst {
             s
         })
     }
+
+    /// The instance's name in its parent.
+    pub fn name(&self) -> String {
+        with(|b| b.insts[self.idx as usize].name.clone())
+    }
+
+    /// Where the instance was made.
+    pub(crate) fn loc(&self) -> Loc {
+        with(|b| b.insts[self.idx as usize].loc)
+    }
+
     /// Declare that output `name` of the child is intentionally left unused.
     #[track_caller]
     pub fn unused(&self, name: &str) {
@@ -1545,7 +1686,7 @@ fn bundle_ports(prefix: &str, spec: &BundleSpec, inputs: Flow, loc: Loc) -> Bund
     }
 }
 
-fn input_at(name: &str, width: u32, loc: Loc) -> Sig {
+pub(crate) fn input_at(name: &str, width: u32, loc: Loc) -> Sig {
     let name = &crate::names::sanitize(name);
     with(|b| {
         if width == 0 {
@@ -1609,9 +1750,9 @@ impl Inst {
 
 /// Connect two bundles of the same shape inside one module: forward fields of `dst` are driven
 /// from `src`, backward fields of `src` from `dst` (e.g. a child's output stream to this
-/// module's `m_axis` ports).
+/// module's `m_axis` ports). Typed interfaces connect with [`crate::io::connect`] instead.
 #[track_caller]
-pub fn connect(dst: &Bundle, src: &Bundle) {
+pub fn connect_bundles(dst: &Bundle, src: &Bundle) {
     let loc = Loc::caller();
     if dst.spec != src.spec {
         with(|b| {

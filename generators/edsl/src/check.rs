@@ -22,6 +22,9 @@ pub fn describe(def: &ModuleDef, id: NodeId) -> String {
     if let Some(name) = &n.name {
         return format!("`{name}`");
     }
+    if let Some(h) = &n.hint {
+        return h.clone();
+    }
     for p in &def.ports {
         if p.dir == Dir::Output && p.node == Some(id) {
             return format!("output `{}`", p.name);
@@ -107,7 +110,7 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
         match &n.kind {
             NodeKind::Wire(None) => {
                 let what = describe(def, id as NodeId);
-                let what = if what.starts_with("output") {
+                let what = if what.starts_with("output") || n.hint.is_some() {
                     what
                 } else {
                     format!("wire {what}")
@@ -286,7 +289,17 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
             }
         }
     }
+    // A slice declared `.unused()` (a record field the design does not read) counts its bits
+    // as accounted for; the value it slices is then emitted with a waiver.
     let mut waive = vec![false; n];
+    for id in 0..n {
+        let node = &def.nodes[id];
+        if let (NodeKind::Slice { a, hi, lo }, true) = (&node.kind, node.unused_ok) {
+            let r = resolve(def, *a);
+            mark(&mut used, r, *hi, *lo);
+            waive[r as usize] = true;
+        }
+    }
     for id in 0..n {
         let node = &def.nodes[id];
         let w = node.width;

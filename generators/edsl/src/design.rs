@@ -59,6 +59,9 @@ pub struct Generated {
     pub shim_cpp: String,
     /// The Rust side of the bindings: `#[repr(C)]` in/out structs and a wrapper type.
     pub shim_rs: String,
+    /// GTKWave translate-filter files, one per state enumeration: (file name, contents), each
+    /// line `<hex value> <state>`, so a state register shows `Idle` rather than `0`.
+    pub wave_filters: Vec<(String, String)>,
 }
 
 impl Generated {
@@ -84,6 +87,12 @@ impl Generated {
             dir.join("sim").join(format!("{}_sim.rs", self.top)),
             &self.shim_rs,
         )?;
+        if !self.wave_filters.is_empty() {
+            std::fs::create_dir_all(dir.join("waves"))?;
+            for (n, t) in &self.wave_filters {
+                std::fs::write(dir.join("waves").join(n), t)?;
+            }
+        }
         Ok(())
     }
 }
@@ -173,7 +182,33 @@ pub fn generate(top: &Rc<ModuleDef>, opts: &EmitOptions) -> Generated {
         manifest,
         shim_cpp,
         shim_rs,
+        wave_filters: wave_filters(&order),
     }
+}
+
+/// One translate-filter file per distinct enumeration (`<Enum>.txt`; a second enumeration of
+/// the same name but other states gets `<Enum>_1.txt`).
+fn wave_filters(order: &[Rc<ModuleDef>]) -> Vec<(String, String)> {
+    let mut seen: Vec<EnumDef> = Vec::new();
+    let mut namer = Namer::default();
+    let mut out = Vec::new();
+    for def in order {
+        for e in &def.enums {
+            if seen.contains(e) {
+                continue;
+            }
+            seen.push(e.clone());
+            let digits = e.width.div_ceil(4) as usize;
+            let text: String = e
+                .variants
+                .iter()
+                .enumerate()
+                .map(|(k, v)| format!("{k:0digits$x} {v}\n"))
+                .collect();
+            out.push((format!("{}.txt", namer.fresh(&e.name)), text));
+        }
+    }
+    out
 }
 
 fn post_order(

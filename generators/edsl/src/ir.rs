@@ -151,6 +151,24 @@ pub struct Node {
     /// The design declared that some bits of this value may go unused: the emitter then puts a
     /// lint waiver around this one signal, and the unused-bit check stays quiet.
     pub unused_ok: bool,
+    /// Synthesis must keep this value as it is (`(* keep *)`): a replicated register.
+    pub keep: bool,
+    /// What an unnamed node stands for, for messages (e.g. the instance port a wire drives).
+    pub hint: Option<String>,
+    /// A constant that is a state of an enumeration: `(enum index in ModuleDef::enums, variant)`;
+    /// emitted as the enumeration's `localparam`.
+    pub tag: Option<(u32, u32)>,
+}
+
+/// A named enumeration used by a module (a state machine's states), emitted as `localparam`s.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EnumDef {
+    /// The Rust type name (`CqState`).
+    pub name: String,
+    /// Bits of the encoding.
+    pub width: u32,
+    /// Variant names in encoding order (`Idle` is 0, ...).
+    pub variants: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -240,6 +258,8 @@ pub struct ModuleDef {
     pub live: Vec<bool>,
     /// Per node: emitted with a lint waiver because some of its bits are unused by design.
     pub waive: Vec<bool>,
+    /// Enumerations whose states appear in this module.
+    pub enums: Vec<EnumDef>,
     pub loc: Loc,
 }
 

@@ -19,31 +19,50 @@
 //!
 //! Pieces:
 //! - [`builder`]: signals ([`Sig`]), ports, wires, registers, memories, instances, bundles;
+//! - [`record`]: records declared once ([`record!`]): fields by name, packing, testbench
+//!   encoding;
+//! - [`io`]: typed ports ([`Ports`], [`Block`]), interfaces connected whole ([`connect`]),
+//!   record streams;
+//! - [`fsm`]: state machines over Rust enums ([`states!`]), emitted as `localparam`s;
+//! - [`timing`]: timing idioms as library pieces (register replication);
 //! - [`check`]: elaboration checks (drivers, unused bits, combinational loops on a petgraph);
 //! - [`verilog`] and [`design`]: the Verilog-2005 emitter, structural deduplication, manifest;
-//! - [`shim`]: the Verilator bindings (C++ `extern "C"` shim and Rust `#[repr(C)]` types).
+//! - [`shim`]: the Verilator bindings (C++ `extern "C"` shim and Rust `#[repr(C)]` types);
+//! - [`srcmap`]: the Rust function behind a source line, for the names of temporaries.
 
 pub mod builder;
 pub mod check;
 pub mod design;
+pub mod fsm;
+pub mod io;
 pub mod ir;
 pub mod names;
+pub mod record;
 pub mod shim;
+pub mod srcmap;
+pub mod timing;
 pub mod verilog;
 
 pub use builder::*;
 pub use design::{config_hash, generate, EmitOptions, Generated, Manifest, TopPort, GENERATOR};
+pub use fsm::{Fsm, States};
+pub use io::{connect, Block, Interface, Io, Ports, RecordStream, RecordValid, Role};
 pub use ir::{Dir, Loc, ModuleDef};
+pub use record::Shape;
 
 /// Everything a block needs: `use nicgen_edsl::prelude::*;`.
 pub mod prelude {
     pub use crate::builder::{
-        bundle_in, bundle_out, case, cat, clog2, connect, delay, doc, input, instance, lit, memory,
-        mux, output, output_wire, reg, reg_init, select, wire, Bundle, BundleSpec, ElabError, Flow,
-        Inst, Mem, Module, Operand, Sig,
+        bundle_in, bundle_out, case, cat, clog2, connect_bundles, delay, doc, input, instance, lit,
+        memory, mux, output, output_wire, reg, reg_init, select, wire, Bundle, BundleSpec,
+        ElabError, Flow, Inst, Mem, Module, Operand, Sig,
     };
     pub use crate::design::{generate, EmitOptions, Generated};
+    pub use crate::fsm::{Fsm, States};
+    pub use crate::io::{connect, Block, Interface, Io, Ports, RecordStream, RecordValid, Role};
     pub use crate::ir::ModuleDef;
+    pub use crate::record::Shape;
+    pub use crate::timing::Replicated;
     pub use num_bigint::BigUint;
     pub use std::rc::Rc;
 }

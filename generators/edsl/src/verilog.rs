@@ -54,30 +54,48 @@ fn range(w: u32) -> String {
     }
 }
 
-fn kind_stem(k: &NodeKind) -> &'static str {
-    match k {
-        NodeKind::Unary(UnOp::Not, _) => "not",
-        NodeKind::Unary(..) => "red",
-        NodeKind::Binary(op, ..) => match op {
-            BinOp::And => "and",
-            BinOp::Or => "or",
-            BinOp::Xor => "xor",
-            BinOp::Add => "add",
-            BinOp::Sub => "sub",
-            BinOp::Shl | BinOp::Shr => "shift",
-            _ => "cmp",
-        },
-        NodeKind::Mux { .. } => "mux",
-        NodeKind::Slice { .. } => "bits",
-        NodeKind::Concat(_) => "cat",
-        NodeKind::Repl { .. } => "rep",
-        NodeKind::Case { .. } => "case",
-        NodeKind::Priority { .. } => "sel",
-        NodeKind::Reg { .. } => "r",
-        NodeKind::MemRead { .. } => "rd",
-        NodeKind::Wire(_) => "w",
-        _ => "n",
+/// The name of a value the design did not name: the Rust function that made it and the line,
+/// as SpinalHDL's `when_Stream_l368` (`crate::srcmap`).
+fn origin_name(node: &Node) -> String {
+    format!(
+        "{}_l{}",
+        crate::srcmap::origin(node.loc.file, node.loc.line),
+        node.loc.line
+    )
+}
+
+/// `// @[file:line]`: where the Rust that made a declaration is, as Chisel writes it.
+fn at(loc: Loc) -> String {
+    format!("// @[{}:{}]", loc.file, loc.line)
+}
+
+/// The `localparam` name of state `variant` of enumeration `e`: `CqState::CqeReq` ->
+/// `CQ_STATE_CQE_REQ`.
+pub(crate) fn state_name(e: &EnumDef, variant: u32) -> String {
+    format!(
+        "{}_{}",
+        upper_snake(&e.name),
+        upper_snake(&e.variants[variant as usize])
+    )
+}
+
+fn upper_snake(s: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = s.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if prev.is_ascii_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_ascii_uppercase() && next_lower)
+            {
+                out.push('_');
+            }
+        }
+        out.push(c.to_ascii_uppercase());
     }
+    out
 }
 
 impl<'a> Emitter<'a> {
@@ -89,6 +107,11 @@ impl<'a> Emitter<'a> {
         }
         for p in &def.ports {
             namer.reserve(&p.name);
+        }
+        for e in &def.enums {
+            for k in 0..e.variants.len() as u32 {
+                namer.reserve(&state_name(e, k));
+            }
         }
         // Use counts over live consumers, on resolved ids.
         let mut uses = vec![0u32; n];
@@ -175,10 +198,7 @@ impl<'a> Emitter<'a> {
                 | NodeKind::MemRead { .. }
                 | NodeKind::Case { .. }
                 | NodeKind::Wire(_) => {
-                    let want = node
-                        .name
-                        .clone()
-                        .unwrap_or_else(|| format!("{}{}", kind_stem(&node.kind), id));
+                    let want = node.name.clone().unwrap_or_else(|| origin_name(node));
                     forms[id] = Form::Named(namer.fresh(&want));
                 }
                 _ => {
@@ -194,10 +214,7 @@ impl<'a> Emitter<'a> {
                     forms[id] = if inline {
                         Form::Inline
                     } else {
-                        let want = node
-                            .name
-                            .clone()
-                            .unwrap_or_else(|| format!("{}{}", kind_stem(&node.kind), id));
+                        let want = node.name.clone().unwrap_or_else(|| origin_name(node));
                         Form::Named(namer.fresh(&want))
                     };
                 }
@@ -212,6 +229,18 @@ impl<'a> Emitter<'a> {
             mem_names,
             inst_names,
         }
+    }
+
+    /// State `k` of enumeration `e` appears in the text (a live constant or a reset value).
+    fn state_used(&self, e: u32, k: u32) -> bool {
+        self.def.nodes.iter().enumerate().any(|(id, n)| {
+            n.tag == Some((e, k))
+                && match n.kind {
+                    NodeKind::Const(_) => self.forms[id] != Form::Skip,
+                    NodeKind::Reg { .. } => matches!(self.forms[id], Form::Named(_)),
+                    _ => false,
+                }
+        })
     }
 
     /// An expression for node `id` suitable as an operand (parenthesised when compound).
@@ -256,7 +285,10 @@ impl<'a> Emitter<'a> {
     fn expr(&self, id: NodeId) -> String {
         let node = &self.def.nodes[id as usize];
         match &node.kind {
-            NodeKind::Const(v) => literal(node.width, v),
+            NodeKind::Const(v) => match node.tag {
+                Some((e, k)) => state_name(&self.def.enums[e as usize], k),
+                None => literal(node.width, v),
+            },
             NodeKind::Unary(op, a) => {
                 let o = match op {
                     UnOp::Not => "~",
@@ -333,13 +365,13 @@ impl<'a> Emitter<'a> {
     pub(crate) fn module_text(&self, name: &str) -> String {
         let def = self.def;
         let mut s = String::new();
-        // Port list.
-        let mut ports: Vec<String> = Vec::new();
+        // Port list: (declaration, source comment, lint waiver).
+        let mut ports: Vec<(String, String, bool)> = Vec::new();
         if def.has_clock {
-            ports.push("input  wire clk".into());
+            ports.push(("input  wire clk".into(), String::new(), false));
         }
         if def.has_reset {
-            ports.push("input  wire rst".into());
+            ports.push(("input  wire rst".into(), String::new(), false));
         }
         for (pi, p) in def.ports.iter().enumerate() {
             let kind = match p.dir {
@@ -364,24 +396,52 @@ impl<'a> Emitter<'a> {
             };
             let waived =
                 p.dir == Dir::Input && p.node.map(|n| def.waive[n as usize]).unwrap_or(false);
-            let decl = format!("{kind} {}{}", range(p.width), p.name);
-            if waived {
-                ports.push(format!("/* verilator lint_off UNUSEDSIGNAL */\n    {decl}\n    /* verilator lint_on UNUSEDSIGNAL */"));
-            } else {
-                ports.push(decl);
-            }
+            let keep = p.dir == Dir::Output
+                && self
+                    .owned_by_port
+                    .iter()
+                    .any(|(n, &q)| q == pi as u32 && def.nodes[*n as usize].keep);
+            let decl = format!(
+                "{}{kind} {}{}",
+                if keep { "(* keep *) " } else { "" },
+                range(p.width),
+                p.name
+            );
+            ports.push((decl, format!(" {}", at(p.loc)), waived));
         }
         let _ = writeln!(s, "module {name} (");
-        for (i, p) in ports.iter().enumerate() {
+        for (i, (decl, src, waived)) in ports.iter().enumerate() {
             let comma = if i + 1 < ports.len() { "," } else { "" };
-            // A trailing lint_on comment must come after the comma.
-            if let Some(idx) = p.find("\n    /* verilator lint_on") {
-                let _ = writeln!(s, "    {}{comma}{}", &p[..idx], &p[idx..]);
+            if *waived {
+                let _ = writeln!(
+                    s,
+                    "    /* verilator lint_off UNUSEDSIGNAL */\n    {decl}{comma}{src}\n    /* verilator lint_on UNUSEDSIGNAL */"
+                );
             } else {
-                let _ = writeln!(s, "    {p}{comma}");
+                let _ = writeln!(s, "    {decl}{comma}{src}");
             }
         }
         let _ = writeln!(s, ");");
+
+        // States of the module's state machines.
+        let mut params = String::new();
+        for (ei, e) in def.enums.iter().enumerate() {
+            for k in 0..e.variants.len() as u32 {
+                if self.state_used(ei as u32, k) {
+                    let _ = writeln!(
+                        params,
+                        "    localparam {}{} = {};",
+                        range(e.width),
+                        state_name(e, k),
+                        literal(e.width, &BigUint::from(k))
+                    );
+                }
+            }
+        }
+        if !params.is_empty() {
+            s.push('\n');
+            s.push_str(&params);
+        }
 
         // Declarations.
         let mut decls = String::new();
@@ -402,9 +462,11 @@ impl<'a> Emitter<'a> {
                 _ => false,
             };
             let d = format!(
-                "{} {}{nm};",
+                "{}{} {}{nm}; {}",
+                if node.keep { "(* keep *) " } else { "" },
                 if is_reg { "reg " } else { "wire" },
-                range(node.width)
+                range(node.width),
+                at(node.loc)
             );
             if def.waive[id] {
                 let _ = writeln!(decls, "    // verilator lint_off UNUSEDSIGNAL\n    {d}\n    // verilator lint_on UNUSEDSIGNAL");
@@ -432,10 +494,11 @@ impl<'a> Emitter<'a> {
             };
             let _ = writeln!(
                 decls,
-                "    {attr}reg  {}{} [0:{}];",
+                "    {attr}reg  {}{} [0:{}]; {}",
                 range(m.width),
                 self.mem_names[mi],
-                m.depth - 1
+                m.depth - 1,
+                at(m.loc)
             );
         }
         if !decls.is_empty() {
@@ -463,13 +526,19 @@ impl<'a> Emitter<'a> {
                 NodeKind::Wire(Some(d)) => self.rtop(*d),
                 _ => self.expr(id as NodeId),
             };
-            let _ = writeln!(assigns, "    assign {nm} = {rhs};");
+            let _ = writeln!(assigns, "    assign {nm} = {rhs}; {}", at(node.loc));
         }
         for (pi, p) in def.ports.iter().enumerate() {
             if let (Dir::Output, Some(d)) = (p.dir, p.node) {
                 let r = resolve(def, d);
                 if self.owned_by_port.get(&r) != Some(&(pi as u32)) {
-                    let _ = writeln!(assigns, "    assign {} = {};", p.name, self.rtop(r));
+                    let _ = writeln!(
+                        assigns,
+                        "    assign {} = {}; {}",
+                        p.name,
+                        self.rtop(r),
+                        at(def.nodes[r as usize].loc)
+                    );
                 }
             }
         }
@@ -534,9 +603,12 @@ impl<'a> Emitter<'a> {
                 body = format!("if ({}) begin\n{}end\n", self.r(*e), indent(&body, 4));
             }
             if let Some(v) = init {
+                let reset = match node.tag {
+                    Some((e, k)) => state_name(&def.enums[e as usize], k),
+                    None => literal(node.width, v),
+                };
                 body = format!(
-                    "if (rst) begin\n    {nm} <= {};\nend else begin\n{}end\n",
-                    literal(node.width, v),
+                    "if (rst) begin\n    {nm} <= {reset};\nend else begin\n{}end\n",
                     indent(&body, 4)
                 );
             }
@@ -665,9 +737,10 @@ impl<'a> Emitter<'a> {
             }
             let _ = writeln!(
                 s,
-                "\n    {} {} (",
+                "\n    {} {} ( {}",
                 (self.child_names)(child),
-                self.inst_names[ii]
+                self.inst_names[ii],
+                at(inst.loc)
             );
             for (i, c) in conns.iter().enumerate() {
                 let comma = if i + 1 < conns.len() { "," } else { "" };

@@ -426,7 +426,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // The command: the strip decides on it at the first beat.
         let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
         hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.get("vlan"));
-        connect(&m.0, &u_strip.bundle_out("m_axis", &dcfg.spec()));
+        connect_bundles(&m.0, &u_strip.bundle_out("m_axis", &dcfg.spec()));
 
         // Assemble one record per frame, in order. The pending record comes through a register
         // slice: `emit` (it decides with the record's `deliver`) pops two result queues and

@@ -253,6 +253,6 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let u_vlan_reg = instance(&fwd, "u_vlan_reg");
         u_vlan_reg.connect_in("s_axis", &u_vlan_skid.bundle_out("m_axis", &scfg.spec()));
         u_fcs.connect_in("s_axis", &u_vlan_reg.bundle_out("m_axis", &scfg.spec()));
-        connect(&m.0, &u_fcs.bundle_out("m_axis", &scfg.spec()));
+        connect_bundles(&m.0, &u_fcs.bundle_out("m_axis", &scfg.spec()));
     })
 }

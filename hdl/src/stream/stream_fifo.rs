@@ -474,7 +474,7 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
                 q.set("s_axis_tvalid", out_valid);
                 // Never full: it holds at most `BLOCK_PREFETCH` words, two fewer than its depth.
                 q.unused("s_axis_tready");
-                connect(&m.0, &q.bundle_out("m_axis", &cfg.stream.spec()));
+                connect_bundles(&m.0, &q.bundle_out("m_axis", &cfg.stream.spec()));
             }
         }
     })

@@ -122,7 +122,7 @@ pub fn stream_fork_buffered(
                 }
                 q.set("s_axis_tvalid", s.valid() & all);
                 let o = stream_out(&format!("m_axis_{n}"), cfg);
-                connect(&o.0, &q.bundle_out("m_axis", &cfg.spec()));
+                connect_bundles(&o.0, &q.bundle_out("m_axis", &cfg.spec()));
             }
         },
     )

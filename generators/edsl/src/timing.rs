@@ -1,0 +1,93 @@
+//! Timing idioms as library pieces, each with its cost, so a block states the idiom instead of
+//! repeating the trick by hand (the rules behind them: `docs/TIMING.md`).
+//!
+//! - [`Replicated`]: one register kept as several copies, so that each group of consumers is
+//!   driven by a flop of its own and no single net fans out to all of them.
+
+use crate::builder::{reg, reg_init, Sig};
+
+/// A register replicated into copies with the same value, each to drive its own consumers.
+///
+/// Synthesis merges registers that compute the same function of the same inputs (Yosys's
+/// `opt_merge` does so even across `(* keep *)`, which it applies to wires, not cells), and
+/// ABC rebuilds any logically equal node once. So the copies alternate in polarity: copy `k`
+/// stores `next` for even `k` and `!next` for odd `k`, and [`Replicated::get`] returns the
+/// value in true polarity (the inverter folds into the consumer's LUT). Every copy is also
+/// emitted `(* keep *)`, which Vivado honours on registers. Two copies are therefore distinct
+/// in every flow; copies of equal polarity beyond two survive in Vivado but may be merged by
+/// Yosys.
+///
+/// Cost: `copies` x width flip-flops and one inverter per odd copy's input, usually absorbed in
+/// the LUT that computes `next`. Latency and behaviour are those of one register.
+#[derive(Clone, Debug)]
+pub struct Replicated {
+    regs: Vec<Sig>,
+}
+
+impl Replicated {
+    /// `copies` registers named `<name>` (copy 0) and `<name>_r<k>`, with reset value `init`
+    /// (in true polarity) when given.
+    #[track_caller]
+    pub fn new(name: &str, copies: u32, width: u32, init: Option<u64>) -> Replicated {
+        assert!(copies >= 1, "a replicated register needs at least one copy");
+        let mask = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        let regs = (0..copies)
+            .map(|k| {
+                let n = if k == 0 {
+                    name.to_string()
+                } else {
+                    format!("{name}_r{k}")
+                };
+                let r = match init {
+                    Some(v) => reg_init(width, if k % 2 == 1 { !v & mask } else { v }),
+                    None => reg(width),
+                };
+                r.named(&n).keep()
+            })
+            .collect();
+        Replicated { regs }
+    }
+
+    /// Give every copy its next value (in true polarity).
+    #[track_caller]
+    pub fn set(&self, next: Sig) {
+        for (k, r) in self.regs.iter().enumerate() {
+            if k % 2 == 1 {
+                r.set(!next);
+            } else {
+                r.set(next);
+            }
+        }
+    }
+
+    /// Copy `k`, in true polarity.
+    #[track_caller]
+    pub fn get(&self, k: usize) -> Sig {
+        let r = self.regs[k];
+        if k % 2 == 1 {
+            !r
+        } else {
+            r
+        }
+    }
+
+    /// Copy `k`, complemented (free for odd copies, which store the complement).
+    #[track_caller]
+    pub fn get_n(&self, k: usize) -> Sig {
+        let r = self.regs[k];
+        if k % 2 == 1 {
+            r
+        } else {
+            !r
+        }
+    }
+
+    /// Number of copies.
+    pub fn copies(&self) -> usize {
+        self.regs.len()
+    }
+}
