@@ -198,7 +198,7 @@ pub fn cqe_rss_hash_type_sig(rss_type: Sig) -> Sig {
     case(rss_type, &arms, 0u32)
 }
 
-/// Block parameters (see the module docs for what each costs).
+/// Block parameters (the module docs' Internals say what each builds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RssCfg {
     /// Indirection-table entries: a power of two, 2..=2048.
