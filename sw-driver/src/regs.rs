@@ -312,21 +312,61 @@ pub mod desc {
         /// Bytes of the layout.
         pub const SIZE: usize = 16;
         /// send opcode (opcode group).
-        pub const OPCODE: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 8 };
+        pub const OPCODE: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 0,
+            bits: 8,
+        };
         /// producer counter of the WQE's first WQEBB.
-        pub const WQE_INDEX: DescField = DescField { byte: 0x00, container: 4, lsb: 8, bits: 16 };
+        pub const WQE_INDEX: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 8,
+            bits: 16,
+        };
         /// opcode modifier.
-        pub const OPMOD: DescField = DescField { byte: 0x00, container: 4, lsb: 24, bits: 8 };
+        pub const OPMOD: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 24,
+            bits: 8,
+        };
         /// 16-byte segments in the WQE, this one included.
-        pub const DS: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 6 };
+        pub const DS: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 0,
+            bits: 6,
+        };
         /// send queue number.
-        pub const QPN: DescField = DescField { byte: 0x04, container: 4, lsb: 8, bits: 24 };
+        pub const QPN: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 8,
+            bits: 24,
+        };
         /// WQE signature (0).
-        pub const SIGNATURE: DescField = DescField { byte: 0x08, container: 1, lsb: 0, bits: 8 };
+        pub const SIGNATURE: DescField = DescField {
+            byte: 0x08,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// fence, completion and solicited bits (fm_ce_se group).
-        pub const FM_CE_SE: DescField = DescField { byte: 0x0b, container: 1, lsb: 0, bits: 8 };
+        pub const FM_CE_SE: DescField = DescField {
+            byte: 0x0b,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// immediate / TIS number << 8.
-        pub const IMM: DescField = DescField { byte: 0x0c, container: 4, lsb: 0, bits: 32 };
+        pub const IMM: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
     }
     /// Ethernet segment (after the control segment of an Ethernet send WQE).
     pub mod eth_seg {
@@ -334,19 +374,54 @@ pub mod desc {
         /// Bytes of the layout.
         pub const SIZE: usize = 16;
         /// checksum requests (cs_flags group).
-        pub const CS_FLAGS: DescField = DescField { byte: 0x04, container: 1, lsb: 0, bits: 8 };
+        pub const CS_FLAGS: DescField = DescField {
+            byte: 0x04,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// software-parser flags (unused by nicgen: 0).
-        pub const SWP_FLAGS: DescField = DescField { byte: 0x05, container: 1, lsb: 0, bits: 8 };
+        pub const SWP_FLAGS: DescField = DescField {
+            byte: 0x05,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// LSO segment size (0: no LSO).
-        pub const MSS: DescField = DescField { byte: 0x06, container: 2, lsb: 0, bits: 16 };
+        pub const MSS: DescField = DescField {
+            byte: 0x06,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
         /// bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear).
-        pub const INLINE_HDR_SZ: DescField = DescField { byte: 0x0c, container: 2, lsb: 0, bits: 16 };
+        pub const INLINE_HDR_SZ: DescField = DescField {
+            byte: 0x0c,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
         /// bit 15 set (0x8000, VLAN_INSERT): no inline header; insert a C-VLAN with vlan_tci.
-        pub const VLAN_CMD: DescField = DescField { byte: 0x0c, container: 2, lsb: 0, bits: 16 };
+        pub const VLAN_CMD: DescField = DescField {
+            byte: 0x0c,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
         /// first 2 inline header bytes.
-        pub const INLINE_HDR_START: DescField = DescField { byte: 0x0e, container: 2, lsb: 0, bits: 16 };
+        pub const INLINE_HDR_START: DescField = DescField {
+            byte: 0x0e,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
         /// with VLAN_INSERT: the TCI to insert.
-        pub const VLAN_TCI: DescField = DescField { byte: 0x0e, container: 2, lsb: 0, bits: 16 };
+        pub const VLAN_TCI: DescField = DescField {
+            byte: 0x0e,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
     }
     /// Data segment (gather on send, scatter on receive).
     pub mod data_seg {
@@ -354,13 +429,33 @@ pub mod desc {
         /// Bytes of the layout.
         pub const SIZE: usize = 16;
         /// bytes (send: 1..=max; receive: buffer size).
-        pub const BYTE_COUNT: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 31 };
+        pub const BYTE_COUNT: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 0,
+            bits: 31,
+        };
         /// inline data segment (send only; data follows in the WQE).
-        pub const INLINE: DescField = DescField { byte: 0x00, container: 4, lsb: 31, bits: 1 };
+        pub const INLINE: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 31,
+            bits: 1,
+        };
         /// memory region (MR table index); 0x100 ends a receive scatter list.
-        pub const LKEY: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 32 };
+        pub const LKEY: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
         /// bus address.
-        pub const ADDR: DescField = DescField { byte: 0x08, container: 8, lsb: 0, bits: 64 };
+        pub const ADDR: DescField = DescField {
+            byte: 0x08,
+            container: 8,
+            lsb: 0,
+            bits: 64,
+        };
     }
     /// Completion queue entry (64 bytes).
     pub mod cqe {
@@ -368,49 +463,159 @@ pub mod desc {
         /// Bytes of the layout.
         pub const SIZE: usize = 64;
         /// RSS hash (RX).
-        pub const RSS_HASH_RESULT: DescField = DescField { byte: 0x0c, container: 4, lsb: 0, bits: 32 };
+        pub const RSS_HASH_RESULT: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
         /// bits 3:2 IP type (1 IPv4, 2 IPv6), bits 7:6 L4 type (1 TCP, 2 UDP).
-        pub const RSS_HASH_TYPE: DescField = DescField { byte: 0x10, container: 1, lsb: 0, bits: 8 };
+        pub const RSS_HASH_TYPE: DescField = DescField {
+            byte: 0x10,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// checksum-complete: ones'-complement sum after the L3 header.
-        pub const CHECK_SUM: DescField = DescField { byte: 0x14, container: 2, lsb: 0, bits: 16 };
+        pub const CHECK_SUM: DescField = DescField {
+            byte: 0x14,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
         /// flags_rqpn L3 header type: 1 IPv6, 2 IPv4.
-        pub const L3_HDR: DescField = DescField { byte: 0x18, container: 4, lsb: 24, bits: 2 };
+        pub const L3_HDR: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 24,
+            bits: 2,
+        };
         /// hds_ip_ext: frame good at L2.
-        pub const L2_OK: DescField = DescField { byte: 0x1c, container: 1, lsb: 0, bits: 1 };
+        pub const L2_OK: DescField = DescField {
+            byte: 0x1c,
+            container: 1,
+            lsb: 0,
+            bits: 1,
+        };
         /// hds_ip_ext: IPv4 header checksum good (IPv6: header parsed).
-        pub const L3_OK: DescField = DescField { byte: 0x1c, container: 1, lsb: 1, bits: 1 };
+        pub const L3_OK: DescField = DescField {
+            byte: 0x1c,
+            container: 1,
+            lsb: 1,
+            bits: 1,
+        };
         /// hds_ip_ext: TCP/UDP checksum good.
-        pub const L4_OK: DescField = DescField { byte: 0x1c, container: 1, lsb: 2, bits: 1 };
+        pub const L4_OK: DescField = DescField {
+            byte: 0x1c,
+            container: 1,
+            lsb: 2,
+            bits: 1,
+        };
         /// l4_l3_hdr_type: VLAN tag stripped.
-        pub const CV: DescField = DescField { byte: 0x1d, container: 1, lsb: 0, bits: 1 };
+        pub const CV: DescField = DescField {
+            byte: 0x1d,
+            container: 1,
+            lsb: 0,
+            bits: 1,
+        };
         /// l4_l3_hdr_type: IP fragment.
-        pub const IP_FRAG: DescField = DescField { byte: 0x1d, container: 1, lsb: 7, bits: 1 };
+        pub const IP_FRAG: DescField = DescField {
+            byte: 0x1d,
+            container: 1,
+            lsb: 7,
+            bits: 1,
+        };
         /// l4_l3_hdr_type: 0 none, 1 IPv6, 2 IPv4.
-        pub const L3_TYPE: DescField = DescField { byte: 0x1d, container: 1, lsb: 2, bits: 2 };
+        pub const L3_TYPE: DescField = DescField {
+            byte: 0x1d,
+            container: 1,
+            lsb: 2,
+            bits: 2,
+        };
         /// l4_l3_hdr_type: 0 none, 1 TCP, 2 UDP.
-        pub const L4_TYPE: DescField = DescField { byte: 0x1d, container: 1, lsb: 4, bits: 3 };
+        pub const L4_TYPE: DescField = DescField {
+            byte: 0x1d,
+            container: 1,
+            lsb: 4,
+            bits: 3,
+        };
         /// stripped VLAN TCI.
-        pub const VLAN_INFO: DescField = DescField { byte: 0x1e, container: 2, lsb: 0, bits: 16 };
+        pub const VLAN_INFO: DescField = DescField {
+            byte: 0x1e,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
         /// RX: bytes written; send: bytes sent.
-        pub const BYTE_CNT: DescField = DescField { byte: 0x2c, container: 4, lsb: 0, bits: 32 };
+        pub const BYTE_CNT: DescField = DescField {
+            byte: 0x2c,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
         /// device cycle counter at completion (error CQEs: bytes 0x36-0x37 hold vendor_err_synd and syndrome instead).
-        pub const TIMESTAMP: DescField = DescField { byte: 0x30, container: 8, lsb: 0, bits: 64 };
+        pub const TIMESTAMP: DescField = DescField {
+            byte: 0x30,
+            container: 8,
+            lsb: 0,
+            bits: 64,
+        };
         /// error CQE: vendor syndrome (nicgen: the failing segment index).
-        pub const VENDOR_ERR_SYND: DescField = DescField { byte: 0x36, container: 1, lsb: 0, bits: 8 };
+        pub const VENDOR_ERR_SYND: DescField = DescField {
+            byte: 0x36,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// error CQE: syndrome (syndrome group).
-        pub const SYNDROME: DescField = DescField { byte: 0x37, container: 1, lsb: 0, bits: 8 };
+        pub const SYNDROME: DescField = DescField {
+            byte: 0x37,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// SQ / RQ number.
-        pub const QPN: DescField = DescField { byte: 0x38, container: 4, lsb: 0, bits: 24 };
+        pub const QPN: DescField = DescField {
+            byte: 0x38,
+            container: 4,
+            lsb: 0,
+            bits: 24,
+        };
         /// send completions: opcode of the completed WQE.
-        pub const S_WQE_OPCODE: DescField = DescField { byte: 0x38, container: 4, lsb: 24, bits: 8 };
+        pub const S_WQE_OPCODE: DescField = DescField {
+            byte: 0x38,
+            container: 4,
+            lsb: 24,
+            bits: 8,
+        };
         /// WQE completed (send: the last of the batch).
-        pub const WQE_COUNTER: DescField = DescField { byte: 0x3c, container: 2, lsb: 0, bits: 16 };
+        pub const WQE_COUNTER: DescField = DescField {
+            byte: 0x3c,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
         /// owner bit: (producer counter >> log_size) & 1.
-        pub const OWNER: DescField = DescField { byte: 0x3f, container: 1, lsb: 0, bits: 1 };
+        pub const OWNER: DescField = DescField {
+            byte: 0x3f,
+            container: 1,
+            lsb: 0,
+            bits: 1,
+        };
         /// CQE format (0).
-        pub const FORMAT: DescField = DescField { byte: 0x3f, container: 1, lsb: 2, bits: 2 };
+        pub const FORMAT: DescField = DescField {
+            byte: 0x3f,
+            container: 1,
+            lsb: 2,
+            bits: 2,
+        };
         /// CQE opcode (cqe_opcode group).
-        pub const OPCODE: DescField = DescField { byte: 0x3f, container: 1, lsb: 4, bits: 4 };
+        pub const OPCODE: DescField = DescField {
+            byte: 0x3f,
+            container: 1,
+            lsb: 4,
+            bits: 4,
+        };
     }
     /// Event queue entry (64 bytes).
     pub mod eqe {
@@ -418,13 +623,33 @@ pub mod desc {
         /// Bytes of the layout.
         pub const SIZE: usize = 64;
         /// event type (event_type group).
-        pub const EVENT_TYPE: DescField = DescField { byte: 0x01, container: 1, lsb: 0, bits: 8 };
+        pub const EVENT_TYPE: DescField = DescField {
+            byte: 0x01,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// event sub-type.
-        pub const SUB_TYPE: DescField = DescField { byte: 0x03, container: 1, lsb: 0, bits: 8 };
+        pub const SUB_TYPE: DescField = DescField {
+            byte: 0x03,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// completion event: the CQ.
-        pub const CQN: DescField = DescField { byte: 0x38, container: 4, lsb: 0, bits: 24 };
+        pub const CQN: DescField = DescField {
+            byte: 0x38,
+            container: 4,
+            lsb: 0,
+            bits: 24,
+        };
         /// owner bit: (producer counter >> log_size) & 1.
-        pub const OWNER: DescField = DescField { byte: 0x3f, container: 1, lsb: 0, bits: 1 };
+        pub const OWNER: DescField = DescField {
+            byte: 0x3f,
+            container: 1,
+            lsb: 0,
+            bits: 1,
+        };
     }
     /// Doorbell record in host memory (8 bytes per queue). RQ: receive counter; SQ: send counter; CQ: set_ci and the arm word.
     pub mod dbr {
@@ -432,13 +657,33 @@ pub mod desc {
         /// Bytes of the layout.
         pub const SIZE: usize = 8;
         /// RQ producer counter (WQEs posted).
-        pub const RQ_PC: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 16 };
+        pub const RQ_PC: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 0,
+            bits: 16,
+        };
         /// SQ producer counter (WQEBBs posted).
-        pub const SQ_PC: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 16 };
+        pub const SQ_PC: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 0,
+            bits: 16,
+        };
         /// CQ consumer index.
-        pub const CQ_CI: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 24 };
+        pub const CQ_CI: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 0,
+            bits: 24,
+        };
         /// CQ arm word: arm_sn << 28 | cmd | ci.
-        pub const CQ_ARM: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 32 };
+        pub const CQ_ARM: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
     }
     /// QCMD.IN words for CREATE, by queue type (little-endian register words, word k at byte 4k). Ring and doorbell-record addresses are bus addresses; rings are 4 KiB aligned.
     pub mod qcmd_in {
@@ -446,23 +691,68 @@ pub mod desc {
         /// Bytes of the layout.
         pub const SIZE: usize = 32;
         /// all: ring base bits 31:0.
-        pub const RING_LO: DescField = DescField { byte: 0x00, container: 4, lsb: 0, bits: 32 };
+        pub const RING_LO: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
         /// all: ring base bits 63:32.
-        pub const RING_HI: DescField = DescField { byte: 0x04, container: 4, lsb: 0, bits: 32 };
+        pub const RING_HI: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
         /// all: log2 entries (EQ, CQ: 64-byte entries; SQ: 64-byte WQEBBs; RQ: WQEs).
-        pub const LOG_SIZE: DescField = DescField { byte: 0x08, container: 4, lsb: 0, bits: 5 };
+        pub const LOG_SIZE: DescField = DescField {
+            byte: 0x08,
+            container: 4,
+            lsb: 0,
+            bits: 5,
+        };
         /// RQ: log2 bytes per receive WQE (4..=9).
-        pub const LOG_STRIDE: DescField = DescField { byte: 0x08, container: 4, lsb: 8, bits: 4 };
+        pub const LOG_STRIDE: DescField = DescField {
+            byte: 0x08,
+            container: 4,
+            lsb: 8,
+            bits: 4,
+        };
         /// CQ, SQ, RQ: doorbell record bits 31:0.
-        pub const DBR_LO: DescField = DescField { byte: 0x0c, container: 4, lsb: 0, bits: 32 };
+        pub const DBR_LO: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
         /// CQ, SQ, RQ: doorbell record bits 63:32.
-        pub const DBR_HI: DescField = DescField { byte: 0x10, container: 4, lsb: 0, bits: 32 };
+        pub const DBR_HI: DescField = DescField {
+            byte: 0x10,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
         /// EQ: interrupt vector; CQ: its EQ; SQ, RQ: their CQ.
-        pub const LINK: DescField = DescField { byte: 0x14, container: 4, lsb: 0, bits: 16 };
+        pub const LINK: DescField = DescField {
+            byte: 0x14,
+            container: 4,
+            lsb: 0,
+            bits: 16,
+        };
         /// EQ: interrupt after this many events (0 = 1).
-        pub const MOD_COUNT: DescField = DescField { byte: 0x18, container: 4, lsb: 0, bits: 16 };
+        pub const MOD_COUNT: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 0,
+            bits: 16,
+        };
         /// EQ: or after this many 1024-cycle ticks since the first pending event (0 = off).
-        pub const MOD_PERIOD: DescField = DescField { byte: 0x18, container: 4, lsb: 16, bits: 16 };
+        pub const MOD_PERIOD: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 16,
+            bits: 16,
+        };
     }
 }
 

@@ -152,9 +152,16 @@ impl DescField {
         let _ = writeln!(o, "        pub const SIZE: usize = {};", d.bytes);
         for fl in d.fields {
             let _ = writeln!(o, "        /// {}.", fl.doc);
+            // One field per line: rustfmt's layout for a literal this wide, so the generated
+            // file passes `cargo fmt --check` unchanged.
             let _ = writeln!(
                 o,
-                "        pub const {}: DescField = DescField {{ byte: {:#04x}, container: {}, lsb: {}, bits: {} }};",
+                "        pub const {}: DescField = DescField {{\n            \
+                 byte: {:#04x},\n            \
+                 container: {},\n            \
+                 lsb: {},\n            \
+                 bits: {},\n        \
+                 }};",
                 fl.name.to_uppercase(),
                 fl.byte,
                 fl.container,
