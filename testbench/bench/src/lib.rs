@@ -30,7 +30,7 @@ pub struct XorShift(pub u64);
 
 impl XorShift {
     #[inline]
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -48,10 +48,10 @@ pub fn drive_random(dut: &mut csum512::InetCsumD512L1, cycles: u64, seed: u64) -
     let mut results = 0u64;
     for _ in 0..cycles {
         for w in inp.s_axis_tdata.iter_mut() {
-            *w = rng.next();
+            *w = rng.next_u64();
         }
-        let r = rng.next();
-        inp.s_axis_tkeep = rng.next();
+        let r = rng.next_u64();
+        inp.s_axis_tkeep = rng.next_u64();
         inp.s_axis_tvalid = (r >> 8) & 1;
         inp.s_axis_tlast = (r >> 9) & 1;
         inp.m_axis_csum_tready = 1;

@@ -28,12 +28,12 @@ fn typed_wrapper_matches_the_dynamic_api() {
     for cyc in 0..2000 {
         let mut inp = InetCsumD512L1In::default();
         for w in inp.s_axis_tdata.iter_mut() {
-            *w = rng.next();
+            *w = rng.next_u64();
         }
         inp.s_axis_tkeep = u64::MAX;
-        inp.s_axis_tvalid = rng.next() & 1;
-        inp.s_axis_tlast = rng.next() & 1;
-        inp.m_axis_csum_tready = rng.next() & 1;
+        inp.s_axis_tvalid = rng.next_u64() & 1;
+        inp.s_axis_tlast = rng.next_u64() & 1;
+        inp.m_axis_csum_tready = rng.next_u64() & 1;
         inp.rst = (cyc < 2) as u64;
         let out = typed.cycle(&inp);
         let words: Vec<u8> = inp
