@@ -2,12 +2,12 @@
 //! step it one clock cycle per FFI call.
 //!
 //! # Why it looks like this
-//! Verilator is the project's simulator. The eDSL emits Verilog plus a small C++ shim per top
-//! with a fixed C ABI; this module turns that text into a loaded model. It does not depend on
-//! the eDSL: it receives text. Builds are cached by *content* (never by timestamp), the
-//! Verilator runtime is compiled once and reused by every model, and concurrent builds of the
-//! same model from several test threads or processes are serialized by a file lock so exactly
-//! one of them compiles.
+//! Verilator is the project's simulator (docs/DESIGN.md, decision 2). The eDSL emits Verilog
+//! plus a small C++ shim per top with a fixed C ABI; this module turns that text into a loaded
+//! model. It does not depend on the eDSL: it receives text. Builds are cached by *content*
+//! (never by timestamp), the Verilator runtime is compiled once and reused by every model, and
+//! concurrent builds of the same model from several test threads or processes are serialized
+//! by a file lock so exactly one of them compiles.
 //!
 //! # How the parts fit
 //! ```text
