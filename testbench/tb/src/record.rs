@@ -75,7 +75,7 @@ impl Agent for RecordDriver {
         } else {
             let mut junk = vec![0u8; (self.data_bits as usize).div_ceil(8)];
             self.junk.fill(&mut junk[..]);
-            if self.data_bits % 8 != 0 {
+            if !self.data_bits.is_multiple_of(8) {
                 *junk.last_mut().unwrap() &= (1u8 << (self.data_bits % 8)) - 1;
             }
             sim.set_bytes_le(self.data, &junk);

@@ -192,7 +192,7 @@ impl StreamPorts {
         let tkeep = find("tkeep");
         let tuser = find("tuser");
         let data_width = sim.width(tdata);
-        if data_width % 8 != 0 {
+        if !data_width.is_multiple_of(8) {
             return Err(err(format!("tdata is {data_width} bits, not whole bytes")));
         }
         let data_bytes = (data_width / 8) as usize;
@@ -514,7 +514,7 @@ impl StreamDriver {
             let mut keep: Vec<u8> = (0..p.data_bytes.div_ceil(8))
                 .map(|_| self.rng.gen())
                 .collect();
-            if p.data_bytes % 8 != 0 {
+            if !p.data_bytes.is_multiple_of(8) {
                 *keep.last_mut().unwrap() &= (1u8 << (p.data_bytes % 8)) - 1;
             }
             sim.set_bytes_le(k, &keep);
