@@ -220,6 +220,11 @@ impl<P: Ports> Block<P> {
         &self.def
     }
 
+    /// The module, without its typed ports (for generation and simulation).
+    pub fn into_def(self) -> Rc<ModuleDef> {
+        self.def
+    }
+
     /// The configuration the ports were declared from.
     pub fn cfg(&self) -> &P::Cfg {
         &self.cfg

@@ -320,3 +320,11 @@ macro_rules! record {
         }
     };
 }
+
+crate::record! {
+    /// An opaque word of `width` bits: the record of a stream whose payload has no fields of
+    /// interest to the block that carries it (a FIFO, a register slice).
+    pub struct Word(width: u32) {
+        word: width,
+    }
+}

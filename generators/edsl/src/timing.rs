@@ -25,8 +25,8 @@ pub struct Replicated {
 }
 
 impl Replicated {
-    /// `copies` registers named `<name>` (copy 0) and `<name>_r<k>`, with reset value `init`
-    /// (in true polarity) when given.
+    /// `copies` registers named `<name>` (copy 0), `<name>_n<k>` (odd copies, complemented) and
+    /// `<name>_r<k>` (even copies), with reset value `init` (in true polarity) when given.
     #[track_caller]
     pub fn new(name: &str, copies: u32, width: u32, init: Option<u64>) -> Replicated {
         assert!(copies >= 1, "a replicated register needs at least one copy");
@@ -37,10 +37,10 @@ impl Replicated {
         };
         let regs = (0..copies)
             .map(|k| {
-                let n = if k == 0 {
-                    name.to_string()
-                } else {
-                    format!("{name}_r{k}")
+                let n = match k {
+                    0 => name.to_string(),
+                    k if k % 2 == 1 => format!("{name}_n{k}"),
+                    k => format!("{name}_r{k}"),
                 };
                 let r = match init {
                     Some(v) => reg_init(width, if k % 2 == 1 { !v & mask } else { v }),
@@ -60,6 +60,19 @@ impl Replicated {
                 r.set(!next);
             } else {
                 r.set(next);
+            }
+        }
+    }
+
+    /// Every copy loads `v` (in true polarity) when `cond` holds; later calls take priority,
+    /// as [`Sig::set_if`]. Each copy holds its own value otherwise, so the copies stay apart.
+    #[track_caller]
+    pub fn set_if(&self, cond: Sig, v: Sig) {
+        for (k, r) in self.regs.iter().enumerate() {
+            if k % 2 == 1 {
+                r.set_if(cond, !v);
+            } else {
+                r.set_if(cond, v);
             }
         }
     }

@@ -236,7 +236,7 @@ fn replicated_registers_keep_their_copies() {
     let g = generate(&m, &EmitOptions::default());
     let v = &g.verilog[0].1;
     assert!(v.contains("(* keep *) reg  flag;"), "{v}");
-    assert!(v.contains("(* keep *) reg  flag_r1;"), "{v}");
-    assert!(v.contains("flag_r1 <= 1'b1;"), "{v}");
+    assert!(v.contains("(* keep *) reg  flag_n1;"), "{v}");
+    assert!(v.contains("flag_n1 <= 1'b1;"), "{v}");
     lint_clean(&g, "replicated");
 }
