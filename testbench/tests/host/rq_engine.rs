@@ -5,8 +5,6 @@
 //! every CQE field compared; then a frame longer than its scatter list and a segment outside
 //! its region: error CQEs, the RQ in error until RESET.
 
-mod engines;
-use engines::{build, qcmd, reset_and_program_mrs, u, with_mr_table, Host};
 use nicgen_hdl::eth::eth_rx::rx_meta;
 use nicgen_hdl::host::cq_engine::CMPL;
 use nicgen_hdl::host::rq_engine::{rq_engine, RqCfg};
@@ -18,6 +16,8 @@ use nicgen_model::sq::Mr;
 use nicgen_tb::record::{RecordDriver, RecordSink};
 use nicgen_tb::stream::{run_until_seeded, step, Status, StreamDriver, StreamPorts};
 use nicgen_tb::{Model, Sim};
+use nicgen_tests::dut;
+use nicgen_tests::engines::{qcmd, reset_and_program_mrs, u, with_mr_table, Host};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 const RQS: u32 = 8;
@@ -39,7 +39,7 @@ fn model(w: u32) -> Option<Model> {
         log_max: 12,
     })
     .unwrap();
-    build(&with_mr_table(&format!("rq_dut_d{w}"), &rq, MRS, None))
+    dut(&with_mr_table(&format!("rq_dut_d{w}"), &rq, MRS, None)).map(|d| d.model)
 }
 
 struct Bench {

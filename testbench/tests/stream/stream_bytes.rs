@@ -8,8 +8,6 @@
 //! Zero-bubble checks count the cycles of back-to-back frames: delete never stalls its input,
 //! insert stalls it only for the extra output beats.
 
-mod blocks;
-use blocks::*;
 use nicgen_hdl::stream::{stream_delete, stream_insert, DeleteCfg, InsertCfg, OutStage, StreamCfg};
 use nicgen_model::stream::{delete_bytes, insert_bytes};
 use nicgen_tb::stream::{
@@ -17,12 +15,12 @@ use nicgen_tb::stream::{
     StreamSink,
 };
 use nicgen_tb::{PortId, Sim};
+use nicgen_tests::*;
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
 
-const WIDTHS: [u32; 3] = [8, 64, 512];
 /// Both output stages: the handshake differs (a beat that emits nothing waits for room only
 /// with the slice), the bytes and the cycle counts must not.
 const STAGES: [OutStage; 2] = [OutStage::Register, OutStage::Slice];

@@ -6,8 +6,6 @@
 //! CQE with its syndrome, the SQ in error (QUERY), doorbells ignored and counted until RESET,
 //! and the queue working again after it.
 
-mod engines;
-use engines::{build, qcmd, reset_and_program_mrs, u, with_mr_table, Host};
 use nicgen_hdl::eth::eth_tx::TX_CMD;
 use nicgen_hdl::host::cq_engine::CMPL;
 use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg};
@@ -19,6 +17,8 @@ use nicgen_model::tx::TxRequest;
 use nicgen_tb::record::{PulseDriver, RecordDriver, RecordSink};
 use nicgen_tb::stream::{run_until_seeded, step, Status, StreamPorts, StreamSink};
 use nicgen_tb::{Model, Sim};
+use nicgen_tests::dut;
+use nicgen_tests::engines::{qcmd, reset_and_program_mrs, u, with_mr_table, Host};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 const SQS: u32 = 8;
@@ -39,7 +39,7 @@ fn model(w: u32) -> Option<Model> {
     })
     .unwrap();
     // The send engine only reads: the DMA write channel is idle.
-    build(&with_mr_table(&format!("sq_dut_d{w}"), &sq, MRS, Some(w)))
+    dut(&with_mr_table(&format!("sq_dut_d{w}"), &sq, MRS, Some(w))).map(|d| d.model)
 }
 
 struct Bench {

@@ -1,63 +1,19 @@
-//! Differential tests of the stream primitives against their golden models
-//! (`nicgen_model::stream`): forward register, skid buffer, plain FIFO and frame FIFO (LUT RAM
-//! and block RAM), over bus width (8, 64, 512 bits) x idle x backpressure, monitors on every
-//! stream. The FIFO runs are replayed on Icarus and must agree with Verilator cycle by cycle.
-//! Jumbo frames go through a 2048-deep block-RAM FIFO at 64 bits; zero-bubble checks count the
-//! cycles of back-to-back frames.
+//! Differential tests of `stream_fifo` against its golden model
+//! (`nicgen_model::stream::fifo_frames`; the identity in plain mode): plain FIFO and frame FIFO
+//! (LUT RAM and block RAM), over bus width (8, 64, 512 bits) x idle x backpressure, monitors on
+//! every stream; the `s_axis_room` flag in every cycle. The FIFO runs are replayed on Icarus
+//! and must agree with Verilator cycle by cycle. Jumbo frames go through a 2048-deep block-RAM
+//! FIFO at 64 bits; zero-bubble checks count the cycles of back-to-back frames.
 
-mod blocks;
-use blocks::*;
 use nicgen_hdl::stream::stream_fifo::{BLOCK_PREFETCH, BRAM_BANK_DEPTH};
 use nicgen_hdl::stream::{
-    stream_fifo, stream_fifo_in, stream_fifo_room, stream_fwd_reg, stream_skid, FifoCfg, FifoRam,
-    StreamCfg,
+    stream_fifo, stream_fifo_in, stream_fifo_room, FifoCfg, FifoRam, StreamCfg,
 };
 use nicgen_model::stream::{fifo_frames, MarkedFrame};
 use nicgen_tb::stream::{
     run_until_seeded, step, Status, StreamDriver, StreamMonitor, StreamPorts, StreamSink,
 };
-
-const WIDTHS: [u32; 3] = [8, 64, 512];
-
-fn identity_block(name: &str, build: impl Fn(&StreamCfg) -> std::rc::Rc<nicgen_edsl::ModuleDef>) {
-    for (wi, w) in WIDTHS.into_iter().enumerate() {
-        let cfg = StreamCfg::new(w, 3);
-        let Some(d) = dut(&build(&cfg)) else { return };
-        for k in matrix(10 + wi as u64) {
-            let mut sim = d.model.instance();
-            reset(&mut sim);
-            let bpb = (w / 8) as usize;
-            let frames: Vec<(Vec<u8>, u64)> = random_frames(k.seed, 40, 4 * bpb + 3)
-                .into_iter()
-                .enumerate()
-                .map(|(i, f)| (f, (i % 8) as u64))
-                .collect();
-            let n = frames.len();
-            let got = run_frames(
-                &mut sim,
-                k,
-                &frames,
-                &["m_axis"],
-                |g, _| g[0].len() == n,
-                |_| {},
-            );
-            assert_eq!(
-                got[0], frames,
-                "{name} w={w} {k:?}: frames differ (model: identity)"
-            );
-        }
-    }
-}
-
-#[test]
-fn forward_register_is_identity() {
-    identity_block("stream_fwd_reg", |c| stream_fwd_reg(c).unwrap());
-}
-
-#[test]
-fn skid_buffer_is_identity() {
-    identity_block("stream_skid", |c| stream_skid(c).unwrap());
-}
+use nicgen_tests::*;
 
 #[test]
 fn plain_fifo_is_identity_and_matches_icarus() {
@@ -296,8 +252,6 @@ fn impossible_parameters_are_refused_with_a_reason() {
     let e =
         stream_fifo_in(&FifoCfg::new(StreamCfg::new(64, 1), 32768), FifoRam::Block).unwrap_err();
     assert!(e.to_string().contains("from 2 to 16384"), "{e}");
-    let e = stream_fwd_reg(&StreamCfg::new(12, 0)).unwrap_err();
-    assert!(e.to_string().contains("not whole bytes"), "{e}");
     let e = stream_fifo(&FifoCfg {
         stream: StreamCfg::new(64, 0),
         depth: 16,
@@ -394,7 +348,7 @@ fn block_fifo_carries_jumbo_frames() {
 /// Drive `frames` back to back (no idle) into `s_axis` with `m_axis_tready` low for the first
 /// `hold` cycles and high after; return the output frames and the input and output transfer
 /// cycles.
-pub fn back_to_back(
+fn back_to_back(
     sim: &mut nicgen_tb::Sim,
     frames: &[Vec<u8>],
     hold: u64,

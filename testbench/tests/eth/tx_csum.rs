@@ -3,15 +3,14 @@
 //! host's checksum fields holding garbage; and back-to-back runs that count cycles (no bubbles,
 //! the documented latency).
 
-mod blocks;
-use blocks::frames::{build, Built};
-use blocks::*;
 use nicgen_hdl::eth::tx_csum::{latency, tx_csum, TxCsumCfg};
 use nicgen_model::tx::insert_checksums;
 use nicgen_tb::record::RecordDriver;
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamDriver, StreamMonitor, StreamPorts, StreamSink,
 };
+use nicgen_tests::csum_frames::{build, Built};
+use nicgen_tests::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 #[test]

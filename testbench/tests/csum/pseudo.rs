@@ -5,14 +5,13 @@
 //! sum comes `ADDRESS_SUM_STAGES` cycles after its addresses and every pseudo-header sum
 //! `PSEUDO_FROM_SUM_STAGES` after that, in order.
 
-mod blocks;
-use blocks::*;
 use nicgen_edsl::prelude::*;
 use nicgen_hdl::csum::pseudo::{
     address_sum_pipelined, pseudo_from_address_sum, ADDRESS_SUM_STAGES, PSEUDO_FROM_SUM_STAGES,
 };
 use nicgen_model::checksum::{address_sum, pseudo_header_v4, pseudo_header_v6};
 use nicgen_model::IpProtocol;
+use nicgen_tests::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::VecDeque;
 use std::net::{Ipv4Addr, Ipv6Addr};

@@ -3,14 +3,13 @@
 //! checksums) over width (8, 64, 512) x idle x backpressure. The request fields are taken from
 //! how each frame was built, so this test does not depend on the parser.
 
-mod blocks;
-use blocks::frames::{build, Built};
-use blocks::*;
 use nicgen_hdl::eth::rx_csum::{rx_csum, RxCsumCfg, RX_CSUM_RES};
 use nicgen_tb::record::{RecordDriver, RecordSink};
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamDriver, StreamMonitor, StreamPorts,
 };
+use nicgen_tests::csum_frames::{build, Built};
+use nicgen_tests::*;
 use rand::{rngs::StdRng, SeedableRng};
 
 #[test]

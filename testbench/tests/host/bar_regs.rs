@@ -7,13 +7,12 @@
 //! `Ro64` latching, the AXI hold rules on `b` and `r`; Icarus replays a shorter run;
 //! `verilator -Wall` is clean.
 
-mod blocks;
-use blocks::*;
 use nicgen_hdl::host::bar_regs::{bar_regs, BarCfg, BuildInfo, HostParams};
 use nicgen_hdl::host::{regmap, BAR_BITS};
 use nicgen_hdl::Preset;
 use nicgen_model::regfile::{Access, Effect, RegFile, RegSpec, Resp};
 use nicgen_tb::{PortId, Sim};
+use nicgen_tests::*;
 use num_bigint::BigUint;
 use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
 use std::collections::VecDeque;

@@ -14,8 +14,6 @@
 //! source holds an offered request until it is taken, the sink checks that a stalled result is
 //! held (stream rule 1), and every run has a cycle budget so nothing can hang.
 
-mod blocks;
-use blocks::*;
 use nicgen_hdl::record::RecordLayout;
 use nicgen_hdl::rss::rss_toeplitz::{
     cfg_addr, cqe_rss_hash_type, rss_toeplitz, RssCfg, MICROSOFT_KEY as HDL_KEY,
@@ -23,6 +21,7 @@ use nicgen_hdl::rss::rss_toeplitz::{
 use nicgen_model::rss::{rss, RssType, ALL_TYPES, L3, L4};
 use nicgen_model::toeplitz::MICROSOFT_KEY;
 use nicgen_tb::{PortId, Sim};
+use nicgen_tests::*;
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

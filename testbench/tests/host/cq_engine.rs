@@ -4,24 +4,20 @@
 //! arming with moderation by count, drops for CQs that do not exist, QUERY counters, and an
 //! interrupt moderated by time.
 
-mod blocks;
-use blocks::*;
 use nicgen_hdl::host::cq_engine::{cq_engine, CqCfg, CMPL, CQ_ARM, EQ_DB};
-use nicgen_hdl::host::{DMA_WR_REQ, QCMD_REQ, QCMD_RES};
+use nicgen_hdl::host::{DMA_WR_REQ, QCMD_RES};
 use nicgen_model::cq::{Cmpl, CqModel, RingWrite};
 use nicgen_tb::record::{PulseDriver, RecordDriver, RecordSink};
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamError, StreamPorts, StreamSink,
 };
 use nicgen_tb::{PortId, Sim};
+use nicgen_tests::engines::{qcmd, u};
+use nicgen_tests::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 const CQS: u32 = 8;
 const EQS: u32 = 2;
-
-fn u(v: &num_bigint::BigUint) -> u64 {
-    u64::try_from(v).unwrap()
-}
 
 /// Drives `timer` with the cycle count, as the device's free-running counter does.
 struct Timer(PortId);
@@ -158,15 +154,6 @@ impl Bench {
             })
             .collect()
     }
-}
-
-fn qcmd(op: u128, qtype: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
-    let mut v: Vec<(&str, u128)> = vec![("op", op), ("qtype", qtype), ("index", index)];
-    let names = ["in0", "in1", "in2", "in3", "in4", "in5", "in6", "in7"];
-    for (n, x) in names.iter().zip(ins) {
-        v.push((n, x));
-    }
-    QCMD_REQ.encode(&v)
 }
 
 fn create(qtype: u128, index: u128, base: u64, log: u32, link: u32, mod_count: u32) -> Vec<u8> {

@@ -2,10 +2,9 @@
 //! over bus width (8, 64, 512 bits) x idle x backpressure x pipeline depth; one run per width is
 //! replayed on Icarus and must agree with Verilator cycle by cycle.
 
-mod blocks;
-use blocks::*;
 use nicgen_hdl::csum::{inet_csum, CsumCfg};
 use nicgen_model::checksum::stream_csum;
+use nicgen_tests::*;
 
 #[test]
 fn checksum_stage_matches_the_model() {

@@ -1,6 +1,6 @@
-//! What the queue-engine tests share: the engine wired to its memory-region table as the NIC
-//! wires it, the Verilator build, the simulated host's DMA as one agent, and MR programming.
-#![allow(dead_code)]
+//! What the queue-engine tests (`cq_engine`, `sq_engine`, `rq_engine`) share: the engine wired
+//! to its memory-region table as the NIC wires it, the simulated host's DMA as one agent, MR
+//! programming, and queue-command records.
 
 use nicgen_edsl::prelude::*;
 use nicgen_edsl::Dir;
@@ -8,7 +8,7 @@ use nicgen_hdl::host::mr_table::mr_table;
 use nicgen_host::{DmaService, HostMemory};
 use nicgen_model::sq::Mr;
 use nicgen_tb::stream::{Agent, StreamError};
-use nicgen_tb::{Model, Sim, VerilatorBuild, VerilatorOptions};
+use nicgen_tb::Sim;
 
 /// `engine` with a memory-region table of `mrs` entries on its `mr_*` lookup; the table's
 /// write port is on `mr_wr_*`. With `idle_writes`, DMA write ports the engine lacks are added,
@@ -60,24 +60,6 @@ pub fn with_mr_table(
         }
     })
     .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// The Verilator model of `def`, or `None` when Verilator is absent and not required.
-pub fn build(def: &Rc<ModuleDef>) -> Option<Model> {
-    if !nicgen_tb::verilator::verilator_required() {
-        return None;
-    }
-    let g = generate(def, &EmitOptions::default());
-    Some(
-        VerilatorBuild::new(
-            &g.top,
-            g.verilog.clone(),
-            &g.shim_cpp,
-            VerilatorOptions::default(),
-        )
-        .build()
-        .unwrap(),
-    )
 }
 
 /// The simulated host's memory and DMA service as one agent; a rule broken by the DUT panics

@@ -3,10 +3,9 @@
 //! width (8, 64, 512) x idle x backpressure; the buffered fork also takes 1 beat/cycle with
 //! every output ready.
 
-mod blocks;
-use blocks::*;
 use nicgen_edsl::ModuleDef;
 use nicgen_hdl::stream::{stream_fork, stream_fork_buffered, StreamCfg};
+use nicgen_tests::*;
 use std::rc::Rc;
 
 #[test]

@@ -8,8 +8,6 @@
 //! documented latency; 1-beat frames back to back at full rate; parameter checks; the codes and
 //! layout against the model's.
 
-mod blocks;
-use blocks::*;
 use nicgen_hdl::eth::eth_hdr_parse::{
     eth_hdr_parse, meta_layout, view_layout, HdrParseCfg, View, CSUM_RECORD, LATENCY,
     LATENCY_AFTER_LAST, ONE_RECORD,
@@ -25,6 +23,7 @@ use nicgen_tb::stream::{
     Violation,
 };
 use nicgen_tb::{PortId, Sim};
+use nicgen_tests::*;
 use num_traits::ToPrimitive;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -7,12 +7,11 @@
 //! bound. `ge_bound_flags_plus(b, k)` against `ge_bound_flags(b + k)` wherever `b + k` does
 //! not wrap.
 
-mod blocks;
-use blocks::*;
 use nicgen_edsl::prelude::*;
 use nicgen_hdl::eth::byte_pos::{
     eq_mask_tracked_with, ge_bound_flags, ge_bound_flags_plus, ge_mask, ge_mask_tracked, Take,
 };
+use nicgen_tests::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 fn pair(bits: u32) -> Rc<ModuleDef> {
