@@ -5,11 +5,13 @@
 //!
 //! The modules hold what several blocks' tests share: [`csum_frames`] (frames with known header
 //! offsets, for the checksum units), [`mac`] (the MAC framing blocks' frames and verdicts),
-//! [`engines`] (a queue engine with its memory-region table, served by the simulated host).
+//! [`engines`] (a queue engine with its memory-region table, served by the simulated host),
+//! [`path_frames`] (the frame mixes of the RX and TX path tests).
 
 pub mod csum_frames;
 pub mod engines;
 pub mod mac;
+pub mod path_frames;
 
 use nicgen_edsl::{generate, EmitOptions, Generated, ModuleDef};
 use nicgen_hdl::stream::StreamCfg;

@@ -6,5 +6,7 @@ mod crc32;
 mod eth_fcs_append;
 mod eth_fcs_check;
 mod eth_hdr_parse;
+mod eth_rx;
+mod eth_tx;
 mod rx_csum;
 mod tx_csum;

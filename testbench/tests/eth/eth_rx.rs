@@ -3,12 +3,11 @@
 //! and 512 bits with random idle and backpressure; every frame in gives one report, in order,
 //! and the delivered frames match byte for byte.
 
-mod common;
-use common::wire_frames;
 use nicgen::sim_rx::{model_cfg, run_rx, rx_cfg, rx_model, Knobs};
 use nicgen_hdl::preset::Preset;
 use nicgen_model::crc32::append_fcs;
 use nicgen_model::rx::rx_frame;
+use nicgen_tests::path_frames::wire_frames;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 fn required() -> bool {

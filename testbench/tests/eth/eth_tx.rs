@@ -1,13 +1,12 @@
 //! The TX path (`eth_tx`) against the golden model `nicgen_model::tx::tx_frame`, at 8, 64 and
 //! 512 bits with random idle and backpressure and random offload requests and VLAN tags.
 
-mod common;
-use common::host_frames;
 use nicgen::sim_rx::Knobs;
 use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
 use nicgen::traffic::{udp_frame, SIZES};
 use nicgen_hdl::preset::Preset;
 use nicgen_model::tx::{tx_frame, TxRequest};
+use nicgen_tests::path_frames::host_frames;
 
 #[test]
 fn tx_path_matches_the_model() {

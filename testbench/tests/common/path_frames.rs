@@ -1,5 +1,5 @@
-//! Frame generators shared by the path tests (`eth_rx`, `eth_tx`, `nic_core`).
-#![allow(dead_code)] // each test binary uses its own subset
+//! Frame generators shared by the path tests (`eth_rx`, `eth_tx`, `nic_core`): frames as they
+//! come off the wire, and host frames with their offload requests.
 
 use nicgen_model::crc32::append_fcs;
 use nicgen_model::tx::TxRequest;

@@ -9,8 +9,6 @@
 //! - the hardware counters (`stat_rx_*`, `stat_tx_frames`) equal the counts of the records;
 //! - an FST trace window of the top can be written.
 
-mod common;
-use common::{host_frames, wire_frames};
 use nicgen::sim_rx::{decode, model_cfg, report_counts, Knobs};
 use nicgen::sim_tx::tx_cmd;
 use nicgen_edsl::{generate, EmitOptions};
@@ -25,6 +23,8 @@ use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamDriver, StreamMonitor, StreamPorts, StreamSink,
 };
 use nicgen_tb::{Model, Sim, VerilatorBuild, VerilatorOptions};
+use nicgen_tests::path_frames::{host_frames, wire_frames};
+use nicgen_tests::reset;
 
 fn core_model(p: &Preset, trace: bool) -> Model {
     let g = generate(
@@ -45,13 +45,6 @@ fn core_model(p: &Preset, trace: bool) -> Model {
     )
     .build()
     .unwrap()
-}
-
-fn reset(sim: &mut Sim) {
-    let rst = sim.port("rst").unwrap();
-    sim.set(rst, 1);
-    sim.cycles_n(2);
-    sim.set(rst, 0);
 }
 
 /// Every agent on the top's ports.
