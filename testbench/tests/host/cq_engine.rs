@@ -227,7 +227,7 @@ fn random_cmpl(rng: &mut StdRng) -> Cmpl {
 /// CQE bytes without the timestamp (the device's cycle count; the model leaves it 0). Error
 /// CQEs keep their syndromes in the last two bytes; EQEs have no timestamp.
 fn untimed(mut w: RingWrite, eq_rings: &[u64]) -> RingWrite {
-    if eq_rings.iter().any(|b| w.addr & !0xFFF == *b) {
+    if eq_rings.contains(&(w.addr & !0xFFF)) {
         return w;
     }
     let err = matches!(w.bytes[0x3F] >> 4, 13 | 14);
