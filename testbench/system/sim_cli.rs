@@ -25,11 +25,11 @@ fn tmp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("nicgen-sim-cli-{}-{name}", std::process::id()))
 }
 
-/// Run the scapy oracle once per test binary; `None` (skip) without python3/scapy unless CI
-/// requires it.
+/// Run the scapy oracle once per test binary; `None` (skip) without Verilator or python3/scapy
+/// unless `NICGEN_REQUIRE_TOOLS=1` requires them.
 fn oracle_frames() -> Option<(PathBuf, Vec<Value>)> {
     static ORACLE: std::sync::OnceLock<(PathBuf, Vec<Value>)> = std::sync::OnceLock::new();
-    if !nicgen_tb::verilator::verilator_required() {
+    if !nicgen_tb::verilator::verilator_required() || !nicgen_tb::require::scapy_required() {
         return None;
     }
     Some(
@@ -38,7 +38,7 @@ fn oracle_frames() -> Option<(PathBuf, Vec<Value>)> {
                 let script = Path::new(env!("CARGO_MANIFEST_DIR"))
                     .join("../../testbench/oracles/make_frames.py");
                 let (pcap, side) = (tmp("oracle.pcap"), tmp("oracle.jsonl"));
-                let py = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+                let py = nicgen_tb::require::python();
                 let o = Command::new(&py)
                     .arg(&script)
                     .arg(&pcap)

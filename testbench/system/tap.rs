@@ -3,8 +3,8 @@
 //! in the other). Ping both ways, then a 4 MiB TCP transfer checked by SHA-256; everything the
 //! test made (namespaces, TAPs, the simulator) is removed at the end, also on failure.
 //!
-//! Needs root (or CAP_NET_ADMIN), `ip` and `ping`; CI (`CI` set) has them and requires the
-//! test; elsewhere it is skipped with a message when they are missing.
+//! Needs root, `/dev/net/tun`, `ip`, `ping` and python3: under `NICGEN_REQUIRE_TOOLS=1` (CI,
+//! `cargo xtask test`) a missing one fails the test; elsewhere it is skipped with a message.
 
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader, Write};
@@ -28,29 +28,10 @@ fn ok(args: &[&str]) {
     );
 }
 
+/// Root, /dev/net/tun, `ip`, `ping` and python3 (the TCP ends): missing, the test fails under
+/// `NICGEN_REQUIRE_TOOLS=1` and skips otherwise (`nicgen_tb::require`).
 fn can_run() -> bool {
-    let root = unsafe { libc_geteuid() } == 0;
-    let tools = ["ip", "ping"].iter().all(|t| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {t}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    let tun = std::path::Path::new("/dev/net/tun").exists();
-    if root && tools && tun {
-        return true;
-    }
-    let why = format!("root {root}, ip and ping {tools}, /dev/net/tun {tun}");
-    if std::env::var_os("CI").is_some() {
-        panic!("the TAP test is required in CI but cannot run: {why}");
-    }
-    eprintln!("skipping the TAP test: {why}");
-    false
-}
-
-extern "C" {
-    #[link_name = "geteuid"]
-    fn libc_geteuid() -> u32;
+    nicgen_tb::require::root_required(&["ip", "ping", "python3"])
 }
 
 /// What the test made; removed on drop.

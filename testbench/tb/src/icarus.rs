@@ -152,20 +152,14 @@ pub fn icarus_available() -> bool {
 }
 
 /// Gate for tests that need Icarus, like [`crate::verilator::verilator_required`]: `true` when
-/// usable; otherwise panics under `REQUIRE_ICARUS=1` or `REQUIRE_VERILATOR=1` (CI requires every
-/// simulator), else prints a skip message and returns `false`.
+/// usable; otherwise [`crate::require::require`] decides between failing (under
+/// `NICGEN_REQUIRE_TOOLS=1`) and skipping.
 pub fn icarus_required() -> bool {
-    if icarus_available() {
-        return true;
-    }
-    let required = ["REQUIRE_ICARUS", "REQUIRE_VERILATOR"]
-        .iter()
-        .any(|v| std::env::var(v).is_ok_and(|x| x == "1"));
-    if required {
-        panic!("Icarus Verilog (iverilog, vvp) is required (REQUIRE_ICARUS/REQUIRE_VERILATOR=1) but not found");
-    }
-    eprintln!("SKIPPED (Icarus Verilog not found; set REQUIRE_ICARUS=1 to make this a failure)");
-    false
+    let probe = tool("IVERILOG", "iverilog")
+        .and_then(|_| tool("VVP", "vvp"))
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    crate::require::require("Icarus Verilog (iverilog, vvp)", probe)
 }
 
 fn tool(env: &str, default: &str) -> Result<PathBuf> {

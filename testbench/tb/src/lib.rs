@@ -13,6 +13,8 @@
 //! - [`scoreboard`]: expected-vs-actual frame comparison with a hex diff of the first mismatch.
 //! - [`pcap`]: Ethernet pcap read/write.
 //! - [`tshark`]: tshark as an independent oracle: per-frame checksum verdicts and protocol decodes.
+//! - [`require`]: whether a test whose tool (or root) is missing fails or skips
+//!   (`NICGEN_REQUIRE_TOOLS=1`).
 //!
 //! Invariant: nothing here knows about a particular block; blocks are described by their port
 //! names and layout only.
@@ -21,6 +23,7 @@ pub mod icarus;
 pub mod layout;
 pub mod pcap;
 pub mod record;
+pub mod require;
 pub mod scoreboard;
 pub mod stream;
 pub mod tshark;

@@ -22,8 +22,8 @@
 //!
 //! # Missing tshark
 //! [`tshark_required`] is the gate for tests, like `verilator_required`: with
-//! `REQUIRE_VERILATOR=1` (CI) a missing tshark is a failure, otherwise the test prints why it
-//! is skipped.
+//! `NICGEN_REQUIRE_TOOLS=1` (CI; [`crate::require`]) a missing tshark is a failure, otherwise
+//! the test prints why it is skipped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -218,24 +218,14 @@ pub fn tshark_version() -> Result<String, TsharkError> {
     probe()
 }
 
-/// Gate for tests that need tshark. Returns `true` when tshark is usable. When it is not: with
-/// `REQUIRE_VERILATOR=1` (CI) it panics, so a missing oracle is a failure and never a silent
-/// pass; otherwise it prints why the test is skipped and returns `false`.
+/// Gate for tests that need tshark: `true` when usable; otherwise [`crate::require::require`]
+/// decides between failing (under `NICGEN_REQUIRE_TOOLS=1`) and skipping.
 ///
 /// ```no_run
 /// if !nicgen_tb::tshark::tshark_required() { return; }
 /// ```
 pub fn tshark_required() -> bool {
-    match probe() {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("REQUIRE_VERILATOR").is_ok_and(|v| v == "1") {
-                panic!("REQUIRE_VERILATOR=1 but {e}");
-            }
-            eprintln!("SKIPPED ({e}; set REQUIRE_VERILATOR=1 to make this a failure)");
-            false
-        }
-    }
+    crate::require::require("tshark", probe().map(|_| ()).map_err(|e| e.to_string()))
 }
 
 /// Preferences that make every frame's verdict depend on that frame alone.
@@ -394,7 +384,7 @@ mod tests {
 
     #[test]
     fn missing_file_is_an_error_not_a_panic() {
-        if !tshark_available() {
+        if !tshark_required() {
             return;
         }
         let err = check_checksums(Path::new("/nonexistent/x.pcap")).unwrap_err();

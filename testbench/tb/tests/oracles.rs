@@ -5,8 +5,8 @@
 //! No hardware here: these tests establish that the vectors the packet-pipeline tests use are
 //! right, so that a disagreement there is the hardware's fault.
 //!
-//! Missing python3/scapy or tshark skips with a message, unless `REQUIRE_VERILATOR=1` (CI), where
-//! it fails.
+//! Missing python3/scapy or tshark skips with a message, unless `NICGEN_REQUIRE_TOOLS=1` (CI),
+//! where it fails.
 
 use nicgen_model::checksum;
 use nicgen_model::ethernet::EtherType;
@@ -60,17 +60,9 @@ struct Vectors {
     records: Vec<Record>,
 }
 
-fn require_env() -> bool {
-    std::env::var("REQUIRE_VERILATOR").is_ok_and(|v| v == "1")
-}
-
-/// Skip (false) or, under `REQUIRE_VERILATOR=1`, fail.
+/// Skip (false) or, under `NICGEN_REQUIRE_TOOLS=1`, fail: `nicgen_tb::require` decides.
 fn missing(what: &str) -> bool {
-    if require_env() {
-        panic!("REQUIRE_VERILATOR=1 but {what}");
-    }
-    eprintln!("SKIPPED ({what}; set REQUIRE_VERILATOR=1 to make this a failure)");
-    false
+    nicgen_tb::require::require("python3 with scapy", Err(what.to_string()))
 }
 
 fn python() -> String {

@@ -5,25 +5,10 @@ use nicgen_edsl::Generated;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// True when `tool` is on PATH. Under `REQUIRE_VERILATOR=1` (CI) a missing tool is a failure.
+/// True when `tool` runs; missing, it fails the test under `NICGEN_REQUIRE_TOOLS=1` and skips it
+/// otherwise (`nicgen_tb::require` decides).
 pub fn have(tool: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-        || Command::new(tool)
-            .arg("-V")
-            .output()
-            .map(|o| o.status.success() || !o.stdout.is_empty())
-            .unwrap_or(false);
-    if !ok && std::env::var("REQUIRE_VERILATOR").as_deref() == Ok("1") {
-        panic!("`{tool}` is required (REQUIRE_VERILATOR=1) but was not found on PATH; install it (see README)");
-    }
-    if !ok {
-        eprintln!("SKIPPED: `{tool}` not found (set REQUIRE_VERILATOR=1 to make this a failure)");
-    }
-    ok
+    nicgen_tb::require::tool_required(tool)
 }
 
 pub fn write(g: &Generated, tag: &str) -> PathBuf {

@@ -175,26 +175,18 @@ pub fn verilator_available() -> bool {
     Toolchain::detect().is_ok()
 }
 
-/// Gate for tests that need Verilator. Returns `true` when Verilator is usable. When it is not:
-/// with `REQUIRE_VERILATOR=1` (CI) it panics, so a missing simulator is a failure and never a
-/// silent pass; otherwise it prints why the test is skipped and returns `false`.
+/// Gate for tests that need Verilator (and the C++ compiler it builds with): `true` when
+/// usable; otherwise [`crate::require::require`] decides between failing (under
+/// `NICGEN_REQUIRE_TOOLS=1`) and skipping.
 ///
 /// ```no_run
 /// if !nicgen_tb::verilator::verilator_required() { return; }
 /// ```
 pub fn verilator_required() -> bool {
-    match Toolchain::detect() {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("REQUIRE_VERILATOR").is_ok_and(|v| v == "1") {
-                panic!("REQUIRE_VERILATOR=1 but Verilator is unusable: {e}");
-            }
-            eprintln!(
-                "SKIPPED (Verilator unusable, set REQUIRE_VERILATOR=1 to make this a failure): {e}"
-            );
-            false
-        }
-    }
+    crate::require::require(
+        "Verilator",
+        Toolchain::detect().map(|_| ()).map_err(|e| e.to_string()),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
