@@ -1,17 +1,29 @@
-//! The `nicgen` command line as a user meets it.
+//! The `nicgen` command line as a user meets it, and its exit codes (0 success, 1 the design
+//! or a check of it failed, 2 bad arguments or input, 3 the environment lacks something).
 
 use std::process::Command;
 
 fn nicgen(args: &[&str]) -> (bool, String, String) {
+    let (code, out, err) = nicgen_code(args, &[]);
+    (code == 0, out, err)
+}
+
+/// Run `nicgen` with `env` added; its exit code, stdout and stderr.
+fn nicgen_code(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_nicgen"))
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     (
-        o.status.success(),
+        o.status.code().expect("nicgen exited by a signal"),
         String::from_utf8_lossy(&o.stdout).into(),
         String::from_utf8_lossy(&o.stderr).into(),
     )
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("nicgen-cli-{}-{name}", std::process::id()))
 }
 
 #[test]
@@ -124,4 +136,115 @@ fn a_config_file_builds_a_variant() {
     assert!(top.contains("input  wire [7:0] s_axis_tx_tdata"), "{top}");
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(cfg);
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    for args in [&["--help"][..], &["sim", "--help"]] {
+        let (code, out, _) = nicgen_code(args, &[]);
+        assert_eq!(code, 0);
+        for line in [
+            "Exit codes:",
+            "0  success",
+            "1  the simulated design did something wrong",
+            "2  bad arguments or bad input",
+            "3  the environment lacks something",
+        ] {
+            assert!(
+                out.contains(line),
+                "`nicgen {args:?}` lacks `{line}`:\n{out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn exit_0_on_success() {
+    assert_eq!(nicgen_code(&["presets"], &[]).0, 0);
+}
+
+/// A check of the design that disagrees exits 1: `regmap --check` on a tree whose generated
+/// files are missing.
+#[test]
+fn exit_1_when_a_check_of_the_design_fails() {
+    let root = tmp("regmap-root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("Cargo.toml"), "").unwrap();
+    let (code, out, err) = nicgen_code(
+        &["regmap", "--check", "--root", root.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("is stale") && err.contains("out of date"),
+        "{out}{err}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Bad arguments (clap's own code) and bad input (a missing or corrupt file, a bad preset
+/// value) exit 2, and a missing file's path is printed once.
+#[test]
+fn exit_2_on_bad_arguments_and_bad_input() {
+    let (code, _, err) = nicgen_code(&["sim", "rx", "--no-such-option"], &[]);
+    assert_eq!(code, 2, "{err}");
+    let missing = "/nonexistent/nicgen-input.pcap";
+    let (code, _, err) = nicgen_code(
+        &[
+            "sim",
+            "rx",
+            "--pcap-in",
+            missing,
+            "--report",
+            "/tmp/x.jsonl",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.matches(missing).count(), 1, "the path once: {err}");
+    assert!(
+        err.contains("cannot read --pcap-in") && err.contains("No such file"),
+        "{err}"
+    );
+    let corrupt = tmp("corrupt.pcap");
+    std::fs::write(&corrupt, b"not a capture at all").unwrap();
+    let (code, _, err) = nicgen_code(
+        &[
+            "sim",
+            "tx",
+            "--pcap-in",
+            corrupt.to_str().unwrap(),
+            "--pcap-out",
+            "/tmp/x.pcap",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    let _ = std::fs::remove_file(&corrupt);
+    let (code, _, err) = nicgen_code(&["generate", "--preset", "nope", "--out", "/tmp/x"], &[]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = nicgen_code(&["sim", "loopback", "--queues", "99"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--queues 99"), "{err}");
+}
+
+/// A missing simulator exits 3 (Verilator named by `VERILATOR`, which does not exist).
+#[test]
+fn exit_3_when_the_simulator_is_missing() {
+    let pcap = tmp("one-frame.pcap");
+    nicgen_tb::pcap::write_pcap(&pcap, &[vec![0x55u8; 60]]).unwrap();
+    let (code, _, err) = nicgen_code(
+        &[
+            "sim",
+            "rx",
+            "--pcap-in",
+            pcap.to_str().unwrap(),
+            "--report",
+            tmp("r.jsonl").to_str().unwrap(),
+        ],
+        &[("VERILATOR", "/nonexistent/verilator")],
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("Verilator not found"), "{err}");
+    let _ = std::fs::remove_file(&pcap);
 }

@@ -1,6 +1,7 @@
 //! The `nicgen` command's library side: running frames through the simulated datapaths, shared
 //! by the command line and its tests.
 
+pub mod failure;
 pub mod regmap;
 pub mod sim_loopback;
 pub mod sim_rx;

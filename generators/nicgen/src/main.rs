@@ -10,17 +10,29 @@
 //! nicgen regmap [--write | --check] [--root DIR]
 //! ```
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, Context};
 use clap::{Parser, Subcommand};
+use nicgen::failure::{Failure, EXIT_CODES};
 use nicgen_edsl::{generate, EmitOptions};
 use nicgen_hdl::preset::{Preset, BUILTIN, DEFAULT};
 use std::path::PathBuf;
+
+/// What a command returns: success, or a failure with its exit code.
+type Result<T, E = Failure> = std::result::Result<T, E>;
+
+/// Return early with a bad-argument failure (exit 2).
+macro_rules! bad_input {
+    ($($t:tt)*) => {
+        return Err(Failure::input(anyhow!($($t)*)))
+    };
+}
 
 #[derive(Parser)]
 #[command(
     name = "nicgen",
     version,
-    about = "Generate, simulate and measure a ConnectX-4 Lx-class NIC described in Rust"
+    about = "Generate, simulate and measure a ConnectX-4 Lx-class NIC described in Rust",
+    after_help = EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -44,7 +56,7 @@ enum Cmd {
         out: PathBuf,
     },
     /// Run frames from a pcap through the simulated datapath (Verilator).
-    #[command(subcommand)]
+    #[command(subcommand, after_help = EXIT_CODES)]
     Sim(SimCmd),
     /// Render the register and descriptor map: the driver's constants and the register document.
     Regmap {
@@ -139,6 +151,30 @@ enum SimCmd {
     },
 }
 
+/// The frames of `--pcap-in`, each checked to be one the simulated NIC can take: non-empty and
+/// at most `limit` bytes (`why` says where the limit comes from).
+fn read_frames(path: &PathBuf, limit: usize, why: &str) -> Result<Vec<Vec<u8>>> {
+    // The pcap error names the file; the message names the option.
+    let frames = nicgen_tb::pcap::read_pcap(path)
+        .map_err(|e| Failure::input(anyhow!("cannot read --pcap-in {e}")))?;
+    for (i, f) in frames.iter().enumerate() {
+        if f.is_empty() {
+            bad_input!(
+                "frame {i} of {} is empty; the simulated NIC needs at least one byte",
+                path.display()
+            );
+        }
+        if f.len() > limit {
+            bad_input!(
+                "frame {i} of {} is {} bytes; {why} accepts at most {limit}",
+                path.display(),
+                f.len()
+            );
+        }
+    }
+    Ok(frames)
+}
+
 fn sim_tx(
     preset: Option<&str>,
     config: Option<&PathBuf>,
@@ -156,57 +192,56 @@ fn sim_tx(
             "l3" => l3 = true,
             "l4" => l4 = true,
             "none" | "" => {}
-            other => bail!("--csum takes `l3`, `l4`, `l3,l4` or `none`, not `{other}`"),
+            other => bad_input!("--csum takes `l3`, `l4`, `l3,l4` or `none`, not `{other}`"),
         }
     }
     if let Some(v) = vlan {
         if v > 4095 {
-            bail!("--vlan-insert {v} is not a VLAN ID; use 0 to 4095");
+            bad_input!("--vlan-insert {v} is not a VLAN ID; use 0 to 4095");
         }
     }
-    let frames = nicgen_tb::pcap::read_pcap(pcap_in)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", pcap_in.display()))?;
     let limit = p.mtu as usize + 22;
-    let mut reqs = Vec::with_capacity(frames.len());
-    for (i, f) in frames.iter().enumerate() {
-        if f.is_empty() {
-            bail!(
-                "frame {i} of {} is empty; the simulated NIC needs at least one byte",
-                pcap_in.display()
-            );
-        }
-        if f.len() > limit {
-            bail!("frame {i} of {} is {} bytes; the TX path of preset {} accepts at most {limit} (MTU {} + 22)", pcap_in.display(), f.len(), p.name, p.mtu);
-        }
-        reqs.push((
-            f.clone(),
-            nicgen_model::tx::TxRequest {
-                csum_l3: l3,
-                csum_l4: l4,
-                vlan_tci: vlan,
-            },
-        ));
-    }
+    let frames = read_frames(
+        pcap_in,
+        limit,
+        &format!("the TX path of preset {} (MTU {} + 22)", p.name, p.mtu),
+    )?;
+    let reqs: Vec<_> = frames
+        .iter()
+        .map(|f| {
+            (
+                f.clone(),
+                nicgen_model::tx::TxRequest {
+                    csum_l3: l3,
+                    csum_l4: l4,
+                    vlan_tci: vlan,
+                },
+            )
+        })
+        .collect();
     eprintln!(
         "nicgen: building the TX model for preset {} ({} bits)...",
         p.name, p.data_bits
     );
-    let model = tx_model(&tx_cfg(&p), &p.name)?;
+    let model = tx_model(&tx_cfg(&p), &p.name).map_err(Failure::classify)?;
     let bar = indicatif::ProgressBar::new(reqs.len() as u64);
     if reqs.len() < 10_000 {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    let (wire, cycles) = run_tx(&model, &reqs, Knobs::default(), |_| bar.inc(1))?;
+    let (wire, cycles) =
+        run_tx(&model, &reqs, Knobs::default(), |_| bar.inc(1)).map_err(Failure::classify)?;
     bar.finish_and_clear();
     let mut out = Vec::with_capacity(wire.len());
     for (i, w) in wire.iter().enumerate() {
         if !nicgen_model::crc32::check_fcs(w) {
-            bail!("frame {i}: the TX path produced a bad FCS (a bug; please report it)");
+            return Err(Failure::design(anyhow!(
+                "frame {i}: the TX path produced a bad FCS"
+            )));
         }
         out.push(w[..w.len() - 4].to_vec());
     }
     nicgen_tb::pcap::write_pcap(pcap_out, &out)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", pcap_out.display()))?;
+        .map_err(|e| Failure::input(anyhow!("cannot write --pcap-out {e}")))?;
     println!("frames_in {}", frames.len());
     println!("frames_out {}", out.len());
     println!(
@@ -224,7 +259,7 @@ fn parse_key(s: &str) -> Result<[u8; 40]> {
         .filter(|c| !matches!(c, ':' | '-' | ' '))
         .collect();
     if hex.len() != 80 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        bail!("--rss-key must be 40 bytes as 80 hex digits (got {} characters); e.g. the Microsoft key 6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa", hex.len());
+        bad_input!("--rss-key must be 40 bytes as 80 hex digits (got {} characters); e.g. the Microsoft key 6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa", hex.len());
     }
     let mut k = [0u8; 40];
     for (i, b) in k.iter_mut().enumerate() {
@@ -245,48 +280,41 @@ fn sim_rx(
     let p = load_preset(preset, config)?;
     if let Some(m) = mtu {
         if !(64..=16000).contains(&m) {
-            bail!("--mtu {m} is out of range; use 64 to 16000");
+            bad_input!("--mtu {m} is out of range; use 64 to 16000");
         }
     }
     let key = rss_key.map(parse_key).transpose()?;
-    let frames = nicgen_tb::pcap::read_pcap(pcap_in)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", pcap_in.display()))?;
+    let frames = read_frames(pcap_in, 16000, "the simulated NIC")?;
     let cfg = rx_cfg(&p, mtu);
-    let limit = 16000usize;
-    let mut wire = Vec::with_capacity(frames.len());
-    for (i, f) in frames.iter().enumerate() {
-        if f.is_empty() {
-            bail!(
-                "frame {i} of {} is empty; the simulated NIC needs at least one byte",
-                pcap_in.display()
-            );
-        }
-        if f.len() > limit {
-            bail!("frame {i} of {} is {} bytes; the simulated NIC accepts at most {limit} bytes per frame", pcap_in.display(), f.len());
-        }
-        let mut w = f.clone();
-        nicgen_model::crc32::append_fcs(&mut w);
-        wire.push(w);
-    }
+    let wire: Vec<Vec<u8>> = frames
+        .iter()
+        .map(|f| {
+            let mut w = f.clone();
+            nicgen_model::crc32::append_fcs(&mut w);
+            w
+        })
+        .collect();
     eprintln!(
         "nicgen: building the RX model for preset {} ({} bits)...",
         p.name, p.data_bits
     );
-    let model = rx_model(&cfg, &p.name)?;
+    let model = rx_model(&cfg, &p.name).map_err(Failure::classify)?;
     let bar = indicatif::ProgressBar::new(wire.len() as u64);
     if wire.len() < 10_000 {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     let run = run_rx(&model, &cfg, &wire, key.as_ref(), Knobs::default(), |_| {
         bar.inc(1)
-    })?;
+    })
+    .map_err(Failure::classify)?;
     bar.finish_and_clear();
     let mut out = String::new();
     for (i, r) in run.reports.iter().enumerate() {
         out.push_str(&r.to_json(i));
         out.push('\n');
     }
-    std::fs::write(report, out).with_context(|| format!("cannot write {}", report.display()))?;
+    std::fs::write(report, out)
+        .map_err(|e| Failure::input(anyhow!("cannot write --report {}: {e}", report.display())))?;
     // The counters are the hardware's (`stat_rx_*`); run_rx has checked them against the
     // records.
     for (name, value) in &run.counters {
@@ -303,10 +331,10 @@ fn sim_rx(
     let dropped =
         get("drop_runt") + get("drop_oversize") + get("drop_fcs") + get("drop_mac_control");
     if delivered + dropped != frames.len() {
-        bail!(
+        return Err(Failure::design(anyhow!(
             "accounting error: {delivered} delivered + {dropped} dropped != {} frames in",
             frames.len()
-        );
+        )));
     }
     Ok(())
 }
@@ -314,12 +342,12 @@ fn sim_rx(
 /// The preset named by `--preset` / `--config`, or the default.
 fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset> {
     if let Some(path) = config {
-        let text = std::fs::read_to_string(path).with_context(|| {
-            format!("cannot read config file {}; check the path", path.display())
-        })?;
-        return Ok(Preset::from_toml(&text, &path.display().to_string())?);
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}; check the path", path.display()))
+            .map_err(Failure::input)?;
+        return Preset::from_toml(&text, &path.display().to_string()).map_err(Failure::input);
     }
-    Ok(Preset::builtin(preset.unwrap_or(DEFAULT))?)
+    Preset::builtin(preset.unwrap_or(DEFAULT)).map_err(Failure::input)
 }
 
 fn sim_loopback(
@@ -330,21 +358,11 @@ fn sim_loopback(
     max_len: usize,
     seed: u64,
 ) -> Result<()> {
-    use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts};
+    use nicgen::sim_loopback::{check_opts, nic_model, run_loopback, LoopbackOpts};
     let p = load_preset(preset, config)?;
     if frames == 0 {
-        bail!("--frames must be at least 1");
+        bad_input!("--frames must be at least 1");
     }
-    eprintln!(
-        "nicgen: building the NIC model for preset {} ({} bits)...",
-        p.name, p.data_bits
-    );
-    let model = nic_model(&p)?;
-    let bar = indicatif::ProgressBar::new(frames as u64);
-    if frames < 1000 {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    let t0 = std::time::Instant::now();
     let opts = LoopbackOpts {
         frames,
         queues,
@@ -357,7 +375,19 @@ fn sim_loopback(
         fixed_len: None,
         window: 0,
     };
-    let r = run_loopback(&p, &model, &opts, |n| bar.set_position(n as u64))?;
+    check_opts(&p, &opts).map_err(Failure::input)?;
+    eprintln!(
+        "nicgen: building the NIC model for preset {} ({} bits)...",
+        p.name, p.data_bits
+    );
+    let model = nic_model(&p).map_err(Failure::classify)?;
+    let bar = indicatif::ProgressBar::new(frames as u64);
+    if frames < 1000 {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let t0 = std::time::Instant::now();
+    let r = run_loopback(&p, &model, &opts, |n| bar.set_position(n as u64))
+        .map_err(Failure::classify)?;
     bar.finish_and_clear();
     let wall = t0.elapsed().as_secs_f64();
     println!("frames {}", r.frames);
@@ -373,11 +403,11 @@ fn sim_loopback(
         eprintln!("nicgen: mismatch: {n}");
     }
     if r.mismatches > 0 {
-        bail!(
+        return Err(Failure::design(anyhow!(
             "{} of {} frames came back different from the model",
             r.mismatches,
             r.frames
-        );
+        )));
     }
     Ok(())
 }
@@ -386,13 +416,13 @@ fn regmap(write: bool, check: bool, root: &std::path::Path) -> Result<()> {
     use nicgen::regmap::{rendered, REGEN};
     let problems = nicgen_hdl::host::regmap::check();
     if !problems.is_empty() {
-        bail!(
+        return Err(Failure::design(anyhow!(
             "the register map is inconsistent:\n  {}",
             problems.join("\n  ")
-        );
+        )));
     }
     if !root.join("Cargo.toml").exists() {
-        bail!(
+        bad_input!(
             "{} is not the workspace root (no Cargo.toml); run from the root or pass --root DIR",
             root.display()
         );
@@ -407,10 +437,13 @@ fn regmap(write: bool, check: bool, root: &std::path::Path) -> Result<()> {
         }
         if write {
             if let Some(dir) = full.parent() {
-                std::fs::create_dir_all(dir)?;
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))
+                    .map_err(Failure::input)?;
             }
             std::fs::write(&full, &text)
-                .with_context(|| format!("cannot write {}", full.display()))?;
+                .with_context(|| format!("cannot write {}", full.display()))
+                .map_err(Failure::input)?;
             println!("nicgen: wrote {path}");
         } else {
             println!("nicgen: {path} is stale");
@@ -418,27 +451,28 @@ fn regmap(write: bool, check: bool, root: &std::path::Path) -> Result<()> {
         }
     }
     if check && !stale.is_empty() {
-        bail!(
+        return Err(Failure::design(anyhow!(
             "{} out of date with hdl/src/host/regmap.rs; run `{REGEN}`",
             stale.join(", ")
-        );
+        )));
     }
     Ok(())
 }
 
 fn main() {
-    if let Err(e) = run() {
-        eprintln!("nicgen: error: {e:#}");
-        std::process::exit(2);
+    // clap exits 2 on a usage error (0 for --help and --version) before this runs.
+    let cli = Cli::parse();
+    if let Err(f) = run(cli) {
+        eprintln!("nicgen: error: {f}");
+        std::process::exit(f.code());
     }
 }
 
-fn run() -> Result<()> {
-    let cli = Cli::parse();
+fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Presets => {
             for (name, _) in BUILTIN {
-                let p = Preset::builtin(name)?;
+                let p = Preset::builtin(name).map_err(Failure::design)?;
                 let dflt = if *name == DEFAULT { " (default)" } else { "" };
                 println!("{name}  {}{dflt}", p.description);
             }
@@ -449,11 +483,8 @@ fn run() -> Result<()> {
             out,
         } => {
             let p = load_preset(preset.as_deref(), config.as_ref())?;
-            let top =
-                match nicgen_hdl::nic::nic(&p, &nicgen_hdl::host::bar_regs::BuildInfo::current()) {
-                    Ok(t) => t,
-                    Err(e) => bail!("{e}"),
-                };
+            let top = nicgen_hdl::nic::nic(&p, &nicgen_hdl::host::bar_regs::BuildInfo::current())
+                .map_err(|e| Failure::design(anyhow!("{e}")))?;
             let g = generate(
                 &top,
                 &EmitOptions {
@@ -462,7 +493,8 @@ fn run() -> Result<()> {
                 },
             );
             g.write_to(&out)
-                .with_context(|| format!("cannot write to {}", out.display()))?;
+                .with_context(|| format!("cannot write to {}", out.display()))
+                .map_err(Failure::input)?;
             println!(
                 "nicgen: preset {} -> {}: {} modules, top `{}`, config hash {}",
                 p.name,
@@ -497,10 +529,11 @@ fn run() -> Result<()> {
         }) => {
             use nicgen::sim_tap::{parse_tap_arg, run_tap};
             let p = load_preset(preset.as_deref(), config.as_ref())?;
-            let (wn, wns) = parse_tap_arg(&wire_tap)?;
-            let (hn, hns) = parse_tap_arg(&host_tap)?;
+            let (wn, wns) = parse_tap_arg(&wire_tap).map_err(Failure::input)?;
+            let (hn, hns) = parse_tap_arg(&host_tap).map_err(Failure::input)?;
             eprintln!("nicgen: building the NIC model for preset {}...", p.name);
-            let c = run_tap(&p, (&wn, wns.as_deref()), (&hn, hns.as_deref()), seconds)?;
+            let c = run_tap(&p, (&wn, wns.as_deref()), (&hn, hns.as_deref()), seconds)
+                .map_err(Failure::classify)?;
             println!("host_to_wire {}", c.host_to_wire);
             println!("wire_to_host {}", c.wire_to_host);
             println!("rx_dropped {}", c.rx_dropped);

@@ -156,14 +156,9 @@ fn differs(r: &nicgen_driver::netdev::RxFrame, rep: &RxReport) -> Option<String>
         .map(|(what, _)| format!("{what} differs: got {r:?}, model {rep:?}"))
 }
 
-/// Run the loopback on `model` (built for `p`); `progress` is called with the frames back so
-/// far.
-pub fn run_loopback(
-    p: &Preset,
-    model: &Model,
-    o: &LoopbackOpts,
-    mut progress: impl FnMut(usize),
-) -> Result<LoopbackReport> {
+/// Whether `o` asks for something preset `p` can do: 1 to the preset's RSS queue count of
+/// queues, frames from 60 bytes to its MTU + 14.
+pub fn check_opts(p: &Preset, o: &LoopbackOpts) -> Result<()> {
     if o.queues == 0 || o.queues > p.rss.queues as usize {
         bail!(
             "--queues {} must be from 1 to the preset's RSS queue count ({})",
@@ -178,6 +173,18 @@ pub fn run_loopback(
             o.max_len
         );
     }
+    Ok(())
+}
+
+/// Run the loopback on `model` (built for `p`); `progress` is called with the frames back so
+/// far. Options `p` cannot do ([`check_opts`]) are an error tagged as bad input.
+pub fn run_loopback(
+    p: &Preset,
+    model: &Model,
+    o: &LoopbackOpts,
+    mut progress: impl FnMut(usize),
+) -> Result<LoopbackReport> {
+    check_opts(p, o).map_err(crate::failure::Failure::input)?;
     let table: Vec<u16> = (0..p.rss.table_size)
         .map(|i| (i as usize % o.queues) as u16)
         .collect();

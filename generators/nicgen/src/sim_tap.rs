@@ -14,6 +14,7 @@
 //! moved into the named namespace with `ip link set ... netns`; they vanish when the program
 //! exits. The loop stops on SIGINT/SIGTERM or after the given time.
 
+use crate::failure::Failure;
 use crate::sim_loopback::nic_model;
 use anyhow::{anyhow, bail, Context, Result};
 use nicgen_driver::device::{Device, RssEnables};
@@ -69,7 +70,8 @@ impl Tap {
             .write(true)
             .custom_flags(libc::O_NONBLOCK)
             .open("/dev/net/tun")
-            .context("cannot open /dev/net/tun (is the tun module loaded, and are you root?)")?;
+            .context("cannot open /dev/net/tun (is the tun module loaded, and are you root?)")
+            .map_err(Failure::environment)?;
         let mut req = IfReq {
             name: [0; 16],
             flags: IFF_TAP | IFF_NO_PI | if vnet { IFF_VNET_HDR } else { 0 },
@@ -79,10 +81,15 @@ impl Tap {
         let fd = file.as_raw_fd();
         // SAFETY: TUNSETIFF reads and writes an ifreq, which `req` is laid out as.
         if unsafe { libc::ioctl(fd, TUNSETIFF, &mut req as *mut IfReq) } < 0 {
-            bail!(
-                "cannot create or attach TAP `{name}`: {} (need root or CAP_NET_ADMIN)",
-                std::io::Error::last_os_error()
-            );
+            let e = std::io::Error::last_os_error();
+            let msg =
+                anyhow!("cannot create or attach TAP `{name}`: {e} (need root or CAP_NET_ADMIN)");
+            return Err(if e.kind() == ErrorKind::PermissionDenied {
+                Failure::environment(msg)
+            } else {
+                Failure::input(msg)
+            }
+            .into());
         }
         if vnet {
             let size: libc::c_int = VNET_HDR as libc::c_int;
