@@ -93,8 +93,31 @@ fn sim_rx_agrees_with_scapy_and_reproduces_the_microsoft_rss_vectors() {
         MS_KEY,
     ]);
     assert!(ok, "nicgen sim rx failed:\n{err}");
-    let ours: Vec<Value> = std::fs::read_to_string(&report)
-        .unwrap()
+    let text = std::fs::read_to_string(&report).unwrap();
+    // The documented fields, in the documented order, on every line.
+    let keys = [
+        "index",
+        "action",
+        "drop_reason",
+        "vlan",
+        "l3",
+        "l4",
+        "l3_csum_ok",
+        "l4_csum_ok",
+        "csum",
+        "malformed",
+        "rss_type",
+        "rss_hash",
+        "queue",
+    ];
+    for line in text.lines() {
+        let at: Vec<usize> = keys
+            .iter()
+            .map(|k| line.find(&format!("\"{k}\":")).expect(k))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "field order: {line}");
+    }
+    let ours: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -285,7 +308,7 @@ fn sim_tx_inserts_the_vlan_tag_and_pads() {
     let frames = vec![vec![0xAAu8; 20], vec![0x55u8; 100]];
     nicgen_tb::pcap::write_pcap(&inp, &frames).unwrap();
     let out = tmp("tx-small-out.pcap");
-    let (ok, _, err) = nicgen(&[
+    let (ok, stdout, err) = nicgen(&[
         "sim",
         "tx",
         "--pcap-in",
@@ -294,8 +317,18 @@ fn sim_tx_inserts_the_vlan_tag_and_pads() {
         out.to_str().unwrap(),
         "--vlan-insert",
         "100",
+        "--json",
     ]);
     assert!(ok, "{err}");
+    // --json: one object on stdout with the figures the text gives.
+    let s: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(s["preset"], "nic64");
+    assert_eq!(
+        (s["frames_in"].as_u64(), s["frames_out"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(s["vlan_inserted"], 2);
+    assert!(s["cycles"].as_u64().unwrap() > 0);
     let got = nicgen_tb::pcap::read_pcap(&out).unwrap();
     assert_eq!(got[0].len(), 60, "padded to 60");
     assert_eq!(&got[0][12..16], &[0x81, 0x00, 0x00, 100]);
@@ -311,4 +344,35 @@ fn sim_tx_inserts_the_vlan_tag_and_pads() {
         "l5",
     ]);
     assert!(!ok && err.contains("--csum takes"), "{err}");
+}
+
+/// `nicgen sim loopback --json`: one JSON object with the text's figures, every frame back and
+/// none different from the golden model.
+#[test]
+fn sim_loopback_prints_one_json_object() {
+    if !nicgen_tb::verilator::verilator_required() {
+        return;
+    }
+    let (ok, stdout, err) = nicgen(&[
+        "sim", "loopback", "--frames", "40", "--queues", "2", "--seed", "5", "--json",
+    ]);
+    assert!(ok, "{err}");
+    let s: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(s["frames"], 40, "{s}");
+    assert_eq!(s["errors"], 0, "{s}");
+    for k in ["bytes", "frames_per_second", "cycles"] {
+        assert!(s[k].as_u64().unwrap() > 0, "{k}: {s}");
+    }
+    assert!(s["simulated_gbps"].as_f64().unwrap() > 0.0, "{s}");
+    let (ok, text, err) = nicgen(&[
+        "sim", "loopback", "--frames", "40", "--queues", "2", "--seed", "5",
+    ]);
+    assert!(ok, "{err}");
+    for k in ["frames", "bytes", "errors", "cycles"] {
+        let line = format!("{k} {}", s[k]);
+        assert!(
+            text.lines().any(|l| l == line),
+            "text lacks `{line}`:\n{text}"
+        );
+    }
 }

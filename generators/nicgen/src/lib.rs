@@ -7,4 +7,5 @@ pub mod sim_loopback;
 pub mod sim_rx;
 pub mod sim_tap;
 pub mod sim_tx;
+pub mod summary;
 pub mod traffic;

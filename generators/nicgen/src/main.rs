@@ -13,6 +13,7 @@
 use anyhow::{anyhow, Context};
 use clap::{Parser, Subcommand};
 use nicgen::failure::{Failure, EXIT_CODES};
+use nicgen::summary::{self, LoopbackSummary, TapSummary, TxSummary};
 use nicgen_edsl::{generate, EmitOptions};
 use nicgen_hdl::preset::{Preset, BUILTIN, DEFAULT};
 use std::path::PathBuf;
@@ -112,6 +113,9 @@ enum SimCmd {
         /// Seed of the frames and of the simulated host's DMA timing.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Print the summary as one JSON object instead of `key value` lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Linux through the RTL: the NIC's wire side on one TAP, its host side (through the
     /// driver) on another, each in a network namespace or the current one.
@@ -129,6 +133,9 @@ enum SimCmd {
         /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
         #[arg(long)]
         seconds: Option<u64>,
+        /// Print the summary as one JSON object instead of `key value` lines.
+        #[arg(long)]
+        json: bool,
     },
     /// The TX path: what goes on the wire for each input frame (written without the FCS).
     Tx {
@@ -148,6 +155,9 @@ enum SimCmd {
         /// Insert an 802.1Q tag with this VLAN ID (0-4095, PCP 0) into every frame.
         #[arg(long)]
         vlan_insert: Option<u16>,
+        /// Print the summary as one JSON object instead of `key value` lines.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -182,6 +192,7 @@ fn sim_tx(
     pcap_out: &PathBuf,
     csum: &str,
     vlan: Option<u16>,
+    json: bool,
 ) -> Result<()> {
     use nicgen::sim_rx::Knobs;
     use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
@@ -242,13 +253,14 @@ fn sim_tx(
     }
     nicgen_tb::pcap::write_pcap(pcap_out, &out)
         .map_err(|e| Failure::input(anyhow!("cannot write --pcap-out {e}")))?;
-    println!("frames_in {}", frames.len());
-    println!("frames_out {}", out.len());
-    println!(
-        "vlan_inserted {}",
-        if vlan.is_some() { out.len() } else { 0 }
-    );
-    println!("cycles {cycles}");
+    let summary = TxSummary {
+        preset: p.name.clone(),
+        frames_in: frames.len(),
+        frames_out: out.len(),
+        vlan_inserted: if vlan.is_some() { out.len() } else { 0 },
+        cycles,
+    };
+    summary::print(&summary, json);
     Ok(())
 }
 
@@ -276,7 +288,7 @@ fn sim_rx(
     rss_key: Option<&str>,
     mtu: Option<u32>,
 ) -> Result<()> {
-    use nicgen::sim_rx::{run_rx, rx_cfg, rx_model, Knobs};
+    use nicgen::sim_rx::{run_rx, rx_cfg, rx_model, Knobs, RxRecord};
     let p = load_preset(preset, config)?;
     if let Some(m) = mtu {
         if !(64..=16000).contains(&m) {
@@ -310,7 +322,8 @@ fn sim_rx(
     bar.finish_and_clear();
     let mut out = String::new();
     for (i, r) in run.reports.iter().enumerate() {
-        out.push_str(&r.to_json(i));
+        let line = serde_json::to_string(&RxRecord::new(i, r)).expect("records serialise");
+        out.push_str(&line);
         out.push('\n');
     }
     std::fs::write(report, out)
@@ -357,6 +370,7 @@ fn sim_loopback(
     queues: usize,
     max_len: usize,
     seed: u64,
+    json: bool,
 ) -> Result<()> {
     use nicgen::sim_loopback::{check_opts, nic_model, run_loopback, LoopbackOpts};
     let p = load_preset(preset, config)?;
@@ -390,14 +404,19 @@ fn sim_loopback(
         .map_err(Failure::classify)?;
     bar.finish_and_clear();
     let wall = t0.elapsed().as_secs_f64();
-    println!("frames {}", r.frames);
-    println!("bytes {}", r.bytes);
-    println!("errors {}", r.mismatches);
-    println!("frames_per_second {:.0}", r.frames as f64 / wall);
-    println!("cycles {}", r.cycles);
-    println!(
-        "simulated_gbps {:.2}",
-        r.bytes as f64 * 8.0 * p.clock_mhz / 1000.0 / r.cycles as f64
+    summary::print(
+        &LoopbackSummary {
+            preset: p.name.clone(),
+            frames: r.frames,
+            bytes: r.bytes,
+            errors: r.mismatches,
+            frames_per_second: (r.frames as f64 / wall).round() as u64,
+            cycles: r.cycles,
+            simulated_gbps: summary::two_decimals(
+                r.bytes as f64 * 8.0 * p.clock_mhz / 1000.0 / r.cycles as f64,
+            ),
+        },
+        json,
     );
     for n in &r.notes {
         eprintln!("nicgen: mismatch: {n}");
@@ -512,6 +531,7 @@ fn run(cli: Cli) -> Result<()> {
             queues,
             max_len,
             seed,
+            json,
         }) => sim_loopback(
             preset.as_deref(),
             config.as_ref(),
@@ -519,6 +539,7 @@ fn run(cli: Cli) -> Result<()> {
             queues,
             max_len,
             seed,
+            json,
         )?,
         Cmd::Sim(SimCmd::Tap {
             preset,
@@ -526,6 +547,7 @@ fn run(cli: Cli) -> Result<()> {
             wire_tap,
             host_tap,
             seconds,
+            json,
         }) => {
             use nicgen::sim_tap::{parse_tap_arg, run_tap};
             let p = load_preset(preset.as_deref(), config.as_ref())?;
@@ -534,9 +556,13 @@ fn run(cli: Cli) -> Result<()> {
             eprintln!("nicgen: building the NIC model for preset {}...", p.name);
             let c = run_tap(&p, (&wn, wns.as_deref()), (&hn, hns.as_deref()), seconds)
                 .map_err(Failure::classify)?;
-            println!("host_to_wire {}", c.host_to_wire);
-            println!("wire_to_host {}", c.wire_to_host);
-            println!("rx_dropped {}", c.rx_dropped);
+            summary::print(
+                &TapSummary {
+                    preset: p.name.clone(),
+                    counts: c,
+                },
+                json,
+            );
         }
         Cmd::Sim(SimCmd::Rx {
             preset,
@@ -562,6 +588,7 @@ fn run(cli: Cli) -> Result<()> {
             pcap_out,
             csum,
             vlan_insert,
+            json,
         }) => {
             sim_tx(
                 preset.as_deref(),
@@ -570,6 +597,7 @@ fn run(cli: Cli) -> Result<()> {
                 &pcap_out,
                 &csum,
                 vlan_insert,
+                json,
             )?;
         }
     }

@@ -197,7 +197,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 /// Frames moved, per direction.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct TapCounts {
     /// From the host TAP, sent by the driver, out on the wire TAP.
     pub host_to_wire: u64,
