@@ -31,12 +31,13 @@
 //!   test: `testbench/system/loopback.rs` (the real driver, `sw-driver`, in loopback).
 
 use crate::host::bar_regs::{bar_regs, port_base, BarCfg, BuildInfo, HostParams};
-use crate::host::cq_engine::{cq_engine, CqCfg, CQ_ARM, EQ_DB};
+use crate::host::cq_engine::{cq_engine, CqArm, CqCfg, EqDb};
 use crate::host::mr_table::mr_table;
 use crate::host::regmap;
+use crate::host::regs::consts::{qcmd_status, qtype};
 use crate::host::rq_engine::{rq_engine, RqCfg};
 use crate::host::sq_engine::{sq_engine, SqCfg};
-use crate::host::{kv, DMA_RD_CPL_USER, DMA_RD_REQ, QCMD_REQ, QCMD_RES};
+use crate::host::{DmaRdCplUser, DmaRdReq, QcmdReq, QcmdRes};
 use crate::preset::Preset;
 use crate::rss::rss_toeplitz::cfg_addr;
 use crate::stats::stat_counter;
@@ -155,31 +156,34 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Rc<ModuleDef>, ElabError> {
         let exec_word = wo("qcmd.EXEC", "data").unused(); // bits 15:8 reserved
         let ins = rw("qcmd.IN");
         let busy = reg_init(1, 0u32).named("qcmd_busy");
-        let cmd = reg(QCMD_REQ.width()).enable(exec & !busy).named("qcmd");
-        cmd.set(QCMD_REQ.pack(&[
-            ("op", exec_word.slice(3, 0)),
-            ("qtype", exec_word.slice(7, 4)),
-            ("index", exec_word.slice(31, 16)),
-            ("in0", ins.slice(31, 0)),
-            ("in1", ins.slice(63, 32)),
-            ("in2", ins.slice(95, 64)),
-            ("in3", ins.slice(127, 96)),
-            ("in4", ins.slice(159, 128)),
-            ("in5", ins.slice(191, 160)),
-            ("in6", ins.slice(223, 192)),
-            ("in7", ins.slice(255, 224)),
-        ]));
-        let qtype = QCMD_REQ.unpack(cmd).get("qtype");
+        let cmd = reg(QcmdReq::WIDTH).enable(exec & !busy).named("qcmd");
+        cmd.set(
+            QcmdReq {
+                op: exec_word.slice(3, 0),
+                qtype: exec_word.slice(7, 4),
+                index: exec_word.slice(31, 16),
+                in0: ins.slice(31, 0),
+                in1: ins.slice(63, 32),
+                in2: ins.slice(95, 64),
+                in3: ins.slice(127, 96),
+                in4: ins.slice(159, 128),
+                in5: ins.slice(191, 160),
+                in6: ins.slice(223, 192),
+                in7: ins.slice(255, 224),
+            }
+            .pack(),
+        );
+        let q_type = QcmdReq::unpack(cmd).qtype;
         let offered = reg_init(1, 0u32).named("qcmd_offered");
         let engines: [(&Inst, Sig); 3] = [
-            (&u_cq, qtype.le(kv("qtype", "CQ"))),
-            (&u_sq, qtype.eq(kv("qtype", "SQ"))),
-            (&u_rq, qtype.eq(kv("qtype", "RQ"))),
+            (&u_cq, q_type.le(qtype::CQ)),
+            (&u_sq, q_type.eq(qtype::SQ)),
+            (&u_rq, q_type.eq(qtype::RQ)),
         ];
-        let unknown = !(qtype.le(kv("qtype", "RQ")));
+        let unknown = !(q_type.le(qtype::RQ));
         let mut taken = lit(1, 0u32);
         let mut answered = lit(1, 0u32);
-        let mut answer = lit(QCMD_RES.width(), 0u32);
+        let mut answer = lit(QcmdRes::WIDTH, 0u32);
         for (e, mine) in engines.iter() {
             e.set("s_qcmd_tdata", cmd);
             e.set("s_qcmd_tvalid", busy & offered & *mine);
@@ -189,13 +193,11 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Rc<ModuleDef>, ElabError> {
             answered = answered | v;
             answer = mux(v, e.get("m_qcmd_res_tdata"), answer);
         }
-        let bad = QCMD_RES.pack(&[
-            ("status", lit(8, kv("qcmd_status", "BAD_PARAM"))),
-            ("out0", lit(32, 0u32)),
-            ("out1", lit(32, 0u32)),
-            ("out2", lit(32, 0u32)),
-            ("out3", lit(32, 0u32)),
-        ]);
+        let bad = QcmdRes {
+            status: lit(8, qcmd_status::BAD_PARAM),
+            ..QcmdRes::zeros()
+        }
+        .pack();
         let done = busy & (answered | unknown);
         offered.set(select(
             &[
@@ -208,22 +210,14 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Rc<ModuleDef>, ElabError> {
             &[(exec & !busy, lit(1, 1u32)), (done, lit(1, 0u32))],
             busy,
         ));
-        let result = reg(QCMD_RES.width()).enable(done).named("qcmd_result");
+        let result = reg(QcmdRes::WIDTH).enable(done).named("qcmd_result");
         result.set(mux(unknown, bad, answer));
-        let res = QCMD_RES.unpack(result);
+        let res = QcmdRes::unpack(result);
         ro(
             "qcmd.STATUS",
-            cat(&[lit(16, 0u32), res.get("status"), lit(7, 0u32), busy]),
+            cat(&[lit(16, 0u32), res.status, lit(7, 0u32), busy]),
         );
-        ro(
-            "qcmd.OUT",
-            cat(&[
-                res.get("out3"),
-                res.get("out2"),
-                res.get("out1"),
-                res.get("out0"),
-            ]),
-        );
+        ro("qcmd.OUT", cat(&[res.out3, res.out2, res.out1, res.out0]));
 
         // ---- RSS window -> the core's config port ----
         let key_we = wo("rss.KEY", "we");
@@ -282,12 +276,13 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Rc<ModuleDef>, ElabError> {
         let cqn_word = bswap(wo("uar.CQ_DB", "data"));
         u_cq.set(
             "s_arm_tdata",
-            CQ_ARM.pack(&[
-                ("cqn", cqn_word.slice(15, 0)),
-                ("ci", arm_word.slice(23, 0)),
-                ("sn", arm_word.slice(29, 28)),
-                ("cmd", arm_word.slice(25, 24)),
-            ]),
+            CqArm {
+                cqn: cqn_word.slice(15, 0),
+                ci: arm_word.slice(23, 0),
+                sn: arm_word.slice(29, 28),
+                cmd: arm_word.slice(25, 24),
+            }
+            .pack(),
         );
         u_cq.set("s_arm_tvalid", cq_db & !cq_first);
         let _ = arm_word.unused();
@@ -301,11 +296,12 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Rc<ModuleDef>, ElabError> {
         ));
         u_cq.set(
             "eq_db_tdata",
-            EQ_DB.pack(&[
-                ("eqn", eq_word.slice(31, 24)),
-                ("ci", eq_word.slice(23, 0)),
-                ("arm", eq_arm),
-            ]),
+            EqDb {
+                eqn: eq_word.slice(31, 24),
+                ci: eq_word.slice(23, 0),
+                arm: eq_arm,
+            }
+            .pack(),
         );
         u_cq.set("eq_db_tvalid", eq_arm | eq_noarm);
         u_cq.set("timer", timer);
@@ -350,14 +346,12 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Rc<ModuleDef>, ElabError> {
         let rd_pick_rq =
             mux(rd_hold, rd_held_rq, rq_r & (rd_prefer_rq | !sq_r)).named("rd_pick_rq");
         // The receive engine's own tag is replaced by the one its answers are routed on.
-        let rq_req = DMA_RD_REQ.unpack(u_rq.get("m_dma_rd_req_tdata").unused());
-        let rq_req_tagged = DMA_RD_REQ.pack(&[
-            ("addr", rq_req.get("addr")),
-            ("len", rq_req.get("len")),
-            ("tag", lit(8, 8u32)),
-            ("off", rq_req.get("off")),
-            ("pad", rq_req.get("pad")),
-        ]);
+        let rq_req = DmaRdReq::unpack(u_rq.get("m_dma_rd_req_tdata").unused());
+        let rq_req_tagged = DmaRdReq {
+            tag: lit(8, 8u32),
+            ..rq_req
+        }
+        .pack();
         let rd_valid = sq_r | rq_r;
         output(
             "m_dma_rd_req_tdata",
@@ -369,9 +363,9 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Rc<ModuleDef>, ElabError> {
         rd_hold.set(rd_valid & !rd_ready);
         rd_held_rq.set(rd_pick_rq);
         rd_prefer_rq.set_if(rd_valid & rd_ready, !rd_pick_rq);
-        let cpl = stream_in("s_dma_rd_cpl", &StreamCfg::new(w, DMA_RD_CPL_USER.width()));
-        let cu = DMA_RD_CPL_USER.unpack(cpl.user().expect("tuser"));
-        let to_rq = cu.get("tag").eq(8u32).named("cpl_to_rq");
+        let cpl = stream_in("s_dma_rd_cpl", &StreamCfg::new(w, DmaRdCplUser::WIDTH));
+        let cu = DmaRdCplUser::unpack(cpl.user().expect("tuser"));
+        let to_rq = cu.tag.eq(8u32).named("cpl_to_rq");
         for (e, mine) in [(&u_sq, !to_rq), (&u_rq, to_rq)] {
             e.set("s_dma_rd_cpl_tdata", cpl.data());
             e.set("s_dma_rd_cpl_tkeep", cpl.keep());
@@ -384,7 +378,7 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Rc<ModuleDef>, ElabError> {
             u_rq.get("s_dma_rd_cpl_tready"),
             u_sq.get("s_dma_rd_cpl_tready"),
         ));
-        let rd_err = cpl.valid() & cpl.ready() & cpl.last() & cu.get("err");
+        let rd_err = cpl.valid() & cpl.ready() & cpl.last() & cu.err;
 
         // ---- DMA writes: a whole write (request, then its data) at a time ----
         let wr = stream_out("m_dma_wr", &scfg);

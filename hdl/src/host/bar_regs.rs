@@ -4,11 +4,13 @@
 //! register added to the map gets its ports, its read-mux arm and its write decode with no
 //! change to this file.
 //!
-//! - API: [`bar_regs`]`(&`[`BarCfg`]`)` builds module `bar_regs`. [`BarCfg`] carries the values of
-//!   the `Ro` registers known at elaboration (`"block.REG"`, one `u32` per element);
-//!   [`BarCfg::id`] fills the `id` block from a [`Preset`], the host-interface sizes
+//! - API: [`bar_regs`]`(&`[`BarCfg`]`)` builds module `bar_regs` with ports [`BarPorts`]: a
+//!   parent reaches a register's ports by its typed name (`u_bar.ro(regs::dev::HEALTH)`,
+//!   `.rw(..)`, `.wo(..)`, see [`BarPorts`]). [`BarCfg`] (in `bar_regs/cfg.rs`) carries the
+//!   values of the `Ro` registers known at elaboration (`regs::id::MAGIC`, one `u32` per element);
+//!   [`BarCfg::id`] fills the `id` block from a preset, the host-interface sizes
 //!   ([`HostParams`]) and the generator's version and git commit ([`BuildInfo`]).
-//! - Ports: the BAR port of [`crate::host`] (`s_axil_aw*`, `s_axil_w*`, `s_axil_b*`,
+//! - Ports: the BAR port of [`crate::host`] ([`Axil`]: `s_axil_aw*`, `s_axil_w*`, `s_axil_b*`,
 //!   `s_axil_ar*`, `s_axil_r*`; addresses of [`BAR_BITS`] bits, low two ignored), then per
 //!   register, in map order, named from `<base>` = `<block>_<reg>` in lower case
 //!   ([`port_base`]):
@@ -51,10 +53,15 @@
 //!   `testbench/tests/host/bar_regs.rs` (every register and unmapped addresses under random
 //!   timing on all five channels, against the model; Icarus replay; `verilator -Wall`).
 
-use super::regmap::{self, Access, Block, Reg};
-use super::BAR_BITS;
-use crate::preset::Preset;
+mod cfg;
+
+pub use cfg::{BarCfg, BuildInfo, HostParams, MAP_ABI};
+
+use super::regmap::{self, Access, Reg, RegRef};
+use super::{Axil, BAR_BITS};
+use cfg::check_cfg;
 use nicgen_edsl::prelude::*;
+use nicgen_edsl::{report, Loc};
 use std::collections::HashMap;
 
 /// AXI4-Lite response codes.
@@ -64,195 +71,8 @@ pub mod resp {
     pub const DECERR: u32 = 3;
 }
 
-/// The register-map ABI revision stamped into `id.VERSION.abi` (the map's doc: "this map: 1").
-pub const MAP_ABI: u32 = 1;
-
-/// Elaboration-time configuration of [`bar_regs`]: the `Ro` registers whose values are
-/// constants (`"block.REG"` and one `u32` per element). Every other `Ro` register is an input.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BarCfg {
-    pub consts: Vec<(String, Vec<u32>)>,
-}
-
-impl BarCfg {
-    /// No constants: every `Ro` register is an input port.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Add a constant `Ro` register (checked by [`bar_regs`]).
-    pub fn with(mut self, path: &str, values: Vec<u32>) -> Self {
-        self.consts.push((path.to_string(), values));
-        self
-    }
-
-    /// The constant of `path`, if any.
-    pub fn get(&self, path: &str) -> Option<&[u32]> {
-        self.consts
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, v)| v.as_slice())
-    }
-
-    /// The whole `id` block: `MAGIC`, `VERSION` (the crate's version and [`MAP_ABI`]),
-    /// `DATA_BITS`, `CLOCK_KHZ` (rounded), `MTU` and `LIMITS.table_size` from the preset, the
-    /// queue counts, `log_max_wq` and `CAPS` from `host`, `PRESET_NAME` (the preset's name, cut
-    /// to 16 bytes), `CONFIG_HASH` (the first 8 bytes of [`Preset::config_hash`]'s SHA-256),
-    /// `GIT_HASH` / `GIT_FLAGS` from `build`. Fields are packed by their names in the map; a
-    /// value that does not fit its field is an error.
-    pub fn id(preset: &Preset, host: &HostParams, build: &BuildInfo) -> Result<BarCfg, ElabError> {
-        let err = |m: String| ElabError::config("bar_regs", m);
-        let [major, minor, patch] = build.version;
-        let version = pack(
-            "id.VERSION",
-            &[
-                ("abi", MAP_ABI),
-                ("major", major),
-                ("minor", minor),
-                ("patch", patch),
-            ],
-        )
-        .map_err(err)?;
-        let queues = pack(
-            "id.QUEUES",
-            &[
-                ("queues", host.queues),
-                ("eqs", host.eqs),
-                ("mrs", host.mrs),
-            ],
-        )
-        .map_err(err)?;
-        let limits = pack(
-            "id.LIMITS",
-            &[
-                ("table_size", preset.rss.table_size),
-                ("log_max_wq", host.log_max_wq),
-            ],
-        )
-        .map_err(err)?;
-        let caps: Vec<(&str, u32)> = host.caps.iter().map(|c| (*c, 1)).collect();
-        let caps = pack("id.CAPS", &caps).map_err(err)?;
-        let hash = preset.config_hash();
-        let hash: Vec<u8> = (0..hash.len() / 2)
-            .map(|i| u8::from_str_radix(&hash[2 * i..2 * i + 2], 16).expect("hex config hash"))
-            .collect();
-        Ok(BarCfg::new()
-            .with("id.MAGIC", vec![regmap::MAGIC])
-            .with("id.VERSION", vec![version])
-            .with("id.DATA_BITS", vec![preset.data_bits])
-            .with(
-                "id.CLOCK_KHZ",
-                vec![(preset.clock_mhz * 1000.0).round() as u32],
-            )
-            .with("id.MTU", vec![preset.mtu])
-            .with("id.QUEUES", vec![queues])
-            .with("id.LIMITS", vec![limits])
-            .with("id.CAPS", vec![caps])
-            .with("id.PRESET_NAME", le_words(preset.name.as_bytes(), 4))
-            .with("id.CONFIG_HASH", le_words(&hash, 2))
-            .with("id.GIT_HASH", le_words(&build.git_hash, 5))
-            .with(
-                "id.GIT_FLAGS",
-                vec![pack("id.GIT_FLAGS", &[("dirty", u32::from(build.git_dirty))]).map_err(err)?],
-            ))
-    }
-}
-
-/// What the host-interface top decides and presets do not (yet) fix: queue counts, ring limits
-/// and capabilities, for `id.QUEUES`, `id.LIMITS.log_max_wq` and `id.CAPS`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HostParams {
-    /// Send, receive and completion queues (each).
-    pub queues: u32,
-    /// Event queues (= interrupt vectors).
-    pub eqs: u32,
-    /// Memory-region table entries.
-    pub mrs: u32,
-    /// Largest log2 ring size.
-    pub log_max_wq: u32,
-    /// Names of the `id.CAPS` fields the device has (e.g. `"csum"`, `"rss"`).
-    pub caps: Vec<&'static str>,
-}
-
-/// The generator's identity: its version and the git commit it was built from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BuildInfo {
-    /// Major, minor, patch.
-    pub version: [u32; 3],
-    /// The commit (zero when unknown).
-    pub git_hash: [u8; 20],
-    /// The work tree had uncommitted changes to tracked files.
-    pub git_dirty: bool,
-}
-
-impl BuildInfo {
-    /// This build of `nicgen-hdl`: the crate version, and the commit and dirty flag that
-    /// `hdl/build.rs` read with `git rev-parse HEAD` / `git status --porcelain` when the crate
-    /// was compiled (zero and clean outside a git checkout; see `build.rs` for when it reruns).
-    /// Designs stamped with it change with every commit; tests that want stable Verilog (and
-    /// so a cached simulator build) use [`BuildInfo::unknown`] or fixed values.
-    pub fn current() -> BuildInfo {
-        let hex = env!("NICGEN_GIT_HASH");
-        let mut git_hash = [0u8; 20];
-        if hex.len() == 40 {
-            for (i, b) in git_hash.iter_mut().enumerate() {
-                *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0);
-            }
-        }
-        let v = |s: &str| s.parse::<u32>().unwrap_or(0);
-        BuildInfo {
-            version: [
-                v(env!("CARGO_PKG_VERSION_MAJOR")),
-                v(env!("CARGO_PKG_VERSION_MINOR")),
-                v(env!("CARGO_PKG_VERSION_PATCH")),
-            ],
-            git_hash,
-            git_dirty: env!("NICGEN_GIT_DIRTY") == "1",
-        }
-    }
-
-    /// The crate version with no commit (hash zero, clean).
-    pub fn unknown() -> BuildInfo {
-        BuildInfo {
-            git_hash: [0; 20],
-            git_dirty: false,
-            ..BuildInfo::current()
-        }
-    }
-}
-
-/// `bytes` as `n` little-endian words (byte 0 in bits 7:0 of word 0), zero-padded or cut.
-fn le_words(bytes: &[u8], n: usize) -> Vec<u32> {
-    let mut b = bytes.to_vec();
-    b.resize(4 * n, 0);
-    b.chunks(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-/// The value of register `path` with the named fields set.
-fn pack(path: &str, fields: &[(&str, u32)]) -> Result<u32, String> {
-    let (_, r) = regmap::find(path).ok_or_else(|| format!("no register `{path}` in the map"))?;
-    let mut v = 0u32;
-    for (name, x) in fields {
-        let f = r
-            .fields
-            .iter()
-            .find(|f| f.name == *name)
-            .ok_or_else(|| format!("register `{path}` has no field `{name}`"))?;
-        if f.bits < 32 && x >> f.bits != 0 {
-            return Err(format!(
-                "{path}.{name} = {x} does not fit its {} bits",
-                f.bits
-            ));
-        }
-        v |= x << f.lsb;
-    }
-    Ok(v)
-}
-
 /// `<block>_<reg>` in lower case: the stem of a register's port names.
-pub fn port_base(block: &Block, reg: &Reg) -> String {
+pub fn port_base(block: &regmap::Block, reg: &Reg) -> String {
     format!("{}_{}", block.name, reg.name).to_ascii_lowercase()
 }
 
@@ -266,65 +86,158 @@ pub fn index_bits(count: u32) -> u32 {
 }
 
 /// Dword-offset bits inside a block.
-fn off_bits(b: &Block) -> u32 {
+fn off_bits(b: &regmap::Block) -> u32 {
     b.span.trailing_zeros() - 2
 }
 
-/// Check the map and the constants against each other.
-fn check_cfg(cfg: &BarCfg) -> Result<(), ElabError> {
-    let err = |m: String| Err(ElabError::config("bar_regs", m));
-    let problems = regmap::check();
-    if !problems.is_empty() {
-        return err(format!("the register map is inconsistent: {problems:?}"));
-    }
-    for b in regmap::BLOCKS {
-        if b.span < 8 || b.base + b.span > 1 << BAR_BITS {
-            return err(format!(
-                "block {} ({:#x}, span {:#x}) must span at least 8 bytes inside the {BAR_BITS}-bit BAR",
-                b.name, b.base, b.span
-            ));
-        }
-    }
-    for (i, (path, vals)) in cfg.consts.iter().enumerate() {
-        let Some((_, r)) = regmap::find(path) else {
-            return err(format!(
-                "constant for `{path}`: no such register in the map"
-            ));
-        };
-        if r.access != Access::Ro {
-            return err(format!(
-                "constant for `{path}`: it is {:?}; only Ro registers take a constant",
-                r.access
-            ));
-        }
-        if vals.len() != r.count as usize {
-            return err(format!(
-                "constant for `{path}`: {} values for {} elements",
-                vals.len(),
-                r.count
-            ));
-        }
-        if cfg.consts[..i].iter().any(|(p, _)| p == path) {
-            return err(format!("constant for `{path}` given twice"));
-        }
-    }
-    Ok(())
+/// The ports of a read-write register: `rw_<base>` (element `i` at `[32i+31:32i]`) and
+/// `rw_<base>_we` (bit `i` pulses when element `i` is written).
+#[derive(Clone, Copy, Debug)]
+pub struct RwPort {
+    pub value: Sig,
+    pub we: Sig,
 }
 
-/// The signals of one register inside the module.
-enum RegSigs {
-    /// `Ro` with constant words.
-    Const(Vec<u32>),
-    /// `Ro` / `Ro64` input port.
-    In(Sig),
-    /// `Rw`: the element registers (filled by the write side) and the two output ports.
-    Rw { elems: Vec<Sig>, q: Sig, we: Sig },
-    /// `Wo` output ports.
-    Wo {
-        we: Sig,
-        data: Sig,
-        index: Option<Sig>,
-    },
+/// The ports of a write-only register: `wo_<base>_we` (a one-cycle strobe per write),
+/// `wo_<base>_data`, and for an array `wo_<base>_index`.
+#[derive(Clone, Copy, Debug)]
+pub struct WoPort {
+    pub we: Sig,
+    pub data: Sig,
+    pub index: Option<Sig>,
+}
+
+/// A register's ports, by its access (see the module doc's table).
+#[derive(Clone, Copy, Debug)]
+pub enum RegPort {
+    /// `Ro` with a constant value in [`BarCfg`]: no port.
+    Const,
+    /// `Ro` / `Ro64`: `ro_<base>`, the value the hardware drives.
+    Ro(Sig),
+    Rw(RwPort),
+    Wo(WoPort),
+}
+
+/// The ports of [`bar_regs`]: the BAR (`s_axil_*`), then every register's, in map order. A
+/// parent reaches a register's ports by its typed name ([`crate::host::regs`]):
+///
+/// ```text
+/// let u_bar = bar.instance("u_bar");
+/// connect(&Axil::sink(&Io::module(), "s_axil"), &u_bar.axil);
+/// u_bar.ro(regs::dev::HEALTH).set(health);          // an Ro register: drive its value
+/// let ctrl = u_bar.rw(regs::dev::CTRL);            // an Rw register: ctrl.value, ctrl.we
+/// let exec = u_bar.wo(regs::qcmd::EXEC);           // a Wo register: exec.we, exec.data
+/// ```
+///
+/// Asking for a register with another access, or for an `Ro` register the [`BarCfg`] made a
+/// constant, is an elaboration error at the caller's line. Every output a parent leaves
+/// unread must be declared so, as for any instance ([`BarPorts::regs`] lists them all).
+pub struct BarPorts {
+    pub axil: Axil,
+    regs: Vec<(RegRef, RegPort)>,
+}
+
+impl Ports for BarPorts {
+    type Cfg = BarCfg;
+    fn ports(io: &Io, cfg: &BarCfg) -> Self {
+        let axil = Axil::sink(io, "s_axil");
+        let mut regs = Vec::new();
+        for b in regmap::BLOCKS {
+            for r in b.regs {
+                let base = port_base(b, r);
+                let rr = RegRef { block: b, reg: r };
+                let port = match r.access {
+                    Access::Ro if cfg.get(rr).is_some() => RegPort::Const,
+                    Access::Ro => RegPort::Ro(io.input(&format!("ro_{base}"), 32 * r.count)),
+                    Access::Ro64 => RegPort::Ro(io.input(&format!("ro_{base}"), 64 * r.count)),
+                    Access::Rw => RegPort::Rw(RwPort {
+                        value: io.output(&format!("rw_{base}"), 32 * r.count),
+                        we: io.output(&format!("rw_{base}_we"), r.count),
+                    }),
+                    Access::Wo => RegPort::Wo(WoPort {
+                        we: io.output(&format!("wo_{base}_we"), 1),
+                        data: io.output(&format!("wo_{base}_data"), 32),
+                        index: (r.count > 1)
+                            .then(|| io.output(&format!("wo_{base}_index"), index_bits(r.count))),
+                    }),
+                };
+                regs.push((rr, port));
+            }
+        }
+        BarPorts { axil, regs }
+    }
+}
+
+impl BarPorts {
+    /// Every register with its ports, in map order.
+    pub fn regs(&self) -> &[(RegRef, RegPort)] {
+        &self.regs
+    }
+
+    /// The ports of register `r`.
+    pub fn port(&self, r: RegRef) -> Option<RegPort> {
+        self.regs
+            .iter()
+            .find(|(x, _)| x.block.name == r.block.name && x.reg.name == r.reg.name)
+            .map(|(_, p)| *p)
+    }
+
+    #[track_caller]
+    fn wrong(&self, r: RegRef, want: &str) {
+        let what = match self.port(r) {
+            Some(RegPort::Const) => "a constant of this BarCfg, with no port".to_string(),
+            Some(_) => format!("{:?}", r.reg.access),
+            None => "not in the register map".to_string(),
+        };
+        report(
+            Loc::caller(),
+            format!("register `{}` is {what}; `{want}` needs another", r.path()),
+        );
+    }
+
+    /// `ro_<base>` of an `Ro` / `Ro64` register without a constant: its value (32 bits per
+    /// element, 64 for `Ro64`), driven by the parent.
+    #[track_caller]
+    pub fn ro(&self, r: RegRef) -> Sig {
+        match self.port(r) {
+            Some(RegPort::Ro(s)) => s,
+            _ => {
+                self.wrong(r, "ro");
+                wire(32 * r.reg.count)
+            }
+        }
+    }
+
+    /// The ports of an `Rw` register.
+    #[track_caller]
+    pub fn rw(&self, r: RegRef) -> RwPort {
+        match self.port(r) {
+            Some(RegPort::Rw(p)) => p,
+            _ => {
+                self.wrong(r, "rw");
+                RwPort {
+                    value: lit(32 * r.reg.count, 0u32),
+                    we: lit(r.reg.count, 0u32),
+                }
+            }
+        }
+    }
+
+    /// The ports of a `Wo` register.
+    #[track_caller]
+    pub fn wo(&self, r: RegRef) -> WoPort {
+        match self.port(r) {
+            Some(RegPort::Wo(p)) => p,
+            _ => {
+                self.wrong(r, "wo");
+                WoPort {
+                    we: lit(1, 0u32),
+                    data: lit(32, 0u32),
+                    index: None,
+                }
+            }
+        }
+    }
 }
 
 /// A block's address match on a dword address: `hit` (the bits above the block) and `off`
@@ -334,7 +247,7 @@ struct Window {
     off: Sig,
 }
 
-fn window(dword: Sig, b: &Block, side: &str) -> Window {
+fn window(dword: Sig, b: &regmap::Block, side: &str) -> Window {
     let ob = off_bits(b);
     let top = dword.width() - 1;
     let hit = dword
@@ -388,59 +301,31 @@ fn any(bits: &[Sig], name: &str) -> Sig {
 }
 
 /// The BAR 0 register file for the whole map (see the module doc).
-pub fn bar_regs(cfg: &BarCfg) -> Result<Rc<ModuleDef>, ElabError> {
+pub fn bar_regs(cfg: &BarCfg) -> Result<Block<BarPorts>, ElabError> {
     check_cfg(cfg)?;
     let cfg = cfg.clone();
-    Module::build("bar_regs", move || {
+    Block::build("bar_regs", cfg.clone(), move |p: BarPorts| {
         doc("BAR 0 register file and address decoder, generated from the register map");
         doc("(hdl/src/host/regmap.rs). AXI4-Lite slave, 32-bit data; one write and one read");
         doc("at a time, each 2 cycles from handshake to response.");
         let dw_bits = BAR_BITS - 2;
-        let awaddr = input("s_axil_awaddr", BAR_BITS).unused();
-        let awvalid = input("s_axil_awvalid", 1);
-        let awready = output_wire("s_axil_awready", 1);
-        let wdata = input("s_axil_wdata", 32);
-        let wstrb = input("s_axil_wstrb", 4);
-        let wvalid = input("s_axil_wvalid", 1);
-        let wready = output_wire("s_axil_wready", 1);
-        let bresp_o = output_wire("s_axil_bresp", 2);
-        let bvalid_o = output_wire("s_axil_bvalid", 1);
-        let bready = input("s_axil_bready", 1);
-        let araddr = input("s_axil_araddr", BAR_BITS).unused();
-        let arvalid = input("s_axil_arvalid", 1);
-        let arready = output_wire("s_axil_arready", 1);
-        let rdata_o = output_wire("s_axil_rdata", 32);
-        let rresp_o = output_wire("s_axil_rresp", 2);
-        let rvalid_o = output_wire("s_axil_rvalid", 1);
-        let rready = input("s_axil_rready", 1);
+        let ax = &p.axil;
+        let (awaddr, awvalid, awready) = (ax.awaddr.unused(), ax.awvalid, ax.awready);
+        let (wdata, wstrb, wvalid, wready) = (ax.wdata, ax.wstrb, ax.wvalid, ax.wready);
+        let (bresp_o, bvalid_o, bready) = (ax.bresp, ax.bvalid, ax.bready);
+        let (araddr, arvalid, arready) = (ax.araddr.unused(), ax.arvalid, ax.arready);
+        let (rdata_o, rresp_o, rvalid_o, rready) = (ax.rdata, ax.rresp, ax.rvalid, ax.rready);
 
-        // Ports per register, in map order.
-        let mut sigs: HashMap<(usize, usize), RegSigs> = HashMap::new();
+        // Ports per register, in map order; the element registers of the Rw ones.
+        let mut sigs: HashMap<(usize, usize), RegPort> = HashMap::new();
+        let mut regs = p.regs().iter();
         for (bi, b) in regmap::BLOCKS.iter().enumerate() {
-            for (ri, r) in b.regs.iter().enumerate() {
-                let base = port_base(b, r);
-                let path = format!("{}.{}", b.name, r.name);
-                let s = match r.access {
-                    Access::Ro => match cfg.get(&path) {
-                        Some(v) => RegSigs::Const(v.to_vec()),
-                        None => RegSigs::In(input(&format!("ro_{base}"), 32 * r.count)),
-                    },
-                    Access::Ro64 => RegSigs::In(input(&format!("ro_{base}"), 64 * r.count)),
-                    Access::Rw => RegSigs::Rw {
-                        elems: Vec::new(),
-                        q: output_wire(&format!("rw_{base}"), 32 * r.count),
-                        we: output_wire(&format!("rw_{base}_we"), r.count),
-                    },
-                    Access::Wo => RegSigs::Wo {
-                        we: output_wire(&format!("wo_{base}_we"), 1),
-                        data: output_wire(&format!("wo_{base}_data"), 32),
-                        index: (r.count > 1)
-                            .then(|| output_wire(&format!("wo_{base}_index"), index_bits(r.count))),
-                    },
-                };
-                sigs.insert((bi, ri), s);
+            for ri in 0..b.regs.len() {
+                let (_, port) = regs.next().expect("a port entry per register");
+                sigs.insert((bi, ri), *port);
             }
         }
+        let mut rw_elems: HashMap<(usize, usize), Vec<Sig>> = HashMap::new();
 
         // ---- Write: hold aw and w, perform when both are held and b is free.
         let aw_full = reg_init(1, 0u32).named("aw_full");
@@ -472,8 +357,9 @@ pub fn bar_regs(cfg: &BarCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 let base = port_base(b, r);
                 let lo = r.offset / 4;
                 regs_hit.push(within(win.off, lo, regmap::reg_bytes(r) / 4));
-                match sigs.get_mut(&(bi, ri)).expect("every register has signals") {
-                    RegSigs::Rw { elems, q, we } => {
+                match sigs[&(bi, ri)] {
+                    RegPort::Rw(port) => {
+                        let mut elems = Vec::new();
                         let mut pulses = Vec::new();
                         for e in 0..r.count {
                             let suffix = if r.count > 1 {
@@ -492,10 +378,11 @@ pub fn bar_regs(cfg: &BarCfg) -> Result<Rc<ModuleDef>, ElabError> {
                         }
                         let msb_first =
                             |v: &[Sig]| cat(&v.iter().rev().copied().collect::<Vec<_>>());
-                        q.set(msb_first(elems));
-                        we.set(msb_first(&pulses));
+                        port.value.set(msb_first(&elems));
+                        port.we.set(msb_first(&pulses));
+                        rw_elems.insert((bi, ri), elems);
                     }
-                    RegSigs::Wo { we, data, index } => {
+                    RegPort::Wo(WoPort { we, data, index }) => {
                         let sel = (wr_commit & win.hit & within(win.off, lo, r.count))
                             .named(&format!("{base}_wr"));
                         let p = reg_init(1, 0u32).named(&format!("{base}_we_q"));
@@ -507,7 +394,7 @@ pub fn bar_regs(cfg: &BarCfg) -> Result<Rc<ModuleDef>, ElabError> {
                             i.set(elem_index(win.off, lo, r.count));
                         }
                     }
-                    RegSigs::Const(_) | RegSigs::In(_) => {}
+                    RegPort::Const | RegPort::Ro(_) => {}
                 }
             }
             let regs = any(&regs_hit, &format!("wr_{}_regs", b.name));
@@ -548,13 +435,14 @@ pub fn bar_regs(cfg: &BarCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 let lo = r.offset / 4;
                 regs_hit.push(within(win.off, lo, regmap::reg_bytes(r) / 4));
                 let at = |k: u32| u64::from(lo + k);
-                match &sigs[&(bi, ri)] {
-                    RegSigs::Const(v) => {
+                match sigs[&(bi, ri)] {
+                    RegPort::Const => {
+                        let v = cfg.get(RegRef { block: b, reg: r }).unwrap_or(&[]);
                         for (e, x) in v.iter().enumerate() {
                             arms.push((at(e as u32), lit(32, *x)));
                         }
                     }
-                    RegSigs::In(port) if r.access == Access::Ro64 => {
+                    RegPort::Ro(port) if r.access == Access::Ro64 => {
                         for e in 0..r.count {
                             let suffix = if r.count > 1 {
                                 e.to_string()
@@ -569,17 +457,17 @@ pub fn bar_regs(cfg: &BarCfg) -> Result<Rc<ModuleDef>, ElabError> {
                             arms.push((at(2 * e + 1), hi));
                         }
                     }
-                    RegSigs::In(port) => {
+                    RegPort::Ro(port) => {
                         for e in 0..r.count {
                             arms.push((at(e), port.slice(32 * e + 31, 32 * e)));
                         }
                     }
-                    RegSigs::Rw { elems, .. } => {
-                        for (e, x) in elems.iter().enumerate() {
+                    RegPort::Rw(_) => {
+                        for (e, x) in rw_elems[&(bi, ri)].iter().enumerate() {
                             arms.push((at(e as u32), *x));
                         }
                     }
-                    RegSigs::Wo { .. } => {}
+                    RegPort::Wo(_) => {}
                 }
             }
             let regs = any(&regs_hit, &format!("rd_{}_regs", b.name));
@@ -611,6 +499,8 @@ pub fn bar_regs(cfg: &BarCfg) -> Result<Rc<ModuleDef>, ElabError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::regs::{dev, id};
+    use crate::preset::Preset;
     use nicgen_edsl::Dir;
 
     fn nic64_cfg() -> BarCfg {
@@ -656,9 +546,8 @@ mod tests {
         for b in regmap::BLOCKS {
             for r in b.regs {
                 let n = format!("{}_{}", b.name, r.name).to_lowercase();
-                let path = format!("{}.{}", b.name, r.name);
                 match r.access {
-                    Access::Ro if cfg.get(&path).is_some() => {}
+                    Access::Ro if cfg.get(RegRef { block: b, reg: r }).is_some() => {}
                     Access::Ro => v.push((format!("ro_{n}"), Input, 32 * r.count)),
                     Access::Ro64 => v.push((format!("ro_{n}"), Input, 64 * r.count)),
                     Access::Rw => {
@@ -708,23 +597,23 @@ mod tests {
     #[test]
     fn id_constants() {
         let cfg = nic64_cfg();
-        assert_eq!(cfg.get("id.MAGIC"), Some(&[0x4E49_4347][..]));
-        assert_eq!(cfg.get("id.DATA_BITS"), Some(&[64][..]));
-        assert_eq!(cfg.get("id.CLOCK_KHZ"), Some(&[156_250][..]));
-        assert_eq!(cfg.get("id.MTU"), Some(&[9000][..]));
-        assert_eq!(cfg.get("id.QUEUES"), Some(&[64 | 8 << 16 | 16 << 24][..]));
-        assert_eq!(cfg.get("id.LIMITS"), Some(&[128 | 12 << 16][..]));
-        assert_eq!(cfg.get("id.CAPS"), Some(&[0xF][..]));
+        assert_eq!(cfg.get(id::MAGIC), Some(&[0x4E49_4347][..]));
+        assert_eq!(cfg.get(id::DATA_BITS), Some(&[64][..]));
+        assert_eq!(cfg.get(id::CLOCK_KHZ), Some(&[156_250][..]));
+        assert_eq!(cfg.get(id::MTU), Some(&[9000][..]));
+        assert_eq!(cfg.get(id::QUEUES), Some(&[64 | 8 << 16 | 16 << 24][..]));
+        assert_eq!(cfg.get(id::LIMITS), Some(&[128 | 12 << 16][..]));
+        assert_eq!(cfg.get(id::CAPS), Some(&[0xF][..]));
         // "nic64" little-endian, NUL-padded.
         assert_eq!(
-            cfg.get("id.PRESET_NAME"),
+            cfg.get(id::PRESET_NAME),
             Some(&[0x3663_696E, 0x34, 0, 0][..])
         );
         let h = Preset::builtin("nic64").unwrap().config_hash();
         let w0 = u32::from_str_radix(&h[0..8], 16).unwrap().swap_bytes();
-        assert_eq!(cfg.get("id.CONFIG_HASH").unwrap()[0], w0);
-        assert_eq!(cfg.get("id.GIT_HASH"), Some(&[0; 5][..]));
-        let v = cfg.get("id.VERSION").unwrap()[0];
+        assert_eq!(cfg.get(id::CONFIG_HASH).unwrap()[0], w0);
+        assert_eq!(cfg.get(id::GIT_HASH), Some(&[0; 5][..]));
+        let v = cfg.get(id::VERSION).unwrap()[0];
         assert_eq!(v >> 24, MAP_ABI);
         let b = BuildInfo {
             version: [1, 2, 3],
@@ -740,11 +629,11 @@ mod tests {
             caps: vec![],
         };
         let c = BarCfg::id(&p, &host, &b).unwrap();
-        assert_eq!(c.get("id.VERSION"), Some(&[0x0101_0203][..]));
-        assert_eq!(c.get("id.GIT_HASH").unwrap()[0], 0x0403_0201);
-        assert_eq!(c.get("id.GIT_HASH").unwrap()[4], 0x1413_1211);
-        assert_eq!(c.get("id.GIT_FLAGS"), Some(&[1][..]));
-        assert_eq!(c.get("id.CAPS"), Some(&[0][..]));
+        assert_eq!(c.get(id::VERSION), Some(&[0x0101_0203][..]));
+        assert_eq!(c.get(id::GIT_HASH).unwrap()[0], 0x0403_0201);
+        assert_eq!(c.get(id::GIT_HASH).unwrap()[4], 0x1413_1211);
+        assert_eq!(c.get(id::GIT_FLAGS), Some(&[1][..]));
+        assert_eq!(c.get(id::CAPS), Some(&[0][..]));
         // The build script's commit, when there is one, is 20 bytes.
         let cur = BuildInfo::current();
         let hex = env!("NICGEN_GIT_HASH");
@@ -753,18 +642,11 @@ mod tests {
 
     #[test]
     fn bad_configs_are_refused_with_a_reason() {
-        let e = bar_regs(&BarCfg::new().with("id.NOPE", vec![1])).unwrap_err();
-        assert!(e.mentions("no such register"), "{e}");
-        let e = bar_regs(&BarCfg::new().with("dev.CTRL", vec![1])).unwrap_err();
+        let e = bar_regs(&BarCfg::new().with(dev::CTRL, vec![1])).unwrap_err();
         assert!(e.mentions("only Ro registers"), "{e}");
-        let e = bar_regs(&BarCfg::new().with("id.GIT_HASH", vec![1])).unwrap_err();
+        let e = bar_regs(&BarCfg::new().with(id::GIT_HASH, vec![1])).unwrap_err();
         assert!(e.mentions("1 values for 5 elements"), "{e}");
-        let e = bar_regs(
-            &BarCfg::new()
-                .with("id.MTU", vec![1])
-                .with("id.MTU", vec![2]),
-        )
-        .unwrap_err();
+        let e = bar_regs(&BarCfg::new().with(id::MTU, vec![1]).with(id::MTU, vec![2])).unwrap_err();
         assert!(e.mentions("given twice"), "{e}");
         let host = HostParams {
             queues: 1 << 16,

@@ -24,63 +24,85 @@
 //!   disarmed until the next arm doorbell. Arming an EQ with events beyond the given consumer
 //!   index interrupts at once.
 //! - CQ overrun is not checked: the driver sizes each CQ for its queues' outstanding WQEs.
-//! - Ports: `s_cmpl_*` ([`CMPL`]), `s_arm_tdata/_tvalid` ([`CQ_ARM`]), `s_qcmd_*` /
-//!   `m_qcmd_res_*` (`QCMD_REQ` / `QCMD_RES` of `crate::host`), `eq_db_tdata/_tvalid`
-//!   ([`EQ_DB`]), `m_dma_wr_req_*`, `m_dma_wr_*`, `timer` (64-bit cycle count, CQE timestamps),
-//!   `irq`, `stat_*`.
+//! - Ports ([`CqPorts`]): `timer` (64-bit cycle count, CQE timestamps), `s_cmpl_*` ([`Cmpl`]),
+//!   `s_arm_tdata/_tvalid` ([`CqArm`]), `s_qcmd_*` / `m_qcmd_res_*` (`QcmdReq` / `QcmdRes` of
+//!   `crate::host`), `eq_db_tdata/_tvalid` ([`EqDb`]), `m_dma_wr_req_*` (`DmaWrReq`),
+//!   `m_dma_wr_*`, `irq`, `stat_*` ([`CqStats`]).
 //! - Latency: a CQE write request leaves 2 cycles after its completion is taken; the EQE request
 //!   follows the CQE's last beat by 2 cycles. Throughput: one CQE per `64 / (W/8) + 2` cycles
 //!   (a CQE per 10 cycles at 64 bits, per 3 at 512 bits), plus as much for each EQE.
 //! - Cost: the CQ contexts and the arm queue in LUT RAM; the EQ registers (about 200 bits per
 //!   EQ) are most of the flip-flops; no row in results/AREA.md.
+//! - States: [`CqState`]; after reset `Init` sweeps the contexts.
 //! - Golden model: `nicgen_model::cq::CqModel`; test: `testbench/tests/host/cq_engine.rs`.
 
 use super::desc;
-use super::kv;
-use super::{DMA_WR_REQ, QCMD_REQ, QCMD_RES};
-use crate::record::RecordLayout;
-use crate::stats::stat_counter;
-use crate::stream::record_fifo;
+use super::regs::consts::{cqe_opcode, qcmd_op, qcmd_status, qstate, qtype};
+use super::regs::desc::{cqe, eqe};
+use super::{DmaWrReq, QcmdReq, QcmdRes};
+use crate::stats::event_counter;
+use crate::stream::{record_fifo, Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
-/// A completion to write: which CQ, and the CQE's fields (named as in the `cqe` layout).
-pub const CMPL: RecordLayout = RecordLayout {
-    name: "cmpl",
-    fields: &[
-        ("cqn", 16),
-        ("opcode", 4),
-        ("syndrome", 8),
-        ("vendor_err_synd", 8),
-        ("qpn", 24),
-        ("s_wqe_opcode", 8),
-        ("wqe_counter", 16),
-        ("byte_cnt", 32),
-        ("rss_hash_result", 32),
-        ("rss_hash_type", 8),
-        ("check_sum", 16),
-        ("l2_ok", 1),
-        ("l3_ok", 1),
-        ("l4_ok", 1),
-        ("l3_type", 2),
-        ("l4_type", 3),
-        ("cv", 1),
-        ("ip_frag", 1),
-        ("vlan_info", 16),
-        ("l3_hdr", 2),
-    ],
-};
+nicgen_edsl::record! {
+    /// A completion to write: which CQ, and the CQE's fields (named as in the `cqe` layout).
+    pub struct Cmpl {
+        cqn: 16,
+        opcode: 4,
+        syndrome: 8,
+        vendor_err_synd: 8,
+        qpn: 24,
+        s_wqe_opcode: 8,
+        wqe_counter: 16,
+        byte_cnt: 32,
+        rss_hash_result: 32,
+        rss_hash_type: 8,
+        check_sum: 16,
+        l2_ok: 1,
+        l3_ok: 1,
+        l4_ok: 1,
+        l3_type: 2,
+        l4_type: 3,
+        cv: 1,
+        ip_frag: 1,
+        vlan_info: 16,
+        l3_hdr: 2,
+    }
+}
 
-/// A CQ arm doorbell, decoded: CQN, the consumer index and the arm sequence number.
-pub const CQ_ARM: RecordLayout = RecordLayout {
-    name: "cq_arm",
-    fields: &[("cqn", 16), ("ci", 24), ("sn", 2), ("cmd", 2)],
-};
+nicgen_edsl::record! {
+    /// A CQ arm doorbell, decoded: CQN, the consumer index and the arm sequence number.
+    pub struct CqArm {
+        cqn: 16,
+        ci: 24,
+        sn: 2,
+        cmd: 2,
+    }
+}
 
-/// An EQ doorbell, decoded.
-pub const EQ_DB: RecordLayout = RecordLayout {
-    name: "eq_db",
-    fields: &[("eqn", 8), ("ci", 24), ("arm", 1)],
-};
+nicgen_edsl::record! {
+    /// An EQ doorbell, decoded.
+    pub struct EqDb {
+        eqn: 8,
+        ci: 24,
+        /// Arm the EQ (EQ_DB_ARM), else only update the consumer index.
+        arm: 1,
+    }
+}
+
+nicgen_edsl::record! {
+    /// The engine's counters (`stat_<field>`, 32 bits, wrapping).
+    pub struct CqStats {
+        /// CQEs written.
+        cqe_written: 32,
+        /// EQEs written.
+        eqe_written: 32,
+        /// Completions for a CQ that is not ready, dropped.
+        cmpl_dropped: 32,
+        /// Arm doorbells lost to a full arm queue.
+        arm_lost: 32,
+    }
+}
 
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -94,31 +116,75 @@ pub struct CqCfg {
     pub log_max: u32,
 }
 
-/// CQ context word in the RAM.
-const CQ_CTX: RecordLayout = RecordLayout {
-    name: "cq_ctx",
-    fields: &[
-        ("base", 52), // ring address >> 12
-        ("log_size", 5),
-        ("eqn", 8),
-        ("pc", 24),
-        ("ci", 24),
-        ("armed", 1),
-        ("state", 2),
-    ],
-};
+/// The engine's ports.
+pub struct CqPorts {
+    /// Free-running cycle count (CQE timestamps, moderation ticks).
+    pub timer: Sig,
+    /// Completions from the send and receive engines (`s_cmpl`).
+    pub cmpl: RecordStream<Cmpl<u32>>,
+    /// CQ arm doorbells from the BAR (`s_arm`; cannot be stalled).
+    pub arm: RecordValid<CqArm<u32>>,
+    /// CQ and EQ commands (`s_qcmd`).
+    pub qcmd: RecordStream<QcmdReq<u32>>,
+    /// Their answers (`m_qcmd_res`).
+    pub qcmd_res: RecordStream<QcmdRes<u32>>,
+    /// EQ doorbells from the BAR (`eq_db`).
+    pub eq_db: RecordValid<EqDb<u32>>,
+    /// CQE and EQE write requests (`m_dma_wr_req`).
+    pub dma_wr_req: RecordStream<DmaWrReq<u32>>,
+    /// Their data (`m_dma_wr`).
+    pub dma_wr: Stream,
+    /// One pulse per interrupt, a bit per vector.
+    pub irq: Sig,
+    /// Counters (`stat_*`).
+    pub stats: CqStats,
+}
 
-mod st {
-    pub const IDLE: u64 = 0;
-    pub const QCMD: u64 = 1;
-    pub const ARM: u64 = 2;
-    pub const CQE_REQ: u64 = 3;
-    pub const CQE_DATA: u64 = 4;
-    pub const EQE_REQ: u64 = 5;
-    pub const EQE_DATA: u64 = 6;
-    /// After reset: every CQ context is written to "not created".
-    pub const INIT: u64 = 7;
-    pub const BITS: u32 = 3;
+impl Ports for CqPorts {
+    type Cfg = CqCfg;
+    fn ports(io: &Io, cfg: &CqCfg) -> Self {
+        CqPorts {
+            timer: io.input("timer", 64),
+            cmpl: RecordStream::sink(io, "s_cmpl", Cmpl::shape()),
+            arm: RecordValid::sink(io, "s_arm", CqArm::shape()),
+            qcmd: RecordStream::sink(io, "s_qcmd", QcmdReq::shape()),
+            qcmd_res: RecordStream::source(io, "m_qcmd_res", QcmdRes::shape()),
+            eq_db: RecordValid::sink(io, "eq_db", EqDb::shape()),
+            dma_wr_req: RecordStream::source(io, "m_dma_wr_req", DmaWrReq::shape()),
+            dma_wr: Stream::source(io, "m_dma_wr", &StreamCfg::new(cfg.data_bits, 0)),
+            irq: io.output("irq", cfg.eqs),
+            stats: io.outputs("stat_", &CqStats::shape()),
+        }
+    }
+}
+
+nicgen_edsl::record! {
+    /// CQ context word in the RAM.
+    struct CqCtx {
+        /// Ring address >> 12.
+        base: 52,
+        log_size: 5,
+        eqn: 8,
+        pc: 24,
+        ci: 24,
+        armed: 1,
+        state: 2,
+    }
+}
+
+nicgen_edsl::states! {
+    /// The engine's states (one request at a time).
+    pub enum CqState {
+        Idle,
+        Qcmd,
+        Arm,
+        CqeReq,
+        CqeData,
+        EqeReq,
+        EqeData,
+        /// After reset: every CQ context is written to "not created".
+        Init,
+    }
 }
 
 /// Slot address in a ring of 64-byte entries: `base << 12 | (pc mod 2^log) << 6`.
@@ -133,7 +199,7 @@ fn owner(log_size: Sig, pc: Sig) -> Sig {
     pc.shr_by(log_size).bit(0)
 }
 
-pub fn cq_engine(cfg: &CqCfg) -> Result<Rc<ModuleDef>, ElabError> {
+pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
     let w = cfg.data_bits;
     if ![8, 64, 128, 256, 512].contains(&w) {
         return Err(ElabError::config(
@@ -147,76 +213,65 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             "eqs must be 1..=32, cqs 2..=4096 and log_max at most 16",
         ));
     }
-    let arm_q = record_fifo(CQ_ARM.width(), 16)?;
+    let arm_q = record_fifo(CqArm::shape(), 16)?;
     let cfg = *cfg;
-    Module::build(
+    Block::build(
         format!("cq_engine_d{w}_c{}_e{}", cfg.cqs, cfg.eqs),
-        move || {
+        cfg,
+        move |p: CqPorts| {
+            use CqState as S;
             doc("Completion and event queues: CQE/EQE writes with owner bits, CQ arming,");
             doc("interrupts per EQ with moderation by count and time.");
             let beats = 512 / w;
             let beat_bits = clog2(beats as u64).max(1);
             let eq_bits = clog2(cfg.eqs as u64).max(1);
 
-            let timer = input("timer", 64);
+            let timer = p.timer;
             let tick = timer.slice(9, 0).eq(0u32).named("tick");
-            let cmpl_data = input("s_cmpl_tdata", CMPL.width());
-            let cmpl_valid = input("s_cmpl_tvalid", 1);
-            let arm_in = input("s_arm_tdata", CQ_ARM.width());
-            let arm_in_valid = input("s_arm_tvalid", 1);
-            let qcmd_data = input("s_qcmd_tdata", QCMD_REQ.width());
-            let qcmd_valid = input("s_qcmd_tvalid", 1);
-            let res_ready = input("m_qcmd_res_tready", 1);
-            let eqdb_data = input("eq_db_tdata", EQ_DB.width());
-            let eqdb_valid = input("eq_db_tvalid", 1);
-            let wr_req_ready = input("m_dma_wr_req_tready", 1);
-            let wr_ready = input("m_dma_wr_tready", 1);
+            let wr_req_ready = p.dma_wr_req.ready;
+            let wr_ready = p.dma_wr.ready();
 
             // Arm doorbells wait in a queue (the BAR cannot be stalled).
-            let u_arm = instance(&arm_q, "u_arm_q");
-            u_arm.set("s_axis_tdata", arm_in);
-            u_arm.set("s_axis_tvalid", arm_in_valid);
-            let arm_lost = (arm_in_valid & !u_arm.get("s_axis_tready")).named("arm_lost");
+            let u_arm = arm_q.instance("u_arm_q");
+            u_arm.s_axis.data.set(p.arm.data);
+            u_arm.s_axis.valid.set(p.arm.valid);
+            let arm_lost = (p.arm.valid & !u_arm.s_axis.ready).named("arm_lost");
 
-            let state = reg_init(st::BITS, st::INIT).named("state");
-            let idle = state.eq(st::IDLE);
+            let state = Fsm::new("state", S::Init);
+            let is = |s: CqState| state.is(s);
+            let idle = is(S::Idle);
 
             // The request being served, latched when the FSM leaves IDLE.
             // A command waits until the previous answer was taken (res_valid low).
             let res_valid = reg_init(1, 0u32).named("res_valid");
-            let qcmd_go = (qcmd_valid & !res_valid).named("qcmd_go");
+            let qcmd_go = (p.qcmd.valid & !res_valid).named("qcmd_go");
             let take_qcmd = (idle & qcmd_go).named("take_qcmd");
-            let take_arm = (idle & !qcmd_go & u_arm.get("m_axis_tvalid")).named("take_arm");
+            let take_arm = (idle & !qcmd_go & u_arm.m_axis.valid).named("take_arm");
             let take_cmpl =
-                (idle & !qcmd_go & !u_arm.get("m_axis_tvalid") & cmpl_valid).named("take_cmpl");
-            output("s_qcmd_tready", take_qcmd);
-            u_arm.set("m_axis_tready", take_arm);
-            output("s_cmpl_tready", take_cmpl);
-            let cmd = reg(QCMD_REQ.width()).enable(take_qcmd).named("cmd");
-            cmd.set(qcmd_data);
-            let arm = reg(CQ_ARM.width()).enable(take_arm).named("arm");
-            arm.set(u_arm.get("m_axis_tdata"));
-            let cm = reg(CMPL.width()).enable(take_cmpl).named("cmpl");
-            cm.set(cmpl_data);
-            let c = QCMD_REQ.unpack(cmd.unused()); // CQ and EQ commands use some words
-            let a = CQ_ARM.unpack(arm.unused()); // sn and cmd: only "arm" is implemented
-            let k = CMPL.unpack(cm);
+                (idle & !qcmd_go & !u_arm.m_axis.valid & p.cmpl.valid).named("take_cmpl");
+            p.qcmd.ready.set(take_qcmd);
+            u_arm.m_axis.ready.set(take_arm);
+            p.cmpl.ready.set(take_cmpl);
+            let cmd = reg(QcmdReq::WIDTH).enable(take_qcmd).named("cmd");
+            cmd.set(p.qcmd.data);
+            let arm = reg(CqArm::WIDTH).enable(take_arm).named("arm");
+            arm.set(u_arm.m_axis.data);
+            let cm = reg(Cmpl::WIDTH).enable(take_cmpl).named("cmpl");
+            cm.set(p.cmpl.data);
+            let c = QcmdReq::unpack(cmd.unused()); // CQ and EQ commands use some words
+            let a = CqArm::unpack(arm);
+            // Only "arm" is implemented: the sequence number and the command are not read.
+            a.sn.unused();
+            a.cmd.unused();
+            let k = Cmpl::unpack(cm);
 
             // CQ contexts.
-            let ctx_mem = memory("cq_ctx", CQ_CTX.width(), cfg.cqs.next_power_of_two().max(2));
+            let ctx_mem = memory("cq_ctx", CqCtx::WIDTH, cfg.cqs.next_power_of_two().max(2));
             let aw = ctx_mem.addr_width();
-            let in_state = |s: u64| state.eq(s);
-            let cqn = select(
-                &[
-                    (in_state(st::QCMD), c.get("index")),
-                    (in_state(st::ARM), a.get("cqn")),
-                ],
-                k.get("cqn"),
-            )
-            .named("cqn");
+            let cqn = select(&[(is(S::Qcmd), c.index), (is(S::Arm), a.cqn)], k.cqn).named("cqn");
             let cqn_ok = cqn.lt(cfg.cqs as u64).named("cqn_in_range");
-            let ctx = CQ_CTX.unpack(ctx_mem.read_async(cqn.trunc(aw)).named("cq_ctx_q"));
-            let cq_ready = (cqn_ok & ctx.get("state").eq(kv("qstate", "RDY"))).named("cq_ready");
+            let ctx = CqCtx::unpack(ctx_mem.read_async(cqn.trunc(aw)).named("cq_ctx_q"));
+            let cq_ready = (cqn_ok & ctx.state.eq(qstate::RDY)).named("cq_ready");
 
             // EQ contexts (registers).
             let n_eq = cfg.eqs as usize;
@@ -244,132 +299,121 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             };
 
             // ---- Queue commands ----
-            let op = c.get("op");
-            let is_eq = c.get("qtype").eq(kv("qtype", "EQ"));
-            let idx = c.get("index");
+            let op = c.op;
+            let is_eq = c.qtype.eq(qtype::EQ);
+            let idx = c.index;
             let eqi = idx.trunc(eq_bits).named("cmd_eqn");
             let idx_ok = mux(is_eq, idx.lt(cfg.eqs as u64), idx.lt(cfg.cqs as u64));
-            let cur_state = mux(is_eq, pick(&eq_state, eqi), ctx.get("state"));
-            let log_size = c.get("in2").slice(4, 0);
-            let link = c.get("in5").slice(15, 0);
+            let cur_state = mux(is_eq, pick(&eq_state, eqi), ctx.state);
+            let log_size = c.in2.slice(4, 0);
+            let link = c.in5.slice(15, 0);
             let size_ok = log_size.le(cfg.log_max as u64) & log_size.ne(0u32);
             let link_ok = link.lt(cfg.eqs as u64);
-            let is_rst = cur_state.eq(kv("qstate", "RST"));
+            let is_rst = cur_state.eq(qstate::RST);
             let bad_state = select(
                 &[
-                    (op.eq(kv("qcmd_op", "CREATE")), !is_rst),
-                    (
-                        op.eq(kv("qcmd_op", "DESTROY")) | op.eq(kv("qcmd_op", "RESET")),
-                        is_rst,
-                    ),
+                    (op.eq(qcmd_op::CREATE), !is_rst),
+                    (op.eq(qcmd_op::DESTROY) | op.eq(qcmd_op::RESET), is_rst),
                 ],
                 lit(1, 0u32),
             );
-            let known_op = op.ge(kv("qcmd_op", "CREATE")) & op.le(kv("qcmd_op", "QUERY"));
-            let good_type = c.get("qtype").le(kv("qtype", "CQ"));
+            let known_op = op.ge(qcmd_op::CREATE) & op.le(qcmd_op::QUERY);
+            let good_type = c.qtype.le(qtype::CQ);
             let cmd_status = select(
                 &[
+                    (!known_op | !good_type, lit(8, qcmd_status::BAD_PARAM)),
+                    (!idx_ok, lit(8, qcmd_status::BAD_INDEX)),
+                    (bad_state, lit(8, qcmd_status::BAD_RES_STATE)),
                     (
-                        !known_op | !good_type,
-                        lit(8, kv("qcmd_status", "BAD_PARAM")),
-                    ),
-                    (!idx_ok, lit(8, kv("qcmd_status", "BAD_INDEX"))),
-                    (bad_state, lit(8, kv("qcmd_status", "BAD_RES_STATE"))),
-                    (
-                        op.eq(kv("qcmd_op", "CREATE")) & !(size_ok & link_ok),
-                        lit(8, kv("qcmd_status", "BAD_PARAM")),
+                        op.eq(qcmd_op::CREATE) & !(size_ok & link_ok),
+                        lit(8, qcmd_status::BAD_PARAM),
                     ),
                 ],
-                lit(8, kv("qcmd_status", "OK")),
+                lit(8, qcmd_status::OK),
             )
             .named("cmd_status");
-            let cmd_ok =
-                (in_state(st::QCMD) & cmd_status.eq(kv("qcmd_status", "OK"))).named("cmd_ok");
+            let cmd_ok = (is(S::Qcmd) & cmd_status.eq(qcmd_status::OK)).named("cmd_ok");
             let eq_sel = |i: usize| eqi.eq(i as u64) & is_eq & cmd_ok;
             let new_state = case(
                 op,
                 &[
-                    (kv("qcmd_op", "CREATE"), lit(2, kv("qstate", "RDY"))),
-                    (kv("qcmd_op", "DESTROY"), lit(2, kv("qstate", "RST"))),
-                    (kv("qcmd_op", "RESET"), lit(2, kv("qstate", "RDY"))),
+                    (qcmd_op::CREATE, lit(2, qstate::RDY)),
+                    (qcmd_op::DESTROY, lit(2, qstate::RST)),
+                    (qcmd_op::RESET, lit(2, qstate::RDY)),
                 ],
                 cur_state,
             );
-            let res = reg(QCMD_RES.width())
-                .enable(in_state(st::QCMD))
-                .named("res");
-            let q_pc = mux(is_eq, pick(&eq_pc, eqi), ctx.get("pc"));
-            let q_ci = mux(is_eq, pick(&eq_ci, eqi), ctx.get("ci"));
-            res.set(QCMD_RES.pack(&[
-                ("status", cmd_status),
-                ("out0", cur_state.zext(32)),
-                ("out1", q_pc.zext(32)),
-                ("out2", q_ci.zext(32)),
-                ("out3", lit(32, 0u32)),
-            ]));
+            let res = reg(QcmdRes::WIDTH).enable(is(S::Qcmd)).named("res");
+            let q_pc = mux(is_eq, pick(&eq_pc, eqi), ctx.pc);
+            let q_ci = mux(is_eq, pick(&eq_ci, eqi), ctx.ci);
+            res.set(
+                QcmdRes {
+                    status: cmd_status,
+                    out0: cur_state.zext(32),
+                    out1: q_pc.zext(32),
+                    out2: q_ci.zext(32),
+                    out3: lit(32, 0u32),
+                }
+                .pack(),
+            );
             res_valid.set(mux(
-                in_state(st::QCMD),
+                is(S::Qcmd),
                 1u32,
-                mux(res_ready, 0u32, res_valid),
+                mux(p.qcmd_res.ready, 0u32, res_valid),
             ));
-            output("m_qcmd_res_tdata", res);
-            output("m_qcmd_res_tvalid", res_valid);
+            p.qcmd_res.data.set(res);
+            p.qcmd_res.valid.set(res_valid);
 
             // ---- CQE and EQE writes ----
             let beat = reg_init(beat_bits, 0u32).named("beat");
             let last_beat = beat.eq((beats - 1) as u64);
-            let in_cqe_data = in_state(st::CQE_DATA);
-            let in_eqe_data = in_state(st::EQE_DATA);
+            let in_cqe_data = is(S::CqeData);
+            let in_eqe_data = is(S::EqeData);
             let data_go = ((in_cqe_data | in_eqe_data) & wr_ready).named("data_beat");
             beat.set_if(data_go, mux(last_beat, 0u32, beat + 1u32));
 
             // The EQ an event goes to, and whether it takes it.
-            let ev_eqn = ctx.get("eqn").trunc(eq_bits).named("event_eqn");
-            let ev_eq_ready = (pick(&eq_state, ev_eqn).eq(kv("qstate", "RDY"))
-                & ctx.get("eqn").lt(cfg.eqs as u64))
+            let ev_eqn = ctx.eqn.trunc(eq_bits).named("event_eqn");
+            let ev_eq_ready = (pick(&eq_state, ev_eqn).eq(qstate::RDY)
+                & ctx.eqn.lt(cfg.eqs as u64))
             .named("event_eq_ready");
             // Arm: an EQE at once when CQEs exist beyond the consumer index.
-            let arm_fires = (cq_ready & ctx.get("pc").ne(a.get("ci"))).named("arm_fires");
+            let arm_fires = (cq_ready & ctx.pc.ne(a.ci)).named("arm_fires");
 
-            let is_err = (k.get("opcode").eq(kv("cqe_opcode", "REQ_ERR"))
-                | k.get("opcode").eq(kv("cqe_opcode", "RESP_ERR")))
-            .named("error_cqe");
+            let is_err = (k.opcode.eq(cqe_opcode::REQ_ERR) | k.opcode.eq(cqe_opcode::RESP_ERR))
+                .named("error_cqe");
             let cqe_time = reg(64).enable(take_cmpl).named("cqe_time");
             cqe_time.set(timer);
             let cqe = desc::pack(
-                "cqe",
+                cqe::LAYOUT,
                 &[
-                    ("rss_hash_result", k.get("rss_hash_result")),
-                    ("rss_hash_type", k.get("rss_hash_type")),
-                    ("check_sum", k.get("check_sum")),
-                    ("l3_hdr", k.get("l3_hdr")),
-                    ("l2_ok", k.get("l2_ok")),
-                    ("l3_ok", k.get("l3_ok")),
-                    ("l4_ok", k.get("l4_ok")),
-                    ("cv", k.get("cv")),
-                    ("ip_frag", k.get("ip_frag")),
-                    ("l3_type", k.get("l3_type")),
-                    ("l4_type", k.get("l4_type")),
-                    ("vlan_info", k.get("vlan_info")),
-                    ("byte_cnt", k.get("byte_cnt")),
+                    (cqe::RSS_HASH_RESULT, k.rss_hash_result),
+                    (cqe::RSS_HASH_TYPE, k.rss_hash_type),
+                    (cqe::CHECK_SUM, k.check_sum),
+                    (cqe::L3_HDR, k.l3_hdr),
+                    (cqe::L2_OK, k.l2_ok),
+                    (cqe::L3_OK, k.l3_ok),
+                    (cqe::L4_OK, k.l4_ok),
+                    (cqe::CV, k.cv),
+                    (cqe::IP_FRAG, k.ip_frag),
+                    (cqe::L3_TYPE, k.l3_type),
+                    (cqe::L4_TYPE, k.l4_type),
+                    (cqe::VLAN_INFO, k.vlan_info),
+                    (cqe::BYTE_CNT, k.byte_cnt),
                     // Error CQEs carry their syndromes in the timestamp's last two bytes.
                     (
-                        "timestamp",
+                        cqe::TIMESTAMP,
                         mux(
                             is_err,
-                            cat(&[
-                                cqe_time.slice(63, 16),
-                                k.get("vendor_err_synd"),
-                                k.get("syndrome"),
-                            ]),
+                            cat(&[cqe_time.slice(63, 16), k.vendor_err_synd, k.syndrome]),
                             cqe_time,
                         ),
                     ),
-                    ("qpn", k.get("qpn")),
-                    ("s_wqe_opcode", k.get("s_wqe_opcode")),
-                    ("wqe_counter", k.get("wqe_counter")),
-                    ("owner", owner(ctx.get("log_size"), ctx.get("pc"))),
-                    ("opcode", k.get("opcode")),
+                    (cqe::QPN, k.qpn),
+                    (cqe::S_WQE_OPCODE, k.s_wqe_opcode),
+                    (cqe::WQE_COUNTER, k.wqe_counter),
+                    (cqe::OWNER, owner(ctx.log_size, ctx.pc)),
+                    (cqe::OPCODE, k.opcode),
                 ],
             )
             .named("cqe");
@@ -379,11 +423,11 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let ev_eq_pc = pick(&eq_pc, ev_eq);
             let ev_eq_log = pick(&eq_log, ev_eq);
             let eqe = desc::pack(
-                "eqe",
+                eqe::LAYOUT,
                 &[
-                    ("event_type", lit(8, 0u32)),
-                    ("cqn", ev_cqn),
-                    ("owner", owner(ev_eq_log, ev_eq_pc)),
+                    (eqe::EVENT_TYPE, lit(8, 0u32)),
+                    (eqe::CQN, ev_cqn),
+                    (eqe::OWNER, owner(ev_eq_log, ev_eq_pc)),
                 ],
             )
             .named("eqe");
@@ -391,71 +435,61 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let beat_arms: Vec<(u64, Sig)> = (0..beats)
                 .map(|i| (i as u64, entry.slice(w * i + w - 1, w * i)))
                 .collect();
-            output("m_dma_wr_tdata", case(beat, &beat_arms, lit(w, 0u32)));
-            output("m_dma_wr_tkeep", lit(w / 8, (1u128 << (w / 8)) - 1));
-            output("m_dma_wr_tlast", last_beat);
-            output("m_dma_wr_tvalid", in_cqe_data | in_eqe_data);
+            p.dma_wr.data().set(case(beat, &beat_arms, lit(w, 0u32)));
+            p.dma_wr.keep().set(lit(w / 8, (1u128 << (w / 8)) - 1));
+            p.dma_wr.last().set(last_beat);
+            p.dma_wr.valid().set(in_cqe_data | in_eqe_data);
 
-            let in_cqe_req = in_state(st::CQE_REQ);
-            let in_eqe_req = in_state(st::EQE_REQ);
+            let in_cqe_req = is(S::CqeReq);
+            let in_eqe_req = is(S::EqeReq);
             let wr_addr = mux(
                 in_eqe_req,
                 slot_addr(pick(&eq_base, ev_eq), ev_eq_log, ev_eq_pc),
-                slot_addr(ctx.get("base"), ctx.get("log_size"), ctx.get("pc")),
+                slot_addr(ctx.base, ctx.log_size, ctx.pc),
             );
-            output(
-                "m_dma_wr_req_tdata",
-                DMA_WR_REQ.pack(&[
-                    ("addr", wr_addr),
-                    ("len", lit(13, 64u32)),
-                    ("off", lit(6, 0u32)),
-                    ("pad", lit(13, 0u32)),
-                ]),
-            );
-            output("m_dma_wr_req_tvalid", (in_cqe_req & cq_ready) | in_eqe_req);
+            p.dma_wr_req.set_fields(&DmaWrReq {
+                addr: wr_addr,
+                len: lit(13, 64u32),
+                ..DmaWrReq::zeros()
+            });
+            p.dma_wr_req.valid.set((in_cqe_req & cq_ready) | in_eqe_req);
             let req_go_cqe = in_cqe_req & cq_ready & wr_req_ready;
             let req_go_eqe = in_eqe_req & wr_req_ready;
             let cqe_done = (in_cqe_data & data_go & last_beat).named("cqe_done");
             let eqe_done = (in_eqe_data & data_go & last_beat).named("eqe_done");
 
             // Event after a CQE: the CQ was armed and its EQ takes events.
-            let cqe_event = (cqe_done & ctx.get("armed") & ev_eq_ready).named("cqe_event");
-            let arm_event = (in_state(st::ARM) & arm_fires & ev_eq_ready).named("arm_event");
+            let cqe_event = (cqe_done & ctx.armed & ev_eq_ready).named("cqe_event");
+            let arm_event = (is(S::Arm) & arm_fires & ev_eq_ready).named("arm_event");
             ev_cqn.set_if(cqe_event | arm_event, cqn.zext(24));
             ev_eq.set_if(cqe_event | arm_event, ev_eqn);
 
             // ---- Context RAM writes (one writer: this FSM) ----
-            let ctx_write = (cmd_ok & !is_eq) | in_state(st::ARM) & cq_ready | cqe_done;
-            let created = CQ_CTX.pack(&[
-                ("base", cat(&[c.get("in1"), c.get("in0").slice(31, 12)])),
-                ("log_size", log_size),
-                ("eqn", link.trunc(8)),
-                ("pc", lit(24, 0u32)),
-                ("ci", lit(24, 0u32)),
-                ("armed", lit(1, 0u32)),
-                ("state", lit(2, kv("qstate", "RDY"))),
-            ]);
-            let updated = CQ_CTX.pack(&[
-                ("base", ctx.get("base")),
-                ("log_size", ctx.get("log_size")),
-                ("eqn", ctx.get("eqn")),
-                ("pc", mux(cqe_done, ctx.get("pc") + 1u32, ctx.get("pc"))),
-                ("ci", mux(in_state(st::ARM), a.get("ci"), ctx.get("ci"))),
-                (
-                    "armed",
-                    select(
-                        &[(cqe_done, lit(1, 0u32)), (in_state(st::ARM), !arm_fires)],
-                        ctx.get("armed"),
-                    ),
+            let ctx_write = (cmd_ok & !is_eq) | is(S::Arm) & cq_ready | cqe_done;
+            let created = CqCtx {
+                base: cat(&[c.in1, c.in0.slice(31, 12)]),
+                log_size,
+                eqn: link.trunc(8),
+                pc: lit(24, 0u32),
+                ci: lit(24, 0u32),
+                armed: lit(1, 0u32),
+                state: lit(2, qstate::RDY),
+            }
+            .pack();
+            let updated = CqCtx {
+                pc: mux(cqe_done, ctx.pc + 1u32, ctx.pc),
+                ci: mux(is(S::Arm), a.ci, ctx.ci),
+                armed: select(
+                    &[(cqe_done, lit(1, 0u32)), (is(S::Arm), !arm_fires)],
+                    ctx.armed,
                 ),
-                (
-                    "state",
-                    mux(in_state(st::QCMD), new_state, ctx.get("state")),
-                ),
-            ]);
+                state: mux(is(S::Qcmd), new_state, ctx.state),
+                ..ctx
+            }
+            .pack();
             // After reset, a sweep writes every context to "not created" (state RST).
             let sweep = reg_init(aw, 0u32).named("init_addr");
-            let in_init = in_state(st::INIT);
+            let in_init = is(S::Init);
             let sweep_done = (in_init & sweep.eq(((1u64 << aw) - 1) as u64)).named("init_done");
             sweep.set_if(in_init, sweep + 1u32);
             ctx_mem.write(
@@ -463,68 +497,55 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 mux(in_init, sweep, cqn.trunc(aw)),
                 select(
                     &[
-                        (in_init, lit(CQ_CTX.width(), 0u32)),
-                        (in_state(st::QCMD) & op.eq(kv("qcmd_op", "CREATE")), created),
+                        (in_init, lit(CqCtx::WIDTH, 0u32)),
+                        (is(S::Qcmd) & op.eq(qcmd_op::CREATE), created),
                     ],
                     updated,
                 ),
             );
 
             // ---- FSM ----
+            let to = |s: CqState| s.lit();
             state.set(select(
                 &[
-                    (take_qcmd, lit(st::BITS, st::QCMD)),
-                    (take_arm, lit(st::BITS, st::ARM)),
-                    (take_cmpl, lit(st::BITS, st::CQE_REQ)),
-                    (in_state(st::QCMD), lit(st::BITS, st::IDLE)),
-                    (
-                        in_state(st::ARM),
-                        mux(
-                            arm_event,
-                            lit(st::BITS, st::EQE_REQ),
-                            lit(st::BITS, st::IDLE),
-                        ),
-                    ),
-                    (in_state(st::CQE_REQ) & !cq_ready, lit(st::BITS, st::IDLE)),
-                    (req_go_cqe, lit(st::BITS, st::CQE_DATA)),
-                    (
-                        cqe_done,
-                        mux(
-                            cqe_event,
-                            lit(st::BITS, st::EQE_REQ),
-                            lit(st::BITS, st::IDLE),
-                        ),
-                    ),
-                    (req_go_eqe, lit(st::BITS, st::EQE_DATA)),
-                    (eqe_done, lit(st::BITS, st::IDLE)),
-                    (sweep_done, lit(st::BITS, st::IDLE)),
+                    (take_qcmd, to(S::Qcmd)),
+                    (take_arm, to(S::Arm)),
+                    (take_cmpl, to(S::CqeReq)),
+                    (is(S::Qcmd), to(S::Idle)),
+                    (is(S::Arm), mux(arm_event, to(S::EqeReq), to(S::Idle))),
+                    (is(S::CqeReq) & !cq_ready, to(S::Idle)),
+                    (req_go_cqe, to(S::CqeData)),
+                    (cqe_done, mux(cqe_event, to(S::EqeReq), to(S::Idle))),
+                    (req_go_eqe, to(S::EqeData)),
+                    (eqe_done, to(S::Idle)),
+                    (sweep_done, to(S::Idle)),
                 ],
-                state,
+                state.q(),
             ));
             let dropped = (in_cqe_req & !cq_ready).named("cmpl_dropped");
 
             // ---- EQ state: commands, doorbells, events, moderation ----
-            let db = EQ_DB.unpack(eqdb_data);
-            let db_eqn = db.get("eqn");
+            let db = p.eq_db.fields();
+            let db_eqn = db.eqn;
             let mut irq_bits: Vec<Sig> = vec![lit(1, 0u32); n_eq];
             for i in 0..n_eq {
                 let sel = eq_sel(i);
-                let create = sel & op.eq(kv("qcmd_op", "CREATE"));
-                let db_hit = (eqdb_valid & db_eqn.eq(i as u64)).named(&format!("eq{i}_db"));
+                let create = sel & op.eq(qcmd_op::CREATE);
+                let db_hit = (p.eq_db.valid & db_eqn.eq(i as u64)).named(&format!("eq{i}_db"));
                 let ev = (eqe_done & ev_eq.eq(i as u64)).named(&format!("eq{i}_event"));
-                let ready = eq_state[i].eq(kv("qstate", "RDY"));
+                let ready = eq_state[i].eq(qstate::RDY);
                 eq_state[i].set_if(sel, new_state);
-                eq_base[i].set_if(create, cat(&[c.get("in1"), c.get("in0").slice(31, 12)]));
+                eq_base[i].set_if(create, cat(&[c.in1, c.in0.slice(31, 12)]));
                 eq_log[i].set_if(create, log_size);
                 eq_vec[i].set_if(create, link.trunc(eq_bits));
-                eq_mcount[i].set_if(create, c.get("in6").slice(15, 0));
-                eq_mperiod[i].set_if(create, c.get("in6").slice(31, 16));
+                eq_mcount[i].set_if(create, c.in6.slice(15, 0));
+                eq_mperiod[i].set_if(create, c.in6.slice(31, 16));
                 eq_pc[i].set(select(
                     &[(create, lit(24, 0u32)), (ev, eq_pc[i] + 1u32)],
                     eq_pc[i],
                 ));
                 eq_ci[i].set(select(
-                    &[(create, lit(24, 0u32)), (db_hit & ready, db.get("ci"))],
+                    &[(create, lit(24, 0u32)), (db_hit & ready, db.ci)],
                     eq_ci[i],
                 ));
                 // Moderation: fire when armed with enough pending events or after the period.
@@ -533,8 +554,8 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 let by_time = eq_mperiod[i].ne(0u32) & eq_ticks[i].ge(eq_mperiod[i]);
                 let fire = (ready & eq_armed[i] & has & (eq_pending[i].ge(need) | by_time))
                     .named(&format!("eq{i}_fire"));
-                let arm_now = db_hit & ready & db.get("arm");
-                let behind = db.get("ci").ne(eq_pc[i] + ev.zext(24));
+                let arm_now = db_hit & ready & db.arm;
+                let behind = db.ci.ne(eq_pc[i] + ev.zext(24));
                 eq_armed[i].set(select(
                     &[
                         (create, lit(1, 0u32)),
@@ -570,14 +591,14 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let irq_bits: Vec<Sig> = irq_bits.into_iter().rev().collect();
             let irq = reg_init(n_eq as u32, 0u32).named("irq_q");
             irq.set(cat(&irq_bits));
-            output("irq", irq);
+            p.irq.set(irq);
 
             // ---- Counters ----
-            let count = stat_counter;
-            count("cqe_written", cqe_done);
-            count("eqe_written", eqe_done);
-            count("cmpl_dropped", dropped);
-            count("arm_lost", arm_lost);
+            let s = &p.stats;
+            s.cqe_written.set(event_counter("cqe_written", cqe_done));
+            s.eqe_written.set(event_counter("eqe_written", eqe_done));
+            s.cmpl_dropped.set(event_counter("cmpl_dropped", dropped));
+            s.arm_lost.set(event_counter("arm_lost", arm_lost));
         },
     )
 }

@@ -10,7 +10,9 @@
 //! all ones (sub-dword writes are not supported and answered with `bresp` = SLVERR, 2).
 //! Register values are little-endian numbers; the mlx5 doorbell payloads written to the UAR
 //! page are raw descriptor bytes (big-endian fields), as on mlx5. The map is
-//! `crate::host::regmap` (generated document: `docs/REGISTERS.md`).
+//! `crate::host::regmap` (generated document: `docs/REGISTERS.md`); the hardware names its
+//! registers, descriptor fields and constants through the typed constants of
+//! `crate::host::regs`, and reaches the BAR's [`Axil`] interface as one port group.
 //!
 //! ## The DMA port (what the simulated host, `testbench/host`, and a PCIe shell serve)
 //!
@@ -20,9 +22,9 @@
 //!
 //! | ports | direction | record / stream | meaning |
 //! |---|---|---|---|
-//! | `m_dma_rd_req_tdata/_tvalid/_tready` | NIC → host | [`DMA_RD_REQ`] | read `len` bytes at `addr`, answer with tag `tag`, first byte at byte `off` of the first beat |
-//! | `s_dma_rd_cpl_*` | host → NIC | stream, `tuser` = [`DMA_RD_CPL_USER`] | the data of one read |
-//! | `m_dma_wr_req_tdata/_tvalid/_tready` | NIC → host | [`DMA_WR_REQ`] | write `len` bytes at `addr`, taken from byte `off` of the first data beat on |
+//! | `m_dma_rd_req_tdata/_tvalid/_tready` | NIC → host | [`DmaRdReq`] | read `len` bytes at `addr`, answer with tag `tag`, first byte at byte `off` of the first beat |
+//! | `s_dma_rd_cpl_*` | host → NIC | stream, `tuser` = [`DmaRdCplUser`] | the data of one read |
+//! | `m_dma_wr_req_tdata/_tvalid/_tready` | NIC → host | [`DmaWrReq`] | write `len` bytes at `addr`, taken from byte `off` of the first data beat on |
 //! | `m_dma_wr_*` | NIC → host | stream (no `tuser`) | the data of the writes, in request order |
 //! | `irq` | NIC → host | `eqs` bits | a one-cycle pulse on bit `v` = one message on vector `v` (MSI-X style) |
 //!
@@ -50,69 +52,163 @@
 //! (the PCIe shell), as in Corundum's `dma_if_pcie`, where it aligns to its RAM instead.
 //! 4. The host may hold `tready` low on any request or data channel for any number of cycles.
 
-use crate::record::RecordLayout;
+use nicgen_edsl::prelude::*;
+
+/// The trait that encodes and decodes these records on the testbench side
+/// (`DmaRdReq::shape().decode(bytes)`), for crates that see the NIC only through this module.
+pub use nicgen_edsl::record::Shape;
 
 /// Width of the BAR 0 byte address (1 MiB).
 pub const BAR_BITS: u32 = 20;
 
-/// A DMA read request.
-pub const DMA_RD_REQ: RecordLayout = RecordLayout {
-    name: "dma_rd_req",
-    fields: &[
-        ("addr", 64),
-        ("len", 13),
-        ("tag", 8),
-        ("off", 6),
-        ("pad", 5),
-    ],
-};
+nicgen_edsl::record! {
+    /// A DMA read request (`m_dma_rd_req_tdata`).
+    pub struct DmaRdReq {
+        /// Bus address of the first byte.
+        addr: 64,
+        /// Bytes, `1..=4096`, not crossing a 4 KiB boundary.
+        len: 13,
+        /// The tag the answer carries in `tuser`.
+        tag: 8,
+        /// Byte of the first answer beat the data starts at.
+        off: 6,
+        /// Zero.
+        pad: 5,
+    }
+}
 
-/// The `tuser` of a DMA read answer: the request's tag and an error flag.
-pub const DMA_RD_CPL_USER: RecordLayout = RecordLayout {
-    name: "dma_rd_cpl_user",
-    fields: &[("tag", 8), ("err", 1)],
-};
+nicgen_edsl::record! {
+    /// The `tuser` of a DMA read answer: the request's tag and an error flag.
+    pub struct DmaRdCplUser {
+        tag: 8,
+        /// The address was not readable (the data is zero).
+        err: 1,
+    }
+}
 
-/// A DMA write request (its data follows on `m_dma_wr`).
-pub const DMA_WR_REQ: RecordLayout = RecordLayout {
-    name: "dma_wr_req",
-    fields: &[("addr", 64), ("len", 13), ("off", 6), ("pad", 13)],
-};
+nicgen_edsl::record! {
+    /// A DMA write request (`m_dma_wr_req_tdata`; its data follows on `m_dma_wr`).
+    pub struct DmaWrReq {
+        /// Bus address of the first byte.
+        addr: 64,
+        /// Bytes, `1..=4096`, not crossing a 4 KiB boundary.
+        len: 13,
+        /// Byte of the first data beat the data starts at.
+        off: 6,
+        /// Zero.
+        pad: 13,
+    }
+}
 
-/// A queue command, as the QCMD registers stage it (`regmap` block `qcmd`), routed to the engine
-/// that owns the queue type.
-pub const QCMD_REQ: RecordLayout = RecordLayout {
-    name: "qcmd_req",
-    fields: &[
-        ("op", 4),
-        ("qtype", 4),
-        ("index", 16),
-        ("in0", 32),
-        ("in1", 32),
-        ("in2", 32),
-        ("in3", 32),
-        ("in4", 32),
-        ("in5", 32),
-        ("in6", 32),
-        ("in7", 32),
-    ],
-};
+nicgen_edsl::record! {
+    /// A queue command, as the QCMD registers stage it (`regmap` block `qcmd`), routed to the
+    /// engine that owns the queue type.
+    pub struct QcmdReq {
+        /// `QCMD.EXEC.op` (`regs::consts::qcmd_op`).
+        op: 4,
+        /// `QCMD.EXEC.qtype` (`regs::consts::qtype`).
+        qtype: 4,
+        /// `QCMD.EXEC.index`: the queue number.
+        index: 16,
+        /// `QCMD.IN` words (their meaning: the `qcmd_in` layout of the map).
+        in0: 32,
+        in1: 32,
+        in2: 32,
+        in3: 32,
+        in4: 32,
+        in5: 32,
+        in6: 32,
+        in7: 32,
+    }
+}
 
-/// The answer to a queue command: `QCMD.STATUS.status` and the `QCMD.OUT` words.
-pub const QCMD_RES: RecordLayout = RecordLayout {
-    name: "qcmd_res",
-    fields: &[
-        ("status", 8),
-        ("out0", 32),
-        ("out1", 32),
-        ("out2", 32),
-        ("out3", 32),
-    ],
-};
+nicgen_edsl::record! {
+    /// The answer to a queue command: `QCMD.STATUS.status` and the `QCMD.OUT` words.
+    pub struct QcmdRes {
+        /// `regs::consts::qcmd_status`.
+        status: 8,
+        out0: 32,
+        out1: 32,
+        out2: 32,
+        out3: 32,
+    }
+}
 
-/// A numbered constant of the register map (`regmap::CONSTS`), e.g. `kv("qstate", "RDY")`.
-pub(crate) fn kv(group: &str, name: &str) -> u64 {
-    regmap::value(group, name)
+/// The BAR port (AXI4-Lite slave, 32-bit data, [`BAR_BITS`]-bit byte addresses) as one
+/// interface: `<prefix>_aw*`, `_w*`, `_b*`, `_ar*`, `_r*` in this order. Declared with
+/// [`Axil::sink`] by the module that serves it; [`connect`] passes it through a parent whole.
+#[derive(Clone, Debug)]
+pub struct Axil {
+    pub awaddr: Sig,
+    pub awvalid: Sig,
+    pub awready: Sig,
+    pub wdata: Sig,
+    pub wstrb: Sig,
+    pub wvalid: Sig,
+    pub wready: Sig,
+    pub bresp: Sig,
+    pub bvalid: Sig,
+    pub bready: Sig,
+    pub araddr: Sig,
+    pub arvalid: Sig,
+    pub arready: Sig,
+    pub rdata: Sig,
+    pub rresp: Sig,
+    pub rvalid: Sig,
+    pub rready: Sig,
+}
+
+impl Axil {
+    /// The slave side (`s_axil`-style ports) of the module `io` declares.
+    #[track_caller]
+    pub fn sink(io: &Io, prefix: &str) -> Axil {
+        let fw = |n: &str, w: u32| io.forward(Role::Sink, &format!("{prefix}_{n}"), w);
+        let bw = |n: &str, w: u32| io.backward(Role::Sink, &format!("{prefix}_{n}"), w);
+        Axil {
+            awaddr: fw("awaddr", BAR_BITS),
+            awvalid: fw("awvalid", 1),
+            awready: bw("awready", 1),
+            wdata: fw("wdata", 32),
+            wstrb: fw("wstrb", 4),
+            wvalid: fw("wvalid", 1),
+            wready: bw("wready", 1),
+            bresp: bw("bresp", 2),
+            bvalid: bw("bvalid", 1),
+            bready: fw("bready", 1),
+            araddr: fw("araddr", BAR_BITS),
+            arvalid: fw("arvalid", 1),
+            arready: bw("arready", 1),
+            rdata: bw("rdata", 32),
+            rresp: bw("rresp", 2),
+            rvalid: bw("rvalid", 1),
+            rready: fw("rready", 1),
+        }
+    }
+}
+
+impl Interface for Axil {
+    fn signals(&self) -> Vec<(Sig, Flow)> {
+        use Flow::{Backward as B, Forward as F};
+        vec![
+            (self.awaddr, F),
+            (self.awvalid, F),
+            (self.awready, B),
+            (self.wdata, F),
+            (self.wstrb, F),
+            (self.wvalid, F),
+            (self.wready, B),
+            (self.bresp, B),
+            (self.bvalid, B),
+            (self.bready, F),
+            (self.araddr, F),
+            (self.arvalid, F),
+            (self.arready, B),
+            (self.rdata, B),
+            (self.rresp, B),
+            (self.rvalid, B),
+            (self.rready, F),
+        ]
+    }
 }
 
 /// Largest single DMA request, bytes (and the boundary a request may not cross).
@@ -123,5 +219,6 @@ pub mod desc;
 pub mod mr_table;
 mod qctx;
 pub mod regmap;
+pub mod regs;
 pub mod rq_engine;
 pub mod sq_engine;

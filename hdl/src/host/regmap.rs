@@ -579,15 +579,127 @@ pub fn find(path: &str) -> Option<(&'static Block, &'static Reg)> {
     Some((block, reg))
 }
 
-/// The value of constant `name` in group `group` (e.g. `value("qstate", "RDY")`); panics when the
-/// map has none (a programming error caught by the first build of the block using it).
-pub fn value(group: &str, name: &str) -> u64 {
-    CONSTS
-        .iter()
-        .find(|g| g.name == group)
-        .and_then(|g| g.values.iter().find(|v| v.0 == name))
-        .map(|v| v.1 as u64)
-        .unwrap_or_else(|| panic!("the register map has no constant {group}.{name}"))
+/// `a == b`, ignoring ASCII case (the hardware's constants are upper case, descriptor fields
+/// lower case in the map), usable in constants.
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if !a[i].eq_ignore_ascii_case(&b[i]) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A register of the map with its block: the typed handle the hardware names a register by
+/// (`crate::host::regs::dev::HEALTH`), resolved from [`BLOCKS`] at compile time by
+/// [`RegRef::of`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegRef {
+    pub block: &'static Block,
+    pub reg: &'static Reg,
+}
+
+impl RegRef {
+    /// Register `reg` of block `block`; a name the map lacks stops compilation when used in a
+    /// constant ("no such register in the register map").
+    pub const fn of(block: &str, reg: &str) -> RegRef {
+        let mut i = 0;
+        while i < BLOCKS.len() {
+            let b = &BLOCKS[i];
+            if str_eq(b.name, block) {
+                let mut j = 0;
+                while j < b.regs.len() {
+                    if str_eq(b.regs[j].name, reg) {
+                        return RegRef {
+                            block: b,
+                            reg: &b.regs[j],
+                        };
+                    }
+                    j += 1;
+                }
+            }
+            i += 1;
+        }
+        panic!("no such register in the register map")
+    }
+
+    /// Register `block.REG` (e.g. `"dev.CTRL"`), if the map has it: for callers that walk the
+    /// map as data.
+    pub fn find(path: &str) -> Option<RegRef> {
+        find(path).map(|(block, reg)| RegRef { block, reg })
+    }
+
+    /// `block.REG`, as messages and [`find`] spell it.
+    pub fn path(&self) -> String {
+        format!("{}.{}", self.block.name, self.reg.name)
+    }
+}
+
+/// A field of a descriptor layout: the typed handle the hardware names a descriptor field by
+/// (`crate::host::regs::desc::cqe::OWNER`), resolved from [`DESCS`] at compile time by
+/// [`DescRef::field`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DescRef {
+    pub desc: &'static Desc,
+    pub field: &'static DescField,
+}
+
+impl DescRef {
+    /// Field `field` of descriptor `desc`; a name the map lacks stops compilation when used in
+    /// a constant ("no such descriptor field in the register map").
+    pub const fn field(desc: &str, field: &str) -> DescRef {
+        let d = layout(desc);
+        let mut j = 0;
+        while j < d.fields.len() {
+            if str_eq(d.fields[j].name, field) {
+                return DescRef {
+                    desc: d,
+                    field: &d.fields[j],
+                };
+            }
+            j += 1;
+        }
+        panic!("no such descriptor field in the register map")
+    }
+}
+
+/// The descriptor layout named `name`; a name the map lacks stops compilation when used in a
+/// constant.
+pub const fn layout(name: &str) -> &'static Desc {
+    let mut i = 0;
+    while i < DESCS.len() {
+        if str_eq(DESCS[i].name, name) {
+            return &DESCS[i];
+        }
+        i += 1;
+    }
+    panic!("no such descriptor in the register map")
+}
+
+/// The value of constant `name` in group `group` (e.g. `value("qstate", "RDY")`); a name the
+/// map lacks stops compilation when used in a constant (`crate::host::regs::consts`).
+pub const fn value(group: &str, name: &str) -> u64 {
+    let mut i = 0;
+    while i < CONSTS.len() {
+        let g = &CONSTS[i];
+        if str_eq(g.name, group) {
+            let mut j = 0;
+            while j < g.values.len() {
+                if str_eq(g.values[j].0, name) {
+                    return g.values[j].1 as u64;
+                }
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    panic!("no such constant in the register map")
 }
 
 /// Bytes a register occupies (4 per element; 8 for `Ro64`).

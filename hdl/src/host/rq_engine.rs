@@ -23,9 +23,11 @@
 //!   error → LOCAL_ACCESS. Each gives an error CQE (RESP_ERR, syndrome, `vendor_err_synd` =
 //!   segment index), consumes the WQE, drops the frame, and puts the RQ in error until RESET
 //!   (bytes already written into earlier segments stay).
-//! - Ports: `s_axis_rx_*`, `s_axis_rx_meta_*` (`rx_meta`), `s_qcmd_*` / `m_qcmd_res_*` (RQ
-//!   commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tag 0 only), `m_dma_wr_req_*` /
-//!   `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`, `m_cmpl_*`, `stat_*`.
+//! - Ports ([`RqPorts`]): `s_axis_rx_*`, `s_axis_rx_meta_*` (`rx_meta`), `s_qcmd_*` /
+//!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tag 0 only),
+//!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
+//!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
+//! - States: [`RqState`].
 //! - Throughput: one frame at a time (receive, WQE fetch, scatter, completion); the frame
 //!   buffer holds one frame of `max_frame` bytes. Latency: a doorbell-record read when the
 //!   cached producer counter is used up, one WQE read, then the writes.
@@ -34,15 +36,19 @@
 //!   results/HOST.md).
 //! - Golden model: `nicgen_model::rq`; test: `testbench/tests/host/rq_engine.rs`.
 
-use super::cq_engine::CMPL;
+use super::cq_engine::Cmpl;
+use super::desc;
+use super::mr_table::MrLookup;
 use super::qctx::{sweep, QcmdPort};
-use super::{desc, kv, DMA_RD_CPL_USER, DMA_RD_REQ, DMA_WR_REQ};
+use super::regs::consts::{cqe_opcode, qstate, qtype, syndrome};
+use super::regs::desc::{data_seg, dbr};
+use super::{DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
 use crate::eth::eth_rx::rx_meta;
-use crate::record::RecordLayout;
 use crate::rss::rss_toeplitz::cqe_rss_hash_type_sig;
-use crate::stats::stat_counter;
-use crate::stream::{stream_in, stream_out, StreamCfg};
+use crate::stats::event_counter;
+use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
+use nicgen_edsl::record::Word;
 
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,43 +68,113 @@ pub struct RqCfg {
     pub log_max: u32,
 }
 
-const RQ_CTX: RecordLayout = RecordLayout {
-    name: "rq_ctx",
-    fields: &[
-        ("base", 52),
-        ("log_size", 5),
-        ("log_stride", 4),
-        ("dbr", 61),
-        ("cqn", 16),
-        ("ci", 16),
-        ("pc", 16),
-        ("synd", 8),
-        ("err_wqe", 16),
-        ("state", 2),
-    ],
-};
-
-mod st {
-    pub const INIT: u64 = 0;
-    pub const IDLE: u64 = 1;
-    pub const QCMD: u64 = 2;
-    pub const RECV: u64 = 3;
-    pub const META: u64 = 4;
-    pub const CTX: u64 = 5;
-    pub const DBR_REQ: u64 = 6;
-    pub const DBR_WAIT: u64 = 7;
-    pub const DBR_GOT: u64 = 8;
-    pub const WQE_REQ: u64 = 9;
-    pub const WQE_WAIT: u64 = 10;
-    pub const SEG: u64 = 11;
-    pub const WR_REQ: u64 = 12;
-    pub const WR_DATA: u64 = 13;
-    pub const CMPL: u64 = 14;
-    pub const ADVANCE: u64 = 15;
-    pub const BITS: u32 = 4;
+nicgen_edsl::record! {
+    /// The engine's counters (`stat_<field>`, 32 bits, wrapping).
+    pub struct RqStats {
+        /// Records of delivered frames taken.
+        frames: 32,
+        /// Frames dropped: their RQ is not ready.
+        no_queue: 32,
+        /// Frames dropped: their RQ has no posted WQE.
+        no_wqe: 32,
+        /// Completions in error.
+        errors: 32,
+        /// Completions (CQE requests) made.
+        cqes: 32,
+    }
 }
 
-pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
+/// The engine's ports.
+pub struct RqPorts {
+    /// Delivered frames (`s_axis_rx`) and their records (`s_axis_rx_meta`, `rx_meta`).
+    pub rx: Stream,
+    pub rx_meta: RecordStream<Word<u32>>,
+    /// RQ commands (`s_qcmd`) and their answers (`m_qcmd_res`).
+    pub qcmd: RecordStream<QcmdReq<u32>>,
+    pub qcmd_res: RecordStream<QcmdRes<u32>>,
+    /// DMA reads of doorbell records and WQEs (`m_dma_rd_req`, `s_dma_rd_cpl`).
+    pub dma_rd_req: RecordStream<DmaRdReq<u32>>,
+    pub dma_rd_cpl: Stream,
+    /// DMA writes of the frames (`m_dma_wr_req`, `m_dma_wr`).
+    pub dma_wr_req: RecordStream<DmaWrReq<u32>>,
+    pub dma_wr: Stream,
+    /// The memory-region lookup (`mr_lkey`, `mr_valid/_base/_len`).
+    pub mr: MrLookup,
+    /// Completion requests to the CQ engine (`m_cmpl`).
+    pub cmpl: RecordStream<Cmpl<u32>>,
+    /// Counters (`stat_*`).
+    pub stats: RqStats,
+}
+
+impl Ports for RqPorts {
+    type Cfg = RqCfg;
+    fn ports(io: &Io, cfg: &RqCfg) -> Self {
+        let scfg = StreamCfg::new(cfg.data_bits, 0);
+        RqPorts {
+            rx: Stream::sink(io, "s_axis_rx", &scfg),
+            rx_meta: RecordStream::sink(
+                io,
+                "s_axis_rx_meta",
+                Word::shape(rx_meta(cfg.queue_bits).width()),
+            ),
+            qcmd: RecordStream::sink(io, "s_qcmd", QcmdReq::shape()),
+            qcmd_res: RecordStream::source(io, "m_qcmd_res", QcmdRes::shape()),
+            dma_rd_req: RecordStream::source(io, "m_dma_rd_req", DmaRdReq::shape()),
+            dma_rd_cpl: Stream::sink(
+                io,
+                "s_dma_rd_cpl",
+                &StreamCfg::new(cfg.data_bits, DmaRdCplUser::WIDTH),
+            ),
+            dma_wr_req: RecordStream::source(io, "m_dma_wr_req", DmaWrReq::shape()),
+            dma_wr: Stream::source(io, "m_dma_wr", &scfg),
+            mr: MrLookup::engine(io, cfg.mrs),
+            cmpl: RecordStream::source(io, "m_cmpl", Cmpl::shape()),
+            stats: io.outputs("stat_", &RqStats::shape()),
+        }
+    }
+}
+
+nicgen_edsl::record! {
+    /// RQ context word in the RAM.
+    struct RqCtx {
+        /// Ring address >> 12.
+        base: 52,
+        log_size: 5,
+        log_stride: 4,
+        /// Doorbell record address >> 3.
+        dbr: 61,
+        cqn: 16,
+        ci: 16,
+        pc: 16,
+        synd: 8,
+        err_wqe: 16,
+        state: 2,
+    }
+}
+
+nicgen_edsl::states! {
+    /// The engine's states (one frame at a time).
+    pub enum RqState {
+        Init,
+        Idle,
+        Qcmd,
+        Recv,
+        Meta,
+        Ctx,
+        DbrReq,
+        DbrWait,
+        DbrGot,
+        WqeReq,
+        WqeWait,
+        Seg,
+        WrReq,
+        WrData,
+        Cmpl,
+        Advance,
+    }
+}
+
+pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
     let w = cfg.data_bits;
     if ![8, 64, 128, 256, 512].contains(&w) {
         return Err(ElabError::config(
@@ -119,11 +195,12 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
         ));
     }
     let cfg = *cfg;
-    let scfg = StreamCfg::new(w, 0);
     let meta_l = rx_meta(cfg.queue_bits);
-    Module::build(
+    Block::build(
         format!("rq_engine_d{w}_q{}_m{}", cfg.rqs, cfg.mrs),
-        move || {
+        cfg,
+        move |p: RqPorts| {
+            use RqState as S;
             doc("Receive queues: frames to the RQ RSS chose, scattered by DMA into posted WQEs,");
             doc("completions with the RX path's verdicts.");
             let b = w / 8;
@@ -135,46 +212,40 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let wqe_beats = (2048 / w).max(1);
             let wqe_beat_bits = clog2(wqe_beats as u64);
 
-            let rx = stream_in("s_axis_rx", &scfg);
-            let meta_data = input("s_axis_rx_meta_tdata", meta_l.width());
-            let meta_valid = input("s_axis_rx_meta_tvalid", 1);
-            let rd_req_ready = input("m_dma_rd_req_tready", 1);
-            let cpl = stream_in("s_dma_rd_cpl", &StreamCfg::new(w, DMA_RD_CPL_USER.width()));
-            let wr_req_ready = input("m_dma_wr_req_tready", 1);
-            let wr = stream_out("m_dma_wr", &scfg);
-            let mr_valid = input("mr_valid", 1);
-            let mr_base = input("mr_base", 64);
-            let mr_len = input("mr_len", 64);
-            let cmpl_ready = input("m_cmpl_tready", 1);
+            let rx = &p.rx;
+            let (meta_data, meta_valid) = (p.rx_meta.data, p.rx_meta.valid);
+            let rd_req_ready = p.dma_rd_req.ready;
+            let cpl = &p.dma_rd_cpl;
+            let wr_req_ready = p.dma_wr_req.ready;
+            let wr = &p.dma_wr;
+            let (mr_valid, mr_base, mr_len) = (p.mr.entry.valid, p.mr.entry.base, p.mr.entry.len);
+            let cmpl_ready = p.cmpl.ready;
 
-            let state = reg_init(st::BITS, st::INIT).named("state");
-            let is = |s: u64| state.eq(s);
-            let next = |s: u64| lit(st::BITS, s);
+            let state = Fsm::new("state", S::Init);
+            let is = |s: RqState| state.is(s);
+            let next = |s: RqState| s.lit();
 
             // ---- Commands ----
-            let qcmd = QcmdPort::new();
-            let take_qcmd = (is(st::IDLE) & qcmd.go).named("take_qcmd");
+            let qcmd = QcmdPort::new(&p.qcmd, &p.qcmd_res);
+            let take_qcmd = (is(S::Idle) & qcmd.go).named("take_qcmd");
             qcmd.take(take_qcmd);
             let c = &qcmd.c;
 
             // ---- Frame in, then its record ----
             let m = meta_l.unpack(meta_data);
             let meta_drop = m.get("drop");
-            let start_recv = (is(st::IDLE) & !qcmd.go & rx.valid()).named("start_receive");
+            let start_recv = (is(S::Idle) & !qcmd.go & rx.valid()).named("start_receive");
             let skip_meta =
-                ((is(st::IDLE) & !qcmd.go & !rx.valid()) | is(st::META)) & meta_valid & meta_drop;
-            let take_meta = (is(st::META) & meta_valid & !meta_drop).named("take_meta");
-            output("s_axis_rx_meta_tready", skip_meta | take_meta);
-            rx.ready().set(is(st::RECV) | start_recv);
+                ((is(S::Idle) & !qcmd.go & !rx.valid()) | is(S::Meta)) & meta_valid & meta_drop;
+            let take_meta = (is(S::Meta) & meta_valid & !meta_drop).named("take_meta");
+            p.rx_meta.ready.set(skip_meta | take_meta);
+            rx.ready().set(is(S::Recv) | start_recv);
             let rx_beat = (rx.valid() & rx.ready()).named("rx_beat");
             let frame_mem = memory("frame", w, buf_beats);
             let baw = frame_mem.addr_width();
             let in_beat = reg_init(baw + 1, 0u32).named("in_beat");
             in_beat.set(select(
-                &[
-                    (is(st::META), lit(baw + 1, 0u32)),
-                    (rx_beat, in_beat + 1u32),
-                ],
+                &[(is(S::Meta), lit(baw + 1, 0u32)), (rx_beat, in_beat + 1u32)],
                 in_beat,
             ));
             frame_mem.write(
@@ -204,39 +275,37 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let q = mt.get("queue").named("rqn");
 
             // ---- RQ contexts ----
-            let ctx_mem = memory("rq_ctx", RQ_CTX.width(), cfg.rqs.next_power_of_two());
+            let ctx_mem = memory("rq_ctx", RqCtx::WIDTH, cfg.rqs.next_power_of_two());
             let aw = ctx_mem.addr_width();
-            let (sweep_addr, sweep_done) = sweep(is(st::INIT), aw);
+            let (sweep_addr, sweep_done) = sweep(is(S::Init), aw);
             let idx_w = aw.max(16);
-            let cur_q =
-                mux(is(st::QCMD), c.get("index").zext(idx_w), q.zext(idx_w)).named("cur_rq");
-            let ctx = RQ_CTX.unpack(ctx_mem.read_async(cur_q.trunc(aw)).named("rq_ctx_q"));
-            let rdy = kv("qstate", "RDY");
-            let q_ok = q.zext(16).lt(cfg.rqs as u64) & ctx.get("state").eq(rdy);
+            let cur_q = mux(is(S::Qcmd), c.index.zext(idx_w), q.zext(idx_w)).named("cur_rq");
+            let ctx = RqCtx::unpack(ctx_mem.read_async(cur_q.trunc(aw)).named("rq_ctx_q"));
+            let q_ok = q.zext(16).lt(cfg.rqs as u64) & ctx.state.eq(qstate::RDY);
 
-            let cur_state = ctx.get("state");
-            let log_size = c.get("in2").slice(4, 0);
-            let log_stride = c.get("in2").slice(11, 8);
-            let link = c.get("in5").slice(15, 0);
+            let cur_state = ctx.state;
+            let log_size = c.in2.slice(4, 0);
+            let log_stride = c.in2.slice(11, 8);
+            let link = c.in5.slice(15, 0);
             let params_ok = log_size.le(cfg.log_max as u64)
                 & log_stride.ge(4u32)
                 & log_stride.le(9u32)
                 & link.lt(cfg.cqs as u64);
-            let v = qcmd.verdict("RQ", cfg.rqs, cur_state, params_ok);
-            let cmd_ok = (is(st::QCMD) & v.ok).named("cmd_done_ok");
+            let v = qcmd.verdict(qtype::RQ, cfg.rqs, cur_state, params_ok);
+            let cmd_ok = (is(S::Qcmd) & v.ok).named("cmd_done_ok");
             qcmd.answer(
-                is(st::QCMD),
+                is(S::Qcmd),
                 v.status,
                 [
                     cur_state.zext(32),
-                    ctx.get("pc").zext(32),
-                    ctx.get("ci").zext(32),
-                    cat(&[ctx.get("err_wqe"), lit(8, 0u32), ctx.get("synd")]),
+                    ctx.pc.zext(32),
+                    ctx.ci.zext(32),
+                    cat(&[ctx.err_wqe, lit(8, 0u32), ctx.synd]),
                 ],
             );
 
             // ---- Descriptor reads (tag 0) into the WQE register ----
-            let cpl_u = DMA_RD_CPL_USER.unpack(cpl.user().expect("tuser").unused());
+            let cpl_u = DmaRdCplUser::unpack(cpl.user().expect("tuser").unused());
             cpl.ready().set(lit(1, 1u32));
             // Descriptor reads are whole and start at byte 0: tkeep says nothing new.
             let _ = cpl.keep().unused();
@@ -245,7 +314,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let wqe_beat = reg_init(wqe_beat_bits, 0u32).named("wqe_beat");
             wqe_beat.set(select(
                 &[
-                    (is(st::DBR_REQ) | is(st::WQE_REQ), lit(wqe_beat_bits, 0u32)),
+                    (is(S::DbrReq) | is(S::WqeReq), lit(wqe_beat_bits, 0u32)),
                     (desc_beat, wqe_beat + 1u32),
                 ],
                 wqe_beat,
@@ -261,27 +330,24 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let desc_err = reg_init(1, 0u32).named("desc_err");
             desc_err.set(select(
                 &[
-                    (is(st::DBR_REQ) | is(st::WQE_REQ), lit(1, 0u32)),
-                    (desc_beat & cpl_u.get("err"), lit(1, 1u32)),
+                    (is(S::DbrReq) | is(S::WqeReq), lit(1, 0u32)),
+                    (desc_beat & cpl_u.err, lit(1, 1u32)),
                 ],
                 desc_err,
             ));
-            let desc_err_now = desc_err | (desc_beat & cpl_u.get("err"));
+            let desc_err_now = desc_err | (desc_beat & cpl_u.err);
 
             let ci = reg(16).named("ci");
             let pc = reg(16).named("pc");
             ci.set(select(
-                &[(is(st::CTX), ctx.get("ci")), (is(st::ADVANCE), ci + 1u32)],
+                &[(is(S::Ctx), ctx.ci), (is(S::Advance), ci + 1u32)],
                 ci,
             ));
-            let pc_rec = cat(&[wqe.slice(23, 16), wqe.slice(31, 24)]).named("doorbell_pc");
-            pc.set(select(
-                &[(is(st::CTX), ctx.get("pc")), (is(st::DBR_GOT), pc_rec)],
-                pc,
-            ));
-            let ring = cat(&[ctx.get("base"), lit(12, 0u32)]);
-            let mask = (lit(16, 1u32).shl_by(ctx.get("log_size")) - 1u32).named("ring_mask");
-            let stride = ctx.get("log_stride");
+            let pc_rec = desc::get(dbr::RQ_PC, wqe).named("doorbell_pc");
+            pc.set(select(&[(is(S::Ctx), ctx.pc), (is(S::DbrGot), pc_rec)], pc));
+            let ring = cat(&[ctx.base, lit(12, 0u32)]);
+            let mask = (lit(16, 1u32).shl_by(ctx.log_size) - 1u32).named("ring_mask");
+            let stride = ctx.log_stride;
             let wqe_off = (ci & mask).zext(64).shl_by(stride).named("wqe_offset");
             // At most 256 bytes of the WQE are read (16 segments).
             let wqe_len = mux(
@@ -291,19 +357,14 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             )
             .named("wqe_read_len");
             let max_segs = wqe_len.shr(4).trunc(5).named("max_segments");
-            let dbr = cat(&[ctx.get("dbr"), lit(3, 0u32)]);
-            output(
-                "m_dma_rd_req_tdata",
-                DMA_RD_REQ.pack(&[
-                    ("addr", mux(is(st::DBR_REQ), dbr, ring + wqe_off)),
-                    ("len", mux(is(st::DBR_REQ), lit(13, 4u32), wqe_len)),
-                    ("tag", lit(8, 0u32)),
-                    ("off", lit(6, 0u32)),
-                    ("pad", lit(5, 0u32)),
-                ]),
-            );
-            let rd_req = is(st::DBR_REQ) | is(st::WQE_REQ);
-            output("m_dma_rd_req_tvalid", rd_req);
+            let dbr = cat(&[ctx.dbr, lit(3, 0u32)]);
+            p.dma_rd_req.set_fields(&DmaRdReq {
+                addr: mux(is(S::DbrReq), dbr, ring + wqe_off),
+                len: mux(is(S::DbrReq), lit(13, 4u32), wqe_len),
+                ..DmaRdReq::zeros()
+            });
+            let rd_req = is(S::DbrReq) | is(S::WqeReq);
+            p.dma_rd_req.valid.set(rd_req);
             let rd_go = rd_req & rd_req_ready;
 
             // ---- Scatter ----
@@ -312,10 +373,10 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 .map(|i| (i as u64, wqe.slice(128 * i + 127, 128 * i)))
                 .collect();
             let dseg = case(si, &seg_arms, lit(128, 0u32)).named("data_seg");
-            let seg_count = desc::get("data_seg", "byte_count", dseg).named("seg_count");
-            let seg_lkey = desc::get("data_seg", "lkey", dseg);
-            let seg_addr = desc::get("data_seg", "addr", dseg);
-            output("mr_lkey", seg_lkey.trunc(mr_bits));
+            let seg_count = desc::get(data_seg::BYTE_COUNT, dseg).named("seg_count");
+            let seg_lkey = desc::get(data_seg::LKEY, dseg);
+            let seg_addr = desc::get(data_seg::ADDR, dseg);
+            p.mr.lkey.set(seg_lkey.trunc(mr_bits));
             let list_end = (si.ge(max_segs) | seg_count.eq(0u32)).named("list_end");
             let left = reg(pos_bits).named("frame_left"); // bytes still to place
             let pos = reg(pos_bits).named("frame_pos"); // next frame byte to place
@@ -341,17 +402,14 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             .named("piece");
             let off = pos.trunc(bb.max(1)) & lit(bb.max(1), (b - 1) as u64);
             let off6 = if bb == 0 { lit(6, 0u32) } else { off.zext(6) };
-            output(
-                "m_dma_wr_req_tdata",
-                DMA_WR_REQ.pack(&[
-                    ("addr", w_addr),
-                    ("len", piece.trunc(13)),
-                    ("off", off6),
-                    ("pad", lit(13, 0u32)),
-                ]),
-            );
-            output("m_dma_wr_req_tvalid", is(st::WR_REQ));
-            let wr_req_go = (is(st::WR_REQ) & wr_req_ready).named("write_request_go");
+            p.dma_wr_req.set_fields(&DmaWrReq {
+                addr: w_addr,
+                len: piece.trunc(13),
+                off: off6,
+                pad: lit(13, 0u32),
+            });
+            p.dma_wr_req.valid.set(is(S::WrReq));
+            let wr_req_go = (is(S::WrReq) & wr_req_ready).named("write_request_go");
             // Piece data: beats from pos / B to (pos + piece - 1) / B, read one ahead.
             let p_first = reg(baw).named("piece_first_beat");
             let p_beats = reg(baw + 1).named("piece_beats");
@@ -359,12 +417,12 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let p_end = reg(bb.max(1)).named("piece_end"); // bytes on the last beat (0 = all)
             let sent = reg_init(baw + 1, 0u32).named("beats_loaded");
             let o_valid = reg_init(1, 0u32).named("wr_valid");
-            let more = (is(st::WR_DATA) & sent.lt(p_beats)).named("more_beats");
+            let more = (is(S::WrData) & sent.lt(p_beats)).named("more_beats");
             let load = ((!o_valid | wr.ready()) & more).named("wr_load");
             let rd_addr = (p_first + sent.trunc(baw)).named("frame_read_beat");
             let data = frame_mem.read_sync(rd_addr, Some(load));
             sent.set(mux(
-                is(st::WR_DATA),
+                is(S::WrData),
                 mux(load, sent + 1u32, sent),
                 lit(baw + 1, 0u32),
             ));
@@ -391,28 +449,27 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             wr.keep().set(keep_out);
             wr.last().set(o_last);
             wr.valid().set(o_valid);
-            let piece_done =
-                (is(st::WR_DATA) & !more & (!o_valid | wr.ready())).named("piece_done");
+            let piece_done = (is(S::WrData) & !more & (!o_valid | wr.ready())).named("piece_done");
 
             // Verdicts.
             let synd = reg(8).named("syndrome");
             let failed = reg(1).named("failed");
-            let seg_in = is(st::SEG);
+            let seg_in = is(S::Seg);
             let seg_len_err = seg_in & list_end; // frame left but no segment
             let seg_prot = seg_in & !list_end & !seg_ok;
-            let wqe_bad = is(st::WQE_WAIT) & desc_last & desc_err_now;
+            let wqe_bad = is(S::WqeWait) & desc_last & desc_err_now;
             synd.set(select(
                 &[
-                    (is(st::CTX), lit(8, 0u32)),
-                    (wqe_bad, lit(8, kv("syndrome", "LOCAL_ACCESS"))),
-                    (seg_len_err, lit(8, kv("syndrome", "LOCAL_LENGTH"))),
-                    (seg_prot, lit(8, kv("syndrome", "LOCAL_PROT"))),
+                    (is(S::Ctx), lit(8, 0u32)),
+                    (wqe_bad, lit(8, syndrome::LOCAL_ACCESS)),
+                    (seg_len_err, lit(8, syndrome::LOCAL_LENGTH)),
+                    (seg_prot, lit(8, syndrome::LOCAL_PROT)),
                 ],
                 synd,
             ));
             failed.set(select(
                 &[
-                    (is(st::CTX), lit(1, 0u32)),
+                    (is(S::Ctx), lit(1, 0u32)),
                     (wqe_bad | seg_len_err | seg_prot, lit(1, 1u32)),
                 ],
                 failed,
@@ -421,7 +478,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // Cursor updates.
             let seg_start = seg_in & !list_end & seg_ok;
             si.set(select(
-                &[(is(st::WQE_WAIT), lit(5, 0u32)), (seg_start, si + 1u32)],
+                &[(is(S::WqeWait), lit(5, 0u32)), (seg_start, si + 1u32)],
                 si,
             ));
             w_addr.set(select(
@@ -437,14 +494,14 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ));
             left.set(select(
                 &[
-                    (is(st::CTX), frame_len),
+                    (is(S::Ctx), frame_len),
                     (piece_done, left - piece.resize(pos_bits)),
                 ],
                 left,
             ));
             pos.set(select(
                 &[
-                    (is(st::CTX), lit(pos_bits, 0u32)),
+                    (is(S::Ctx), lit(pos_bits, 0u32)),
                     (piece_done, pos + piece.resize(pos_bits)),
                 ],
                 pos,
@@ -471,144 +528,131 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Rc<ModuleDef>, ElabError> {
             // ---- Completion ----
             let l3 = mt.get("l3");
             let l3_type = case(l3, &[(1, lit(2, 2u32)), (2, lit(2, 1u32))], lit(2, 0u32));
-            let good = CMPL.pack_some(&[
-                ("cqn", ctx.get("cqn")),
-                (
-                    "opcode",
-                    mux(
-                        failed,
-                        lit(4, kv("cqe_opcode", "RESP_ERR")),
-                        lit(4, kv("cqe_opcode", "RESP_SEND")),
-                    ),
+            p.cmpl.set_fields(&Cmpl {
+                cqn: ctx.cqn,
+                opcode: mux(
+                    failed,
+                    lit(4, cqe_opcode::RESP_ERR),
+                    lit(4, cqe_opcode::RESP_SEND),
                 ),
-                ("syndrome", mux(failed, synd, lit(8, 0u32))),
-                ("vendor_err_synd", mux(failed, si.zext(8), lit(8, 0u32))),
-                ("qpn", q.zext(24)),
-                ("wqe_counter", ci),
-                ("byte_cnt", mux(failed, lit(32, 0u32), frame_len.zext(32))),
-                ("rss_hash_result", mt.get("rss_hash")),
-                ("rss_hash_type", cqe_rss_hash_type_sig(mt.get("rss_type"))),
-                ("check_sum", mt.get("csum")),
-                ("l2_ok", lit(1, 1u32)),
-                ("l3_ok", mt.get("l3_ok")),
-                ("l4_ok", mt.get("l4_ok")),
-                ("l3_type", l3_type),
-                ("l4_type", mt.get("l4").zext(3)),
-                ("cv", mt.get("vlan")),
-                ("vlan_info", mt.get("vlan_tci")),
-                ("l3_hdr", l3_type),
-            ]);
-            output("m_cmpl_tdata", good);
-            output("m_cmpl_tvalid", is(st::CMPL));
-            let cmpl_go = (is(st::CMPL) & cmpl_ready).named("cmpl_go");
+                syndrome: mux(failed, synd, lit(8, 0u32)),
+                vendor_err_synd: mux(failed, si.zext(8), lit(8, 0u32)),
+                qpn: q.zext(24),
+                wqe_counter: ci,
+                byte_cnt: mux(failed, lit(32, 0u32), frame_len.zext(32)),
+                rss_hash_result: mt.get("rss_hash"),
+                rss_hash_type: cqe_rss_hash_type_sig(mt.get("rss_type")),
+                check_sum: mt.get("csum"),
+                l2_ok: lit(1, 1u32),
+                l3_ok: mt.get("l3_ok"),
+                l4_ok: mt.get("l4_ok"),
+                l3_type,
+                l4_type: mt.get("l4").zext(3),
+                cv: mt.get("vlan"),
+                vlan_info: mt.get("vlan_tci"),
+                l3_hdr: l3_type,
+                ..Cmpl::zeros()
+            });
+            p.cmpl.valid.set(is(S::Cmpl));
+            let cmpl_go = (is(S::Cmpl) & cmpl_ready).named("cmpl_go");
 
             // ---- Sequencing ----
             let need_dbr = ci.eq(pc);
             state.set(select(
                 &[
-                    (sweep_done, next(st::IDLE)),
-                    (take_qcmd, next(st::QCMD)),
-                    (rx_beat & rx.last(), next(st::META)),
-                    (start_recv, next(st::RECV)),
-                    (is(st::QCMD), next(st::IDLE)),
-                    (take_meta, next(st::CTX)),
-                    (is(st::CTX) & !q_ok, next(st::IDLE)),
+                    (sweep_done, next(S::Idle)),
+                    (take_qcmd, next(S::Qcmd)),
+                    (rx_beat & rx.last(), next(S::Meta)),
+                    (start_recv, next(S::Recv)),
+                    (is(S::Qcmd), next(S::Idle)),
+                    (take_meta, next(S::Ctx)),
+                    (is(S::Ctx) & !q_ok, next(S::Idle)),
+                    (is(S::Ctx), mux(need_dbr, next(S::DbrReq), next(S::WqeReq))),
+                    (is(S::DbrReq) & rd_go, next(S::DbrWait)),
                     (
-                        is(st::CTX),
-                        mux(need_dbr, next(st::DBR_REQ), next(st::WQE_REQ)),
-                    ),
-                    (is(st::DBR_REQ) & rd_go, next(st::DBR_WAIT)),
-                    (
-                        is(st::DBR_WAIT) & desc_last,
-                        mux(desc_err_now, next(st::IDLE), next(st::DBR_GOT)),
+                        is(S::DbrWait) & desc_last,
+                        mux(desc_err_now, next(S::Idle), next(S::DbrGot)),
                     ),
                     (
-                        is(st::DBR_GOT),
-                        mux(pc_rec.eq(ci), next(st::IDLE), next(st::WQE_REQ)),
+                        is(S::DbrGot),
+                        mux(pc_rec.eq(ci), next(S::Idle), next(S::WqeReq)),
                     ),
-                    (is(st::WQE_REQ) & rd_go, next(st::WQE_WAIT)),
+                    (is(S::WqeReq) & rd_go, next(S::WqeWait)),
                     (
-                        is(st::WQE_WAIT) & desc_last,
-                        mux(desc_err_now, next(st::CMPL), next(st::SEG)),
+                        is(S::WqeWait) & desc_last,
+                        mux(desc_err_now, next(S::Cmpl), next(S::Seg)),
                     ),
-                    (seg_len_err | seg_prot, next(st::CMPL)),
-                    (seg_start, next(st::WR_REQ)),
-                    (wr_req_go, next(st::WR_DATA)),
+                    (seg_len_err | seg_prot, next(S::Cmpl)),
+                    (seg_start, next(S::WrReq)),
+                    (wr_req_go, next(S::WrData)),
                     (
                         piece_done,
                         select(
                             &[
-                                (left.eq(piece.resize(pos_bits)), next(st::CMPL)),
-                                (w_seg_left.eq(piece.resize(pos_bits)), next(st::SEG)),
+                                (left.eq(piece.resize(pos_bits)), next(S::Cmpl)),
+                                (w_seg_left.eq(piece.resize(pos_bits)), next(S::Seg)),
                             ],
-                            next(st::WR_REQ),
+                            next(S::WrReq),
                         ),
                     ),
-                    (cmpl_go, next(st::ADVANCE)),
-                    (is(st::ADVANCE), next(st::IDLE)),
+                    (cmpl_go, next(S::Advance)),
+                    (is(S::Advance), next(S::Idle)),
                 ],
-                state,
+                state.q(),
             ));
             // A frame with no place: not ready, or no WQE after reading the doorbell record.
-            let no_queue = is(st::CTX) & !q_ok;
-            let no_wqe = is(st::DBR_GOT) & pc_rec.eq(ci);
+            let no_queue = is(S::Ctx) & !q_ok;
+            let no_wqe = is(S::DbrGot) & pc_rec.eq(ci);
 
             // ---- Context writes ----
-            let created = RQ_CTX.pack(&[
-                ("base", cat(&[c.get("in1"), c.get("in0").slice(31, 12)])),
-                ("log_size", log_size),
-                ("log_stride", log_stride),
-                ("dbr", cat(&[c.get("in4"), c.get("in3").slice(31, 3)])),
-                ("cqn", link),
-                ("ci", lit(16, 0u32)),
-                ("pc", lit(16, 0u32)),
-                ("synd", lit(8, 0u32)),
-                ("err_wqe", lit(16, 0u32)),
-                ("state", lit(2, rdy)),
-            ]);
-            let adv = is(st::ADVANCE);
-            let keep_pc = is(st::DBR_GOT);
-            let updated = RQ_CTX.pack(&[
-                ("base", ctx.get("base")),
-                ("log_size", ctx.get("log_size")),
-                ("log_stride", ctx.get("log_stride")),
-                ("dbr", ctx.get("dbr")),
-                ("cqn", ctx.get("cqn")),
-                ("ci", mux(adv, ci + 1u32, ctx.get("ci"))),
-                (
-                    "pc",
-                    mux(adv | keep_pc, mux(keep_pc, pc_rec, pc), ctx.get("pc")),
+            let created = RqCtx {
+                base: cat(&[c.in1, c.in0.slice(31, 12)]),
+                log_size,
+                log_stride,
+                dbr: cat(&[c.in4, c.in3.slice(31, 3)]),
+                cqn: link,
+                ci: lit(16, 0u32),
+                pc: lit(16, 0u32),
+                synd: lit(8, 0u32),
+                err_wqe: lit(16, 0u32),
+                state: lit(2, qstate::RDY),
+            }
+            .pack();
+            let adv = is(S::Advance);
+            let keep_pc = is(S::DbrGot);
+            let updated = RqCtx {
+                ci: mux(adv, ci + 1u32, ctx.ci),
+                pc: mux(adv | keep_pc, mux(keep_pc, pc_rec, pc), ctx.pc),
+                synd: mux(adv & failed, synd, ctx.synd),
+                err_wqe: mux(adv & failed, ci, ctx.err_wqe),
+                state: select(
+                    &[
+                        (is(S::Qcmd), v.new_state),
+                        (adv & failed, lit(2, qstate::ERR)),
+                    ],
+                    ctx.state,
                 ),
-                ("synd", mux(adv & failed, synd, ctx.get("synd"))),
-                ("err_wqe", mux(adv & failed, ci, ctx.get("err_wqe"))),
-                (
-                    "state",
-                    select(
-                        &[
-                            (is(st::QCMD), v.new_state),
-                            (adv & failed, lit(2, kv("qstate", "ERR"))),
-                        ],
-                        ctx.get("state"),
-                    ),
-                ),
-            ]);
+                ..ctx
+            }
+            .pack();
             ctx_mem.write(
-                (is(st::INIT) | cmd_ok | adv | keep_pc).named("ctx_write"),
-                mux(is(st::INIT), sweep_addr, cur_q.trunc(aw)),
+                (is(S::Init) | cmd_ok | adv | keep_pc).named("ctx_write"),
+                mux(is(S::Init), sweep_addr, cur_q.trunc(aw)),
                 select(
                     &[
-                        (is(st::INIT), lit(RQ_CTX.width(), 0u32)),
-                        (is(st::QCMD) & v.create, created),
+                        (is(S::Init), lit(RqCtx::WIDTH, 0u32)),
+                        (is(S::Qcmd) & v.create, created),
                     ],
                     updated,
                 ),
             );
 
-            stat_counter("frames", take_meta);
-            stat_counter("no_queue", no_queue);
-            stat_counter("no_wqe", no_wqe);
-            stat_counter("errors", cmpl_go & failed);
-            stat_counter("cqes", cmpl_go);
+            let s = &p.stats;
+            s.frames.set(event_counter("frames", take_meta));
+            s.no_queue.set(event_counter("no_queue", no_queue));
+            s.no_wqe.set(event_counter("no_wqe", no_wqe));
+            s.errors.set(event_counter("errors", cmpl_go & failed));
+            s.cqes.set(event_counter("cqes", cmpl_go));
         },
     )
 }

@@ -9,7 +9,7 @@
 //!   the request's transfer to the first beat offered); with `reorder` it picks at random among
 //!   the reads whose latency has passed, so answers overtake each other; without it answers
 //!   leave in request order. An answer's beats are contiguous (never interleaved), laid out as
-//!   rule 2 says, and carry `tuser = {err, tag}` ([`DMA_RD_CPL_USER`]);
+//!   rule 2 says, and carry `tuser = {err, tag}` ([`DmaRdCplUser`]);
 //! - moves data at `bytes_per_cycle` in each direction (a token bucket that holds at most one
 //!   beat or one cycle's worth, whichever is larger), with extra random `tready` stalls on the
 //!   write data (`wr_data_stall`);
@@ -30,8 +30,7 @@
 
 use crate::error::{port, HostError};
 use crate::memory::HostMemory;
-use nicgen_hdl::host::{DMA_MAX_LEN, DMA_RD_CPL_USER, DMA_RD_REQ, DMA_WR_REQ};
-use nicgen_hdl::record::RecordLayout;
+use nicgen_hdl::host::{DmaRdCplUser, DmaRdReq, DmaWrReq, Shape, DMA_MAX_LEN};
 use nicgen_tb::stream::{Role, StreamPorts};
 use nicgen_tb::{Dir, PortId, Sim};
 use rand::rngs::StdRng;
@@ -194,14 +193,9 @@ struct ReqPorts {
 }
 
 impl ReqPorts {
-    fn new(sim: &Sim, prefix: &str, layout: RecordLayout) -> Result<ReqPorts, HostError> {
+    fn new(sim: &Sim, prefix: &str, width: u32) -> Result<ReqPorts, HostError> {
         Ok(ReqPorts {
-            data: port(
-                sim,
-                &format!("{prefix}_tdata"),
-                Dir::Output,
-                Some(layout.width()),
-            )?,
+            data: port(sim, &format!("{prefix}_tdata"), Dir::Output, Some(width))?,
             valid: port(sim, &format!("{prefix}_tvalid"), Dir::Output, Some(1))?,
             ready: port(sim, &format!("{prefix}_tready"), Dir::Input, Some(1))?,
         })
@@ -335,8 +329,8 @@ impl DmaService {
     /// and checks `config`.
     pub fn new(sim: &Sim, config: DmaConfig) -> Result<DmaService, HostError> {
         config.check()?;
-        let rd_req = ReqPorts::new(sim, "m_dma_rd_req", DMA_RD_REQ)?;
-        let wr_req = ReqPorts::new(sim, "m_dma_wr_req", DMA_WR_REQ)?;
+        let rd_req = ReqPorts::new(sim, "m_dma_rd_req", DmaRdReq::WIDTH)?;
+        let wr_req = ReqPorts::new(sim, "m_dma_wr_req", DmaWrReq::WIDTH)?;
         let stream = |prefix: &str, role: Role| {
             let err = |message: String| HostError::Port {
                 top: sim.top().to_string(),
@@ -351,7 +345,7 @@ impl DmaService {
         };
         let cpl = stream("s_dma_rd_cpl", Role::IntoDesign)?;
         let wr = stream("m_dma_wr", Role::OutOfDesign)?;
-        let user_width = DMA_RD_CPL_USER.width();
+        let user_width = DmaRdCplUser::WIDTH;
         if cpl.user_width != user_width {
             return Err(HostError::Port {
                 top: sim.top().to_string(),
@@ -529,8 +523,10 @@ impl DmaService {
                 }
                 sim.set_bool(cpl.tlast, range.end == a.data.len());
                 if let Some(u) = cpl.tuser {
-                    let user = DMA_RD_CPL_USER
-                        .encode(&[("tag", u128::from(a.tag)), ("err", u128::from(a.err))]);
+                    let user = DmaRdCplUser::shape().encode(&DmaRdCplUser {
+                        tag: u128::from(a.tag),
+                        err: u128::from(a.err),
+                    });
                     sim.set(u, le_u64(&user));
                 }
                 a.offered = true;
@@ -593,11 +589,8 @@ impl DmaService {
         }
         if let Some(req) = self.wr_req.transfer(sim) {
             progress = true;
-            let (addr, len, off) = (
-                field(DMA_WR_REQ, &req, "addr"),
-                field(DMA_WR_REQ, &req, "len") as usize,
-                field(DMA_WR_REQ, &req, "off") as usize,
-            );
+            let r = DmaWrReq::shape().decode(&req);
+            let (addr, len, off) = (r.addr as u64, r.len as usize, r.off as usize);
             check_request(addr, len).map_err(|(rule, m)| violation(rule, "m_dma_wr_req", m))?;
             check_off(off, self.beat).map_err(|(rule, m)| violation(rule, "m_dma_wr_req", m))?;
             self.writes_accepted += 1;
@@ -618,10 +611,8 @@ impl DmaService {
     }
 
     fn accept_read(&mut self, req: &[u8], cycle: u64) -> Result<(), (DmaRule, String)> {
-        let addr = field(DMA_RD_REQ, req, "addr");
-        let len = field(DMA_RD_REQ, req, "len") as usize;
-        let tag = field(DMA_RD_REQ, req, "tag") as u8;
-        let off = field(DMA_RD_REQ, req, "off") as usize;
+        let r = DmaRdReq::shape().decode(req);
+        let (addr, len, tag, off) = (r.addr as u64, r.len as usize, r.tag as u8, r.off as usize);
         check_request(addr, len)?;
         check_off(off, self.beat)?;
         if self.tag_busy[usize::from(tag)] {
@@ -749,15 +740,6 @@ fn check_request(addr: u64, len: usize) -> Result<(), (DmaRule, String)> {
     Ok(())
 }
 
-/// One field (at most 64 bits) of a sampled record.
-fn field(layout: RecordLayout, bytes: &[u8], name: &str) -> u64 {
-    layout
-        .decode(bytes)
-        .get(name)
-        .and_then(|v| v.iter_u64_digits().next())
-        .unwrap_or(0)
-}
-
 fn le_u64(bytes: &[u8]) -> u64 {
     bytes
         .iter()
@@ -838,11 +820,16 @@ mod tests {
 
     #[test]
     fn records_round_trip_through_the_contract_layouts() {
-        let req = DMA_RD_REQ.encode(&[("addr", 0x1_2345_6789), ("len", 4096), ("tag", 200)]);
-        assert_eq!(field(DMA_RD_REQ, &req, "addr"), 0x1_2345_6789);
-        assert_eq!(field(DMA_RD_REQ, &req, "len"), 4096);
-        assert_eq!(field(DMA_RD_REQ, &req, "tag"), 200);
-        let user = DMA_RD_CPL_USER.encode(&[("tag", 7), ("err", 1)]);
+        let shape = DmaRdReq::shape();
+        let req = shape.encode(&DmaRdReq {
+            addr: 0x1_2345_6789,
+            len: 4096,
+            tag: 200,
+            ..Default::default()
+        });
+        let r = shape.decode(&req);
+        assert_eq!((r.addr, r.len, r.tag), (0x1_2345_6789, 4096, 200));
+        let user = DmaRdCplUser::shape().encode(&DmaRdCplUser { tag: 7, err: 1 });
         assert_eq!(le_u64(&user), 7 | 1 << 8);
     }
 

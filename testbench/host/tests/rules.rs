@@ -7,7 +7,7 @@
 mod fixtures;
 use fixtures::*;
 use nicgen_driver::hw::{DmaMemory, Interrupts, RegisterSpace};
-use nicgen_hdl::host::{DMA_RD_CPL_USER, DMA_RD_REQ, DMA_WR_REQ};
+use nicgen_hdl::host::{DmaRdCplUser, DmaRdReq, DmaWrReq, Shape};
 use nicgen_host::{AxilError, DmaConfig, DmaRule, HostConfig, HostError, SimHost};
 use nicgen_tb::stream::{StreamMonitor, StreamPorts};
 use nicgen_tb::Model;
@@ -80,16 +80,21 @@ impl Nic {
     }
 
     fn read(&mut self, addr: u64, len: usize, tag: u8) -> Result<(), HostError> {
-        let req = DMA_RD_REQ.encode(&[
-            ("addr", u128::from(addr)),
-            ("len", len as u128),
-            ("tag", u128::from(tag)),
-        ]);
+        let req = DmaRdReq::shape().encode(&DmaRdReq {
+            addr: u128::from(addr),
+            len: len as u128,
+            tag: u128::from(tag),
+            ..Default::default()
+        });
         self.offer("m_dma_rd_req", &req, &[])
     }
 
     fn write_req(&mut self, addr: u64, len: usize) -> Result<(), HostError> {
-        let req = DMA_WR_REQ.encode(&[("addr", u128::from(addr)), ("len", len as u128)]);
+        let req = DmaWrReq::shape().encode(&DmaWrReq {
+            addr: u128::from(addr),
+            len: len as u128,
+            ..Default::default()
+        });
         self.offer("m_dma_wr_req", &req, &[])
     }
 
@@ -127,12 +132,11 @@ impl Nic {
             if !sim.get_bool(p[2]) {
                 continue;
             }
-            let user = DMA_RD_CPL_USER.decode(&sim.get_bytes_le(p[4]));
-            let (tag, err) = (user["tag"].to_u64_digits(), user["err"].to_u64_digits());
-            let tag = tag.first().copied().unwrap_or(0) as u8;
+            let user = DmaRdCplUser::shape().decode(&sim.get_bytes_le(p[4]));
+            let tag = user.tag as u8;
             let a = current.get_or_insert_with(|| Answer {
                 tag,
-                err: !err.is_empty(),
+                err: user.err != 0,
                 data: Vec::new(),
             });
             assert_eq!(a.tag, tag, "beats of answers interleaved");
@@ -277,7 +281,11 @@ fn requests_hold_until_taken() {
         req_stall: 1.0,
         ..DmaConfig::default()
     };
-    let req = DMA_RD_REQ.encode(&[("addr", 0x1_0000_0000), ("len", 8)]);
+    let req = DmaRdReq::shape().encode(&DmaRdReq {
+        addr: 0x1_0000_0000,
+        len: 8,
+        ..Default::default()
+    });
     let mut nic = Nic::new(&m, never.clone());
     nic.drive("m_dma_rd_req_tdata", &req);
     nic.drive_bit("m_dma_rd_req_tvalid", true);
@@ -287,10 +295,16 @@ fn requests_hold_until_taken() {
     assert!(msg.contains("tvalid fell"), "{msg}");
 
     let mut nic = Nic::new(&m, never);
-    nic.drive("m_dma_wr_req_tdata", &DMA_WR_REQ.encode(&[("len", 8)]));
+    let wr_req = |len| {
+        DmaWrReq::shape().encode(&DmaWrReq {
+            len,
+            ..Default::default()
+        })
+    };
+    nic.drive("m_dma_wr_req_tdata", &wr_req(8));
     nic.drive_bit("m_dma_wr_req_tvalid", true);
     nic.host.cycle().unwrap();
-    nic.drive("m_dma_wr_req_tdata", &DMA_WR_REQ.encode(&[("len", 9)]));
+    nic.drive("m_dma_wr_req_tdata", &wr_req(9));
     let msg = violated(nic.host.cycle().map(|_| ()), DmaRule::Hold, "m_dma_wr_req");
     assert!(msg.contains("changed"), "{msg}");
 }

@@ -48,7 +48,7 @@ pub fn with_mr_table(
         if let Some(w) = idle_writes {
             output(
                 "m_dma_wr_req_tdata",
-                lit(nicgen_hdl::host::DMA_WR_REQ.width(), 0u32),
+                lit(nicgen_hdl::host::DmaWrReq::WIDTH, 0u32),
             );
             output("m_dma_wr_req_tvalid", lit(1, 0u32));
             input("m_dma_wr_req_tready", 1).unused();
@@ -112,12 +112,19 @@ pub fn u(v: &num_bigint::BigUint) -> u64 {
 
 /// A queue command record for queue type `qtype`.
 pub fn qcmd(op: u128, qtype: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
-    let mut v: Vec<(&str, u128)> = vec![("op", op), ("qtype", qtype), ("index", index)];
-    for (k, x) in ins.iter().enumerate() {
-        v.push((
-            ["in0", "in1", "in2", "in3", "in4", "in5", "in6", "in7"][k],
-            *x,
-        ));
-    }
-    nicgen_hdl::host::QCMD_REQ.encode(&v)
+    use nicgen_hdl::host::QcmdReq;
+    let [in0, in1, in2, in3, in4, in5, in6, in7] = ins;
+    QcmdReq::shape().encode(&QcmdReq {
+        op,
+        qtype,
+        index,
+        in0,
+        in1,
+        in2,
+        in3,
+        in4,
+        in5,
+        in6,
+        in7,
+    })
 }

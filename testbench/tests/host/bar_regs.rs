@@ -39,6 +39,11 @@ fn specs() -> Vec<RegSpec> {
     v
 }
 
+/// The constant `cfg` gives register `path` (`block.REG`), if any.
+fn const_of<'a>(cfg: &'a BarCfg, path: &str) -> Option<&'a [u32]> {
+    regmap::RegRef::find(path).and_then(|r| cfg.get(r))
+}
+
 /// The id block of `nic64` with a made-up commit, so that every constant arm is exercised
 /// and the Verilog (and so the cached simulator) does not change with each commit.
 fn cfg() -> BarCfg {
@@ -82,7 +87,7 @@ fn ports(sim: &Sim, specs: &[RegSpec], cfg: &BarCfg) -> Vec<Ports> {
             let base = s.name.replace('.', "_").to_lowercase();
             let p = |n: String| sim.port(&n).unwrap_or_else(|e| panic!("{n}: {e}"));
             match s.access {
-                Access::Ro if cfg.get(&s.name).is_some() => Ports::Const,
+                Access::Ro if const_of(cfg, &s.name).is_some() => Ports::Const,
                 Access::Ro | Access::Ro64 => Ports::Ro(p(format!("ro_{base}"))),
                 Access::Rw => Ports::Rw {
                     q: p(format!("rw_{base}")),
@@ -321,7 +326,7 @@ fn run(sim: &mut Sim, cfg: &BarCfg, t: &Traffic, k: Knobs) -> Coverage {
     // Ro input values (constants stay; Ro64 as 64-bit values).
     let mut ro: Vec<Vec<u64>> = specs
         .iter()
-        .map(|s| match cfg.get(&s.name) {
+        .map(|s| match const_of(cfg, &s.name) {
             Some(v) => v.iter().map(|x| u64::from(*x)).collect(),
             None => vec![0; s.count as usize],
         })

@@ -4,15 +4,16 @@
 //! arming with moderation by count, drops for CQs that do not exist, QUERY counters, and an
 //! interrupt moderated by time.
 
-use nicgen_hdl::host::cq_engine::{cq_engine, CqCfg, CMPL, CQ_ARM, EQ_DB};
-use nicgen_hdl::host::{DMA_WR_REQ, QCMD_RES};
+use nicgen_edsl::Shape;
+use nicgen_hdl::host::cq_engine::{cq_engine, Cmpl as CmplRec, CqArm, CqCfg, EqDb};
+use nicgen_hdl::host::{DmaWrReq, QcmdRes};
 use nicgen_model::cq::{Cmpl, CqModel, RingWrite};
 use nicgen_tb::record::{PulseDriver, RecordDriver, RecordSink};
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamError, StreamPorts, StreamSink,
 };
 use nicgen_tb::{PortId, Sim};
-use nicgen_tests::engines::{qcmd, u};
+use nicgen_tests::engines::qcmd;
 use nicgen_tests::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -144,11 +145,11 @@ impl Bench {
             .iter()
             .zip(self.wr.frames())
             .map(|(r, d)| {
-                let f = DMA_WR_REQ.decode(r);
-                assert_eq!(u(&f["len"]), 64);
-                assert_eq!(u(&f["off"]), 0);
+                let f = DmaWrReq::shape().decode(r);
+                assert_eq!(f.len, 64);
+                assert_eq!(f.off, 0);
                 RingWrite {
-                    addr: u(&f["addr"]),
+                    addr: f.addr as u64,
                     bytes: d.data.clone().try_into().expect("64 bytes per entry"),
                 }
             })
@@ -175,28 +176,28 @@ fn create(qtype: u128, index: u128, base: u64, log: u32, link: u32, mod_count: u
 }
 
 fn cmpl_record(c: &Cmpl) -> Vec<u8> {
-    CMPL.encode(&[
-        ("cqn", c.cqn as u128),
-        ("opcode", c.opcode as u128),
-        ("syndrome", c.syndrome as u128),
-        ("vendor_err_synd", c.vendor_err_synd as u128),
-        ("qpn", c.qpn as u128),
-        ("s_wqe_opcode", c.s_wqe_opcode as u128),
-        ("wqe_counter", c.wqe_counter as u128),
-        ("byte_cnt", c.byte_cnt as u128),
-        ("rss_hash_result", c.rss_hash_result as u128),
-        ("rss_hash_type", c.rss_hash_type as u128),
-        ("check_sum", c.check_sum as u128),
-        ("l2_ok", c.l2_ok as u128),
-        ("l3_ok", c.l3_ok as u128),
-        ("l4_ok", c.l4_ok as u128),
-        ("l3_type", c.l3_type as u128),
-        ("l4_type", c.l4_type as u128),
-        ("cv", c.cv as u128),
-        ("ip_frag", c.ip_frag as u128),
-        ("vlan_info", c.vlan_info as u128),
-        ("l3_hdr", c.l3_hdr as u128),
-    ])
+    CmplRec::shape().encode(&CmplRec {
+        cqn: c.cqn as u128,
+        opcode: c.opcode as u128,
+        syndrome: c.syndrome as u128,
+        vendor_err_synd: c.vendor_err_synd as u128,
+        qpn: c.qpn as u128,
+        s_wqe_opcode: c.s_wqe_opcode as u128,
+        wqe_counter: c.wqe_counter as u128,
+        byte_cnt: c.byte_cnt as u128,
+        rss_hash_result: c.rss_hash_result as u128,
+        rss_hash_type: c.rss_hash_type as u128,
+        check_sum: c.check_sum as u128,
+        l2_ok: c.l2_ok as u128,
+        l3_ok: c.l3_ok as u128,
+        l4_ok: c.l4_ok as u128,
+        l3_type: c.l3_type as u128,
+        l4_type: c.l4_type as u128,
+        cv: c.cv as u128,
+        ip_frag: c.ip_frag as u128,
+        vlan_info: c.vlan_info as u128,
+        l3_hdr: c.l3_hdr as u128,
+    })
 }
 
 fn random_cmpl(rng: &mut StdRng) -> Cmpl {
@@ -236,7 +237,7 @@ fn untimed(mut w: RingWrite, eq_rings: &[u64]) -> RingWrite {
 }
 
 fn status(item: &[u8]) -> u64 {
-    u(&QCMD_RES.decode(item)["status"])
+    QcmdRes::shape().decode(item).status as u64
 }
 
 #[test]
@@ -300,11 +301,11 @@ fn cq_engine_matches_the_model() {
                 // Arm both EQs where they are, and a random set of CQs (caught up or behind).
                 for eq in 0..EQS {
                     let ci = m.eq_pc(eq).unwrap();
-                    b.eqdb.queue.push_back(EQ_DB.encode(&[
-                        ("eqn", eq as u128),
-                        ("ci", ci as u128),
-                        ("arm", 1),
-                    ]));
+                    b.eqdb.queue.push_back(EqDb::shape().encode(&EqDb {
+                        eqn: eq as u128,
+                        ci: ci as u128,
+                        arm: 1,
+                    }));
                     m.eq_doorbell(eq, ci, true);
                 }
                 for cq in 0..CQS {
@@ -315,9 +316,11 @@ fn cq_engine_matches_the_model() {
                         } else {
                             pc
                         };
-                        b.arm
-                            .queue
-                            .push_back(CQ_ARM.encode(&[("cqn", cq as u128), ("ci", ci as u128)]));
+                        b.arm.queue.push_back(CqArm::shape().encode(&CqArm {
+                            cqn: cq as u128,
+                            ci: ci as u128,
+                            ..Default::default()
+                        }));
                         want_writes.extend(m.arm_cq(cq, ci));
                     }
                 }
@@ -359,10 +362,10 @@ fn cq_engine_matches_the_model() {
             }
             b.settle(&mut sim, k.seed, want_writes.len(), answers + 3);
             for (i, cq) in [0u32, 1, 5].into_iter().enumerate() {
-                let r = QCMD_RES.decode(&b.qres.items[answers + i]);
-                assert_eq!(u(&r["status"]), 0);
-                assert_eq!(u(&r["out0"]), 1, "ready");
-                assert_eq!(u(&r["out1"]) as u32, m.cq_pc(cq).unwrap(), "CQ {cq} pc");
+                let r = QcmdRes::shape().decode(&b.qres.items[answers + i]);
+                assert_eq!(r.status, 0);
+                assert_eq!(r.out0, 1, "ready");
+                assert_eq!(r.out1 as u32, m.cq_pc(cq).unwrap(), "CQ {cq} pc");
             }
             let dropped = sim.port("stat_cmpl_dropped").unwrap();
             assert_eq!(sim.get_u64(dropped), m.dropped as u64, "w={w} {k:?}: drops");
@@ -400,12 +403,13 @@ fn an_eq_interrupts_after_its_period_when_the_count_is_not_reached() {
         .push(qcmd(1, 0, 0, [0x1_0000, 0, 3, 0, 0, 0, 50 | 2 << 16, 0]));
     b.qcmd.push(create(1, 0, 0x2_0000, 3, 0, 0));
     b.settle(&mut sim, 7, 0, 2);
-    b.eqdb
-        .queue
-        .push_back(EQ_DB.encode(&[("eqn", 0), ("ci", 0), ("arm", 1)]));
+    b.eqdb.queue.push_back(EqDb::shape().encode(&EqDb {
+        arm: 1,
+        ..Default::default()
+    }));
     b.arm
         .queue
-        .push_back(CQ_ARM.encode(&[("cqn", 0), ("ci", 0)]));
+        .push_back(CqArm::shape().encode(&CqArm::default()));
     b.settle(&mut sim, 7, 0, 2);
     assert_eq!(b.irq.counts, vec![0]);
     let start = sim.cycles();

@@ -5,10 +5,11 @@
 //! every CQE field compared; then a frame longer than its scatter list and a segment outside
 //! its region: error CQEs, the RQ in error until RESET.
 
+use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_rx::rx_meta;
-use nicgen_hdl::host::cq_engine::CMPL;
+use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
 use nicgen_hdl::host::rq_engine::{rq_engine, RqCfg};
-use nicgen_hdl::host::QCMD_RES;
+use nicgen_hdl::host::QcmdRes;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
 use nicgen_model::cq::Cmpl;
 use nicgen_model::rq::{Rq, RxInfo};
@@ -17,7 +18,7 @@ use nicgen_tb::record::{RecordDriver, RecordSink};
 use nicgen_tb::stream::{run_until_seeded, step, Status, StreamDriver, StreamPorts};
 use nicgen_tb::{Model, Sim};
 use nicgen_tests::dut;
-use nicgen_tests::engines::{qcmd, reset_and_program_mrs, u, with_mr_table, Host};
+use nicgen_tests::engines::{qcmd, reset_and_program_mrs, with_mr_table, Host};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 const RQS: u32 = 8;
@@ -101,29 +102,28 @@ fn meta(queue: u32, drop: bool, i: &RxInfo) -> Vec<u8> {
 }
 
 fn decode_cmpl(item: &[u8]) -> Cmpl {
-    let f = CMPL.decode(item);
-    let g = |n: &str| u(&f[n]);
+    let f = CmplRec::shape().decode(item);
     Cmpl {
-        cqn: g("cqn") as u32,
-        opcode: g("opcode") as u8,
-        syndrome: g("syndrome") as u8,
-        vendor_err_synd: g("vendor_err_synd") as u8,
-        qpn: g("qpn") as u32,
-        s_wqe_opcode: g("s_wqe_opcode") as u8,
-        wqe_counter: g("wqe_counter") as u16,
-        byte_cnt: g("byte_cnt") as u32,
-        rss_hash_result: g("rss_hash_result") as u32,
-        rss_hash_type: g("rss_hash_type") as u8,
-        check_sum: g("check_sum") as u16,
-        l2_ok: g("l2_ok") == 1,
-        l3_ok: g("l3_ok") == 1,
-        l4_ok: g("l4_ok") == 1,
-        l3_type: g("l3_type") as u8,
-        l4_type: g("l4_type") as u8,
-        cv: g("cv") == 1,
-        ip_frag: g("ip_frag") == 1,
-        vlan_info: g("vlan_info") as u16,
-        l3_hdr: g("l3_hdr") as u8,
+        cqn: f.cqn as u32,
+        opcode: f.opcode as u8,
+        syndrome: f.syndrome as u8,
+        vendor_err_synd: f.vendor_err_synd as u8,
+        qpn: f.qpn as u32,
+        s_wqe_opcode: f.s_wqe_opcode as u8,
+        wqe_counter: f.wqe_counter as u16,
+        byte_cnt: f.byte_cnt as u32,
+        rss_hash_result: f.rss_hash_result as u32,
+        rss_hash_type: f.rss_hash_type as u8,
+        check_sum: f.check_sum as u16,
+        l2_ok: f.l2_ok == 1,
+        l3_ok: f.l3_ok == 1,
+        l4_ok: f.l4_ok == 1,
+        l3_type: f.l3_type as u8,
+        l4_type: f.l4_type as u8,
+        cv: f.cv == 1,
+        ip_frag: f.ip_frag == 1,
+        vlan_info: f.vlan_info as u16,
+        l3_hdr: f.l3_hdr as u8,
     }
 }
 
@@ -218,7 +218,7 @@ impl Setup {
         let n = self.answers;
         self.b
             .step_until(&mut self.sim, seed, |b| b.qres.items.len() == n);
-        u(&QCMD_RES.decode(&self.b.qres.items[n - 1])["status"])
+        QcmdRes::shape().decode(&self.b.qres.items[n - 1]).status as u64
     }
 
     /// Post a receive WQE with `segs` (byte_count, lkey, addr), terminated when shorter.
@@ -448,8 +448,8 @@ fn scatter_errors_complete_in_error_and_the_queue_recovers() {
         let last = decode_cmpl(s.b.cmpl.items.last().unwrap());
         assert_eq!((last.opcode, last.syndrome), (14, synd), "{what}");
         s.command(rq_cmd(4, RQN as u128, [0; 8]), 5);
-        let r = QCMD_RES.decode(s.b.qres.items.last().unwrap());
-        assert_eq!(u(&r["out0"]), 3, "{what}: RQ in error");
+        let r = QcmdRes::shape().decode(s.b.qres.items.last().unwrap());
+        assert_eq!(r.out0, 3, "{what}: RQ in error");
         // Frames meanwhile are dropped; RESET brings the RQ back.
         s.post(&[(2000, 1, buf.0)]);
         let before = s.stat("no_queue");

@@ -6,10 +6,11 @@
 //! CQE with its syndrome, the SQ in error (QUERY), doorbells ignored and counted until RESET,
 //! and the queue working again after it.
 
+use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_tx::TX_CMD;
-use nicgen_hdl::host::cq_engine::CMPL;
+use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
 use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg};
-use nicgen_hdl::host::QCMD_RES;
+use nicgen_hdl::host::QcmdRes;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
 use nicgen_model::cq::Cmpl;
 use nicgen_model::sq::{Mr, Sq, SqRun};
@@ -146,16 +147,16 @@ fn sq_cmd(op: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
 }
 
 fn decode_cmpl(item: &[u8]) -> Cmpl {
-    let f = CMPL.decode(item);
+    let f = CmplRec::shape().decode(item);
     Cmpl {
-        cqn: u(&f["cqn"]) as u32,
-        opcode: u(&f["opcode"]) as u8,
-        syndrome: u(&f["syndrome"]) as u8,
-        vendor_err_synd: u(&f["vendor_err_synd"]) as u8,
-        qpn: u(&f["qpn"]) as u32,
-        s_wqe_opcode: u(&f["s_wqe_opcode"]) as u8,
-        wqe_counter: u(&f["wqe_counter"]) as u16,
-        byte_cnt: u(&f["byte_cnt"]) as u32,
+        cqn: f.cqn as u32,
+        opcode: f.opcode as u8,
+        syndrome: f.syndrome as u8,
+        vendor_err_synd: f.vendor_err_synd as u8,
+        qpn: f.qpn as u32,
+        s_wqe_opcode: f.s_wqe_opcode as u8,
+        wqe_counter: f.wqe_counter as u16,
+        byte_cnt: f.byte_cnt as u32,
         ..Cmpl::default()
     }
 }
@@ -311,13 +312,13 @@ impl Setup {
         let n = self.answers;
         self.b
             .step_until(&mut self.sim, seed, |b| b.qres.items.len() == n);
-        u(&QCMD_RES.decode(&self.b.qres.items[n - 1])["status"])
+        QcmdRes::shape().decode(&self.b.qres.items[n - 1]).status as u64
     }
 
     fn query(&mut self, seed: u64) -> [u64; 4] {
         self.command(sq_cmd(4, SQN as u128, [0; 8]), seed);
-        let f = QCMD_RES.decode(self.b.qres.items.last().unwrap());
-        [u(&f["out0"]), u(&f["out1"]), u(&f["out2"]), u(&f["out3"])]
+        let f = QcmdRes::shape().decode(self.b.qres.items.last().unwrap());
+        [f.out0, f.out1, f.out2, f.out3].map(|x| x as u64)
     }
 
     /// Post `wqes`, publish, ring, and check what the engine does against the model.
