@@ -248,3 +248,52 @@ fn exit_3_when_the_simulator_is_missing() {
     assert!(err.contains("Verilator not found"), "{err}");
     let _ = std::fs::remove_file(&pcap);
 }
+
+/// `sim tap` without root exits 3 (as root, the test drops every capability with `setpriv`), and
+/// names what it lacks; a namespace that does not exist is bad input (2).
+#[test]
+fn sim_tap_exit_codes_for_root_and_namespace() {
+    use std::os::unix::fs::MetadataExt;
+    let (code, _, err) = nicgen_code(
+        &[
+            "sim",
+            "tap",
+            "--wire-tap",
+            "ngcw@nicgen-no-such-netns",
+            "--host-tap",
+            "ngch",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ip netns add nicgen-no-such-netns"), "{err}");
+
+    let exe = env!("CARGO_BIN_EXE_nicgen");
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    let mut cmd = if root {
+        if !nicgen_tb::require::tool_required("setpriv") {
+            return;
+        }
+        let mut c = Command::new("setpriv");
+        c.args(["--bounding-set=-all", "--inh-caps=-all", exe]);
+        c
+    } else {
+        Command::new(exe)
+    };
+    let o = cmd
+        .args([
+            "sim",
+            "tap",
+            "--wire-tap",
+            "ngcw",
+            "--host-tap",
+            "ngch",
+            "--seconds",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("root"), "{err}");
+}

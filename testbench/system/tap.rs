@@ -1,14 +1,20 @@
 //! Linux through the RTL: two network namespaces joined only by `nicgen sim tap` (the whole
 //! NIC, its wire side on a TAP in one namespace, its host side through the real driver on a TAP
-//! in the other). Ping both ways, then a 4 MiB TCP transfer checked by SHA-256; everything the
-//! test made (namespaces, TAPs, the simulator) is removed at the end, also on failure.
+//! in the other). Ping both ways, then a 4 MiB TCP transfer checked by SHA-256.
+//!
+//! The wire TAP exists before the run (persistent and addressed, as a user would set it up)
+//! and must still be there, with its address, afterwards; the host TAP is one `sim tap`
+//! creates, and must be gone afterwards. Everything the test made (namespaces, TAPs, the
+//! simulator) is removed at the end, also on failure.
 //!
 //! Needs root, `/dev/net/tun`, `ip`, `ping` and python3: under `NICGEN_REQUIRE_TOOLS=1` (CI,
 //! `cargo xtask test`) a missing one fails the test; elsewhere it is skipped with a message.
 
+use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 fn sh(args: &[&str]) -> std::process::Output {
@@ -18,7 +24,7 @@ fn sh(args: &[&str]) -> std::process::Output {
         .unwrap_or_else(|e| panic!("running {args:?}: {e}"))
 }
 
-fn ok(args: &[&str]) {
+fn ok(args: &[&str]) -> String {
     let o = sh(args);
     assert!(
         o.status.success(),
@@ -26,6 +32,7 @@ fn ok(args: &[&str]) {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+    String::from_utf8_lossy(&o.stdout).into()
 }
 
 /// Root, /dev/net/tun, `ip`, `ping` and python3 (the TCP ends): missing, the test fails under
@@ -48,21 +55,33 @@ impl Drop for Setup {
                 .status();
             let _ = c.wait();
         }
+        // Deleting a namespace removes the TAPs in it.
         for n in &self.ns {
             let _ = Command::new("ip").args(["netns", "del", n]).status();
         }
     }
 }
 
+/// `args` run inside namespace `ns`.
 fn in_ns(ns: &str, args: &[&str]) -> Vec<String> {
-    let mut v = vec![
-        "ip".to_string(),
-        "netns".into(),
-        "exec".into(),
-        ns.to_string(),
-    ];
-    v.extend(args.iter().map(|s| s.to_string()));
-    v
+    ["ip", "netns", "exec", ns]
+        .iter()
+        .chain(args)
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn run_in(ns: &str, args: &[&str]) -> String {
+    let v = in_ns(ns, args);
+    ok(&v.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// Whether interface `dev` exists in namespace `ns`.
+fn link_exists(ns: &str, dev: &str) -> bool {
+    let v = in_ns(ns, &["ip", "link", "show", dev]);
+    sh(&v.iter().map(String::as_str).collect::<Vec<_>>())
+        .status
+        .success()
 }
 
 #[test]
@@ -79,7 +98,14 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
     };
     ok(&["ip", "netns", "add", &a]);
     ok(&["ip", "netns", "add", &b]);
-    let child = Command::new(env!("CARGO_BIN_EXE_nicgen"))
+    // The wire side: a persistent TAP, addressed and up before nicgen starts.
+    run_in(&a, &["ip", "tuntap", "add", "dev", &wt, "mode", "tap"]);
+    run_in(&a, &["ip", "addr", "add", "10.99.0.1/24", "dev", &wt]);
+    run_in(&a, &["ip", "link", "set", &wt, "up"]);
+    run_in(&a, &["ip", "link", "set", "lo", "up"]);
+    assert!(!link_exists(&b, &ht));
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nicgen"))
         .args([
             "sim",
             "tap",
@@ -90,51 +116,47 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
             "--host-tap",
             &format!("{ht}@{b}"),
             "--seconds",
-            "900",
+            "1800",
+            "--json",
         ])
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("starting nicgen sim tap");
-    s.sim = Some(child);
-    // The first run builds the NIC model (a minute or two): wait for both TAPs.
-    let t0 = Instant::now();
-    loop {
-        let up = sh(&in_ns(&a, &["ip", "link", "show", &wt])
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>())
-        .status
-        .success()
-            && sh(&in_ns(&b, &["ip", "link", "show", &ht])
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>())
-            .status
-            .success();
-        if up {
-            break;
+    // Pass nicgen's log through, and tell when it says the NIC is running (the first run
+    // builds the NIC model, minutes on a small machine).
+    let (ready_tx, ready) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            if line.contains("sim tap running") {
+                let _ = ready_tx.send(line.clone());
+            }
+            all.push_str(&line);
+            all.push('\n');
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(600),
-            "the TAPs never appeared"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    let run = |ns: &str, args: &[&str]| {
-        let v = in_ns(ns, args);
-        ok(&v.iter().map(String::as_str).collect::<Vec<_>>());
-    };
-    run(&a, &["ip", "addr", "add", "10.99.0.1/24", "dev", &wt]);
-    run(&a, &["ip", "link", "set", &wt, "up"]);
-    run(&b, &["ip", "addr", "add", "10.99.0.2/24", "dev", &ht]);
-    run(&b, &["ip", "link", "set", &ht, "up"]);
-    run(&a, &["ip", "link", "set", "lo", "up"]);
-    run(&b, &["ip", "link", "set", "lo", "up"]);
+        all
+    });
+    s.sim = Some(child);
+    let line = ready
+        .recv_timeout(Duration::from_secs(1500))
+        .expect("nicgen sim tap never said it was running");
+    assert!(
+        line.contains(&format!("wire TAP `{wt}` in namespace `{a}` (attached)"))
+            && line.contains(&format!("host TAP `{ht}` in namespace `{b}` (created)")),
+        "{line}"
+    );
+    assert!(link_exists(&b, &ht), "the host TAP was created in {b}");
+    assert!(!link_exists(&a, &ht) && !link_exists(&b, &wt));
+    run_in(&b, &["ip", "addr", "add", "10.99.0.2/24", "dev", &ht]);
+    run_in(&b, &["ip", "link", "set", &ht, "up"]);
+    run_in(&b, &["ip", "link", "set", "lo", "up"]);
 
     // Ping both ways (the first may wait for ARP through the RTL).
-    run(&b, &["ping", "-c", "3", "-W", "10", "10.99.0.1"]);
-    run(&a, &["ping", "-c", "3", "-W", "10", "10.99.0.2"]);
+    run_in(&b, &["ping", "-c", "3", "-W", "10", "10.99.0.1"]);
+    run_in(&a, &["ping", "-c", "3", "-W", "10", "10.99.0.2"]);
 
     // 4 MiB over TCP from the host side to the wire side, checked by SHA-256.
     let data: Vec<u8> = (0..4u32 << 20)
@@ -162,7 +184,7 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
          s.sendall(open('{}','rb').read()); s.close()\n",
         file.display()
     );
-    run(&b, &["python3", "-c", &client]);
+    run_in(&b, &["python3", "-c", &client]);
     let mut line = String::new();
     BufReader::new(srv.stdout.take().unwrap())
         .read_line(&mut line)
@@ -175,21 +197,32 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
         "what the server received"
     );
 
-    // Stop the simulator with SIGTERM: it prints its counts per direction.
+    // Stop the simulator with SIGTERM: it prints its summary (--json: one object).
     let mut c = s.sim.take().unwrap();
     ok(&["kill", "-TERM", &c.id().to_string()]);
     let mut out = String::new();
-    std::io::Read::read_to_string(c.stdout.as_mut().unwrap(), &mut out).unwrap();
+    c.stdout.as_mut().unwrap().read_to_string(&mut out).unwrap();
+    let status = c.wait().unwrap();
+    let log = log.join().unwrap();
     assert!(
-        c.wait().unwrap().success(),
-        "nicgen sim tap exited badly: {out}"
+        status.success(),
+        "nicgen sim tap exited badly: {out}\n{log}"
     );
-    let count = |k: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(k)?.trim().parse::<u64>().ok())
-            .unwrap_or_else(|| panic!("no `{k}` in: {out}"))
-    };
-    assert!(count("host_to_wire") > 2800, "{out}");
-    assert!(count("wire_to_host") > 100, "{out}");
-    let _ = std::io::stdout().flush();
+    let sum: Value = serde_json::from_str(out.trim()).expect("one JSON object on stdout");
+    assert!(sum["host_to_wire"].as_u64().unwrap() > 2800, "{sum}");
+    assert!(sum["wire_to_host"].as_u64().unwrap() > 100, "{sum}");
+    assert_eq!(sum["wire_tap_created"], false, "{sum}");
+    assert_eq!(sum["host_tap_created"], true, "{sum}");
+
+    // The TAP that existed stays, with its address; the one nicgen created is gone.
+    let shown = run_in(&a, &["ip", "addr", "show", "dev", &wt]);
+    assert!(shown.contains("10.99.0.1/24"), "{shown}");
+    let t0 = Instant::now();
+    while link_exists(&b, &ht) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the host TAP {ht} outlived the run"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

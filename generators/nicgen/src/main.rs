@@ -124,10 +124,12 @@ enum SimCmd {
         preset: Option<String>,
         #[arg(long)]
         config: Option<PathBuf>,
-        /// The wire-side TAP, NAME or NAME@NETNS (created, or attached to).
+        /// The wire-side TAP, NAME or NAME@NETNS: opened inside the namespace, attached to if
+        /// it exists (and left there), else created (and removed at the end).
         #[arg(long)]
         wire_tap: String,
-        /// The host-side TAP (virtio-net header: checksum offload), NAME or NAME@NETNS.
+        /// The host-side TAP (virtio-net header: checksum offload), NAME or NAME@NETNS, opened
+        /// like the wire TAP.
         #[arg(long)]
         host_tap: String,
         /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
@@ -551,11 +553,9 @@ fn run(cli: Cli) -> Result<()> {
         }) => {
             use nicgen::sim_tap::{parse_tap_arg, run_tap};
             let p = load_preset(preset.as_deref(), config.as_ref())?;
-            let (wn, wns) = parse_tap_arg(&wire_tap).map_err(Failure::input)?;
-            let (hn, hns) = parse_tap_arg(&host_tap).map_err(Failure::input)?;
-            eprintln!("nicgen: building the NIC model for preset {}...", p.name);
-            let c = run_tap(&p, (&wn, wns.as_deref()), (&hn, hns.as_deref()), seconds)
-                .map_err(Failure::classify)?;
+            let wire = parse_tap_arg(&wire_tap).map_err(Failure::input)?;
+            let host = parse_tap_arg(&host_tap).map_err(Failure::input)?;
+            let c = run_tap(&p, &wire, &host, seconds).map_err(Failure::classify)?;
             summary::print(
                 &TapSummary {
                     preset: p.name.clone(),

@@ -10,9 +10,13 @@
 //! a frame the NIC received with its TCP/UDP checksum verified goes up with `DATA_VALID`. So two
 //! network namespaces talk through the whole generated NIC: ping, TCP, anything.
 //!
-//! TAPs are created (or attached to, when one of that name exists in this namespace) here and
-//! moved into the named namespace with `ip link set ... netns`; they vanish when the program
-//! exits. The loop stops on SIGINT/SIGTERM or after the given time.
+//! Each TAP is opened inside its namespace: a thread of its own enters the namespace
+//! (`setns` on `/var/run/netns/NAME`, what `ip netns add NAME` makes), opens `/dev/net/tun`
+//! there and returns to the original namespace; the open TAP stays bound to the namespace it
+//! was made in. A TAP that already exists there (a persistent one, `ip tuntap add`, with its
+//! addresses and routes) is attached to and stays when the run ends; one that does not is
+//! created, and since it is not persistent the kernel removes it when the program exits. The
+//! loop stops on SIGINT/SIGTERM or after the given time.
 
 use crate::failure::Failure;
 use crate::sim_loopback::nic_model;
@@ -28,88 +32,161 @@ use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::process::Command;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
-const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
-const TUNSETVNETHDRSZ: libc::c_ulong = 0x4004_54d8;
-const IFF_TAP: libc::c_short = 0x0002;
-const IFF_NO_PI: libc::c_short = 0x1000;
-const IFF_VNET_HDR: libc::c_short = 0x4000;
-const TUN_F_CSUM: libc::c_ulong = 0x01;
 /// The legacy virtio-net header: flags, gso_type, hdr_len, gso_size, csum_start, csum_offset.
 const VNET_HDR: usize = 10;
+/// virtio-net header flags (`VIRTIO_NET_HDR_F_*`).
 const VNET_F_NEEDS_CSUM: u8 = 1;
 const VNET_F_DATA_VALID: u8 = 2;
+/// Where `ip netns add NAME` keeps its namespaces.
+const NETNS_DIR: &str = "/var/run/netns";
+
+/// A TAP named on the command line: `NAME` or `NAME@NETNS`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TapSpec {
+    /// The interface name (1 to 15 bytes).
+    pub name: String,
+    /// The network namespace (`ip netns` name); `None`: this process's.
+    pub netns: Option<String>,
+}
+
+impl std::fmt::Display for TapSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.netns {
+            Some(ns) => write!(f, "`{}` in namespace `{ns}`", self.name),
+            None => write!(f, "`{}`", self.name),
+        }
+    }
+}
+
+/// Parse `NAME[@NETNS]`; a bad name or namespace is bad input.
+pub fn parse_tap_arg(s: &str) -> Result<TapSpec> {
+    let (name, netns) = match s.split_once('@') {
+        Some((n, ns)) if !ns.is_empty() => (n, Some(ns.to_string())),
+        Some(_) => bail!("`{s}`: the namespace after `@` is empty (use NAME or NAME@NETNS)"),
+        None => (s, None),
+    };
+    // The kernel's rule for interface names (dev_valid_name).
+    let bad_name = name.is_empty()
+        || name.len() > 15
+        || name == "."
+        || name == ".."
+        || name.contains(|c: char| c == '/' || c == ':' || c.is_whitespace());
+    if bad_name {
+        bail!("`{s}`: `{name}` is not an interface name (1 to 15 bytes, no `/`, `:` or spaces)");
+    }
+    if let Some(ns) = &netns {
+        if ns == "." || ns == ".." || ns.contains('/') {
+            bail!("`{s}`: `{ns}` is not a network namespace name (see `ip netns list`)");
+        }
+    }
+    Ok(TapSpec {
+        name: name.to_string(),
+        netns,
+    })
+}
 
 /// A TAP device, open for frames.
 pub struct Tap {
     file: File,
-    pub name: String,
+    /// Which TAP.
+    pub spec: TapSpec,
     vnet: bool,
+    /// This program created it (and the kernel removes it when the program exits); `false`:
+    /// it existed and stays.
+    pub created: bool,
 }
 
-#[repr(C)]
-struct IfReq {
-    name: [u8; 16],
-    flags: libc::c_short,
-    _pad: [u8; 22],
+/// `TUNSETIFF` with `flags` for interface `name`.
+fn set_iff(fd: libc::c_int, name: &str, flags: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: ifreq is plain old data; all zeroes is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
+        *d = *s as libc::c_char;
+    }
+    req.ifr_ifru.ifru_flags = flags as libc::c_short;
+    // SAFETY: TUNSETIFF reads and writes the ifreq it is given.
+    if unsafe { libc::ioctl(fd, libc::TUNSETIFF, &mut req as *mut libc::ifreq) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A TAP error: no permission is the environment's, anything else the input's.
+fn tap_error(e: std::io::Error, what: String) -> anyhow::Error {
+    let msg = anyhow!("{what}: {e}");
+    match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            Failure::environment(msg.context("this needs root (CAP_NET_ADMIN)")).into()
+        }
+        _ => Failure::input(msg).into(),
+    }
 }
 
 impl Tap {
-    /// Create (or attach to) TAP `name` in this namespace; with `vnet`, frames carry the
-    /// virtio-net header and the kernel may leave L4 checksums to us.
-    pub fn open(name: &str, vnet: bool) -> Result<Tap> {
-        if name.is_empty() || name.len() > 15 {
-            bail!("TAP name `{name}` must be 1 to 15 characters");
-        }
+    /// Open TAP `spec` inside its namespace: attach to it if it exists, else create it. With
+    /// `vnet`, frames carry the virtio-net header and the kernel may leave L4 checksums to us.
+    pub fn open(spec: &TapSpec, vnet: bool) -> Result<Tap> {
+        in_netns(spec.netns.as_deref(), || Tap::open_here(spec, vnet))
+    }
+
+    /// Open TAP `spec.name` in this thread's namespace.
+    fn open_here(spec: &TapSpec, vnet: bool) -> Result<Tap> {
+        let name = spec.name.as_str();
         let file = OpenOptions::new()
             .read(true)
             .write(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open("/dev/net/tun")
-            .context("cannot open /dev/net/tun (is the tun module loaded, and are you root?)")
-            .map_err(Failure::environment)?;
-        let mut req = IfReq {
-            name: [0; 16],
-            flags: IFF_TAP | IFF_NO_PI | if vnet { IFF_VNET_HDR } else { 0 },
-            _pad: [0; 22],
-        };
-        req.name[..name.len()].copy_from_slice(name.as_bytes());
+            .map_err(|e| {
+                Failure::environment(anyhow!(
+                    "cannot open /dev/net/tun: {e} (load the tun module, `modprobe tun`, and run as root)"
+                ))
+            })?;
         let fd = file.as_raw_fd();
-        // SAFETY: TUNSETIFF reads and writes an ifreq, which `req` is laid out as.
-        if unsafe { libc::ioctl(fd, TUNSETIFF, &mut req as *mut IfReq) } < 0 {
-            let e = std::io::Error::last_os_error();
-            let msg =
-                anyhow!("cannot create or attach TAP `{name}`: {e} (need root or CAP_NET_ADMIN)");
-            return Err(if e.kind() == ErrorKind::PermissionDenied {
-                Failure::environment(msg)
-            } else {
-                Failure::input(msg)
+        let flags = libc::IFF_TAP | libc::IFF_NO_PI | if vnet { libc::IFF_VNET_HDR } else { 0 };
+        // A new TAP first (IFF_TUN_EXCL); EBUSY says one of that name exists: attach to it.
+        let created = match set_iff(fd, name, flags | libc::IFF_TUN_EXCL) {
+            Ok(()) => true,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                set_iff(fd, name, flags).map_err(|e| {
+                    let why = match e.raw_os_error() {
+                        Some(libc::EINVAL) => "it exists and is not a TAP device",
+                        Some(libc::EBUSY) => "it exists and another program has it open",
+                        _ => "it exists",
+                    };
+                    tap_error(e, format!("cannot attach to TAP {spec} ({why})"))
+                })?;
+                false
             }
-            .into());
-        }
+            Err(e) => return Err(tap_error(e, format!("cannot create TAP {spec}"))),
+        };
+        let tap = Tap {
+            file,
+            spec: spec.clone(),
+            vnet,
+            created,
+        };
         if vnet {
-            let size: libc::c_int = VNET_HDR as libc::c_int;
-            // SAFETY: both ioctls take a pointer to an int / an unsigned long argument.
+            let size = VNET_HDR as libc::c_int;
+            // SAFETY: TUNSETVNETHDRSZ reads an int through the pointer; TUNSETOFFLOAD takes
+            // the offload bits as its argument.
             let ok = unsafe {
-                libc::ioctl(fd, TUNSETVNETHDRSZ, &size as *const libc::c_int) >= 0
-                    && libc::ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM) >= 0
+                libc::ioctl(fd, libc::TUNSETVNETHDRSZ, &size as *const libc::c_int) >= 0
+                    && libc::ioctl(fd, libc::TUNSETOFFLOAD, libc::TUN_F_CSUM as libc::c_ulong) >= 0
             };
             if !ok {
-                bail!(
-                    "TAP `{name}`: cannot set the virtio-net header or checksum offload: {}",
-                    std::io::Error::last_os_error()
-                );
+                let e = std::io::Error::last_os_error();
+                return Err(tap_error(
+                    e,
+                    format!("TAP {spec}: cannot set the virtio-net header or checksum offload"),
+                ));
             }
         }
-        Ok(Tap {
-            file,
-            name: name.to_string(),
-            vnet,
-        })
+        Ok(tap)
     }
 
     /// The next frame, if one is waiting: its virtio-net header (zero without `vnet`) and bytes.
@@ -126,7 +203,7 @@ impl Tap {
                 Ok(Some((hdr, buf[h..n].to_vec())))
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(None),
-            Err(e) => Err(anyhow!("reading TAP `{}`: {e}", self.name)),
+            Err(e) => Err(anyhow!("reading TAP {}: {e}", self.spec)),
         }
     }
 
@@ -144,50 +221,77 @@ impl Tap {
             // A TAP that is down (or full) drops the frame, as a cable would.
             Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(()),
             Err(e) if e.raw_os_error() == Some(libc::EIO) => Ok(()),
-            Err(e) => Err(anyhow!("writing TAP `{}`: {e}", self.name)),
+            Err(e) => Err(anyhow!("writing TAP {}: {e}", self.spec)),
+        }
+    }
+
+    /// How the run leaves this TAP, for the log: `created` or `attached`.
+    pub fn origin(&self) -> &'static str {
+        if self.created {
+            "created"
+        } else {
+            "attached"
         }
     }
 }
 
-/// `NAME[@NETNS]`.
-pub fn parse_tap_arg(s: &str) -> Result<(String, Option<String>)> {
-    let (name, ns) = match s.split_once('@') {
-        Some((n, ns)) if !ns.is_empty() => (n, Some(ns.to_string())),
-        Some(_) => bail!("`{s}`: the namespace after `@` is empty (use NAME or NAME@NETNS)"),
-        None => (s, None),
+impl Drop for Tap {
+    /// A TAP that existed before the run gets its checksum offload back off, so whoever opens
+    /// it next without a virtio-net header gets complete checksums. (A created TAP goes away
+    /// with its file.)
+    fn drop(&mut self) {
+        if self.vnet && !self.created {
+            // SAFETY: TUNSETOFFLOAD takes the offload bits as its argument.
+            unsafe {
+                libc::ioctl(
+                    self.file.as_raw_fd(),
+                    libc::TUNSETOFFLOAD,
+                    0 as libc::c_ulong,
+                )
+            };
+        }
+    }
+}
+
+/// Run `f` inside network namespace `ns` (`/var/run/netns/NS`); `None` runs it here. A thread of
+/// its own enters the namespace, runs `f` and returns to the namespace it started in, so the
+/// rest of the program never runs in `ns`.
+fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    let Some(ns) = ns else {
+        return f();
     };
-    if name.is_empty() {
-        bail!("`{s}`: the TAP name is empty (use NAME or NAME@NETNS)");
-    }
-    Ok((name.to_string(), ns))
-}
-
-fn ip(args: &[&str]) -> Result<()> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .context("cannot run `ip` (install iproute2)")?;
-    if !out.status.success() {
-        bail!(
-            "`ip {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(())
-}
-
-/// Open TAP `name` and move it into namespace `ns` (which must exist: `ip netns add NS`).
-fn open_in(name: &str, ns: Option<&str>, vnet: bool) -> Result<Tap> {
-    let tap = Tap::open(name, vnet)?;
-    if let Some(ns) = ns {
-        ip(&["link", "set", "dev", name, "netns", ns]).with_context(|| {
-            format!(
-                "moving TAP `{name}` into namespace `{ns}` (does it exist? `ip netns add {ns}`)"
-            )
-        })?;
-    }
-    Ok(tap)
+    let path = Path::new(NETNS_DIR).join(ns);
+    let target = File::open(&path).map_err(|e| match e.kind() {
+        ErrorKind::NotFound => Failure::input(anyhow!(
+            "network namespace `{ns}` does not exist ({} is missing); create it with `ip netns add {ns}`",
+            path.display()
+        )),
+        ErrorKind::PermissionDenied => {
+            Failure::environment(anyhow!("cannot open {}: {e} (run as root)", path.display()))
+        }
+        _ => Failure::input(anyhow!("cannot open {}: {e}", path.display())),
+    })?;
+    let enter = |fd: &File, what: &str| -> Result<()> {
+        // SAFETY: setns takes a namespace file descriptor and a namespace type.
+        if unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) } < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(tap_error(e, format!("cannot enter {what}")));
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let home = File::open("/proc/thread-self/ns/net")
+                .context("cannot open /proc/thread-self/ns/net")
+                .map_err(Failure::environment)?;
+            enter(&target, &format!("network namespace `{ns}`"))?;
+            let r = f();
+            enter(&home, "the original network namespace")?;
+            r
+        })
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -196,7 +300,7 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
-/// Frames moved, per direction.
+/// What a run did: frames per direction and what became of the TAPs.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct TapCounts {
     /// From the host TAP, sent by the driver, out on the wire TAP.
@@ -205,18 +309,35 @@ pub struct TapCounts {
     pub wire_to_host: u64,
     /// Frames the NIC dropped on receive (bad FCS, runt, no buffer...).
     pub rx_dropped: u64,
+    /// The wire TAP was created by this run (and is gone after it); `false`: it existed and
+    /// stays.
+    pub wire_tap_created: bool,
+    /// The same for the host TAP.
+    pub host_tap_created: bool,
 }
 
-/// Run the NIC between the two TAPs until a signal or `seconds` (if given).
+/// Run the NIC between the two TAPs until a signal or `seconds` (if given). The TAPs are
+/// opened before the (possibly minutes-long) model build, so a missing namespace or permission
+/// shows at once; a line on stderr saying `running` marks when frames start to move.
 pub fn run_tap(
     p: &Preset,
-    wire: (&str, Option<&str>),
-    host: (&str, Option<&str>),
+    wire: &TapSpec,
+    host: &TapSpec,
     seconds: Option<u64>,
 ) -> Result<TapCounts> {
+    if wire.name == host.name && wire.netns == host.netns {
+        return Err(Failure::input(anyhow!("the wire and host TAPs are the same ({wire})")).into());
+    }
+    let mut wire_tap = Tap::open(wire, false)?;
+    let mut host_tap = Tap::open(host, true)?;
     let model = nic_model(p)?;
-    let mut wire_tap = open_in(wire.0, wire.1, false)?;
-    let mut host_tap = open_in(host.0, host.1, true)?;
+    eprintln!(
+        "nicgen: sim tap running: wire TAP {} ({}), host TAP {} ({}); stop with SIGINT or SIGTERM",
+        wire_tap.spec,
+        wire_tap.origin(),
+        host_tap.spec,
+        host_tap.origin()
+    );
     // SAFETY: the handler only stores to an atomic.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
@@ -252,7 +373,11 @@ pub fn run_tap(
     )
     .map_err(|e| anyhow!("{e}"))?;
     let start = Instant::now();
-    let mut counts = TapCounts::default();
+    let mut counts = TapCounts {
+        wire_tap_created: wire_tap.created,
+        host_tap_created: host_tap.created,
+        ..TapCounts::default()
+    };
     let mut pending: Option<(Vec<u8>, TxOffload)> = None;
     while !STOP.load(Ordering::SeqCst)
         && seconds.is_none_or(|s| start.elapsed() < Duration::from_secs(s))
@@ -287,7 +412,7 @@ pub fn run_tap(
                     pending = Some((f, off));
                     break;
                 }
-                Err(e) => bail!("sending a frame from `{}`: {e}", host_tap.name),
+                Err(e) => bail!("sending a frame from TAP {}: {e}", host_tap.spec),
             }
         }
         // Wire TAP -> MAC RX (with FCS).
