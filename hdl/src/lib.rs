@@ -11,7 +11,8 @@
 //! - [`eth`]: the Ethernet packet pipeline (MAC framing, header parsing, checksum offloads, VLAN);
 //! - [`host`]: the host interface (BAR registers, DMA, queues, doorbells, completions, events);
 //! - [`rss`]: receive-side scaling (Toeplitz hash, indirection table);
-//! - [`stats`]: event counter banks;
+//! - [`stats`]: event counters;
+//! - [`timing`]: the timing idioms the blocks share (docs/TIMING.md), as library pieces;
 //! - [`record`]: named fields packed into metadata buses;
 //! - [`preset`]: build configurations (TOML, built in);
 //! - [`top`]: the Ethernet core `nic_core` (TX and RX paths, MAC loopback);
@@ -28,6 +29,7 @@ pub mod record;
 pub mod rss;
 pub mod stats;
 pub mod stream;
+pub mod timing;
 pub mod top;
 
 pub use preset::Preset;

@@ -12,6 +12,10 @@
 //! - Golden model: the per-reason counts of `nicgen_model::rx` reports (`nicgen sim rx` checks
 //!   that the hardware counters equal the counts of its records); test:
 //!   `testbench/tests/eth/eth_rx.rs`.
+//!
+//! Inside a block, [`event_counter`] builds one such counter (32 bits) to drive a field of the
+//! block's counter record, a group of `stat_<name>` outputs in its ports
+//! (`io.outputs("stat_", &XStats::shape())`).
 
 use nicgen_edsl::prelude::*;
 
@@ -33,6 +37,16 @@ pub fn stat_counters(tag: &str, names: &[&str], bits: u32) -> Result<Rc<ModuleDe
             output(&format!("stat_{n}"), c);
         }
     })
+}
+
+/// A 32-bit event counter inside the current module: register `count_<name>` (reset to 0,
+/// wrapping), incremented in every cycle `ev` is high. A block drives its `stat_<name>` output
+/// (a field of its counter record in its ports) with it.
+#[track_caller]
+pub fn event_counter(name: &str, ev: Sig) -> Sig {
+    let r = reg_init(32, 0u32).named(&format!("count_{name}"));
+    r.set_if(ev, r + 1u32);
+    r
 }
 
 /// A 32-bit event counter inside the current module: register `count_<name>` (reset to 0,

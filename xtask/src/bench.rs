@@ -99,18 +99,24 @@ fn elab(r: Result<Rc<ModuleDef>, ElabError>) -> Result<Rc<ModuleDef>> {
 }
 
 fn csum_def(bits: u32, lps: u32) -> Result<Rc<ModuleDef>> {
-    elab(inet_csum(&CsumCfg {
-        data_bits: bits,
-        levels_per_stage: lps,
-    }))
+    elab(
+        inet_csum(&CsumCfg {
+            data_bits: bits,
+            levels_per_stage: lps,
+        })
+        .map(Block::into_def),
+    )
 }
 
 fn fifo_def(bits: u32) -> Result<Rc<ModuleDef>> {
-    elab(stream_fifo(&FifoCfg {
-        stream: StreamCfg::new(bits, 1),
-        depth: FIFO_DEPTH,
-        frame_mode: true,
-    }))
+    elab(
+        stream_fifo(&FifoCfg {
+            stream: StreamCfg::new(bits, 1),
+            depth: FIFO_DEPTH,
+            frame_mode: true,
+        })
+        .map(Block::into_def),
+    )
 }
 
 /// The frame FIFO (512/64-bit stream, 1 tuser bit) feeding the checksum stage.

@@ -8,8 +8,9 @@
 //! path; exact for frames up to 2^16 beats); two final stages fold the total to 16 bits
 //! (RFC 1071, non-complemented, 0xFFFF kept as is; the second as a select between two
 //! chains, see [`super::pseudo::fold_once`]). On an 8-bit bus each byte alternates between
-//! the high and low half of a word by its frame-offset parity. [`Reserve`] is the result
-//! reservation of the checksum units' never-stalling pipelines (docs/TIMING.md, rule 8).
+//! the high and low half of a word by its frame-offset parity. Its registers are
+//! [`crate::timing::stage`]s; the checksum units' never-stalling pipelines around it reserve
+//! their result's place with [`crate::timing::Reserve`] (docs/TIMING.md, rule 8).
 //!
 //! - Ports: none of its own (logic inside the caller); everything advances with `adv` (the
 //!   caller's pipeline enable).
@@ -22,6 +23,7 @@
 //! - Golden model: `nicgen_model::checksum`; test: through `testbench/tests/csum/inet_csum.rs`.
 
 use super::pseudo::{csa_layers, fold_once};
+use crate::timing::{stage, stage_init};
 use nicgen_edsl::prelude::*;
 
 /// The inputs of one frame sum.
@@ -57,20 +59,6 @@ pub fn latency(bytes: u32, levels_per_stage: u32) -> u32 {
     let words = (bytes / 2).max(1);
     let levels = 32 - (words - 1).leading_zeros();
     levels.div_ceil(levels_per_stage).max(1) + 2
-}
-
-/// A pipeline register that advances with `adv` (no reset: data).
-pub fn stage(d: Sig, adv: Sig) -> Sig {
-    let r = reg(d.width()).enable(adv);
-    r.set(d);
-    r
-}
-
-/// A pipeline valid bit that advances with `adv` (reset to 0).
-pub fn stage_init(d: Sig, adv: Sig) -> Sig {
-    let r = reg_init(d.width(), 0u32).enable(adv);
-    r.set(d);
-    r
 }
 
 /// Build the frame sum; `prefix` keeps names apart when a module has several.
@@ -174,54 +162,5 @@ pub fn frame_sum(i: &SumIn, levels_per_stage: u32, prefix: &str) -> SumOut {
         valid: f1_valid,
         sum: f3,
         latency: stage_no + 2,
-    }
-}
-
-/// Places reserved in a result queue of `depth` entries, for units whose pipeline never stalls
-/// (`rx_csum`, `tx_csum`): a frame is owed a place from its last beat in until its result is
-/// taken out, and beats are taken only while `room`. `room` is a register computed from the
-/// count alone, one frame early (the count grows by at most one a cycle), so it costs the input
-/// one AND.
-///
-/// The two events (`taken`, `given`) are registered before they step the count, so the
-/// accept logic and the output side's ready end at a flop each, not in the count's adder
-/// (docs/TIMING.md, rule 8); `room` is computed from the count
-/// and those two flops, `owed + taken_q - given_q`, which is exactly the count the unregistered
-/// form would hold: the same throughput, no place kept back.
-pub struct Reserve {
-    /// Frames owed a place, less the events of the last cycle (in `taken_q`/`given_q`).
-    pub owed: Sig,
-    /// Another frame may be taken.
-    pub room: Sig,
-    depth: u32,
-}
-
-impl Reserve {
-    pub fn new(depth: u32) -> Reserve {
-        let owed = reg_init(clog2(depth as u64) + 1, 0u32).named("owed");
-        let room = reg_init(1, 1u32).named("room");
-        Reserve { owed, room, depth }
-    }
-    /// `taken`: a frame's last beat comes in this cycle; `given`: a result leaves the queue.
-    pub fn update(&self, taken: Sig, given: Sig) {
-        let owed = self.owed;
-        let taken_q = reg_init(1, 0u32).named("owed_taken_q");
-        let given_q = reg_init(1, 0u32).named("owed_given_q");
-        taken_q.set(taken);
-        given_q.set(given);
-        owed.set(mux(
-            taken_q & !given_q,
-            owed + 1u32,
-            mux(given_q & !taken_q, owed - 1u32, owed),
-        ));
-        // owed + taken_q - given_q < depth - 1, by cases of the two flops.
-        let d = u64::from(self.depth);
-        let room_next = mux(
-            taken_q & !given_q,
-            owed.lt(d - 2),
-            mux(given_q & !taken_q, owed.lt(d), owed.lt(d - 1)),
-        )
-        .named("room_next");
-        self.room.set(room_next);
     }
 }

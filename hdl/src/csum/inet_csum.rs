@@ -7,9 +7,10 @@
 //! the byte mask. Frames up to 2^16 beats are summed exactly (accumulator of tree width + 16
 //! bits).
 //!
-//! - Ports: `s_axis_tdata/tkeep/tvalid/tready/tlast`; `m_axis_csum_tdata[15:0]` (the sum),
-//!   `m_axis_csum_tkeep` (always 2'b11), `m_axis_csum_tvalid`, `m_axis_csum_tready`,
-//!   `m_axis_csum_tlast` (always 1): a stream of one 2-byte frame per input frame.
+//! - Ports ([`InetCsumPorts`]): `s_axis_tdata/tkeep/tvalid/tready/tlast`;
+//!   `m_axis_csum_tdata[15:0]` (the sum), `m_axis_csum_tkeep` (always 2'b11),
+//!   `m_axis_csum_tvalid`, `m_axis_csum_tready`, `m_axis_csum_tlast` (always 1): a stream of one
+//!   2-byte frame per input frame.
 //! - Latency: `ceil(log2(data_bits/16) / levels_per_stage) + 3` cycles from the last beat to the
 //!   result.
 //! - Throughput: 1 beat/cycle; the whole pipeline stalls only while a result waits.
@@ -19,7 +20,7 @@
 //!   `testbench/tests/csum/inet_csum.rs` (also replayed on Icarus).
 
 use super::frame_sum::{frame_sum, SumIn};
-use crate::stream::{stream_in, StreamCfg};
+use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
 /// Checksum stage parameters.
@@ -31,7 +32,26 @@ pub struct CsumCfg {
     pub levels_per_stage: u32,
 }
 
-pub fn inet_csum(cfg: &CsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
+/// The ports of an [`inet_csum`]: the frames in, their sums out.
+pub struct InetCsumPorts {
+    /// The frames (`s_axis_*`, no `tuser`).
+    pub s_axis: Stream,
+    /// One 2-byte frame per input frame, the sum (`m_axis_csum_*`).
+    pub m_axis_csum: Stream,
+}
+
+impl Ports for InetCsumPorts {
+    type Cfg = CsumCfg;
+    fn ports(io: &Io, cfg: &CsumCfg) -> Self {
+        InetCsumPorts {
+            s_axis: Stream::sink(io, "s_axis", &StreamCfg::new(cfg.data_bits, 0)),
+            m_axis_csum: Stream::source(io, "m_axis_csum", &StreamCfg::new(16, 0)),
+        }
+    }
+}
+
+/// The checksum stage for `cfg`.
+pub fn inet_csum(cfg: &CsumCfg) -> Result<Block<InetCsumPorts>, ElabError> {
     let scfg = StreamCfg::new(cfg.data_bits, 0);
     scfg.check("inet_csum")?;
     if cfg.levels_per_stage == 0 {
@@ -41,16 +61,16 @@ pub fn inet_csum(cfg: &CsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         ));
     }
     let cfg = *cfg;
-    Module::build(
+    Block::build(
         format!("inet_csum_d{}_l{}", cfg.data_bits, cfg.levels_per_stage),
-        move || {
+        cfg,
+        move |p: InetCsumPorts| {
             doc("Internet-checksum stage: ones'-complement sum of each frame's kept bytes,");
             doc("emitted once per frame on m_axis_csum after the last beat.");
-            let s = stream_in("s_axis", &scfg);
+            let (s, o) = (&p.s_axis, &p.m_axis_csum);
             let out_valid = reg_init(1, 0u32).named("csum_valid");
-            let out_ready = input("m_axis_csum_tready", 1);
             // Every stage advances together unless a finished result is waiting.
-            let adv = (!out_valid | out_ready).named("advance");
+            let adv = (!out_valid | o.ready()).named("advance");
             s.ready().set(adv);
             let beat = (s.valid() & adv).named("beat");
 
@@ -69,10 +89,10 @@ pub fn inet_csum(cfg: &CsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             csum.set(kept.sum);
             out_valid.set_if(adv, kept.valid);
 
-            output("m_axis_csum_tdata", csum);
-            output("m_axis_csum_tkeep", lit(2, 3u32));
-            output("m_axis_csum_tvalid", out_valid);
-            output("m_axis_csum_tlast", lit(1, 1u32));
+            o.data().set(csum);
+            o.keep().set(lit(2, 3u32));
+            o.valid().set(out_valid);
+            o.last().set(lit(1, 1u32));
         },
     )
 }

@@ -332,7 +332,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // short of the frame buffer's read, prefetch count and `can_read`.
         let buf_reg = stream_reg_slice("buf_reg", &buffered);
         let u_fork_out = instance(&fork_out, "u_fork_out");
-        buf_reg.drive(&u_fork_out, "s_axis");
+        buf_reg.drive(&Stream::sink(&Io::instance(&u_fork_out), "s_axis", &dcfg));
         // The host side's register cuts the ready too (a register slice: valid, data and the
         // upstream ready from flops), so the strip's ready, which it decides from its command
         // and the beat's position, stops at the slice's enables, short of the fork FIFO's read
@@ -422,7 +422,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             .named("csum_req_fields");
         hand(&cq, c_deliver, &u_csum, "s_axis_req", csum_req);
         let u_strip = instance(&strip, "u_vlan_strip");
-        host_reg.drive(&u_strip, "s_axis");
+        host_reg.drive(&Stream::sink(&Io::instance(&u_strip), "s_axis", &dcfg));
         // The command: the strip decides on it at the first beat.
         let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
         hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.get("vlan"));

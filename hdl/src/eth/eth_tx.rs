@@ -47,6 +47,7 @@ use crate::stream::{
     stream_reg_slice, stream_skid, FifoCfg, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
+use nicgen_edsl::record::Word;
 
 /// The per-frame command from the host.
 pub const TX_CMD: RecordLayout = RecordLayout {
@@ -144,8 +145,8 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let out_q = stream_fifo(&FifoCfg::new(scfg, OUT_Q_DEPTH))?;
     let skid = stream_skid(&scfg)?;
     let fwd = stream_fwd_reg(&scfg)?;
-    let q_req = record_fifo(TX_CSUM_REQ.width(), 4)?;
-    let q_ins = record_fifo(33, cfg.vlan_cmd_depth())?;
+    let q_req = record_fifo(Word::shape(TX_CSUM_REQ.width()), 4)?;
+    let q_ins = record_fifo(Word::shape(33), cfg.vlan_cmd_depth())?;
     Module::build(format!("eth_tx_d{w}"), move || {
         doc("TX offload path: header parse, IPv4/TCP/UDP checksum insertion, VLAN insert,");
         doc("padding to 60 bytes and FCS.");
@@ -220,7 +221,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // read enables behind it (docs/TIMING.md, rule 2).
         let delay_q = Stream(u_delay.bundle_out("m_axis", &scfg.spec()));
         let csum_in = stream_reg_slice("csum_in", &delay_q);
-        csum_in.drive(&u_csum, "s_axis");
+        csum_in.drive(&Stream::sink(&Io::instance(&u_csum), "s_axis", &scfg));
         // The request through a register slice: tx_csum starts adding on it at once.
         super::slice_into(&u_req, "m_axis", &u_csum, "s_axis_req", "csum_req");
         // The ready of each block must not reach the registers of the one before it in the
@@ -239,7 +240,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let csum_q = Stream(u_csum_q.bundle_out("m_axis", &scfg.spec()));
         let ins_reg = stream_reg_slice("ins_reg", &csum_q);
         let u_vlan = instance(&ins, "u_vlan_insert");
-        ins_reg.drive(&u_vlan, "s_axis");
+        ins_reg.drive(&Stream::sink(&Io::instance(&u_vlan), "s_axis", &scfg));
         // The command through a register slice: the insert decides on it at the first beat.
         super::slice_into(&u_ins, "m_axis", &u_vlan, "s_axis_cmd", "vlan_cmd");
         let u_fcs = instance(&fcs, "u_fcs_append");

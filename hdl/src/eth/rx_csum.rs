@@ -48,11 +48,13 @@
 use super::byte_pos::{
     eq_mask_tracked_with, ge_bound_flags, ge_bound_flags_plus, ge_mask_tracked_with, Take,
 };
-use crate::csum::frame_sum::{frame_sum, stage, stage_init, Reserve, SumIn};
+use crate::csum::frame_sum::{frame_sum, SumIn};
 use crate::csum::pseudo::{add3, pseudo_from_address_sum};
 use crate::record::RecordLayout;
 use crate::stream::{record_fifo, stream_in, StreamCfg};
+use crate::timing::{stage, stage_init, Reserve};
 use nicgen_edsl::prelude::*;
+use nicgen_edsl::record::Word;
 
 /// What the checksum unit needs to know about a frame (from the header parser).
 pub const RX_CSUM_REQ: RecordLayout = RecordLayout {
@@ -108,10 +110,10 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         ));
     }
     let cfg = *cfg;
-    let res_fifo = record_fifo(RX_CSUM_RES.width(), RES_DEPTH)?;
-    let sums_fifo = record_fifo(33, RES_DEPTH)?;
-    let pseudo_fifo = record_fifo(16, 2 * RES_DEPTH)?;
-    let req_fifo = record_fifo(RX_CSUM_REQ.width() + REQ_FLAGS, 2)?;
+    let res_fifo = record_fifo(Word::shape(RX_CSUM_RES.width()), RES_DEPTH)?;
+    let sums_fifo = record_fifo(Word::shape(33), RES_DEPTH)?;
+    let pseudo_fifo = record_fifo(Word::shape(16), 2 * RES_DEPTH)?;
+    let req_fifo = record_fifo(Word::shape(RX_CSUM_REQ.width() + REQ_FLAGS), 2)?;
     Module::build(format!("rx_csum_d{}", cfg.data_bits), move || {
         doc("RX checksum verification (IPv4 header, TCP/UDP with pseudo-header) and");
         doc("checksum-complete over the IP datagram, from the parser's offsets.");

@@ -52,9 +52,7 @@
 //!   `testbench/tests/eth/tx_csum.rs`.
 
 use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked, Take};
-use crate::csum::frame_sum::{
-    frame_sum, latency as sum_latency, stage, stage_init, Reserve, SumIn,
-};
+use crate::csum::frame_sum::{frame_sum, latency as sum_latency, SumIn};
 use crate::csum::pseudo::{add3, fold_once, pseudo_from_address_sum};
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
@@ -62,7 +60,9 @@ use crate::stream::{
     beat_reg_slice, record_fifo, stream_fifo, stream_fwd_reg, stream_in, stream_out, FifoCfg,
     StreamCfg,
 };
+use crate::timing::{stage, stage_init, Reserve};
 use nicgen_edsl::prelude::*;
+use nicgen_edsl::record::Word;
 
 /// What the insertion unit needs to know about a frame.
 pub const TX_CSUM_REQ: RecordLayout = RecordLayout {
@@ -148,8 +148,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         frame_mode: false,
     })?;
     let res_reg = stream_fwd_reg(&res_cfg)?;
-    let sums_fifo = record_fifo(67, RES_DEPTH)?;
-    let pseudo_fifo = record_fifo(16, 2 * RES_DEPTH)?;
+    let sums_fifo = record_fifo(Word::shape(67), RES_DEPTH)?;
+    let pseudo_fifo = record_fifo(Word::shape(16), 2 * RES_DEPTH)?;
     let cfg = *cfg;
     Module::build(format!("tx_csum_d{}", cfg.data_bits), move || {
         doc("TX checksum insertion (IPv4 header, TCP/UDP with pseudo-header), store-and-forward.");

@@ -35,15 +35,17 @@ pub mod stream_fwd_reg;
 pub mod stream_insert;
 pub mod stream_skid;
 
-pub use record_fifo::record_fifo;
+pub use record_fifo::{record_fifo, RecordFifoPorts};
 pub use record_reg_slice::{
     beat_reg_slice, record_reg_slice, record_reg_slice_wide, stream_reg_slice, BeatReg, RecordReg,
 };
-pub use stream_bytes::OutStage;
+pub use stream_bytes::{OutStage, SpliceCmd, SplicePorts};
 pub use stream_delete::{stream_delete, DeleteCfg};
-pub use stream_fifo::{stream_fifo, stream_fifo_in, stream_fifo_room, FifoCfg, FifoRam};
-pub use stream_fork::{stream_fork, stream_fork_buffered};
-pub use stream_fwd_reg::stream_fwd_reg;
+pub use stream_fifo::{
+    stream_fifo, stream_fifo_in, stream_fifo_room, FifoCfg, FifoDrops, FifoPorts, FifoRam,
+};
+pub use stream_fork::{stream_fork, stream_fork_buffered, ForkPorts};
+pub use stream_fwd_reg::{stream_fwd_reg, PassPorts};
 pub use stream_insert::{stream_insert, InsertCfg};
 pub use stream_skid::stream_skid;
 
@@ -88,13 +90,13 @@ impl StreamCfg {
     /// Reject shapes the blocks cannot be built with.
     #[track_caller]
     pub fn check(&self, block: &str) -> Result<(), ElabError> {
-        if self.data_bits == 0 || self.data_bits % 8 != 0 {
+        if self.data_bits == 0 || !self.data_bits.is_multiple_of(8) {
             return Err(ElabError::config(
                 block,
                 format!("stream data width {} is not whole bytes", self.data_bits),
             ));
         }
-        if self.data_bits != 8 && self.data_bits % 16 != 0 {
+        if self.data_bits != 8 && !self.data_bits.is_multiple_of(16) {
             return Err(ElabError::config(
                 block,
                 format!(
@@ -112,6 +114,25 @@ impl StreamCfg {
         } else {
             format!("d{}", self.data_bits)
         }
+    }
+}
+
+nicgen_edsl::record! {
+    /// One beat's payload as a word (a FIFO entry, a register slice's data): every forward
+    /// field of the stream but `tvalid`, `tdata` in the least significant bits.
+    pub struct Beat(data_bits: u32, user_bits: u32) {
+        data: data_bits,
+        keep: data_bits / 8,
+        last: 1,
+        /// Left out (width 0) on a stream without `tuser`.
+        user: user_bits,
+    }
+}
+
+impl StreamCfg {
+    /// The shape of this stream's beat ([`Beat`]).
+    pub fn beat(&self) -> Beat<u32> {
+        Beat::shape(self.data_bits, self.user_bits)
     }
 }
 
@@ -147,6 +168,80 @@ impl Stream {
             .zip(&self.0.sigs)
             .filter(|((n, _, _), _)| n != "tvalid" && n != "tready")
             .map(|((n, _, _), s)| (n.clone(), *s))
+            .collect()
+    }
+}
+
+impl Stream {
+    /// A stream the module consumes (`s_axis`-style ports), declared through `io` (the module's
+    /// own ports, or an instance's seen from its parent).
+    #[track_caller]
+    pub fn sink(io: &Io, prefix: &str, cfg: &StreamCfg) -> Stream {
+        Stream::declare(io, Role::Sink, prefix, cfg)
+    }
+
+    /// A stream the module produces (`m_axis`-style ports).
+    #[track_caller]
+    pub fn source(io: &Io, prefix: &str, cfg: &StreamCfg) -> Stream {
+        Stream::declare(io, Role::Source, prefix, cfg)
+    }
+
+    #[track_caller]
+    fn declare(io: &Io, role: Role, prefix: &str, cfg: &StreamCfg) -> Stream {
+        let spec = cfg.spec();
+        // A loop, not a closure, so that each port's source location is the caller's.
+        let mut sigs = Vec::new();
+        for (name, w, flow) in &spec.fields {
+            let port = format!("{prefix}_{name}");
+            sigs.push(match flow {
+                Flow::Forward => io.forward(role, &port, *w),
+                Flow::Backward => io.backward(role, &port, *w),
+            });
+        }
+        Stream(Bundle {
+            prefix: prefix.to_string(),
+            spec,
+            sigs,
+        })
+    }
+
+    /// A beat moves in this cycle (`tvalid && tready`).
+    #[track_caller]
+    pub fn fire(&self) -> Sig {
+        self.valid() & self.ready()
+    }
+
+    /// The beat's payload (read side); `user` is left out on a stream without `tuser`.
+    pub fn beat(&self) -> Beat {
+        Beat {
+            data: self.data(),
+            keep: self.keep(),
+            last: self.last(),
+            user: self.user().unwrap_or_else(|| Sig::absent("Beat", "user")),
+        }
+    }
+
+    /// Drive the beat's payload (write side); `b.user` is read only when the stream has
+    /// `tuser`.
+    #[track_caller]
+    pub fn set_beat(&self, b: &Beat) {
+        self.data().set(b.data);
+        self.keep().set(b.keep);
+        self.last().set(b.last);
+        if let Some(u) = self.user() {
+            u.set(b.user);
+        }
+    }
+}
+
+impl Interface for Stream {
+    fn signals(&self) -> Vec<(Sig, Flow)> {
+        self.0
+            .spec
+            .fields
+            .iter()
+            .zip(&self.0.sigs)
+            .map(|((_, _, f), s)| (*s, *f))
             .collect()
     }
 }

@@ -5,19 +5,20 @@
 //!
 //! - Cuts both directions: `valid`, `data` and the upstream ready all come from flops (a forward
 //!   register with a skid register behind its ready, SpinalHDL's `m2sPipe().s2mPipe()`;
-//!   docs/TIMING.md, rule 2). The data registers' enables read complement copies of the valid
-//!   flops (rule 3).
+//!   docs/TIMING.md, rule 2). The data registers' enables and the upstream ready read copies of
+//!   the valid flops of their own ([`Replicated`], rule 3).
 //! - [`record_reg_slice_wide`]: the same for records of hundreds of bits, each half of the data
 //!   registers with control flops of its own, so that no enable net spans the whole record
 //!   (rule 4).
 //! - [`beat_reg_slice`]: the plain slice on a stream beat (`data`, `keep`, `last`);
 //!   [`stream_reg_slice`] takes a stream and sets its ready; [`BeatReg::drive`] feeds the slice
-//!   into an instance's input stream.
+//!   into a stream (an instance's input).
 //! - Latency 1 cycle. Throughput 1 record/cycle.
 //! - Cost: two data registers (output and skid), four control flops, a 2:1 mux on the data (the
 //!   wide slice: one flop and one LUT more); no row of its own in results/AREA.md.
 //! - Golden model: identity on records; test: `testbench/tests/stream/record_reg_slice.rs`.
 
+use super::{Beat, Stream};
 use nicgen_edsl::prelude::*;
 
 /// The signals of a [`record_reg_slice`].
@@ -36,43 +37,40 @@ pub struct RecordReg {
 /// `<name>_skid_*`; latency 1, 1 record/cycle.
 pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
     let ready = wire(1).named(&format!("{name}_ready"));
-    let valid_q = reg_init(1, 0u32).named(&format!("{name}_valid"));
-    // The output valid's complement, a copy of it that only the data registers' enable reads
-    // (see `load_data` below).
-    let valid_n = reg_init(1, 1u32).named(&format!("{name}_valid_n"));
-    let skid_v = reg_init(1, 0u32).named(&format!("{name}_skid_valid"));
-    // The upstream ready from a flop of its own (the complement of `skid_valid`, so that
-    // synthesis keeps both): `skid_valid` selects and enables every data bit, and the source's
-    // logic must not start at that net.
-    let skid_free = reg_init(1, 1u32).named(&format!("{name}_skid_free"));
-    let s_ready = skid_free;
+    // The output valid, twice: copy 0 (`<name>_valid`) is the output and feeds the control
+    // flops, copy 1 (`<name>_valid_n1`) only the data registers' enable (see `load_data`).
+    let valid_q = Replicated::new(&format!("{name}_valid"), 2, 1, Some(0));
+    // The skid register's valid, twice: copy 0 selects and enables every data bit, copy 1
+    // (`<name>_skid_valid_n1`, stored complemented: "free") is the upstream ready, so that the
+    // source's logic does not start at that net.
+    let skid = Replicated::new(&format!("{name}_skid_valid"), 2, 1, Some(0));
+    let skid_v = skid.get(0);
+    let s_ready = skid.get_n(1);
     let take = (valid & s_ready).named(&format!("{name}_take"));
     // Two loads of the same value, one for the control flops and one for the data registers'
     // clock enables, each from its own copy of the output valid, so that the control flops'
     // next state does not sit behind a net of one load per data bit (docs/TIMING.md, rule 3).
-    let load = (!valid_q | ready).named(&format!("{name}_load"));
-    let load_data = (valid_n | ready).named(&format!("{name}_load_data"));
+    let load = (valid_q.get_n(0) | ready).named(&format!("{name}_load"));
+    let load_data = (valid_q.get_n(1) | ready).named(&format!("{name}_load_data"));
     // The output register loads from the skid register first, else from the input. The data
     // registers load whenever they may (the skid register whenever it is empty, the output
     // register whenever it may move), whatever the input's valid, which so only reaches the
     // valid flops: a word loaded without its valid is never shown.
     let next_v = (skid_v | take).named(&format!("{name}_next_valid"));
     valid_q.set_if(load, next_v);
-    valid_n.set_if(load, !next_v);
     let skid_d = reg(data.width())
         .enable(!skid_v)
         .named(&format!("{name}_skid_data"));
     skid_d.set(data);
     let skid_next = (!load & next_v).named(&format!("{name}_skid_next"));
-    skid_v.set(skid_next);
-    skid_free.set(!skid_next);
+    skid.set(skid_next);
     let data_q = reg(data.width())
         .enable(load_data)
         .named(&format!("{name}_data"));
     data_q.set(mux(skid_v, skid_d, data));
     RecordReg {
         data: data_q,
-        valid: valid_q,
+        valid: valid_q.get(0),
         ready,
         s_ready,
     }
@@ -85,7 +83,7 @@ pub struct BeatReg {
     pub keep: Sig,
     pub last: Sig,
     /// The slice: `valid`, the caller's `ready`, the upstream `s_ready` (its `data` is the
-    /// packed beat, `{last, keep, data}`).
+    /// packed beat, a [`Beat`] without `user`).
     pub slice: RecordReg,
 }
 
@@ -93,40 +91,48 @@ pub struct BeatReg {
 /// ready as well as the data where a [`super::stream_skid()`] and a [`super::stream_fwd_reg()`]
 /// would be two instances.
 pub fn beat_reg_slice(name: &str, data: Sig, keep: Sig, last: Sig, valid: Sig) -> BeatReg {
-    let (dw, kw) = (data.width(), keep.width());
-    let slice = record_reg_slice(name, cat(&[last, keep, data]), valid);
+    let shape = Beat::shape(data.width(), 0);
+    let word = shape.pack(&Beat {
+        data,
+        keep,
+        last,
+        ..shape.zeros()
+    });
+    let slice = record_reg_slice(name, word, valid);
+    let b = shape.unpack(slice.data);
     BeatReg {
-        data: slice.data.slice(dw - 1, 0),
-        keep: slice.data.slice(dw + kw - 1, dw),
-        last: slice.data.bit(dw + kw),
+        data: b.data,
+        keep: b.keep,
+        last: b.last,
         slice,
     }
 }
 
 /// [`beat_reg_slice`] on a stream without `tuser`: the stream's ready is set to the slice's
 /// upstream ready (a flop).
-pub fn stream_reg_slice(name: &str, s: &super::Stream) -> BeatReg {
+pub fn stream_reg_slice(name: &str, s: &Stream) -> BeatReg {
     let r = beat_reg_slice(name, s.data(), s.keep(), s.last(), s.valid());
     s.ready().set(r.slice.s_ready);
     r
 }
 
 impl BeatReg {
-    /// Feed the slice into `inst`'s input stream `port` (`<port>_tdata/tkeep/tlast/tvalid`),
-    /// its ready from `<port>_tready`.
-    pub fn drive(&self, inst: &Inst, port: &str) {
-        inst.set(&format!("{port}_tdata"), self.data);
-        inst.set(&format!("{port}_tkeep"), self.keep);
-        inst.set(&format!("{port}_tlast"), self.last);
-        inst.set(&format!("{port}_tvalid"), self.slice.valid);
-        self.slice.ready.set(inst.get(&format!("{port}_tready")));
+    /// Feed the slice into `sink` (a stream without `tuser`, e.g. an instance's input): its
+    /// payload and valid from the slice, the slice's ready from its ready.
+    #[track_caller]
+    pub fn drive(&self, sink: &Stream) {
+        sink.data().set(self.data);
+        sink.keep().set(self.keep);
+        sink.last().set(self.last);
+        sink.valid().set(self.slice.valid);
+        self.slice.ready.set(sink.ready());
     }
 }
 
 /// [`record_reg_slice`] with its registers in two halves (low and high bits), each half's
-/// clock enables from its own copy of the output valid (`<name>_valid_lo`, `<name>_valid_n`)
+/// clock enables from its own copy of the output valid (`<name>_valid_lo`, `<name>_valid_n1`)
 /// and its skid select from its own copy of the skid's valid (`<name>_skid_valid`,
-/// `<name>_skid_valid_n`). So no enable or select net fans out to more than half the record,
+/// `<name>_skid_valid_n1`). So no enable or select net fans out to more than half the record,
 /// and the control flops (`<name>_valid`, the skid's) read neither half's enable. Same ports,
 /// latency and throughput.
 pub fn record_reg_slice_wide(name: &str, data: Sig, valid: Sig) -> RecordReg {
@@ -136,31 +142,36 @@ pub fn record_reg_slice_wide(name: &str, data: Sig, valid: Sig) -> RecordReg {
         "record_reg_slice_wide `{name}`: a record of {w} bit(s) has no halves"
     );
     let ready = wire(1).named(&format!("{name}_ready"));
-    let valid_q = reg_init(1, 0u32).named(&format!("{name}_valid"));
-    let skid_v = reg_init(1, 0u32).named(&format!("{name}_skid_valid"));
-    let skid_n = reg_init(1, 1u32).named(&format!("{name}_skid_valid_n"));
+    // The output valid: copy 0 for the control flops and the output, copy 1 (the complement,
+    // `<name>_valid_n1`) for the high half's enables only.
+    let valid_q = Replicated::new(&format!("{name}_valid"), 2, 1, Some(0));
+    // The skid's valid: copy 0 for the control and the low half, copy 1 for the high half.
+    let skid = Replicated::new(&format!("{name}_skid_valid"), 2, 1, Some(0));
+    let skid_v = skid.get(0);
     let s_ready = (!skid_v).named(&format!("{name}_s_ready"));
     let take = (valid & s_ready).named(&format!("{name}_take"));
-    let load = (!valid_q | ready).named(&format!("{name}_load"));
+    let load = (valid_q.get_n(0) | ready).named(&format!("{name}_load"));
     let next_v = (skid_v | take).named(&format!("{name}_next_valid"));
     valid_q.set_if(load, next_v);
-    skid_v.set(!load & next_v);
-    skid_n.set(!(!load & next_v));
-    // Two more copies of the output valid, one per half's enable, that the control flops do
-    // not read, so that synthesis cannot build the control's next state from a half's enable
-    // (a net of one load per bit): `valid_n` holds the complement, `valid_lo` the same value
-    // from a next-state expression of its own (no enable), so neither merges with `valid`
-    // (docs/TIMING.md, rules 3 and 4).
-    let valid_n = reg_init(1, 1u32).named(&format!("{name}_valid_n"));
-    valid_n.set_if(load, !next_v);
+    skid.set(!load & next_v);
+    // The low half's enables from one more copy of the output valid, `valid_lo`, that the
+    // control flops do not read either: the same value as `valid` from a next-state
+    // expression of its own (no enable), a register gated differently, so that it merges
+    // neither with `valid` nor with `valid_n1` (docs/TIMING.md, rules 3 and 4).
     let valid_lo = reg_init(1, 0u32).named(&format!("{name}_valid_lo"));
-    valid_lo.set(next_v | (valid_q & !ready));
+    valid_lo.set(next_v | (valid_q.get(0) & !ready));
     let load_lo = (!valid_lo | ready).named(&format!("{name}_load_lo"));
-    let load_hi = (valid_n | ready).named(&format!("{name}_load_hi"));
+    let load_hi = (valid_q.get_n(1) | ready).named(&format!("{name}_load_hi"));
     let half = w / 2;
     let halves = [
         (data.slice(half - 1, 0), !skid_v, load_lo, skid_v, "lo"),
-        (data.slice(w - 1, half), skid_n, load_hi, !skid_n, "hi"),
+        (
+            data.slice(w - 1, half),
+            skid.get_n(1),
+            load_hi,
+            skid.get(1),
+            "hi",
+        ),
     ];
     let mut parts = Vec::new();
     for (d, skid_en, out_en, from_skid, h) in halves {
@@ -176,7 +187,7 @@ pub fn record_reg_slice_wide(name: &str, data: Sig, valid: Sig) -> RecordReg {
     }
     RecordReg {
         data: cat(&[parts[1], parts[0]]).named(&format!("{name}_data")),
-        valid: valid_q,
+        valid: valid_q.get(0),
         ready,
         s_ready,
     }

@@ -5,11 +5,11 @@
 //! unchanged. A frame of at most `off` bytes passes unchanged; a frame of `off + 1 ..= off + n`
 //! bytes loses what exists of the deleted range (it leaves with `off` bytes).
 //!
-//! - Ports: `s_axis_*` (data in), `m_axis_*` (data out), `s_axis_cmd_tdata[0]` (enable),
-//!   `s_axis_cmd_tvalid/tready`: one command per frame, through a register slice (its ready is
-//!   a flop; up to two commands are taken ahead of their frames; a frame's first beat waits
-//!   for its command's). `tuser` travels with the data: the last output beat carries the
-//!   last input beat's `tuser` (e.g. `bad`).
+//! - Ports ([`SplicePorts`]): `s_axis_*` (data in), `m_axis_*` (data out),
+//!   `s_axis_cmd_tdata[0]` (enable), `s_axis_cmd_tvalid/tready`: one command per frame, through
+//!   a register slice (its ready is a flop; up to two commands are taken ahead of their frames;
+//!   a frame's first beat waits for its command's). `tuser` travels with the data: the last
+//!   output beat carries the last input beat's `tuser` (e.g. `bad`).
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
 //!   the previous beat `P`, the beat before the splice `H` (only when the deleted range spans
 //!   more than a beat, i.e. narrow buses), a 2..4-input mux per output byte lane and the output
@@ -25,7 +25,7 @@
 //! - Golden model: `nicgen_model::stream::delete_bytes`; test:
 //!   `testbench/tests/stream/stream_bytes.rs`.
 
-use super::stream_bytes::{plans, splice_body, OutStage, SpliceCfg, SpliceKind};
+use super::stream_bytes::{plans, splice, OutStage, SpliceCfg, SpliceKind, SplicePorts};
 use super::StreamCfg;
 use nicgen_edsl::prelude::*;
 
@@ -41,7 +41,8 @@ pub struct DeleteCfg {
     pub out: OutStage,
 }
 
-pub fn stream_delete(cfg: &DeleteCfg) -> Result<Rc<ModuleDef>, ElabError> {
+/// The delete block for `cfg`.
+pub fn stream_delete(cfg: &DeleteCfg) -> Result<Block<SplicePorts>, ElabError> {
     cfg.stream.check("stream_delete")?;
     if cfg.off == 0 || cfg.off > 4096 {
         return Err(ElabError::config(
@@ -73,11 +74,11 @@ pub fn stream_delete(cfg: &DeleteCfg) -> Result<Rc<ModuleDef>, ElabError> {
         cfg.n,
         cfg.out.suffix()
     );
-    Module::build(name, move || {
+    Block::build(name, sc.ports(), move |p: SplicePorts| {
         doc(&format!(
             "Deletes {} bytes at frame offset {} from frames whose command enables it.",
             sc.n, sc.off
         ));
-        splice_body(&sc, &en, &dis, sat);
+        splice(&sc, &en, &dis, sat, p);
     })
 }

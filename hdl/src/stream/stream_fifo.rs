@@ -27,9 +27,10 @@
 //! - API: [`stream_fifo`]`(&cfg)` builds the LUT-RAM FIFO, [`stream_fifo_in`]`(&cfg, ram)` either
 //!   kind (module name suffix `_bram` for block RAM), [`stream_fifo_room`] also `s_axis_room` (a
 //!   flop: at least N entries free).
-//! - Ports: `s_axis_*`, `m_axis_*`, and in frame mode `stat_drop_bad`, `stat_drop_oversize`;
-//!   `s_axis_room` where built by [`stream_fifo_room`]. `s_axis_tready` is a flop (`!full`) or 1
-//!   while a frame is being dropped; `m_axis_tvalid` is a flop in both RAM kinds.
+//! - Ports ([`FifoPorts`]): `s_axis_*`, `m_axis_*`, `s_axis_room` where built by
+//!   [`stream_fifo_room`], and in frame mode `stat_drop_bad`, `stat_drop_oversize`
+//!   ([`FifoDrops`]). `s_axis_tready` is a flop (`!full`) or 1 while a frame is being dropped;
+//!   `m_axis_tvalid` is a flop in both RAM kinds.
 //! - Latency (beat written to `m_axis_tvalid`): Lut 2 cycles, Block 7 cycles; in frame mode from
 //!   the frame's last beat (+1 for the commit).
 //! - Throughput: 1 beat/cycle in and out, no bubbles under any `m_axis_tready` pattern, for
@@ -43,7 +44,7 @@
 //! - Golden model: `nicgen_model::stream::fifo_frames` (identity in plain mode); test:
 //!   `testbench/tests/stream/stream_fifo.rs`.
 
-use super::{stream_in, stream_out, StreamCfg, TUSER_BAD};
+use super::{Stream, StreamCfg, TUSER_BAD};
 use nicgen_edsl::prelude::*;
 
 /// Where the FIFO keeps its words.
@@ -102,13 +103,51 @@ pub const BLOCK_PREFETCH: u32 = BLOCK_OUT_DEPTH - 2;
 /// Largest supported depth (a 9000-byte jumbo frame is 1125 beats at 64 bits, 9000 at 8 bits).
 pub const FIFO_MAX_DEPTH: u32 = 16384;
 
+nicgen_edsl::record! {
+    /// The frame-mode FIFO's drop pulses (`stat_drop_bad`, `stat_drop_oversize`): high for
+    /// one cycle per frame dropped.
+    pub struct FifoDrops {
+        /// A frame whose last beat carries `tuser[0]` (bad).
+        drop_bad: 1,
+        /// A frame of more beats than the FIFO holds.
+        drop_oversize: 1,
+    }
+}
+
+/// The ports of a [`stream_fifo`].
+pub struct FifoPorts {
+    /// Beats in (`s_axis_*`).
+    pub s_axis: Stream,
+    /// Beats out, in order (`m_axis_*`).
+    pub m_axis: Stream,
+    /// `s_axis_room` (a flop), when built by [`stream_fifo_room`].
+    pub room: Option<Sig>,
+    /// `stat_drop_bad`, `stat_drop_oversize`, in frame mode.
+    pub drops: Option<FifoDrops>,
+}
+
+impl Ports for FifoPorts {
+    /// The FIFO's parameters and the room threshold of [`stream_fifo_room`].
+    type Cfg = (FifoCfg, Option<u32>);
+    fn ports(io: &Io, (cfg, room): &(FifoCfg, Option<u32>)) -> Self {
+        FifoPorts {
+            s_axis: Stream::sink(io, "s_axis", &cfg.stream),
+            m_axis: Stream::source(io, "m_axis", &cfg.stream),
+            room: room.map(|_| io.output("s_axis_room", 1)),
+            drops: cfg
+                .frame_mode
+                .then(|| io.outputs("stat_", &FifoDrops::shape())),
+        }
+    }
+}
+
 /// The FIFO in LUT RAM (the default storage).
-pub fn stream_fifo(cfg: &FifoCfg) -> Result<Rc<ModuleDef>, ElabError> {
+pub fn stream_fifo(cfg: &FifoCfg) -> Result<Block<FifoPorts>, ElabError> {
     stream_fifo_in(cfg, FifoRam::Lut)
 }
 
 /// The FIFO in the given storage kind.
-pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Rc<ModuleDef>, ElabError> {
+pub fn stream_fifo_in(cfg: &FifoCfg, ram: FifoRam) -> Result<Block<FifoPorts>, ElabError> {
     build(cfg, ram, None)
 }
 
@@ -122,7 +161,7 @@ pub fn stream_fifo_room(
     cfg: &FifoCfg,
     ram: FifoRam,
     room: u32,
-) -> Result<Rc<ModuleDef>, ElabError> {
+) -> Result<Block<FifoPorts>, ElabError> {
     if room == 0 || room > cfg.depth {
         return Err(ElabError::config(
             "stream_fifo",
@@ -135,7 +174,7 @@ pub fn stream_fifo_room(
     build(cfg, ram, Some(room))
 }
 
-fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>, ElabError> {
+fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Block<FifoPorts>, ElabError> {
     cfg.stream.check("stream_fifo")?;
     if cfg.depth < 2 || !cfg.depth.is_power_of_two() || cfg.depth > FIFO_MAX_DEPTH {
         return Err(ElabError::config(
@@ -169,7 +208,7 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         )?),
     };
     let cfg = *cfg;
-    Module::build(name, move || {
+    Block::build(name, (cfg, room), move |p: FifoPorts| {
         doc(&format!(
             "Synchronous stream FIFO, {} beats in {}{}.",
             cfg.depth,
@@ -183,13 +222,12 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
                 ""
             }
         ));
-        let s = stream_in("s_axis", &cfg.stream);
-        let m = stream_out("m_axis", &cfg.stream);
+        let (s, m) = (&p.s_axis, &p.m_axis);
         let aw = clog2(cfg.depth as u64);
         let pw = aw + 1;
-        let payload = s.payload();
-        let word: Vec<Sig> = payload.iter().rev().map(|(_, sg)| *sg).collect();
-        let word = cat(&word);
+        // A stored word is the beat's payload, `{tuser, tlast, tkeep, tdata}`.
+        let beat = cfg.stream.beat();
+        let word = beat.pack(&s.beat());
         // Block RAM deeper than one RAM's native depth is split into banks, so that each
         // bank's read goes straight into its own output register (see `BRAM_BANK_DEPTH`).
         let banks = match ram {
@@ -282,12 +320,12 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         };
         let full = reg_init(1, 0u32).named("full");
         full.set(reaches(depth, "full"));
-        if let Some(r) = room {
+        if let (Some(r), Some(room_out)) = (room, p.room) {
             // Free entries >= r next cycle, counting this cycle's write and not its read: the
             // same form as `full` (which is `room` 1, inverted).
             let room_q = reg_init(1, 1u32).named("room");
             room_q.set(!reaches(depth - r + 1, "room"));
-            output("s_axis_room", room_q);
+            room_out.set(room_q);
         }
 
         // The pointer the reader may advance to.
@@ -323,8 +361,9 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
             dropping.set_if(end, 0u32);
             drop_bad.set(end & bad & !dropping);
             drop_big.set(end & dropping);
-            output("stat_drop_bad", drop_bad);
-            output("stat_drop_oversize", drop_big);
+            let drops = p.drops.expect("declared in frame mode");
+            drops.drop_bad.set(drop_bad);
+            drops.drop_oversize.set(drop_big);
         } else {
             s.ready().set(!full);
             write.set(s.valid() & !full);
@@ -373,28 +412,11 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
         }
         rd_ptr.set_if(take, rd_ptr + 1u32);
 
-        // A stored word cut back into the payload's fields (the inverse of `word`).
-        let fields = |q: Sig| -> Vec<Sig> {
-            let mut lo = 0;
-            payload
-                .iter()
-                .map(|(_, src)| {
-                    let w = src.width();
-                    lo += w;
-                    q.slice(lo - 1, lo - w)
-                })
-                .collect()
-        };
-        let split = |q: Sig| {
-            for ((_, dst), v) in m.payload().into_iter().zip(fields(q)) {
-                dst.set(v);
-            }
-        };
         match ram {
             FifoRam::Lut => {
                 take.set(avail & m.ready());
                 let q = mems[0].read_async(rd_ptr.trunc(aw)).named("rd_word");
-                split(q);
+                m.set_beat(&beat.unpack(q));
                 m.valid().set(avail);
             }
             FifoRam::Block => {
@@ -405,14 +427,14 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
                 // `can_read` (a flop) says so for this cycle; so `take` is an AND of two flops,
                 // and `m_axis_tready` reaches the queue's read pointer and the `owed` counter,
                 // never the RAMs' read and output enables (a net to every RAM of the FIFO).
-                let q = instance(out_q.as_ref().expect("built for Block"), "u_out_q");
+                let q = out_q.as_ref().expect("built for Block").instance("u_out_q");
                 let ram_valid = reg_init(1, 0u32).named("ram_valid");
                 let out_valid = reg_init(1, 0u32).named("out_valid");
                 let can_read = reg_init(1, 1u32).named("can_read");
                 take.set(avail & can_read);
                 ram_valid.set(take);
                 out_valid.set(ram_valid);
-                let pop = (q.get("m_axis_tvalid") & m.ready()).named("pop");
+                let pop = (q.m_axis.valid() & m.ready()).named("pop");
                 // `owed` counts the words started before this cycle's RAM read (`ram_valid` is
                 // last cycle's `take`), so its adder starts at flops and `pop`, not at `take`
                 // (a net to every RAM enable and the read pointer). Words owed a place:
@@ -468,13 +490,11 @@ fn build(cfg: &FifoCfg, ram: FifoRam, room: Option<u32>) -> Result<Rc<ModuleDef>
                         .collect();
                     case(out_bank, &arms, outs[0]).named("out_word")
                 };
-                for ((f, _), v) in payload.iter().zip(fields(word)) {
-                    q.set(&format!("s_axis_{f}"), v);
-                }
-                q.set("s_axis_tvalid", out_valid);
+                q.s_axis.set_beat(&beat.unpack(word));
+                q.s_axis.valid().set(out_valid);
                 // Never full: it holds at most `BLOCK_PREFETCH` words, two fewer than its depth.
-                q.unused("s_axis_tready");
-                connect_bundles(&m.0, &q.bundle_out("m_axis", &cfg.stream.spec()));
+                q.s_axis.ready().unused();
+                connect(&q.m_axis, m);
             }
         }
     })

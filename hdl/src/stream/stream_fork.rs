@@ -7,7 +7,7 @@
 //! (stream rule 6).
 //! The same shape as verilog-ethernet's `axis_broadcast`.
 //!
-//! - Ports: `s_axis_*`; `m_axis_<name>_*` for every output name given.
+//! - Ports ([`ForkPorts`]): `s_axis_*`; `m_axis_<name>_*` for every output name given.
 //! - Latency 0 cycles; throughput 1 beat/cycle when all outputs are ready.
 //! - Cost: one flop per output and a few gates; the payload is wired, not registered; no row of
 //!   its own in results/AREA.md.
@@ -22,9 +22,31 @@
 //! payload is that FIFO's LUT-RAM read (put a register behind it where the consumer's first logic
 //! is deep).
 
-use super::stream_fifo::stream_fifo;
-use super::{stream_in, stream_out, FifoCfg, StreamCfg};
+use super::stream_fifo::{stream_fifo, FifoPorts};
+use super::{FifoCfg, Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
+
+/// The ports of both forks: one stream in, one stream out per output name.
+pub struct ForkPorts {
+    /// The stream in (`s_axis_*`).
+    pub s_axis: Stream,
+    /// `m_axis_<name>_*`, in the order the names were given.
+    pub m_axis: Vec<Stream>,
+}
+
+impl Ports for ForkPorts {
+    /// The streams' shape and the output names.
+    type Cfg = (StreamCfg, Vec<String>);
+    fn ports(io: &Io, (cfg, names): &(StreamCfg, Vec<String>)) -> Self {
+        ForkPorts {
+            s_axis: Stream::sink(io, "s_axis", cfg),
+            m_axis: names
+                .iter()
+                .map(|n| Stream::source(io, &format!("m_axis_{n}"), cfg))
+                .collect(),
+        }
+    }
+}
 
 /// A fork's configuration checks, shared by both shapes.
 fn check(block: &str, cfg: &StreamCfg, outputs: &[&str]) -> Result<(), ElabError> {
@@ -38,21 +60,19 @@ fn check(block: &str, cfg: &StreamCfg, outputs: &[&str]) -> Result<(), ElabError
     Ok(())
 }
 
-pub fn stream_fork(cfg: &StreamCfg, outputs: &[&str]) -> Result<Rc<ModuleDef>, ElabError> {
+/// One stream to the outputs `outputs`, each seeing every beat once (see the module docs).
+pub fn stream_fork(cfg: &StreamCfg, outputs: &[&str]) -> Result<Block<ForkPorts>, ElabError> {
     check("stream_fork", cfg, outputs)?;
     let names: Vec<String> = outputs.iter().map(|s| s.to_string()).collect();
-    Module::build(
+    Block::build(
         format!("stream_fork_{}_{}", cfg.suffix(), names.join("_")),
-        move || {
+        (*cfg, names.clone()),
+        move |p: ForkPorts| {
             doc(&format!(
                 "Stream fork to {}: every output sees every beat once.",
                 names.join(", ")
             ));
-            let s = stream_in("s_axis", cfg);
-            let outs: Vec<_> = names
-                .iter()
-                .map(|n| stream_out(&format!("m_axis_{n}"), cfg))
-                .collect();
+            let (s, outs) = (&p.s_axis, &p.m_axis);
             let taken: Vec<Sig> = names
                 .iter()
                 .map(|n| reg_init(1, 0u32).named(&format!("taken_{n}")))
@@ -70,9 +90,7 @@ pub fn stream_fork(cfg: &StreamCfg, outputs: &[&str]) -> Result<Rc<ModuleDef>, E
                 let v = s.valid() & !*t;
                 o.valid().set(v);
                 t.set(mux(done, 0u32, *t | (v & o.ready())));
-                for ((_, dst), (_, src)) in o.payload().into_iter().zip(s.payload()) {
-                    dst.set(src);
-                }
+                o.set_beat(&s.beat());
             }
         },
     )
@@ -83,7 +101,7 @@ pub fn stream_fork_buffered(
     cfg: &StreamCfg,
     outputs: &[&str],
     depth: u32,
-) -> Result<Rc<ModuleDef>, ElabError> {
+) -> Result<Block<ForkPorts>, ElabError> {
     check("stream_fork_buffered", cfg, outputs)?;
     if depth < 4 {
         return Err(ElabError::config(
@@ -93,36 +111,34 @@ pub fn stream_fork_buffered(
     }
     let fifo = stream_fifo(&FifoCfg::new(*cfg, depth))?;
     let names: Vec<String> = outputs.iter().map(|s| s.to_string()).collect();
-    Module::build(
+    Block::build(
         format!(
             "stream_fork_buffered_{}_n{depth}_{}",
             cfg.suffix(),
             names.join("_")
         ),
-        move || {
+        (*cfg, names.clone()),
+        move |p: ForkPorts| {
             doc(&format!(
                 "Stream fork to {} through a {depth}-entry FIFO each: every output sees every beat once.",
                 names.join(", ")
             ));
-            let s = stream_in("s_axis", cfg);
-            let fifos: Vec<Inst> = names
+            let s = &p.s_axis;
+            let fifos: Vec<FifoPorts> = names
                 .iter()
-                .map(|n| instance(&fifo, &format!("u_q_{n}")))
+                .map(|n| fifo.instance(&format!("u_q_{n}")))
                 .collect();
             let all = fifos
                 .iter()
-                .map(|q| q.get("s_axis_tready"))
+                .map(|q| q.s_axis.ready())
                 .reduce(|a, b| a & b)
                 .expect("at least two outputs")
                 .named("all_room");
             s.ready().set(all);
-            for (q, n) in fifos.iter().zip(&names) {
-                for (f, sig) in s.payload() {
-                    q.set(&format!("s_axis_{f}"), sig);
-                }
-                q.set("s_axis_tvalid", s.valid() & all);
-                let o = stream_out(&format!("m_axis_{n}"), cfg);
-                connect_bundles(&o.0, &q.bundle_out("m_axis", &cfg.spec()));
+            for (q, o) in fifos.iter().zip(&p.m_axis) {
+                q.s_axis.set_beat(&s.beat());
+                q.s_axis.valid().set(s.valid() & all);
+                connect(&q.m_axis, o);
             }
         },
     )

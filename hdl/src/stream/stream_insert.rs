@@ -5,11 +5,12 @@
 //! unchanged. A frame shorter than `off` passes unchanged (it has no offset `off`); a frame of
 //! exactly `off` bytes gets the bytes appended.
 //!
-//! - Ports: `s_axis_*` (data in), `m_axis_*` (data out), `s_axis_cmd_tdata` (`[0]` enable, byte
-//!   `j` of the inserted bytes at `[8j+8:8j+1]`, byte 0 first on the wire),
-//!   `s_axis_cmd_tvalid/tready`: one command per frame, through a register slice (its ready is
-//!   a flop; up to two commands are taken ahead of their frames; a frame's first beat waits
-//!   for its command's). The last output beat carries the last input beat's `tuser`.
+//! - Ports ([`SplicePorts`]): `s_axis_*` (data in), `m_axis_*` (data out), `s_axis_cmd_tdata`
+//!   (a [`SpliceCmd`](super::stream_bytes::SpliceCmd): `[0]` enable, byte `j` of the inserted
+//!   bytes at `[8j+8:8j+1]`, byte 0 first on the wire), `s_axis_cmd_tvalid/tready`: one command
+//!   per frame, through a register slice (its ready is a flop; up to two commands are taken
+//!   ahead of their frames; a frame's first beat waits for its command's). The last output
+//!   beat carries the last input beat's `tuser`.
 //! - Internals: the byte-splice engine of [`super::stream_bytes`]: a saturating beat counter,
 //!   the previous beat `P`, the inserted bytes, a 2..4-input mux per output byte lane and the
 //!   output stage the caller picks ([`OutStage`]): a register (the lanes load straight into it),
@@ -25,7 +26,7 @@
 //! - Golden model: `nicgen_model::stream::insert_bytes`; test:
 //!   `testbench/tests/stream/stream_bytes.rs`.
 
-use super::stream_bytes::{plans, splice_body, OutStage, SpliceCfg, SpliceKind};
+use super::stream_bytes::{plans, splice, OutStage, SpliceCfg, SpliceKind, SplicePorts};
 use super::StreamCfg;
 use nicgen_edsl::prelude::*;
 
@@ -41,7 +42,8 @@ pub struct InsertCfg {
     pub out: OutStage,
 }
 
-pub fn stream_insert(cfg: &InsertCfg) -> Result<Rc<ModuleDef>, ElabError> {
+/// The insert block for `cfg`.
+pub fn stream_insert(cfg: &InsertCfg) -> Result<Block<SplicePorts>, ElabError> {
     cfg.stream.check("stream_insert")?;
     if cfg.off > 4096 {
         return Err(ElabError::config(
@@ -73,11 +75,11 @@ pub fn stream_insert(cfg: &InsertCfg) -> Result<Rc<ModuleDef>, ElabError> {
         cfg.n,
         cfg.out.suffix()
     );
-    Module::build(name, move || {
+    Block::build(name, sc.ports(), move |p: SplicePorts| {
         doc(&format!(
             "Inserts {} command bytes at frame offset {} into frames whose command enables it.",
             sc.n, sc.off
         ));
-        splice_body(&sc, &en, &dis, sat);
+        splice(&sc, &en, &dis, sat, p);
     })
 }

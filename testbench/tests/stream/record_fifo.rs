@@ -12,7 +12,9 @@ fn record_fifo_is_identity() {
             .into_iter()
             .map(|(w, depth)| {
                 (
-                    record_fifo(w, depth).unwrap(),
+                    record_fifo(nicgen_edsl::record::Word::shape(w), depth)
+                        .unwrap()
+                        .into_def(),
                     w,
                     format!("fifo depth {depth}"),
                 )

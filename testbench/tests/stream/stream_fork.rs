@@ -10,13 +10,17 @@ use std::rc::Rc;
 
 #[test]
 fn fork_is_identity_on_every_output() {
-    fork_identity(|c| stream_fork(c, &["a", "b", "c"]).unwrap(), 80);
+    fork_identity(|c| stream_fork(c, &["a", "b", "c"]).unwrap().into_def(), 80);
 }
 
 #[test]
 fn buffered_fork_is_identity_on_every_output() {
     fork_identity(
-        |c| stream_fork_buffered(c, &["a", "b", "c"], 4).unwrap(),
+        |c| {
+            stream_fork_buffered(c, &["a", "b", "c"], 4)
+                .unwrap()
+                .into_def()
+        },
         90,
     );
 }

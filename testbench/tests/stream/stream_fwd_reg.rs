@@ -6,7 +6,7 @@ use nicgen_tests::*;
 
 #[test]
 fn forward_register_is_identity() {
-    stream_identity("stream_fwd_reg", |c| stream_fwd_reg(c).unwrap());
+    stream_identity("stream_fwd_reg", |c| stream_fwd_reg(c).unwrap().into_def());
 }
 
 #[test]

@@ -6,5 +6,5 @@ use nicgen_tests::*;
 
 #[test]
 fn skid_buffer_is_identity() {
-    stream_identity("stream_skid", |c| stream_skid(c).unwrap());
+    stream_identity("stream_skid", |c| stream_skid(c).unwrap().into_def());
 }
