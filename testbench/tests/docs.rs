@@ -1,11 +1,12 @@
 //! Every block's doc points at its golden model and its test, and the pointers resolve.
 //!
-//! A file under `hdl/src` that builds a module (`Module::build(` in its code) must have, in its
-//! `//!` doc, an entry (a list item or a paragraph) with `Golden model:` and `test:` (or
-//! `tests:`). The golden model names `nicgen_model::` paths (a module, or an item in it), or is
-//! the identity or `none` with a reason, for plumbing; the test names at least one file, as a
-//! path from the repository root in backticks. Any file's `Golden model:` and `test:` entries
-//! must resolve, and so must every `testbench/...` or `generators/...` path in a `//!` doc:
+//! A file under `hdl/src` that builds a module (`Module::build(` or `Block::build(` in its code)
+//! must have, in its `//!` doc, an entry (a list item or a paragraph) with `Golden model:` and
+//! `test:` (or `tests:`). The golden model names `nicgen_model::` paths (a module, or an item
+//! in it), or is the identity or `none` with a reason, for plumbing; the test names at least
+//! one file, as a path from the repository root in backticks. Any file's `Golden model:` and
+//! `test:` entries must resolve, and so must every `testbench/...` or `generators/...` path in a
+//! `//!` doc:
 //!
 //! - `nicgen_model::a::b`: `testbench/model/src/a.rs` or `a/mod.rs` exists, and `b` is a
 //!   module under it or appears as `pub fn|struct|enum|mod|const|type|static|trait b` in it;
@@ -193,8 +194,10 @@ fn unresolved(root: &Path, path: &str) -> Option<String> {
 
 /// Whether the code of `src` (outside comments) builds a module.
 fn builds_a_module(src: &str) -> bool {
-    src.lines()
-        .any(|l| !l.trim_start().starts_with("//") && l.contains("Module::build("))
+    src.lines().any(|l| {
+        !l.trim_start().starts_with("//")
+            && (l.contains("Module::build(") || l.contains("Block::build("))
+    })
 }
 
 /// The offenders of one file (`name` as shown, `src` its text), checked against the
