@@ -27,6 +27,7 @@ use std::process::Command;
 mod bench;
 mod fpga;
 mod report;
+mod rust_lines;
 mod tools;
 
 /// Debian packages the tests need, with the command that shows each is present.
@@ -206,8 +207,13 @@ fn lint() -> Result<Vec<String>> {
             .context("verilator not found: run `cargo xtask install-tools`")?;
         let text =
             String::from_utf8_lossy(&v.stderr).into_owned() + &String::from_utf8_lossy(&v.stdout);
+        // Tool messages name Verilog lines; each also gets the Rust line that made it.
+        let rust = rust_lines::RustLines::read(&dir, &files);
         if !v.status.success() || text.contains("%Warning") {
-            bail!("verilator --lint-only -Wall on preset {p}:\n{text}");
+            bail!(
+                "verilator --lint-only -Wall on preset {p}:\n{}",
+                rust.annotate(&text)
+            );
         }
         let i = Command::new("iverilog")
             .args(["-g2005", "-o", "/dev/null", "-s", top])
@@ -217,7 +223,7 @@ fn lint() -> Result<Vec<String>> {
         if !i.status.success() {
             bail!(
                 "iverilog -g2005 on preset {p}:\n{}",
-                String::from_utf8_lossy(&i.stderr)
+                rust.annotate(&String::from_utf8_lossy(&i.stderr))
             );
         }
         // Structural check (elaboration, processes, drivers, loops), not a full synthesis: the
@@ -233,7 +239,7 @@ fn lint() -> Result<Vec<String>> {
         if !y.status.success() {
             bail!(
                 "yosys hierarchy/proc/check on preset {p}:\n{}",
-                String::from_utf8_lossy(&y.stderr)
+                rust.annotate(&String::from_utf8_lossy(&y.stderr))
             );
         }
         println!("lint: preset {p}: verilator -Wall clean, iverilog -g2005 ok, yosys check ok");

@@ -303,11 +303,15 @@ fn endpoints(d: &Design, run: &PnrRun, seed: u32, clock_mhz: f64) -> Result<StaF
         }
     }
     let file = d.dir.join(format!("sta_seed{seed}.md"));
+    let lines = crate::rust_lines::RustLines::read(&d.dir, &d.files);
+    let rust = |g: &str| lines.of_path(&d.top, g);
     let md = format!(
-        "# {} seed {seed}: endpoints against the preset clock\n\nWritten by `cargo xtask sta {} --mhz {clock_mhz}` (bench-area runs it on every seed).\n\n{}",
+        "# {} seed {seed}: endpoints against the preset clock\n\nWritten by `cargo xtask sta {} --mhz {clock_mhz} --verilog {} --module {}` (bench-area runs it on every seed).\n\n{}",
         d.top,
         run.sdf.display(),
-        a.summary(40)
+        d.dir.display(),
+        d.top,
+        a.summary(40, &rust)
     );
     std::fs::write(&file, md).with_context(|| format!("writing {}", file.display()))?;
     Ok(StaFigures {

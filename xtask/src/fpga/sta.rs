@@ -487,8 +487,9 @@ impl Analysis<'_> {
     }
 
     /// A Markdown summary: counts, and the worst `top` (launch group -> capture group) pairs
-    /// with their worst path.
-    pub(crate) fn summary(&self, top: usize) -> String {
+    /// with their worst path; `rust` names the Rust line of a group (a flattened register or
+    /// net name) when it is known.
+    pub(crate) fn summary(&self, top: usize, rust: &dyn Fn(&str) -> Option<String>) -> String {
         let mut md = String::new();
         let fail: Vec<&Endpoint> = self.failing().collect();
         let _ = writeln!(
@@ -525,6 +526,10 @@ impl Analysis<'_> {
         );
         let _ = writeln!(md, "| slack ns | endpoints | launch | capture | path (cell/pin, arrival ns, fanout of each net) |");
         let _ = writeln!(md, "|---:|---:|---|---|---|");
+        let with_rust = |g: &str| match rust(g) {
+            Some(l) => format!("`{g}` ({l})"),
+            None => format!("`{g}`"),
+        };
         for (from, to, n, slack, p) in groups.iter().take(top) {
             let hops = self.path(*p);
             let mut desc = Vec::new();
@@ -544,8 +549,10 @@ impl Analysis<'_> {
             }
             let _ = writeln!(
                 md,
-                "| {:.3} | {n} | `{from}` | `{to}` | {} |",
+                "| {:.3} | {n} | {} | {} | {} |",
                 slack / 1000.0,
+                with_rust(from),
+                with_rust(to),
                 desc.join(" → ")
             );
         }
@@ -553,14 +560,32 @@ impl Analysis<'_> {
     }
 }
 
-/// `cargo xtask sta FILE.sdf [--mhz F] [--top N]`.
+/// `cargo xtask sta FILE.sdf [--mhz F] [--top N] [--verilog DIR [--module M]]`: with the
+/// generated Verilog of the design (`DIR/files.f`, top `M` or the manifest's), each register
+/// group is followed by the Rust line that made it.
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut file = None;
     let mut mhz = 156.25;
     let mut top = 30;
+    let mut verilog: Option<String> = None;
+    let mut module: Option<String> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--verilog" => {
+                verilog = Some(
+                    it.next()
+                        .ok_or_else(|| anyhow!("--verilog needs the directory `nicgen generate` wrote"))?
+                        .clone(),
+                )
+            }
+            "--module" => {
+                module = Some(
+                    it.next()
+                        .ok_or_else(|| anyhow!("--module needs the name of the synthesised top"))?
+                        .clone(),
+                )
+            }
             "--mhz" => {
                 mhz = it
                     .next()
@@ -576,7 +601,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                     .context("--top: not a count")?
             }
             f if !f.starts_with('-') && file.is_none() => file = Some(f.to_string()),
-            other => bail!("sta: unknown argument `{other}` (usage: cargo xtask sta FILE.sdf [--mhz F] [--top N])"),
+            other => bail!("sta: unknown argument `{other}` (usage: cargo xtask sta FILE.sdf [--mhz F] [--top N] [--verilog DIR [--module M]])"),
         }
     }
     let file = file.ok_or_else(|| {
@@ -584,7 +609,20 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     })?;
     let sta = Sta::read(Path::new(&file))?;
     let a = sta.analyse(1e6 / mhz)?;
-    print!("{}", a.summary(top));
+    let lines = verilog
+        .as_ref()
+        .map(|d| crate::rust_lines::RustLines::read_dir(Path::new(d)));
+    let module = match (&module, &verilog) {
+        (Some(m), _) => m.clone(),
+        (None, Some(d)) => std::fs::read_to_string(Path::new(d).join("manifest.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["top"].as_str().map(String::from))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    let rust = |g: &str| lines.as_ref().and_then(|l| l.of_path(&module, g));
+    print!("{}", a.summary(top, &rust));
     Ok(())
 }
 
@@ -631,7 +669,9 @@ mod tests {
         assert_eq!(a.endpoints[1].slack, 1000.0 - 540.0);
         assert_eq!(a.failing().count(), 1);
         assert_eq!(a.tns(), -410.0);
-        assert!(a.summary(5).contains("1 of 2 checked endpoints"));
+        assert!(a.summary(5, &|_| None).contains("1 of 2 checked endpoints"));
+        let named = a.summary(5, &|g| (g == "b").then(|| "hdl/src/x.rs:7".to_string()));
+        assert!(named.contains("`b` (hdl/src/x.rs:7)"), "{named}");
     }
 
     #[test]
