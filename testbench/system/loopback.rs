@@ -29,6 +29,7 @@ fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
         dma,
         fixed_len: None,
         window: 0,
+        pcap_wire: None,
     };
     let r = run_loopback(&p, &model, &o, |_| {}).unwrap_or_else(|e| panic!("{preset}: {e:#}"));
     assert_eq!(r.frames, o.frames);
@@ -82,7 +83,7 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
     let p = Preset::builtin("nic64").unwrap();
     let model = nic_model(&p).unwrap();
     let table: Vec<u16> = (0..p.rss.table_size).map(|i| (i % 2) as u16).collect();
-    let mut nd = open_loopback(
+    let (mut nd, _) = open_loopback(
         &p,
         &model,
         HostConfig::from_seed(3),
@@ -91,6 +92,7 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
             queues: 2,
             ..NetDevConfig::default()
         },
+        None,
     )
     .unwrap();
     let lkey = nd.lkey().0;

@@ -104,6 +104,7 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
     run_in(&a, &["ip", "link", "set", &wt, "up"]);
     run_in(&a, &["ip", "link", "set", "lo", "up"]);
     assert!(!link_exists(&b, &ht));
+    let cap = std::env::temp_dir().join(format!("nicgen-tap-wire-{id}.pcapng"));
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_nicgen"))
         .args([
@@ -117,6 +118,8 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
             &format!("{ht}@{b}"),
             "--seconds",
             "1800",
+            "--pcap-wire",
+            cap.to_str().unwrap(),
             "--json",
         ])
         .stdout(Stdio::piped())
@@ -213,6 +216,45 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
     assert!(sum["wire_to_host"].as_u64().unwrap() > 100, "{sum}");
     assert_eq!(sum["wire_tap_created"], false, "{sum}");
     assert_eq!(sum["host_tap_created"], true, "{sum}");
+
+    // --pcap-wire: tshark reads every MAC frame with its direction (1 into the NIC, 2 out),
+    // as many each way as the summary counts; the TCP transfer went out through the MAC.
+    if nicgen_tb::tshark::tshark_required() {
+        let o = Command::new("tshark")
+            .arg("-n")
+            .arg("-r")
+            .arg(&cap)
+            .args([
+                "-T",
+                "fields",
+                "-e",
+                "frame.packet_flags_direction",
+                "-e",
+                "tcp.len",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+        let dir = |r: &Vec<&str>| u32::from_str_radix(r[0].trim_start_matches("0x"), 16).unwrap();
+        let inbound = rows.iter().filter(|r| dir(r) == 1).count() as u64;
+        let outbound = rows.iter().filter(|r| dir(r) == 2).count() as u64;
+        assert_eq!(
+            inbound + outbound,
+            rows.len() as u64,
+            "every frame has a direction"
+        );
+        assert_eq!(inbound, sum["wire_rx_frames"].as_u64().unwrap(), "{sum}");
+        assert_eq!(outbound, sum["wire_tx_frames"].as_u64().unwrap(), "{sum}");
+        let tcp_out: u64 = rows
+            .iter()
+            .filter(|r| dir(r) == 2)
+            .filter_map(|r| r.get(1)?.parse::<u64>().ok())
+            .sum();
+        assert!(tcp_out >= data.len() as u64, "TCP bytes out: {tcp_out}");
+    }
+    let _ = std::fs::remove_file(&cap);
 
     // The TAP that existed stays, with its address; the one nicgen created is gone.
     let shown = run_in(&a, &["ip", "addr", "show", "dev", &wt]);

@@ -9,3 +9,4 @@ pub mod sim_tap;
 pub mod sim_tx;
 pub mod summary;
 pub mod traffic;
+pub mod wire;

@@ -87,6 +87,10 @@ enum SimCmd {
         /// Where to write the JSON-lines report.
         #[arg(long)]
         report: PathBuf,
+        /// Also write the frames as delivered to the host (FCS removed, the outer VLAN tag
+        /// stripped where the report says so) to this pcap file.
+        #[arg(long, value_name = "FILE")]
+        pcap_out: Option<PathBuf>,
         /// The 40-byte Toeplitz key as 80 hex digits (default: the Microsoft verification key).
         #[arg(long)]
         rss_key: Option<String>,
@@ -113,6 +117,11 @@ enum SimCmd {
         /// Seed of the frames and of the simulated host's DMA timing.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Write every MAC frame, both ways, to this pcapng file (direction in each packet's
+        /// flags, time from the simulated cycle); the loop then closes outside the NIC, at its
+        /// MAC ports, so that the frames cross them.
+        #[arg(long, value_name = "FILE")]
+        pcap_wire: Option<PathBuf>,
         /// Print the summary as one JSON object instead of `key value` lines.
         #[arg(long)]
         json: bool,
@@ -135,6 +144,10 @@ enum SimCmd {
         /// Stop after this many seconds (default: run until SIGINT or SIGTERM).
         #[arg(long)]
         seconds: Option<u64>,
+        /// Write every MAC frame, both ways, to this pcapng file (direction in each packet's
+        /// flags, time from the simulated cycle).
+        #[arg(long, value_name = "FILE")]
+        pcap_wire: Option<PathBuf>,
         /// Print the summary as one JSON object instead of `key value` lines.
         #[arg(long)]
         json: bool,
@@ -219,6 +232,7 @@ fn sim_tx(
         limit,
         &format!("the TX path of preset {} (MTU {} + 22)", p.name, p.mtu),
     )?;
+    writable(pcap_out, "--pcap-out")?;
     let reqs: Vec<_> = frames
         .iter()
         .map(|f| {
@@ -287,6 +301,7 @@ fn sim_rx(
     config: Option<&PathBuf>,
     pcap_in: &PathBuf,
     report: &PathBuf,
+    pcap_out: Option<&PathBuf>,
     rss_key: Option<&str>,
     mtu: Option<u32>,
 ) -> Result<()> {
@@ -299,6 +314,11 @@ fn sim_rx(
     }
     let key = rss_key.map(parse_key).transpose()?;
     let frames = read_frames(pcap_in, 16000, "the simulated NIC")?;
+    // Before the model build: an unwritable output fails at once.
+    writable(report, "--report")?;
+    if let Some(path) = pcap_out {
+        writable(path, "--pcap-out")?;
+    }
     let cfg = rx_cfg(&p, mtu);
     let wire: Vec<Vec<u8>> = frames
         .iter()
@@ -330,6 +350,10 @@ fn sim_rx(
     }
     std::fs::write(report, out)
         .map_err(|e| Failure::input(anyhow!("cannot write --report {}: {e}", report.display())))?;
+    if let Some(path) = pcap_out {
+        nicgen_tb::pcap::write_pcap(path, &run.delivered)
+            .map_err(|e| Failure::input(anyhow!("cannot write --pcap-out {e}")))?;
+    }
     // The counters are the hardware's (`stat_rx_*`); run_rx has checked them against the
     // records.
     for (name, value) in &run.counters {
@@ -354,6 +378,13 @@ fn sim_rx(
     Ok(())
 }
 
+/// Check that `path` (the value of `option`) can be written, by creating it.
+fn writable(path: &std::path::Path, option: &str) -> Result<()> {
+    std::fs::File::create(path)
+        .map(drop)
+        .map_err(|e| Failure::input(anyhow!("cannot write {option} {}: {e}", path.display())))
+}
+
 /// The preset named by `--preset` / `--config`, or the default.
 fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset> {
     if let Some(path) = config {
@@ -372,6 +403,7 @@ fn sim_loopback(
     queues: usize,
     max_len: usize,
     seed: u64,
+    pcap_wire: Option<PathBuf>,
     json: bool,
 ) -> Result<()> {
     use nicgen::sim_loopback::{check_opts, nic_model, run_loopback, LoopbackOpts};
@@ -390,8 +422,13 @@ fn sim_loopback(
         },
         fixed_len: None,
         window: 0,
+        pcap_wire: pcap_wire.clone(),
     };
     check_opts(&p, &opts).map_err(Failure::input)?;
+    if let Some(path) = &pcap_wire {
+        // Before the model build: an unwritable path fails at once.
+        writable(path, "--pcap-wire")?;
+    }
     eprintln!(
         "nicgen: building the NIC model for preset {} ({} bits)...",
         p.name, p.data_bits
@@ -533,6 +570,7 @@ fn run(cli: Cli) -> Result<()> {
             queues,
             max_len,
             seed,
+            pcap_wire,
             json,
         }) => sim_loopback(
             preset.as_deref(),
@@ -541,6 +579,7 @@ fn run(cli: Cli) -> Result<()> {
             queues,
             max_len,
             seed,
+            pcap_wire,
             json,
         )?,
         Cmd::Sim(SimCmd::Tap {
@@ -549,13 +588,15 @@ fn run(cli: Cli) -> Result<()> {
             wire_tap,
             host_tap,
             seconds,
+            pcap_wire,
             json,
         }) => {
             use nicgen::sim_tap::{parse_tap_arg, run_tap};
             let p = load_preset(preset.as_deref(), config.as_ref())?;
             let wire = parse_tap_arg(&wire_tap).map_err(Failure::input)?;
             let host = parse_tap_arg(&host_tap).map_err(Failure::input)?;
-            let c = run_tap(&p, &wire, &host, seconds).map_err(Failure::classify)?;
+            let c = run_tap(&p, &wire, &host, seconds, pcap_wire.as_deref())
+                .map_err(Failure::classify)?;
             summary::print(
                 &TapSummary {
                     preset: p.name.clone(),
@@ -569,6 +610,7 @@ fn run(cli: Cli) -> Result<()> {
             config,
             pcap_in,
             report,
+            pcap_out,
             rss_key,
             mtu,
         }) => {
@@ -577,6 +619,7 @@ fn run(cli: Cli) -> Result<()> {
                 config.as_ref(),
                 &pcap_in,
                 &report,
+                pcap_out.as_ref(),
                 rss_key.as_deref(),
                 mtu,
             )?;

@@ -4,8 +4,14 @@
 //! others, 60 bytes to `max_len`) with random checksum, VLAN and inline-header requests go out
 //! on every queue; each must come back exactly as the golden model says (`tx::tx_frame` then
 //! `rx::rx_frame`: bytes, checksum verdicts, checksum-complete, RSS hash and queue, VLAN).
-//! What `nicgen sim loopback` runs and what `tests/loopback.rs` checks.
+//! What `nicgen sim loopback` runs and what `testbench/system/loopback.rs` checks.
+//!
+//! With a wire capture ([`LoopbackOpts::pcap_wire`]) the loop closes outside the NIC instead:
+//! its MAC loopback stays off and a cable agent ([`crate::wire::MacWire`]) carries each frame
+//! from `m_axis_mac_tx` back into `s_axis_mac_rx`, so every frame crosses the MAC ports, where
+//! the capture sees it once each way.
 
+use crate::wire::{MacWire, WireCapture, WireCounts};
 use anyhow::{anyhow, bail, Result};
 use nicgen_driver::device::{Device, RssEnables};
 use nicgen_driver::netdev::{Completion, NetDev, NetDevConfig, TxOffload};
@@ -14,14 +20,15 @@ use nicgen_hdl::host::bar_regs::BuildInfo;
 use nicgen_hdl::nic::nic;
 use nicgen_hdl::preset::Preset;
 use nicgen_hdl::top::rx_cfg;
+use nicgen_host::AgentId;
 use nicgen_host::{DmaConfig, HostConfig, SimHost};
 use nicgen_model::rx::{rx_frame, RxConfig, RxReport};
 use nicgen_model::toeplitz::MICROSOFT_KEY;
 use nicgen_model::tx::{tx_frame, TxRequest};
-use nicgen_tb::stream::{StreamDriver, StreamPorts, StreamSink};
 use nicgen_tb::{Model, VerilatorBuild, VerilatorOptions};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::VecDeque;
+use std::path::PathBuf;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -39,6 +46,9 @@ pub struct LoopbackOpts {
     pub fixed_len: Option<usize>,
     /// Frames in flight at most (0: four per queue).
     pub window: usize,
+    /// Write every MAC frame, both ways, to this pcapng file (the loop then closes outside the
+    /// NIC, see the module docs).
+    pub pcap_wire: Option<PathBuf>,
 }
 
 /// What came back.
@@ -51,6 +61,9 @@ pub struct LoopbackReport {
     pub cycles: u64,
     /// First mismatches, described.
     pub notes: Vec<String>,
+    /// Frames that crossed the MAC ports each way (zero with the NIC's own loopback, where no
+    /// frame leaves the NIC).
+    pub wire: WireCounts,
 }
 
 /// Build (or take from the cache) the model of the whole NIC. The identification block is
@@ -74,34 +87,35 @@ pub fn nic_model(p: &Preset) -> Result<Model> {
 }
 
 /// A fresh instance of `model` behind a simulated host configured by `host`, opened by the
-/// driver with the MAC loopback on, RSS spreading over `table`, and a `NetDev` with `cfg`
-/// (receive buffers always hold the preset's largest frame).
+/// driver with RSS spreading over `table`, and a `NetDev` with `cfg` (receive buffers always
+/// hold the preset's largest frame). Without `capture` the NIC's MAC loopback is on and its
+/// MAC side idle; with it the loop closes outside the NIC through the returned [`MacWire`],
+/// which records every frame both ways.
 pub fn open_loopback(
     p: &Preset,
     model: &Model,
     host: HostConfig,
     table: &[u16],
     cfg: NetDevConfig,
-) -> Result<NetDev<SimHost>> {
+    capture: Option<WireCapture>,
+) -> Result<(NetDev<SimHost>, AgentId<MacWire>)> {
     let seed = host.dma.seed;
     let mut host = SimHost::new(model.instance(), host)?;
-    // The MAC side is unused in loopback: nothing comes in, whatever goes out is taken.
-    let mac_rx = StreamDriver::new(StreamPorts::new(host.sim(), "s_axis_mac_rx")?, seed, 0.0);
-    let mac_tx = StreamSink::new(StreamPorts::new(host.sim(), "m_axis_mac_tx")?, seed, 0.0);
-    host.add_agent(mac_rx);
-    host.add_agent(mac_tx);
+    let cable = capture.is_some();
+    let wire = host.add_agent(MacWire::new(host.sim(), seed, cable, capture)?);
     host.reset(4)?;
     let mut dev = Device::open(host)?;
-    dev.set_loopback(true)?;
+    dev.set_loopback(!cable)?;
     dev.program_rss(&MICROSOFT_KEY, RssEnables::ALL, table)?;
-    NetDev::new(
+    let nd = NetDev::new(
         dev,
         NetDevConfig {
             rx_buf_size: (p.mtu as usize + 22).next_multiple_of(64),
             ..cfg
         },
     )
-    .map_err(|e| anyhow!("{e}"))
+    .map_err(|e| anyhow!("{e}"))?;
+    Ok((nd, wire))
 }
 
 /// An IPv4 or IPv6 TCP/UDP frame of `len` bytes (or another EtherType) with garbage checksums.
@@ -188,7 +202,13 @@ pub fn run_loopback(
     let table: Vec<u16> = (0..p.rss.table_size)
         .map(|i| (i as usize % o.queues) as u16)
         .collect();
-    let mut nd = open_loopback(
+    let capture = match &o.pcap_wire {
+        Some(path) => Some(WireCapture::create(path, p.clock_mhz).map_err(|e| {
+            crate::failure::Failure::input(anyhow!("cannot write --pcap-wire {e}"))
+        })?),
+        None => None,
+    };
+    let (mut nd, wire) = open_loopback(
         p,
         model,
         HostConfig {
@@ -204,6 +224,7 @@ pub fn run_loopback(
             tx_buf_size: o.max_len,
             ..NetDevConfig::default()
         },
+        capture,
     )?;
     let rcfg = rx_cfg(p);
     let mcfg = RxConfig {
@@ -321,6 +342,14 @@ pub fn run_loopback(
         }
     }
     rep.cycles = nd.device().backend().cycles() - start_cycles;
+    let mac = nd
+        .device()
+        .backend()
+        .agent_mut(wire)
+        .expect("the MAC agent of this host");
+    rep.wire = mac.counts();
+    mac.finish()
+        .map_err(|e| crate::failure::Failure::input(anyhow!("cannot write --pcap-wire {e}")))?;
     let mut dev = nd.close().map_err(|e| anyhow!("{e}"))?;
     let st = dev.stats();
     if st.rx_delivered != o.frames as u64 || st.tx_frames != o.frames as u64 {
@@ -339,7 +368,7 @@ pub fn run_loopback(
 /// exactly `dma_latency` cycles. Polls the CQ every cycle.
 pub fn doorbell_to_cqe(p: &Preset, model: &Model, len: usize, dma_latency: u64) -> Result<u64> {
     use nicgen_driver::hw::Interrupts;
-    let mut nd = open_loopback(
+    let (mut nd, _) = open_loopback(
         p,
         model,
         HostConfig {
@@ -354,6 +383,7 @@ pub fn doorbell_to_cqe(p: &Preset, model: &Model, len: usize, dma_latency: u64) 
         },
         &vec![0u16; p.rss.table_size as usize],
         NetDevConfig::default(),
+        None,
     )?;
     let frame = crate::traffic::udp_frame(len, 0);
     let off = TxOffload {

@@ -20,6 +20,7 @@
 
 use crate::failure::Failure;
 use crate::sim_loopback::nic_model;
+use crate::wire::{MacWire, WireCapture};
 use anyhow::{anyhow, bail, Context, Result};
 use nicgen_driver::device::{Device, RssEnables};
 use nicgen_driver::hw::Interrupts;
@@ -27,7 +28,6 @@ use nicgen_driver::netdev::{Completion, NetDev, NetDevConfig, TxOffload};
 use nicgen_hdl::preset::Preset;
 use nicgen_host::{HostConfig, SimHost};
 use nicgen_model::toeplitz::MICROSOFT_KEY;
-use nicgen_tb::stream::{StreamDriver, StreamPorts, StreamSink};
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
@@ -309,6 +309,10 @@ pub struct TapCounts {
     pub wire_to_host: u64,
     /// Frames the NIC dropped on receive (bad FCS, runt, no buffer...).
     pub rx_dropped: u64,
+    /// Frames into the NIC's MAC (`s_axis_mac_rx`), the inbound frames of `--pcap-wire`.
+    pub wire_rx_frames: u64,
+    /// Frames out of the NIC's MAC (`m_axis_mac_tx`), the outbound frames of `--pcap-wire`.
+    pub wire_tx_frames: u64,
     /// The wire TAP was created by this run (and is gone after it); `false`: it existed and
     /// stays.
     pub wire_tap_created: bool,
@@ -324,12 +328,20 @@ pub fn run_tap(
     wire: &TapSpec,
     host: &TapSpec,
     seconds: Option<u64>,
+    pcap_wire: Option<&Path>,
 ) -> Result<TapCounts> {
     if wire.name == host.name && wire.netns == host.netns {
         return Err(Failure::input(anyhow!("the wire and host TAPs are the same ({wire})")).into());
     }
     let mut wire_tap = Tap::open(wire, false)?;
     let mut host_tap = Tap::open(host, true)?;
+    let capture = match pcap_wire {
+        Some(path) => Some(
+            WireCapture::create(path, p.clock_mhz)
+                .map_err(|e| Failure::input(anyhow!("cannot write --pcap-wire {e}")))?,
+        ),
+        None => None,
+    };
     let model = nic_model(p)?;
     eprintln!(
         "nicgen: sim tap running: wire TAP {} ({}), host TAP {} ({}); stop with SIGINT or SIGTERM",
@@ -344,16 +356,7 @@ pub fn run_tap(
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
     let mut sh = SimHost::new(model.instance(), HostConfig::from_seed(1))?;
-    let mac_rx = sh.add_agent(StreamDriver::new(
-        StreamPorts::new(sh.sim(), "s_axis_mac_rx")?,
-        1,
-        0.0,
-    ));
-    let mac_tx = sh.add_agent(StreamSink::new(
-        StreamPorts::new(sh.sim(), "m_axis_mac_tx")?,
-        1,
-        0.0,
-    ));
+    let mac = sh.add_agent(MacWire::new(sh.sim(), 1, false, capture)?);
     sh.reset(4)?;
     let mut dev = Device::open(sh)?;
     dev.set_loopback(false)?;
@@ -424,13 +427,13 @@ pub fn run_tap(
                 f.resize(60, 0);
             }
             nicgen_model::crc32::append_fcs(&mut f);
-            hw.agent_mut(mac_rx).expect("agent").push(f);
+            hw.agent_mut(mac).expect("agent").push_rx(f);
             busy = true;
         }
         // Time passes in the simulated NIC.
         hw.run(256).map_err(|e| anyhow!("{e}"))?;
         // MAC TX -> wire TAP (FCS checked and removed).
-        let out = hw.agent_mut(mac_tx).expect("agent").take_frames();
+        let out = hw.agent_mut(mac).expect("agent").take_tx();
         for mut f in out {
             if f.len() >= 4 && nicgen_model::crc32::check_fcs(&f) {
                 f.truncate(f.len() - 4);
@@ -460,6 +463,11 @@ pub fn run_tap(
             nd.device().backend().relax();
         }
     }
+    let mac = nd.device().backend().agent_mut(mac).expect("agent");
+    counts.wire_rx_frames = mac.counts().rx_frames;
+    counts.wire_tx_frames = mac.counts().tx_frames;
+    mac.finish()
+        .map_err(|e| Failure::input(anyhow!("cannot write --pcap-wire {e}")))?;
     let st = nd.device().stats();
     eprintln!("nicgen: counters {:?}", st.named());
     counts.rx_dropped = st.rx_drop_runt

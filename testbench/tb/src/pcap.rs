@@ -1,4 +1,5 @@
-//! Ethernet pcap files in and out (classic libpcap format, `LINKTYPE_ETHERNET`).
+//! Ethernet pcap files in and out (classic libpcap format, `LINKTYPE_ETHERNET`), and pcapng for
+//! two-way captures.
 //!
 //! # Why
 //! Frames cross the boundary between this project and real tools as pcap: vectors built with
@@ -10,9 +11,22 @@
 //!
 //! Written files use microsecond timestamps, frame `i` at `i` microseconds (deterministic
 //! output, so committed captures do not churn).
+//!
+//! A capture of a link in both directions is pcapng ([`PcapNgCapture`]): classic pcap has no
+//! place for a frame's direction, pcapng's Enhanced Packet Block has (`epb_flags`), and every
+//! capture tool reads it. Its timestamps are whatever the writer gives (the simulations give
+//! the simulated time), in nanoseconds (`if_tsresol` 9).
 
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapParser, PcapWriter};
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
+use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
+use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::DataLink;
+use std::borrow::Cow;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -166,6 +180,135 @@ pub fn pcap_bytes<F: AsRef<[u8]>>(frames: &[F], destination: &str) -> Result<Vec
     Ok(w.into_writer())
 }
 
+/// Which way a frame crossed the link, from the device's side: pcapng's `epb_flags`
+/// direction (bits 0-1: 1 inbound, 2 outbound).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Into the device (received from the wire).
+    Inbound,
+    /// Out of the device (sent on the wire).
+    Outbound,
+}
+
+impl Direction {
+    /// The `epb_flags` bits of this direction.
+    pub fn flags(self) -> u32 {
+        match self {
+            Direction::Inbound => 1,
+            Direction::Outbound => 2,
+        }
+    }
+}
+
+/// `epb_flags` bit 24: the frame's CRC (FCS) was wrong.
+pub const EPB_CRC_ERROR: u32 = 1 << 24;
+
+/// A pcapng capture of Ethernet frames in both directions of one link, written as it goes:
+/// one section, one interface (`if_tsresol` 9: nanoseconds), one Enhanced Packet Block per
+/// frame with its direction (and a bad FCS) in `epb_flags`.
+pub struct PcapNgCapture<W: Write> {
+    w: PcapNgWriter<W>,
+    destination: String,
+    frames: usize,
+}
+
+impl PcapNgCapture<std::io::BufWriter<std::fs::File>> {
+    /// Create (or truncate) `path`; `interface` names the link in the capture.
+    pub fn create(path: impl AsRef<Path>, interface: &str) -> Result<Self, PcapError> {
+        let path = path.as_ref();
+        let f = std::fs::File::create(path).map_err(|source| PcapError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        PcapNgCapture::new(
+            std::io::BufWriter::new(f),
+            interface,
+            &path.display().to_string(),
+        )
+    }
+}
+
+impl<W: Write> PcapNgCapture<W> {
+    /// Start a capture on `w`; `destination` labels errors.
+    pub fn new(w: W, interface: &str, destination: &str) -> Result<Self, PcapError> {
+        let err = |message: String| PcapError::Write {
+            destination: destination.to_string(),
+            index: 0,
+            message,
+        };
+        let section = SectionHeaderBlock {
+            options: vec![SectionHeaderOption::UserApplication(Cow::Borrowed(
+                "nicgen",
+            ))],
+            ..SectionHeaderBlock::default()
+        };
+        let mut w = PcapNgWriter::with_section_header(w, section)
+            .map_err(|e| err(format!("section header: {e}")))?;
+        w.write_pcapng_block(InterfaceDescriptionBlock {
+            linktype: DataLink::ETHERNET,
+            snaplen: 0,
+            options: vec![
+                InterfaceDescriptionOption::IfName(Cow::Owned(interface.to_string())),
+                InterfaceDescriptionOption::IfTsResol(9),
+            ],
+        })
+        .map_err(|e| err(format!("interface description: {e}")))?;
+        Ok(PcapNgCapture {
+            w,
+            destination: destination.to_string(),
+            frames: 0,
+        })
+    }
+
+    /// Append `frame` (Ethernet, without FCS) seen going `dir` at `time`; `crc_error` marks a
+    /// frame whose FCS was wrong.
+    pub fn write(
+        &mut self,
+        dir: Direction,
+        time: Duration,
+        frame: &[u8],
+        crc_error: bool,
+    ) -> Result<(), PcapError> {
+        let index = self.frames;
+        let err = |message: String| PcapError::Write {
+            destination: self.destination.clone(),
+            index,
+            message,
+        };
+        let len = u32::try_from(frame.len()).map_err(|_| err("frame longer than 4 GiB".into()))?;
+        let flags = dir.flags() | if crc_error { EPB_CRC_ERROR } else { 0 };
+        self.w
+            .write_pcapng_block(EnhancedPacketBlock {
+                interface_id: 0,
+                timestamp: time,
+                original_len: len,
+                data: Cow::Borrowed(frame),
+                options: vec![EnhancedPacketOption::Flags(flags)],
+            })
+            .map_err(|e| err(e.to_string()))?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Frames written so far.
+    pub fn frames(&self) -> usize {
+        self.frames
+    }
+
+    /// Flush and return the writer.
+    pub fn finish(self) -> Result<W, PcapError> {
+        let destination = self.destination;
+        let index = self.frames;
+        let mut w = self.w.into_inner();
+        w.flush().map_err(|e| PcapError::Write {
+            destination,
+            index,
+            message: format!("flushing: {e}"),
+        })?;
+        Ok(w)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +385,52 @@ mod tests {
         assert!(err.contains("expected ETHERNET"), "{err}");
         let err = read_pcap("/nonexistent/x.pcap").unwrap_err().to_string();
         assert!(err.starts_with("/nonexistent/x.pcap: "), "{err}");
+    }
+
+    #[test]
+    fn pcapng_capture_keeps_direction_time_and_crc_flag() {
+        use pcap_file::pcapng::{Block, PcapNgParser};
+        let mut c = PcapNgCapture::new(Vec::new(), "mac", "mem").unwrap();
+        c.write(
+            Direction::Outbound,
+            Duration::from_nanos(64),
+            &frames()[0],
+            false,
+        )
+        .unwrap();
+        c.write(
+            Direction::Inbound,
+            Duration::from_nanos(6400),
+            &frames()[1],
+            true,
+        )
+        .unwrap();
+        assert_eq!(c.frames(), 2);
+        let bytes = c.finish().unwrap();
+        assert_eq!(bytes[..4], [0x0a, 0x0d, 0x0d, 0x0a]);
+        let (mut rest, mut p) = PcapNgParser::new(&bytes).unwrap();
+        let mut got = Vec::new();
+        while !rest.is_empty() {
+            let (next, block) = p.next_block(rest).unwrap();
+            if let Block::EnhancedPacket(e) = block {
+                got.push((e.timestamp, e.data.into_owned(), e.options));
+            }
+            rest = next;
+        }
+        assert_eq!(
+            p.interfaces()[0].options,
+            vec![
+                InterfaceDescriptionOption::IfName(Cow::Borrowed("mac")),
+                InterfaceDescriptionOption::IfTsResol(9)
+            ]
+        );
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, Duration::from_nanos(64));
+        assert_eq!(got[0].1, frames()[0]);
+        assert_eq!(got[0].2, vec![EnhancedPacketOption::Flags(2)]);
+        assert_eq!(
+            got[1].2,
+            vec![EnhancedPacketOption::Flags(1 | EPB_CRC_ERROR)]
+        );
     }
 }

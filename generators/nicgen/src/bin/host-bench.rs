@@ -80,6 +80,7 @@ fn main() -> Result<()> {
                 },
                 fixed_len: Some(len),
                 window: 16,
+                pcap_wire: None,
             };
             let t0 = Instant::now();
             let r = run_loopback(&p, &model, &o, |_| {})?;
