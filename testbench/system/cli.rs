@@ -297,3 +297,37 @@ fn sim_tap_exit_codes_for_root_and_namespace() {
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("root"), "{err}");
 }
+
+/// Every option of every `sim` command says what it does in `--help`.
+#[test]
+fn every_sim_option_has_help_text() {
+    for cmd in ["rx", "tx", "loopback", "tap"] {
+        let (code, out, err) = nicgen_code(&["sim", cmd, "--help"], &[]);
+        assert_eq!(code, 0, "{err}");
+        let lines: Vec<&str> = out.lines().collect();
+        let start = lines
+            .iter()
+            .position(|l| *l == "Options:")
+            .expect("an Options: section");
+        let mut options = 0;
+        for (i, l) in lines.iter().enumerate().skip(start + 1) {
+            let t = l.trim_start();
+            if !t.starts_with('-') {
+                continue;
+            }
+            options += 1;
+            // `--name <VALUE>  text`, or the text on the next, further indented line.
+            let described = t
+                .split_once("  ")
+                .is_some_and(|(_, h)| !h.trim().is_empty())
+                || lines
+                    .get(i + 1)
+                    .is_some_and(|n| !n.trim().is_empty() && !n.trim_start().starts_with('-'));
+            assert!(
+                described,
+                "`nicgen sim {cmd}`: `{t}` has no help text:\n{out}"
+            );
+        }
+        assert!(options >= 4, "`nicgen sim {cmd} --help`:\n{out}");
+    }
+}

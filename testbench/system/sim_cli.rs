@@ -389,6 +389,32 @@ fn sim_tx_inserts_the_vlan_tag_and_pads() {
     assert_eq!(got[0].len(), 60, "padded to 60");
     assert_eq!(&got[0][12..16], &[0x81, 0x00, 0x00, 100]);
     assert_eq!(got[1].len(), 104);
+    // The same frames as pcapng (what Wireshark and dumpcap write) give the same output.
+    let inp_ng = tmp("tx-small.pcapng");
+    let mut ng = nicgen_tb::pcap::PcapNgCapture::create(&inp_ng, "eth0").unwrap();
+    for f in &frames {
+        ng.write(
+            nicgen_tb::pcap::Direction::Outbound,
+            std::time::Duration::ZERO,
+            f,
+            false,
+        )
+        .unwrap();
+    }
+    ng.finish().unwrap();
+    let out_ng = tmp("tx-small-out-ng.pcap");
+    let (ok, _, err) = nicgen(&[
+        "sim",
+        "tx",
+        "--pcap-in",
+        inp_ng.to_str().unwrap(),
+        "--pcap-out",
+        out_ng.to_str().unwrap(),
+        "--vlan-insert",
+        "100",
+    ]);
+    assert!(ok, "pcapng input: {err}");
+    assert_eq!(nicgen_tb::pcap::read_pcap(&out_ng).unwrap(), got);
     let (ok, _, err) = nicgen(&[
         "sim",
         "tx",

@@ -2,6 +2,7 @@
 //! by the command line and its tests.
 
 pub mod failure;
+pub mod progress;
 pub mod regmap;
 pub mod sim_loopback;
 pub mod sim_rx;

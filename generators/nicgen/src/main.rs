@@ -53,7 +53,7 @@ enum Cmd {
         #[arg(long)]
         config: Option<PathBuf>,
         /// Output directory (created if missing).
-        #[arg(long)]
+        #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
     /// Run frames from a pcap through the simulated datapath (Verilator).
@@ -77,15 +77,18 @@ enum Cmd {
 enum SimCmd {
     /// The RX path: one JSON report per input frame, and the per-reason counters.
     Rx {
+        /// A built-in preset (see `nicgen presets`; default nic64).
         #[arg(long, conflicts_with = "config")]
         preset: Option<String>,
-        #[arg(long)]
+        /// A preset file (TOML, the same fields as the built-in ones).
+        #[arg(long, value_name = "FILE.toml")]
         config: Option<PathBuf>,
-        /// Frames as captured (Ethernet, without FCS; the FCS is appended before the MAC check).
-        #[arg(long)]
+        /// Frames as captured, pcap or pcapng (Ethernet, without FCS; the FCS is appended before
+        /// the MAC check).
+        #[arg(long, value_name = "FILE")]
         pcap_in: PathBuf,
-        /// Where to write the JSON-lines report.
-        #[arg(long)]
+        /// Where to write the JSON-lines report (one object per input frame).
+        #[arg(long, value_name = "FILE")]
         report: PathBuf,
         /// Also write the frames as delivered to the host (FCS removed, the outer VLAN tag
         /// stripped where the report says so) to this pcap file.
@@ -101,9 +104,11 @@ enum SimCmd {
     /// The whole NIC in MAC loopback under the real driver: random frames out and back,
     /// checked against the golden model.
     Loopback {
+        /// A built-in preset (see `nicgen presets`; default nic64).
         #[arg(long, conflicts_with = "config")]
         preset: Option<String>,
-        #[arg(long)]
+        /// A preset file (TOML, the same fields as the built-in ones).
+        #[arg(long, value_name = "FILE.toml")]
         config: Option<PathBuf>,
         /// Frames to send (and check on return).
         #[arg(long, default_value_t = 1000)]
@@ -129,9 +134,11 @@ enum SimCmd {
     /// Linux through the RTL: the NIC's wire side on one TAP, its host side (through the
     /// driver) on another, each in a network namespace or the current one.
     Tap {
+        /// A built-in preset (see `nicgen presets`; default nic64).
         #[arg(long, conflicts_with = "config")]
         preset: Option<String>,
-        #[arg(long)]
+        /// A preset file (TOML, the same fields as the built-in ones).
+        #[arg(long, value_name = "FILE.toml")]
         config: Option<PathBuf>,
         /// The wire-side TAP, NAME or NAME@NETNS: opened inside the namespace, attached to if
         /// it exists (and left there), else created (and removed at the end).
@@ -154,15 +161,18 @@ enum SimCmd {
     },
     /// The TX path: what goes on the wire for each input frame (written without the FCS).
     Tx {
+        /// A built-in preset (see `nicgen presets`; default nic64).
         #[arg(long, conflicts_with = "config")]
         preset: Option<String>,
-        #[arg(long)]
+        /// A preset file (TOML, the same fields as the built-in ones).
+        #[arg(long, value_name = "FILE.toml")]
         config: Option<PathBuf>,
-        /// Frames from the host (Ethernet, without FCS).
-        #[arg(long)]
+        /// Frames from the host, pcap or pcapng (Ethernet, without FCS).
+        #[arg(long, value_name = "FILE")]
         pcap_in: PathBuf,
-        /// Where to write the frames as sent (without FCS; the FCS is checked before it is removed).
-        #[arg(long)]
+        /// Where to write the frames as sent, as pcap (without FCS; the FCS is checked before
+        /// it is removed).
+        #[arg(long, value_name = "FILE")]
         pcap_out: PathBuf,
         /// Checksum offloads to request for every frame: `l3`, `l4`, `l3,l4` or `none`.
         #[arg(long, default_value = "none")]
@@ -520,7 +530,9 @@ fn regmap(write: bool, check: bool, root: &std::path::Path) -> Result<()> {
 fn main() {
     // clap exits 2 on a usage error (0 for --help and --version) before this runs.
     let cli = Cli::parse();
+    nicgen::progress::show_builds();
     if let Err(f) = run(cli) {
+        nicgen::progress::clear();
         eprintln!("nicgen: error: {f}");
         std::process::exit(f.code());
     }

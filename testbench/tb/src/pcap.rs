@@ -1,5 +1,5 @@
-//! Ethernet pcap files in and out (classic libpcap format, `LINKTYPE_ETHERNET`), and pcapng for
-//! two-way captures.
+//! Ethernet pcap files in and out: classic libpcap or pcapng in (told apart by the magic
+//! number), classic libpcap out (`LINKTYPE_ETHERNET`), and pcapng for two-way captures.
 //!
 //! # Why
 //! Frames cross the boundary between this project and real tools as pcap: vectors built with
@@ -80,7 +80,7 @@ pub enum PcapError {
     },
 }
 
-/// Reads every frame of an Ethernet pcap file.
+/// Reads every frame of an Ethernet pcap or pcapng file.
 pub fn read_pcap(path: impl AsRef<Path>) -> Result<Vec<Vec<u8>>, PcapError> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|source| PcapError::Io {
@@ -90,15 +90,13 @@ pub fn read_pcap(path: impl AsRef<Path>) -> Result<Vec<Vec<u8>>, PcapError> {
     parse_pcap(&bytes, &path.display().to_string())
 }
 
-/// Parses an Ethernet pcap held in memory; `source_name` labels errors.
+/// Parses an Ethernet pcap or pcapng held in memory (told apart by the magic number);
+/// `source_name` labels errors.
 pub fn parse_pcap(bytes: &[u8], source_name: &str) -> Result<Vec<Vec<u8>>, PcapError> {
-    let name = source_name.to_string();
-    if bytes.len() >= 4 && bytes[..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
-        return Err(PcapError::NotPcap {
-            source_name: name,
-            message: "this is pcapng; convert it with `editcap -F pcap in.pcapng out.pcap`".into(),
-        });
+    if bytes.len() >= 4 && bytes[..4] == PCAPNG_MAGIC {
+        return parse_pcapng(bytes, source_name);
     }
+    let name = source_name.to_string();
     let (mut rest, parser) = PcapParser::new(bytes).map_err(|e| PcapError::NotPcap {
         source_name: name.clone(),
         message: e.to_string(),
@@ -126,12 +124,75 @@ pub fn parse_pcap(bytes: &[u8], source_name: &str) -> Result<Vec<Vec<u8>>, PcapE
             e => frame_err(e.to_string()),
         })?;
         if raw.incl_len < raw.orig_len {
-            return Err(frame_err(format!(
-                "the capture kept {} of {} bytes (snap length); recapture with a larger snap length",
-                raw.incl_len, raw.orig_len
-            )));
+            return Err(frame_err(snap_message(raw.incl_len, raw.orig_len)));
         }
         frames.push(raw.data.into_owned());
+        rest = next;
+    }
+    Ok(frames)
+}
+
+/// The block type of a pcapng Section Header Block, the first four bytes of the file.
+const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+
+fn snap_message(kept: u32, len: u32) -> String {
+    format!(
+        "the capture kept {kept} of {len} bytes (snap length); recapture with a larger snap length"
+    )
+}
+
+/// The packets of a pcapng file (Enhanced, Simple and the obsolete Packet blocks), in file
+/// order, each from an Ethernet interface and whole; other blocks are skipped.
+fn parse_pcapng(bytes: &[u8], source_name: &str) -> Result<Vec<Vec<u8>>, PcapError> {
+    use pcap_file::pcapng::{Block, PcapNgParser};
+    let name = source_name.to_string();
+    let (mut rest, mut parser) = PcapNgParser::new(bytes).map_err(|e| PcapError::NotPcap {
+        source_name: name.clone(),
+        message: format!("pcapng: {e}"),
+    })?;
+    let mut frames = Vec::new();
+    while !rest.is_empty() {
+        let index = frames.len();
+        let frame_err = |message: String| PcapError::Frame {
+            source_name: name.clone(),
+            index,
+            message,
+        };
+        let (next, block) = parser.next_block(rest).map_err(|e| match e {
+            pcap_file::PcapError::IncompleteBuffer => frame_err(format!(
+                "file ends inside a block ({} bytes left)",
+                rest.len()
+            )),
+            e => frame_err(e.to_string()),
+        })?;
+        let (interface, data, orig_len) = match block {
+            Block::EnhancedPacket(b) => (b.interface_id, b.data, b.original_len),
+            Block::Packet(b) => (u32::from(b.interface_id), b.data, b.original_len),
+            // A Simple Packet Block's data runs to the block's end (padding included).
+            Block::SimplePacket(b) => {
+                let n = (b.original_len as usize).min(b.data.len());
+                (0, Cow::Owned(b.data[..n].to_vec()), b.original_len)
+            }
+            _ => {
+                rest = next;
+                continue;
+            }
+        };
+        let datalink = parser
+            .interfaces()
+            .get(interface as usize)
+            .map(|i| i.linktype)
+            .ok_or_else(|| frame_err(format!("interface {interface} is not described")))?;
+        if datalink != DataLink::ETHERNET {
+            return Err(PcapError::NotEthernet {
+                source_name: name,
+                datalink,
+            });
+        }
+        if (data.len() as u64) < u64::from(orig_len) {
+            return Err(frame_err(snap_message(data.len() as u32, orig_len)));
+        }
+        frames.push(data.into_owned());
         rest = next;
     }
     Ok(frames)
@@ -365,11 +426,37 @@ mod tests {
     }
 
     #[test]
-    fn rejects_other_formats() {
+    fn reads_pcapng_as_well() {
+        let mut c = PcapNgCapture::new(Vec::new(), "eth0", "mem").unwrap();
+        for (i, f) in frames().iter().enumerate() {
+            c.write(
+                Direction::Inbound,
+                Duration::from_micros(i as u64),
+                f,
+                false,
+            )
+            .unwrap();
+        }
+        let bytes = c.finish().unwrap();
+        assert_eq!(parse_pcap(&bytes, "x.pcapng").unwrap(), frames());
+        let err = parse_pcap(&bytes[..bytes.len() - 10], "cut.pcapng")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("cut.pcapng: frame 2: file ends inside a block"),
+            "{err}"
+        );
         let err = parse_pcap(&[0x0a, 0x0d, 0x0d, 0x0a, 0, 0, 0, 0], "x.pcapng")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("pcapng"), "{err}");
+        assert!(
+            err.starts_with("x.pcapng: not a pcap file: pcapng"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn rejects_other_formats() {
         let err = parse_pcap(b"hello world, this is not a pcap file", "t.txt")
             .unwrap_err()
             .to_string();

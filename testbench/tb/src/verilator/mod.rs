@@ -28,7 +28,8 @@
 //!  sim.rs        Sim: set inputs ─► cycle() (one FFI call) ─► get outputs;
 //!                trace window; recording
 //! ```
-//! `toolchain.rs` also finds the tools (`Toolchain::detect`: verilator, its include directory,
+//! `progress.rs` reports the steps of a build (to an observer the program sets, else as lines
+//! on stderr). `toolchain.rs` also finds the tools (`Toolchain::detect`: verilator, its include directory,
 //! c++, ar and their version lines, which the keys include), holds their flags and runs them.
 //!
 //! Each model library carries its own copy of the Verilator runtime and is opened with
@@ -40,11 +41,13 @@
 
 mod cache;
 mod model;
+mod progress;
 mod sim;
 mod toolchain;
 
 pub use cache::cache_dir;
 pub use model::{CacheStatus, Model, VerilatorBuild, VerilatorOptions, ABI_VERSION};
+pub use progress::{set_build_observer, BuildStep};
 pub use sim::{Recording, Sim};
 pub use toolchain::{verilator_available, verilator_required, Toolchain};
 

@@ -10,6 +10,7 @@
 //! itself, so a model and the layout it was built with cannot disagree.
 
 use super::cache::{cache_dir, fresh_dir, install_dir, FileLock, KeyHasher};
+use super::progress::{report, BuildStep};
 use super::sim::Sim;
 use super::toolchain::{
     compile_flags, link_libs, run, run_parallel, runtime_archive, Toolchain, LINK_FLAGS,
@@ -199,7 +200,8 @@ impl VerilatorBuild {
     }
 
     /// Like [`build`](Self::build), also telling whether the cache already had the model.
-    /// Prints one line to stderr when it builds, nothing on a cache hit.
+    /// Reports its steps when it builds ([`super::progress`]: to the process's observer, else
+    /// one line per step on stderr), nothing on a cache hit.
     pub fn build_with_status(&self) -> Result<(Model, CacheStatus)> {
         self.check()?;
         let tc = Toolchain::detect()?;
@@ -215,11 +217,13 @@ impl VerilatorBuild {
         if lib.is_file() {
             return load(CacheStatus::Hit);
         }
-        eprintln!("nicgen: verilating {} (key {})", self.top, &key[..8]);
         let tmp = fresh_dir(&cache.join("tmp"), &format!("model-{}", &key[..8]))?;
         self.build_in(&tc, &tmp, &cache)?;
         install_dir(&tmp.join("out"), &final_dir)?;
         let _ = fs::remove_dir_all(&tmp);
+        report(BuildStep::Done {
+            top: self.top.clone(),
+        });
         load(CacheStatus::Built)
     }
 
@@ -241,6 +245,9 @@ impl VerilatorBuild {
         let shim = src.join("nicgen_shim.cpp");
         fs::write(&shim, &self.shim).map_err(io_err(format!("writing {}", shim.display())))?;
 
+        report(BuildStep::Verilating {
+            top: self.top.clone(),
+        });
         let mut v = Command::new(&tc.verilator);
         v.args(self.verilator_flags())
             .arg("--Mdir")
@@ -273,8 +280,20 @@ impl VerilatorBuild {
             jobs.push((cmd, format!("compiling {stem}.cpp")));
             objects.push(obj);
         }
-        run_parallel(jobs, tmp)?;
+        let total = jobs.len();
+        let compiled = |done| {
+            report(BuildStep::Compiling {
+                top: self.top.clone(),
+                done,
+                total,
+            })
+        };
+        compiled(0);
+        run_parallel(jobs, tmp, &compiled)?;
         let runtime = runtime_archive(tc, cache, self.options.trace)?;
+        report(BuildStep::Linking {
+            top: self.top.clone(),
+        });
         let mut link = Command::new(&tc.cxx);
         link.args(LINK_FLAGS)
             .arg("-o")

@@ -9,6 +9,7 @@
 //! their command line and the tail of their output, and keep the build directory for a look.
 
 use super::cache::{fresh_dir, install_dir, FileLock, KeyHasher};
+use super::progress::{report, BuildStep};
 use super::{io_err, Result, VerilatorError};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -234,8 +235,13 @@ pub(super) fn run(mut cmd: Command, what: &str, dir: &Path) -> Result<()> {
     })
 }
 
-/// Runs `jobs` on at most `available_parallelism` threads; returns the first error.
-pub(super) fn run_parallel(jobs: Vec<(Command, String)>, dir: &Path) -> Result<()> {
+/// Runs `jobs` on at most `available_parallelism` threads, calling `finished` with the count
+/// of jobs done after each; returns the first error.
+pub(super) fn run_parallel(
+    jobs: Vec<(Command, String)>,
+    dir: &Path,
+    finished: &(dyn Fn(usize) + Sync),
+) -> Result<()> {
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -243,6 +249,7 @@ pub(super) fn run_parallel(jobs: Vec<(Command, String)>, dir: &Path) -> Result<(
         .max(1);
     let queue = Mutex::new(jobs.into_iter());
     let first_error: Mutex<Option<VerilatorError>> = Mutex::new(None);
+    let done = Mutex::new(0usize);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
@@ -256,6 +263,9 @@ pub(super) fn run_parallel(jobs: Vec<(Command, String)>, dir: &Path) -> Result<(
                     first_error.lock().unwrap().get_or_insert(e);
                     return;
                 }
+                let mut n = done.lock().unwrap();
+                *n += 1;
+                finished(*n);
             });
         }
     });
@@ -327,10 +337,6 @@ pub(super) fn runtime_archive(tc: &Toolchain, cache: &Path, trace: bool) -> Resu
     if archive.is_file() {
         return Ok(archive);
     }
-    eprintln!(
-        "nicgen: compiling the Verilator runtime (key {})",
-        &key[..8]
-    );
     let tmp = fresh_dir(&cache.join("tmp"), &format!("runtime-{}", &key[..8]))?;
     let out = tmp.join("out");
     fs::create_dir_all(&out).map_err(io_err(format!("creating {}", out.display())))?;
@@ -347,7 +353,10 @@ pub(super) fn runtime_archive(tc: &Toolchain, cache: &Path, trace: bool) -> Resu
         jobs.push((cmd, format!("compiling Verilator runtime {src}")));
         objects.push(obj);
     }
-    run_parallel(jobs, &tmp)?;
+    let total = jobs.len();
+    let compiled = |done| report(BuildStep::Runtime { done, total });
+    compiled(0);
+    run_parallel(jobs, &tmp, &compiled)?;
     let mut ar = Command::new(&tc.ar);
     ar.arg("rcs").arg(out.join("libverilated.a")).args(&objects);
     run(ar, "archiving the Verilator runtime", &tmp)?;
