@@ -255,10 +255,9 @@ fn test(extra: &[String]) -> Result<()> {
     cmd.args(["test", "--workspace"])
         .args(extra)
         .current_dir(root());
-    if std::env::var("REQUIRE_VERILATOR").is_err() {
-        // The tools were just installed: a missing simulator is now a failure, not a skip.
-        cmd.env("REQUIRE_VERILATOR", "1");
-    }
+    // The tools were just installed: a missing tool (or root for the TAP test) is now a test
+    // failure, never a skip (nicgen_tb::require).
+    cmd.env("NICGEN_REQUIRE_TOOLS", "1");
     let st = cmd.status()?;
     if !st.success() {
         bail!("cargo test failed");
