@@ -509,6 +509,42 @@ impl ops::Not for Sig {
     }
 }
 
+/// `x << n`: shift left by a constant, zero-filling; the width is kept.
+impl ops::Shl<u32> for Sig {
+    type Output = Sig;
+    #[track_caller]
+    fn shl(self, n: u32) -> Sig {
+        let loc = Loc::caller();
+        if n == 0 {
+            return self;
+        }
+        if n >= self.w {
+            return with(|b| b.konst(self.w, BigUint::zero(), loc));
+        }
+        let lo = slice_at(self, self.w - 1 - n, 0, loc);
+        let z = with(|b| b.konst(n, BigUint::zero(), loc));
+        cat_at(&[lo, z], loc)
+    }
+}
+
+/// `x >> n`: logical shift right by a constant; the width is kept.
+impl ops::Shr<u32> for Sig {
+    type Output = Sig;
+    #[track_caller]
+    fn shr(self, n: u32) -> Sig {
+        let loc = Loc::caller();
+        if n == 0 {
+            return self;
+        }
+        if n >= self.w {
+            return with(|b| b.konst(self.w, BigUint::zero(), loc));
+        }
+        let hi = slice_at(self, self.w - 1, n, loc);
+        let z = with(|b| b.konst(n, BigUint::zero(), loc));
+        cat_at(&[z, hi], loc)
+    }
+}
+
 impl Sig {
     #[track_caller]
     pub fn eq(self, o: impl Operand) -> Sig {
@@ -570,34 +606,6 @@ impl Sig {
         binary(BinOp::Sub, a, b, loc)
     }
 
-    /// Shift left by a constant, zero-filling; the width is kept.
-    #[track_caller]
-    pub fn shl(self, n: u32) -> Sig {
-        let loc = Loc::caller();
-        if n == 0 {
-            return self;
-        }
-        if n >= self.w {
-            return with(|b| b.konst(self.w, BigUint::zero(), loc));
-        }
-        let lo = slice_at(self, self.w - 1 - n, 0, loc);
-        let z = with(|b| b.konst(n, BigUint::zero(), loc));
-        cat_at(&[lo, z], loc)
-    }
-    /// Logical shift right by a constant; the width is kept.
-    #[track_caller]
-    pub fn shr(self, n: u32) -> Sig {
-        let loc = Loc::caller();
-        if n == 0 {
-            return self;
-        }
-        if n >= self.w {
-            return with(|b| b.konst(self.w, BigUint::zero(), loc));
-        }
-        let hi = slice_at(self, self.w - 1, n, loc);
-        let z = with(|b| b.konst(n, BigUint::zero(), loc));
-        cat_at(&[z, hi], loc)
-    }
     /// Shift left by a signal amount.
     #[track_caller]
     pub fn shl_by(self, amount: Sig) -> Sig {
@@ -1171,7 +1179,10 @@ pub(crate) fn wire_at(width: u32, loc: Loc) -> Sig {
 /// holding its value until assigned with [`Sig::set`] / [`Sig::set_if`].
 #[track_caller]
 pub fn reg(width: u32) -> Sig {
-    let loc = Loc::caller();
+    reg_at(width, Loc::caller())
+}
+
+pub(crate) fn reg_at(width: u32, loc: Loc) -> Sig {
     with(|b| {
         if width == 0 {
             b.err(loc, "a register must be at least 1 bit wide");
@@ -1191,7 +1202,10 @@ pub fn reg(width: u32) -> Sig {
 /// `reg(width).init(v)`: a register with a synchronous reset value.
 #[track_caller]
 pub fn reg_init(width: u32, v: impl Into<BigUint>) -> Sig {
-    let loc = Loc::caller();
+    reg_init_at(width, v, Loc::caller())
+}
+
+pub(crate) fn reg_init_at(width: u32, v: impl Into<BigUint>, loc: Loc) -> Sig {
     let r = with(|b| {
         b.push(
             NodeKind::Reg {
@@ -1672,8 +1686,7 @@ fn bundle_ports(prefix: &str, spec: &BundleSpec, inputs: Flow, loc: Loc) -> Bund
     for (name, w, flow) in &spec.fields {
         let pname = format!("{prefix}_{name}");
         let s = if *flow == inputs {
-            let s = input_at(&pname, *w, loc);
-            s
+            input_at(&pname, *w, loc)
         } else {
             output_wire_at(&pname, *w, loc)
         };

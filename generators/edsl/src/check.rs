@@ -274,11 +274,10 @@ pub(crate) fn check_module(def: &mut ModuleDef, diags: &mut Vec<Diag>) {
             mark(&mut used, r, full(def, r), 0);
         }
     }
-    for id in 0..n {
+    for (id, node) in def.nodes.iter().enumerate() {
         if !live[id] {
             continue;
         }
-        let node = &def.nodes[id];
         if let NodeKind::Slice { a, hi, lo } = node.kind {
             let r = resolve(def, a);
             mark(&mut used, r, hi, lo);

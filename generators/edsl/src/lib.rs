@@ -64,5 +64,6 @@ pub mod prelude {
     pub use crate::record::Shape;
     pub use crate::timing::Replicated;
     pub use num_bigint::BigUint;
+    pub use std::ops::{Shl, Shr};
     pub use std::rc::Rc;
 }

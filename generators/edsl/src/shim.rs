@@ -20,8 +20,11 @@ fn words(w: u32) -> u32 {
     w.div_ceil(64)
 }
 
+/// Ports with their word offsets in a buffer.
+pub type Placed<'a> = Vec<(&'a TopPort, u32)>;
+
 /// The ports in the in/out buffers (clk excluded), with their word offsets.
-pub fn layout(ports: &[TopPort]) -> (Vec<(&TopPort, u32)>, Vec<(&TopPort, u32)>) {
+pub fn layout(ports: &[TopPort]) -> (Placed<'_>, Placed<'_>) {
     let mut ins = Vec::new();
     let mut outs = Vec::new();
     let (mut io, mut oo) = (0, 0);

@@ -4,7 +4,8 @@
 //! - [`Replicated`]: one register kept as several copies, so that each group of consumers is
 //!   driven by a flop of its own and no single net fans out to all of them.
 
-use crate::builder::{reg, reg_init, Sig};
+use crate::builder::{reg_at, reg_init_at, Sig};
+use crate::ir::Loc;
 
 /// A register replicated into copies with the same value, each to drive its own consumers.
 ///
@@ -30,6 +31,8 @@ impl Replicated {
     #[track_caller]
     pub fn new(name: &str, copies: u32, width: u32, init: Option<u64>) -> Replicated {
         assert!(copies >= 1, "a replicated register needs at least one copy");
+        // Every copy is declared at the caller's line (a closure would record its own).
+        let loc = Loc::caller();
         let mask = if width >= 64 {
             u64::MAX
         } else {
@@ -43,8 +46,8 @@ impl Replicated {
                     k => format!("{name}_r{k}"),
                 };
                 let r = match init {
-                    Some(v) => reg_init(width, if k % 2 == 1 { !v & mask } else { v }),
-                    None => reg(width),
+                    Some(v) => reg_init_at(width, if k % 2 == 1 { !v & mask } else { v }, loc),
+                    None => reg_at(width, loc),
                 };
                 r.named(&n).keep()
             })

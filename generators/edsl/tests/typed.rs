@@ -235,7 +235,10 @@ fn replicated_registers_keep_their_copies() {
     .unwrap();
     let g = generate(&m, &EmitOptions::default());
     let v = &g.verilog[0].1;
-    assert!(v.contains("(* keep *) reg  flag;"), "{v}");
+    assert!(
+        v.contains("(* keep *) reg  flag; // @[generators/edsl/tests/typed.rs:"),
+        "{v}"
+    );
     assert!(v.contains("(* keep *) reg  flag_n1;"), "{v}");
     assert!(v.contains("flag_n1 <= 1'b1;"), "{v}");
     lint_clean(&g, "replicated");

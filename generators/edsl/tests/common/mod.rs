@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use nicgen_edsl::Generated;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// True when `tool` runs; missing, it fails the test under `NICGEN_REQUIRE_TOOLS=1` and skips it
@@ -18,7 +18,7 @@ pub fn write(g: &Generated, tag: &str) -> PathBuf {
     dir
 }
 
-fn files(g: &Generated, dir: &PathBuf) -> Vec<String> {
+fn files(g: &Generated, dir: &Path) -> Vec<String> {
     g.verilog
         .iter()
         .map(|(n, _)| dir.join(n).to_string_lossy().into_owned())
