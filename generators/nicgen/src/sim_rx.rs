@@ -176,6 +176,23 @@ pub fn program_rss_key(sim: &mut Sim, key: &[u8; 40]) -> Result<()> {
     Ok(())
 }
 
+/// The report of a frame dropped for `reason`: nothing else is known about it.
+pub fn dropped(reason: DropReason) -> RxReport {
+    RxReport {
+        drop: Some(reason),
+        vlan: None,
+        l3: None,
+        l4: None,
+        l3_csum_ok: None,
+        l4_csum_ok: None,
+        csum: None,
+        malformed: None,
+        rss_type: None,
+        rss_hash: None,
+        queue: None,
+    }
+}
+
 /// Decode one `m_axis_meta` record into a report.
 pub fn decode(cfg: &RxCfg, bytes: &[u8]) -> RxReport {
     let f = rx_meta(cfg.rss.queue_bits()).decode(bytes);
@@ -190,19 +207,7 @@ pub fn decode(cfg: &RxCfg, bytes: &[u8]) -> RxReport {
         } else {
             DropReason::MacControl
         };
-        return RxReport {
-            drop: Some(reason),
-            vlan: None,
-            l3: None,
-            l4: None,
-            l3_csum_ok: None,
-            l4_csum_ok: None,
-            csum: None,
-            malformed: None,
-            rss_type: None,
-            rss_hash: None,
-            queue: None,
-        };
+        return dropped(reason);
     }
     let l3 = match v("l3") {
         1 => Some("ipv4"),
@@ -339,25 +344,13 @@ mod tests {
             rss_hash: Some(0x1234_5678),
             queue: Some(3),
         };
-        let dropped = RxReport {
-            drop: Some(DropReason::Oversize),
-            vlan: None,
-            l3: None,
-            l4: None,
-            l3_csum_ok: None,
-            l4_csum_ok: None,
-            csum: None,
-            malformed: None,
-            rss_type: None,
-            rss_hash: None,
-            queue: None,
-        };
+        let oversize = dropped(DropReason::Oversize);
         let plain = RxReport {
             rss_type: Some(RssType::None),
             malformed: None,
             ..delivered.clone()
         };
-        for (i, r) in [delivered, dropped, plain].iter().enumerate() {
+        for (i, r) in [delivered, oversize, plain].iter().enumerate() {
             assert_eq!(
                 serde_json::to_string(&RxRecord::new(i, r)).unwrap(),
                 r.to_json(i)

@@ -111,20 +111,12 @@ pub fn parse_pcap(bytes: &[u8], source_name: &str) -> Result<Vec<Vec<u8>>, PcapE
     let mut frames = Vec::new();
     while !rest.is_empty() {
         let index = frames.len();
-        let frame_err = |message: String| PcapError::Frame {
-            source_name: name.clone(),
-            index,
-            message,
-        };
-        let (next, raw) = parser.next_raw_packet(rest).map_err(|e| match e {
-            pcap_file::PcapError::IncompleteBuffer => frame_err(format!(
-                "file ends inside the record ({} bytes left)",
-                rest.len()
-            )),
-            e => frame_err(e.to_string()),
-        })?;
+        let (next, raw) = parser
+            .next_raw_packet(rest)
+            .map_err(|e| parse_error(&name, index, rest.len(), "record", e))?;
         if raw.incl_len < raw.orig_len {
-            return Err(frame_err(snap_message(raw.incl_len, raw.orig_len)));
+            let message = snap_message(raw.incl_len, raw.orig_len);
+            return Err(frame_error(&name, index, message));
         }
         frames.push(raw.data.into_owned());
         rest = next;
@@ -141,6 +133,33 @@ fn snap_message(kept: u32, len: u32) -> String {
     )
 }
 
+/// The error for frame `index` of `name`.
+fn frame_error(name: &str, index: usize, message: String) -> PcapError {
+    PcapError::Frame {
+        source_name: name.to_string(),
+        index,
+        message,
+    }
+}
+
+/// A parser's error at frame `index`, `left` bytes before the end of the file; a file cut
+/// short ends inside a `unit` (a pcap record, a pcapng block).
+fn parse_error(
+    name: &str,
+    index: usize,
+    left: usize,
+    unit: &str,
+    e: pcap_file::PcapError,
+) -> PcapError {
+    let message = match e {
+        pcap_file::PcapError::IncompleteBuffer => {
+            format!("file ends inside the {unit} ({left} bytes left)")
+        }
+        e => e.to_string(),
+    };
+    frame_error(name, index, message)
+}
+
 /// The packets of a pcapng file (Enhanced, Simple and the obsolete Packet blocks), in file
 /// order, each from an Ethernet interface and whole; other blocks are skipped.
 fn parse_pcapng(bytes: &[u8], source_name: &str) -> Result<Vec<Vec<u8>>, PcapError> {
@@ -153,18 +172,10 @@ fn parse_pcapng(bytes: &[u8], source_name: &str) -> Result<Vec<Vec<u8>>, PcapErr
     let mut frames = Vec::new();
     while !rest.is_empty() {
         let index = frames.len();
-        let frame_err = |message: String| PcapError::Frame {
-            source_name: name.clone(),
-            index,
-            message,
-        };
-        let (next, block) = parser.next_block(rest).map_err(|e| match e {
-            pcap_file::PcapError::IncompleteBuffer => frame_err(format!(
-                "file ends inside a block ({} bytes left)",
-                rest.len()
-            )),
-            e => frame_err(e.to_string()),
-        })?;
+        let frame_err = |message: String| frame_error(&name, index, message);
+        let (next, block) = parser
+            .next_block(rest)
+            .map_err(|e| parse_error(&name, index, rest.len(), "block", e))?;
         let (interface, data, orig_len) = match block {
             Block::EnhancedPacket(b) => (b.interface_id, b.data, b.original_len),
             Block::Packet(b) => (u32::from(b.interface_id), b.data, b.original_len),
@@ -443,7 +454,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("cut.pcapng: frame 2: file ends inside a block"),
+            err.starts_with("cut.pcapng: frame 2: file ends inside the block"),
             "{err}"
         );
         let err = parse_pcap(&[0x0a, 0x0d, 0x0d, 0x0a, 0, 0, 0, 0], "x.pcapng")
