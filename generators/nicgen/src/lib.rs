@@ -4,6 +4,7 @@
 pub mod failure;
 pub mod progress;
 pub mod regmap;
+pub mod results;
 pub mod sim_loopback;
 pub mod sim_rx;
 pub mod sim_tap;

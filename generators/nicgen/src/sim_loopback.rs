@@ -3,7 +3,8 @@
 //! `Device` and `NetDev`) with the MAC loopback on. Random frames (IPv4/IPv6 TCP/UDP and
 //! others, 60 bytes to `max_len`) with random checksum, VLAN and inline-header requests go out
 //! on every queue; each must come back exactly as the golden model says (`tx::tx_frame` then
-//! `rx::rx_frame`: bytes, checksum verdicts, checksum-complete, RSS hash and queue, VLAN).
+//! `rx::rx_frame`: bytes, L3 and L4 types, checksum verdicts, checksum-complete, RSS type, hash
+//! and queue, VLAN).
 //! What `nicgen sim loopback` runs and what `testbench/system/loopback.rs` checks.
 //!
 //! With a wire capture ([`LoopbackOpts::pcap_wire`]) the loop closes outside the NIC instead:
@@ -151,12 +152,39 @@ pub fn random_frame(rng: &mut StdRng, len: usize) -> Vec<u8> {
     f
 }
 
-/// Compare a received frame with the model's report; a description of the first difference.
+/// Compare a received frame with the model's report, field by field: every field the report
+/// has for a delivered frame that the CQE carries (all but `malformed`, which the CQE has no
+/// bit for; the bytes are compared by the caller); a description of the first difference.
 fn differs(r: &nicgen_driver::netdev::RxFrame, rep: &RxReport) -> Option<String> {
+    use nicgen_driver::desc::{L3Type, L4Type};
+    use nicgen_model::rss::RssType;
+    let l3 = match rep.l3 {
+        Some("ipv4") => L3Type::Ipv4,
+        Some("ipv6") => L3Type::Ipv6,
+        _ => L3Type::None,
+    };
+    let l4 = match rep.l4 {
+        Some("tcp") => L4Type::Tcp,
+        Some("udp") => L4Type::Udp,
+        _ => L4Type::None,
+    };
+    // What the hash covered (mlx5 rss_hash_type: IP 1 IPv4, 2 IPv6; L4 1 TCP, 2 UDP).
+    let rss = match rep.rss_type.unwrap_or(RssType::None) {
+        RssType::None => (0, 0),
+        RssType::Ipv4 => (1, 0),
+        RssType::TcpIpv4 => (1, 1),
+        RssType::UdpIpv4 => (1, 2),
+        RssType::Ipv6 => (2, 0),
+        RssType::TcpIpv6 => (2, 1),
+        RssType::UdpIpv6 => (2, 2),
+    };
     let checks = [
+        ("L3 type", r.l3_type == l3),
+        ("L4 type", r.l4_type == l4),
         ("l3_ok", r.l3_ok == (rep.l3_csum_ok == Some(true))),
         ("l4_ok", r.l4_ok == (rep.l4_csum_ok == Some(true))),
         ("checksum-complete", Some(r.csum) == rep.csum),
+        ("RSS type", (r.rss_type.ip(), r.rss_type.l4()) == rss),
         ("RSS hash", Some(r.rss_hash) == rep.rss_hash),
         ("RSS queue", Some(r.queue as u32) == rep.queue),
         (

@@ -1,5 +1,6 @@
-//! `host-bench [--quick]`: the host interface measured through the real driver in loopback,
-//! written to `results/HOST.md` (run it as `cargo xtask bench-host`):
+//! `host-bench [--quick] [--out FILE]`: the host interface measured through the real driver in
+//! loopback, written to `results/HOST.md` (run it as `cargo xtask bench-host`), with the tool
+//! versions and cores detected on the machine that ran it:
 //!
 //! 1. doorbell-to-CQE latency in cycles for a 64-byte send on an idle NIC, at several fixed DMA
 //!    read latencies (the time a PCIe read takes, in cycles);
@@ -16,7 +17,11 @@ use std::time::Instant;
 const SIZES: [usize; 7] = [64, 128, 256, 512, 1024, 1514, 9000];
 
 fn main() -> Result<()> {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let out = nicgen::results::out_path(&args, "../../results/HOST.md");
+    let machine = nicgen::results::describe_machine()?;
+    nicgen::progress::show_builds();
     let n = if quick { 64 } else { 1000 };
     let mut md = String::new();
     let _ = writeln!(
@@ -25,8 +30,8 @@ fn main() -> Result<()> {
     );
     let _ = writeln!(
         md,
-        "Written by `cargo xtask bench-host{}` (Verilator 5.006, `nproc` 2). The whole NIC (`nic`) \
-         behind the simulated host (`testbench/host`), driven by `sw-driver` in MAC loopback.\n",
+        "Written by `cargo xtask bench-host{}` ({machine}). The whole NIC (`nic`) behind the \
+         simulated host (`testbench/host`), driven by `sw-driver` in MAC loopback.\n",
         if quick { " --quick" } else { "" }
     );
     for preset in ["nic64", "nic512"] {
@@ -96,7 +101,6 @@ fn main() -> Result<()> {
         }
         md.push('\n');
     }
-    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/HOST.md");
     std::fs::write(&out, md)?;
     eprintln!("host-bench: wrote {}", out.display());
     Ok(())

@@ -1,6 +1,7 @@
-//! `pipeline-bench [--quick]`: steady-state cycles per frame through the simulated RX and TX
-//! paths for each frame size, back to back, at the 64- and 512-bit presets; writes
-//! `results/PIPELINE.md`. Run it as `cargo xtask bench-pipeline`.
+//! `pipeline-bench [--quick] [--out FILE]`: steady-state cycles per frame through the simulated
+//! RX and TX paths for each frame size, back to back, at the 64- and 512-bit presets; writes
+//! `results/PIPELINE.md`, with the tool versions and cores detected on the machine that ran
+//! it. Run it as `cargo xtask bench-pipeline`.
 //!
 //! Method: for each size, run 1 frame and N frames (no idle, no backpressure); the steady-state
 //! cost of a frame is `(cycles(N) - cycles(1)) / (N - 1)` (pipeline fill and drain cancel). The
@@ -16,11 +17,15 @@ use nicgen_model::tx::TxRequest;
 use std::fmt::Write;
 
 fn main() -> Result<()> {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let out = nicgen::results::out_path(&args, "../../results/PIPELINE.md");
+    let machine = nicgen::results::describe_machine()?;
+    nicgen::progress::show_builds();
     let n = if quick { 8 } else { 32 };
     let mut md = String::new();
     let _ = writeln!(md, "# Packet pipeline throughput\n");
-    let _ = writeln!(md, "Written by `cargo xtask bench-pipeline{}` (Verilator 5.006, `nproc` 2). Steady-state cycles per frame, back to back, no idle, no backpressure: `(cycles(N) - cycles(1)) / (N - 1)` with N = {n}; ideal = bus beats the frame needs (RX: `ceil((len + 4) / W)` on the wire; TX: `ceil((max(len, 60) + 4) / W)`). Mpps and Gb/s at the preset clock (Gb/s counts the frame without FCS).\n", if quick { " --quick" } else { "" });
+    let _ = writeln!(md, "Written by `cargo xtask bench-pipeline{}` ({machine}). Steady-state cycles per frame, back to back, no idle, no backpressure: `(cycles(N) - cycles(1)) / (N - 1)` with N = {n}; ideal = bus beats the frame needs (RX: `ceil((len + 4) / W)` on the wire; TX: `ceil((max(len, 60) + 4) / W)`). Mpps and Gb/s at the preset clock (Gb/s counts the frame without FCS).\n", if quick { " --quick" } else { "" });
     for preset in ["nic64", "nic512"] {
         let p = Preset::builtin(preset)?;
         let w = (p.data_bits / 8) as usize;
@@ -78,7 +83,6 @@ fn main() -> Result<()> {
         }
         md.push('\n');
     }
-    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/PIPELINE.md");
     std::fs::write(&out, md)?;
     eprintln!("pipeline-bench: wrote {}", out.display());
     Ok(())
