@@ -35,7 +35,8 @@
 //! - Golden model: `nicgen_model::mac::fcs_append`; test: `testbench/tests/eth/eth_fcs_append.rs`.
 
 use super::crc32::{apply_mat, beat_crc, keep_onehot, onehot_value, unadvance_zeros, XOROUT};
-use crate::stream::{stream_in, stream_out, StreamCfg};
+use crate::stream::stream_fwd_reg::PassPorts;
+use crate::stream::StreamCfg;
 use nicgen_edsl::prelude::*;
 
 /// Shortest frame on the wire without FCS: what the block pads to.
@@ -71,7 +72,7 @@ pub fn latency(cfg: &FcsAppendCfg, unadvance_per_stage: u32) -> u32 {
 }
 
 /// The block with the default pipelining ([`UNADVANCE_PER_STAGE`]).
-pub fn eth_fcs_append(cfg: &FcsAppendCfg) -> Result<Rc<ModuleDef>, ElabError> {
+pub fn eth_fcs_append(cfg: &FcsAppendCfg) -> Result<Block<PassPorts>, ElabError> {
     eth_fcs_append_pipelined(cfg, UNADVANCE_PER_STAGE)
 }
 
@@ -80,7 +81,7 @@ pub fn eth_fcs_append(cfg: &FcsAppendCfg) -> Result<Rc<ModuleDef>, ElabError> {
 pub fn eth_fcs_append_pipelined(
     cfg: &FcsAppendCfg,
     unadvance_per_stage: u32,
-) -> Result<Rc<ModuleDef>, ElabError> {
+) -> Result<Block<PassPorts>, ElabError> {
     let scfg = StreamCfg::new(cfg.data_bits, 0);
     scfg.check("eth_fcs_append")?;
     if !(1..=6).contains(&unadvance_per_stage) {
@@ -99,12 +100,11 @@ pub fn eth_fcs_append_pipelined(
     } else {
         format!("eth_fcs_append_d{}_u{per_stage}", cfg.data_bits)
     };
-    Module::build(name, move || {
+    Block::build(name, scfg, move |p: PassPorts| {
         doc("TX MAC framing: pads frames to 60 bytes and appends the FCS (LSB first);");
         doc("1 beat/cycle, extra cycles only for padding and FCS carry beats.");
         let w = cfg.data_bits / 8;
-        let s = stream_in("s_axis", &scfg);
-        let m = stream_out("m_axis", &scfg);
+        let (s, m) = (p.s_axis, p.m_axis);
         let ones = |n: u32| lit(n, (BigUint::from(1u32) << n) - 1u32);
         let stage = |d: Sig, en: Sig, name: &str| -> Sig {
             let r = reg(d.width()).enable(en).named(name);
@@ -113,20 +113,20 @@ pub fn eth_fcs_append_pipelined(
         };
 
         // ---- Advance: the output register is free, and no FCS carry beat is pending.
-        let out_v = reg_init(1, 0u32).named("out_valid");
+        // `out_valid` and `carrying` (`fcs_left != 0`, kept as a flop: it gates every stage's
+        // enable) are two copies each: copy 0 for the control (the padder, the input's ready,
+        // the valid flops), copy 1 (stored complemented) for the same two enables of the data
+        // registers (the CRC, the un-advance, the delay line's payload, the output payload),
+        // so that the padder's and the input's control do not sit behind one advance net of
+        // some 600 loads (docs/TIMING.md, rule 3).
+        let out_valid = Replicated::new("out_valid", 2, 1, Some(0));
+        let carry = Replicated::new("carrying", 2, 1, Some(0));
+        let (out_v, carrying) = (out_valid.get(0), carry.get(0));
         let adv_out = (!out_v | m.ready()).named("out_advance");
         let fcs_left = reg_init(3, 0u32).enable(adv_out).named("fcs_left");
-        // `fcs_left != 0`, kept as a flop: it gates every stage's enable.
-        let carrying = reg_init(1, 0u32).enable(adv_out).named("carrying");
         let adv = (adv_out & !carrying).named("advance");
-        // The same two enables for the data registers (the CRC, the un-advance, the delay
-        // line's payload, the output payload), from complement copies of `out_valid` and
-        // `carrying` that only they read, so that the padder's and the input's control do not
-        // sit behind one advance net of some 600 loads (docs/TIMING.md, rule 3).
-        let out_v_n = reg_init(1, 1u32).enable(adv_out).named("out_valid_n");
-        let carrying_n = reg_init(1, 1u32).enable(adv_out).named("carrying_n");
-        let adv_out_d = (out_v_n | m.ready()).named("out_advance_data");
-        let adv_d = (adv_out_d & carrying_n).named("advance_data");
+        let adv_out_d = (out_valid.get_n(1) | m.ready()).named("out_advance_data");
+        let adv_d = (adv_out_d & carry.get_n(1)).named("advance_data");
 
         // ---- Padder: the input frame, then zero beats up to 60 bytes.
         let padding = reg_init(1, 0u32).enable(adv).named("padding");
@@ -315,8 +315,7 @@ pub fn eth_fcs_append_pipelined(
         } else {
             fcs_left.le(w as u64)
         };
-        out_v.set_if(adv_out, carrying | dv);
-        out_v_n.set(!(carrying | dv));
+        out_valid.set_if(adv_out, carrying | dv);
         let o_d = stage(mux(carrying, carry_data, merged), adv_out_d, "out_data");
         let o_k = stage(mux(carrying, carry_keep, mkeep), adv_out_d, "out_keep");
         let o_l = stage(mux(carrying, carry_last, dl & !spills), adv_out, "out_last");
@@ -327,8 +326,7 @@ pub fn eth_fcs_append_pipelined(
         )
         .named("fcs_left_next");
         fcs_left.set(left_next);
-        carrying.set(left_next.ne(0u32));
-        carrying_n.set(left_next.eq(0u32));
+        carry.set_if(adv_out, left_next.ne(0u32));
         rem.set(mux(carrying, rem.shr(8 * w.min(4)), rem0));
         m.valid().set(out_v);
         m.data().set(o_d);

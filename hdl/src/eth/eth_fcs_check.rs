@@ -49,7 +49,7 @@
 
 use super::crc32::{beat_crc, keep_onehot, onehot_value, residue_after_zeros};
 use super::rx_user;
-use crate::stream::{stream_in, stream_out, StreamCfg};
+use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
 /// Parameters of [`eth_fcs_check`].
@@ -71,6 +71,58 @@ impl FcsCheckCfg {
     }
 }
 
+/// The ports of [`eth_fcs_check`]: frames in (no `tuser`), frames out with the verdict on
+/// `m_axis_tuser` ([`super::rx_user::BITS`] bits).
+pub struct FcsCheckPorts {
+    pub s_axis: Stream,
+    pub m_axis: Stream,
+}
+
+impl Ports for FcsCheckPorts {
+    type Cfg = FcsCheckCfg;
+    fn ports(io: &Io, cfg: &FcsCheckCfg) -> Self {
+        FcsCheckPorts {
+            s_axis: Stream::sink(io, "s_axis", &StreamCfg::new(cfg.data_bits, 0)),
+            m_axis: Stream::source(io, "m_axis", &StreamCfg::new(cfg.data_bits, rx_user::BITS)),
+        }
+    }
+}
+
+nicgen_edsl::record! {
+    /// The EtherType matches, registered a stage after the header bytes pass.
+    struct EtherTypeFlags {
+        /// 0x8808 at bytes 12-13.
+        mac_control: 1,
+        /// A tag's TPID (0x8100 or 0x88A8) at bytes 12-13.
+        vlan: 1,
+        /// 0x8808 at bytes 16-17.
+        inner_mac_control: 1,
+    }
+}
+
+nicgen_edsl::record! {
+    /// The frame's length checks and its MAC-control verdict, registered a stage before the
+    /// CRC compare.
+    struct FrameFlags {
+        /// Fewer than 4 bytes: no FCS.
+        short: 1,
+        runt: 1,
+        oversize: 1,
+        mac_control: 1,
+    }
+}
+
+nicgen_edsl::record! {
+    /// The verdict on the `tlast` beat's `tuser` (bit numbers: [`super::rx_user`]).
+    struct Verdict {
+        bad: 1,
+        fcs_bad: 1,
+        runt: 1,
+        oversize: 1,
+        mac_control: 1,
+    }
+}
+
 /// Number of bits to hold values `0..=v`.
 fn bits_for(v: u64) -> u32 {
     (64 - v.leading_zeros()).max(1)
@@ -88,7 +140,7 @@ pub fn max_beats_inside(data_bits: u32) -> u32 {
     hold_beats(data_bits) + 2
 }
 
-pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
+pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Block<FcsCheckPorts>, ElabError> {
     let in_cfg = StreamCfg::new(cfg.data_bits, 0);
     in_cfg.check("eth_fcs_check")?;
     if !(60..=65535).contains(&cfg.max_frame) {
@@ -101,17 +153,16 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
             ),
         ));
     }
-    let out_cfg = StreamCfg::new(cfg.data_bits, rx_user::BITS);
     let cfg = *cfg;
-    Module::build(
+    Block::build(
         format!("eth_fcs_check_d{}_m{}", cfg.data_bits, cfg.max_frame),
-        move || {
+        cfg,
+        move |p: FcsCheckPorts| {
             doc("RX MAC framing: checks and strips the FCS; tuser on tlast = {mac_control,");
             doc("oversize, runt, fcs_bad, bad}. Latency 3 cycles (last beat), 1 beat/cycle.");
             let w = cfg.data_bits / 8;
             let hold_n = hold_beats(cfg.data_bits);
-            let s = stream_in("s_axis", &in_cfg);
-            let m = stream_out("m_axis", &out_cfg);
+            let (s, m) = (p.s_axis, p.m_axis);
             let ones = |n: u32| lit(n, (BigUint::from(1u32) << n) - 1u32);
 
             // Everything advances together unless the output beat waits.
@@ -187,13 +238,26 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 r
             };
             let len1 = stage(len, "frame_len1");
-            let etf = stage(cat(&[et2_mac, et1_tag, et1_mac]), "ethertype_flags1");
-            let short = len1.lt(4u32);
-            let runt = len1.lt(64u32);
-            let oversize = len1.gt(cfg.max_frame as u64 + 4);
-            let mac_ctl =
-                (len1.ge(18u32) & etf.bit(0)) | (len1.ge(22u32) & etf.bit(1) & etf.bit(2));
-            let flags2 = stage(cat(&[mac_ctl, oversize, runt, short]), "flags2");
+            let etf = EtherTypeFlags::unpack(stage(
+                EtherTypeFlags {
+                    mac_control: et1_mac,
+                    vlan: et1_tag,
+                    inner_mac_control: et2_mac,
+                }
+                .pack(),
+                "ethertype_flags1",
+            ));
+            let flags2 = FrameFlags::unpack(stage(
+                FrameFlags {
+                    short: len1.lt(4u32),
+                    runt: len1.lt(64u32),
+                    oversize: len1.gt(cfg.max_frame as u64 + 4),
+                    mac_control: (len1.ge(18u32) & etf.mac_control)
+                        | (len1.ge(22u32) & etf.vlan & etf.inner_mac_control),
+                }
+                .pack(),
+                "flags2",
+            ));
             // Expected register: the residue advanced over the zero-filled tail of the beat, from
             // a table of W constants indexed by the tail length (a 32-bit OR per bit over the
             // one-hot instead cost 300 more LUTs at 512 bits).
@@ -209,14 +273,15 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 stage(case(z, &arms, lit(32, table[0])), "crc_expect1")
             };
             let expect2 = stage(expect1, "crc_expect2");
-            let fcs_bad = (flags2.bit(0) | crc.ne(expect2)).named("fcs_bad");
-            let verdict = cat(&[
-                flags2.bit(3),
-                flags2.bit(2),
-                flags2.bit(1),
+            let fcs_bad = (flags2.short | crc.ne(expect2)).named("fcs_bad");
+            let verdict = Verdict {
+                bad: fcs_bad | flags2.runt | flags2.oversize | flags2.mac_control,
                 fcs_bad,
-                fcs_bad | flags2.slice(3, 1).or_reduce(),
-            ])
+                runt: flags2.runt,
+                oversize: flags2.oversize,
+                mac_control: flags2.mac_control,
+            }
+            .pack()
             .named("verdict");
 
             // ---- Hold line: the newest `hold_n` beats of the frame wait until it is known
@@ -312,5 +377,13 @@ mod tests {
         .unwrap_err();
         assert!(e.mentions("max_frame 40"));
         assert!(eth_fcs_check(&FcsCheckCfg::for_mtu(24, 1500)).is_err());
+    }
+
+    #[test]
+    fn the_verdict_record_has_the_rx_user_bit_numbers() {
+        let offsets: Vec<u32> = Verdict::shape().layout().iter().map(|f| f.1).collect();
+        use rx_user::*;
+        assert_eq!(offsets, [BAD, FCS_BAD, RUNT, OVERSIZE, MAC_CONTROL]);
+        assert_eq!(Verdict::WIDTH, BITS);
     }
 }
