@@ -49,7 +49,7 @@
 
 use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, view_layout, Fields, HdrParseCfg, View};
-use super::rx_csum::{rx_csum, RxCsumCfg, RX_CSUM_REQ, RX_CSUM_RES};
+use super::rx_csum::{rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
 use super::rx_user;
 use crate::record::RecordLayout;
 use crate::rss::rss_toeplitz::{rss_toeplitz, RssCfg};
@@ -408,18 +408,18 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
         );
         let (cq, cf, c_deliver) = view(V_CSUM, "csum_req");
-        let csum_req = RX_CSUM_REQ
-            .pack(&[
-                ("l3", cf.get("l3")),
-                ("l4", cf.get("l4")),
-                ("l3_off", cf.get("csum_l3_off")),
-                ("l4_off", cf.get("csum_l4_off")),
-                ("end", cf.get("csum_end")),
-                ("l4_len", cf.get("l4_len")),
-                ("proto", cf.get("ip_proto")),
-                ("ip_sum", cf.get("ip_sum")),
-            ])
-            .named("csum_req_fields");
+        let csum_req = RxCsumReq {
+            l3: cf.get("l3"),
+            l4: cf.get("l4"),
+            l3_off: cf.get("csum_l3_off"),
+            l4_off: cf.get("csum_l4_off"),
+            end: cf.get("csum_end"),
+            l4_len: cf.get("l4_len"),
+            proto: cf.get("ip_proto"),
+            ip_sum: cf.get("ip_sum"),
+        }
+        .pack()
+        .named("csum_req_fields");
         hand(&cq, c_deliver, &u_csum, "s_axis_req", csum_req);
         let u_strip = instance(&strip, "u_vlan_strip");
         host_reg.drive(&Stream::sink(&Io::instance(&u_strip), "s_axis", &dcfg));
@@ -479,15 +479,15 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let res_take = (p_valid & res_room & p_deliver_hs & c_valid & r_valid).named("res_take");
         csum_q.ready.set(res_take);
         rss_q.ready.set(res_take);
-        let c = RX_CSUM_RES.unpack(csum_q.data);
+        let c = RxCsumRes::unpack(csum_q.data);
         let r = rss_res_l.unpack(rss_q.data.unused());
         let d = p_deliver;
         let gate = |x: Sig| x & d.repl(x.width());
         let l3 = gate(p.get("l3"));
         let l4 = gate(p.get("l4"));
         let l3_ok =
-            d & l3.ne(0u32) & p.get("ip_ok") & !p.get("ext_bad") & (p.get("ipv6") | c.get("l3_ok"));
-        let l4_ok = d & l4.ne(0u32) & p.get("l4_parsed") & c.get("l4_ok");
+            d & l3.ne(0u32) & p.get("ip_ok") & !p.get("ext_bad") & (p.get("ipv6") | c.l3_ok);
+        let l4_ok = d & l4.ne(0u32) & p.get("l4_parsed") & c.l4_ok;
         let rec = out_l
             .pack(&[
                 ("drop", !d),
@@ -501,7 +501,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 ("l4", l4),
                 ("l3_ok", l3_ok),
                 ("l4_ok", l4_ok),
-                ("csum", gate(c.get("csum"))),
+                ("csum", gate(c.csum)),
                 ("malformed", gate(p.get("malformed"))),
                 ("rss_type", gate(r.get("rss_type"))),
                 ("rss_hash", gate(r.get("hash"))),

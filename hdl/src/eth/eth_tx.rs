@@ -37,7 +37,7 @@
 
 use super::eth_fcs_append::{eth_fcs_append, FcsAppendCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, view_layout, HdrParseCfg, CSUM_RECORD};
-use super::tx_csum::{latency as csum_latency, tx_csum, TxCsumCfg, TX_CSUM_REQ};
+use super::tx_csum::{latency as csum_latency, tx_csum, TxCsumCfg, TxCsumReq};
 use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo, stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
@@ -145,7 +145,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let out_q = stream_fifo(&FifoCfg::new(scfg, OUT_Q_DEPTH))?;
     let skid = stream_skid(&scfg)?;
     let fwd = stream_fwd_reg(&scfg)?;
-    let q_req = record_fifo(Word::shape(TX_CSUM_REQ.width()), 4)?;
+    let q_req = record_fifo(Word::shape(TxCsumReq::WIDTH), 4)?;
     let q_ins = record_fifo(Word::shape(33), cfg.vlan_cmd_depth())?;
     Module::build(format!("eth_tx_d{w}"), move || {
         doc("TX offload path: header parse, IPv4/TCP/UDP checksum insertion, VLAN insert,");
@@ -174,7 +174,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // sit far apart (the VLAN command queue by the insert), and the dispatch must decide
         // from flops near it, not from both queues' `full`.
         let go_w = wire(1).named("dispatch_go");
-        let req_d = wire(TX_CSUM_REQ.width()).named("csum_req_in");
+        let req_d = wire(TxCsumReq::WIDTH).named("csum_req_in");
         let ins_d = wire(33).named("vlan_cmd_in");
         let req_in = record_reg_slice("csum_req_in_q", req_d, go_w);
         let ins_in = record_reg_slice("vlan_cmd_in_q", ins_d, go_w);
@@ -192,18 +192,21 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // and sets `l4` only for a TCP/UDP header that passed every check outside a fragment,
         // so the request is routed from the record, not derived.
         let l4_ok = meta.get("l4").ne(0u32).named("l4_ok");
-        req_d.set(TX_CSUM_REQ.pack(&[
-            ("l3", meta.get("l3")),
-            ("l4", meta.get("l4")),
-            ("l3_off", meta.get("csum_l3_off")),
-            ("l4_off", meta.get("csum_l4_off")),
-            ("end", meta.get("csum_end")),
-            ("l4_len", meta.get("l4_len")),
-            ("proto", meta.get("ip_proto")),
-            ("ip_sum", meta.get("ip_sum")),
-            ("do_l3", cmd.get("csum_l3")),
-            ("do_l4", cmd.get("csum_l4") & l4_ok),
-        ]));
+        req_d.set(
+            TxCsumReq {
+                l3: meta.get("l3"),
+                l4: meta.get("l4"),
+                l3_off: meta.get("csum_l3_off"),
+                l4_off: meta.get("csum_l4_off"),
+                end: meta.get("csum_end"),
+                l4_len: meta.get("l4_len"),
+                proto: meta.get("ip_proto"),
+                ip_sum: meta.get("ip_sum"),
+                do_l3: cmd.get("csum_l3"),
+                do_l4: cmd.get("csum_l4") & l4_ok,
+            }
+            .pack(),
+        );
         let tci = cmd.get("vlan_tci");
         // stream_insert: tdata[0] = enable, byte j at [8j+8:8j+1]: 0x81 0x00 TCI.
         ins_d.set(cat(&[

@@ -1,7 +1,7 @@
 //! `rx_csum`: RX checksum verification and checksum-complete, driven by parsed offsets.
 //!
 //! Each frame arrives on `s_axis` after its request on `s_axis_req` (the header parser's offsets
-//! for that frame, record [`RX_CSUM_REQ`]); the request is taken before or with the frame's first
+//! for that frame, record [`RxCsumReq`]); the request is taken before or with the frame's first
 //! beat, so every byte's role is known when it passes. Two masked frame sums run side by side
 //! ([`mod@crate::csum::frame_sum`]):
 //!
@@ -34,7 +34,7 @@
 //!   one carry chain, and "folds to 0xFFFF" is a compare on the unfolded sum.
 //!
 //! - Ports: `s_axis_*` (data, keep, valid, ready, last), `s_axis_req_tdata/_tvalid/_tready`,
-//!   `m_axis_res_tdata/_tvalid/_tready` (record [`RX_CSUM_RES`], one per frame, in order).
+//!   `m_axis_res_tdata/_tvalid/_tready` (record [`RxCsumRes`], one per frame, in order).
 //! - Latency: result `ceil(log2(W/2)/levels_per_stage) + 10` cycles after the last beat.
 //! - Throughput: 1 beat/cycle, no bubble between frames (a request is taken with its frame's
 //!   first beat, one cycle after it entered the queue); the input stalls only while 15 results
@@ -50,48 +50,86 @@ use super::byte_pos::{
 };
 use crate::csum::frame_sum::{frame_sum, SumIn};
 use crate::csum::pseudo::{add3, pseudo_from_address_sum};
-use crate::record::RecordLayout;
-use crate::stream::{record_fifo, stream_in, StreamCfg};
+use crate::stream::{record_fifo, Stream, StreamCfg};
 use crate::timing::{stage, stage_init, Reserve};
 use nicgen_edsl::prelude::*;
 use nicgen_edsl::record::Word;
 
-/// What the checksum unit needs to know about a frame (from the header parser).
-pub const RX_CSUM_REQ: RecordLayout = RecordLayout {
-    name: "rx_csum_req",
-    fields: &[
-        ("l3", 2),      // 0 none, 1 IPv4, 2 IPv6
-        ("l4", 2),      // 0 none, 1 TCP, 2 UDP
-        ("l3_off", 16), // first byte of the IP header (even, as is l4_off)
-        ("l4_off", 16), // first byte of the TCP/UDP header (= end of IP headers)
-        ("end", 16),    // end of the IP datagram, clipped to the frame length
-        ("l4_len", 16), // TCP/UDP length for the pseudo-header
-        ("proto", 8),   // upper-layer protocol for the pseudo-header
-        // The pseudo-header's address part: the ones'-complement sum of both addresses'
-        // 16-bit words (the parser's `ip_sum`), not the 256 address bits.
-        ("ip_sum", 16),
-    ],
-};
+nicgen_edsl::record! {
+    /// What the checksum unit needs to know about a frame (from the header parser).
+    pub struct RxCsumReq {
+        /// 0 none, 1 IPv4, 2 IPv6.
+        l3: 2,
+        /// 0 none, 1 TCP, 2 UDP.
+        l4: 2,
+        /// First byte of the IP header (even, as is `l4_off`).
+        l3_off: 16,
+        /// First byte of the TCP/UDP header (= end of IP headers).
+        l4_off: 16,
+        /// End of the IP datagram, clipped to the frame length.
+        end: 16,
+        /// TCP/UDP length for the pseudo-header.
+        l4_len: 16,
+        /// Upper-layer protocol for the pseudo-header.
+        proto: 8,
+        /// The pseudo-header's address part: the ones'-complement sum of both addresses'
+        /// 16-bit words (the parser's `ip_sum`), not the 256 address bits.
+        ip_sum: 16,
+    }
+}
 
-/// The verdicts for one frame.
-pub const RX_CSUM_RES: RecordLayout = RecordLayout {
-    name: "rx_csum_res",
-    fields: &[
-        ("l3_ok", 1), // IPv4 header sums to 0xFFFF (meaningful for IPv4 only)
-        ("l4_ok", 1), // TCP/UDP checksum verifies, or UDP over IPv4 with checksum 0
-        ("csum", 16), // ones'-complement sum of the IP datagram (checksum-complete)
-    ],
-};
+nicgen_edsl::record! {
+    /// The verdicts for one frame.
+    pub struct RxCsumRes {
+        /// IPv4 header sums to 0xFFFF (meaningful for IPv4 only).
+        l3_ok: 1,
+        /// TCP/UDP checksum verifies, or UDP over IPv4 with checksum 0.
+        l4_ok: 1,
+        /// Ones'-complement sum of the IP datagram (checksum-complete).
+        csum: 16,
+    }
+}
+
+nicgen_edsl::record! {
+    /// The byte trackers' flags ([`super::byte_pos::ge_bound_flags`]) of a request's three
+    /// bounds, made as the request is queued.
+    struct BoundFlags {
+        l3_off: 2,
+        l4_off: 2,
+        end: 2,
+    }
+}
+
+nicgen_edsl::record! {
+    /// An entry of the request queue: the request and its bounds' tracker flags.
+    struct QueuedReq {
+        req: RxCsumReq::WIDTH,
+        flags: BoundFlags::WIDTH,
+    }
+}
+
+nicgen_edsl::record! {
+    /// A frame's sums and its UDP rule, queued until its pseudo-header sum is there.
+    struct Sums {
+        ip: 16,
+        hdr: 16,
+        udp_no_csum: 1,
+    }
+}
+
+nicgen_edsl::record! {
+    /// A frame's protocols (as in [`RxCsumReq`]), carried beside its sums.
+    struct Protos {
+        l4: 2,
+        l3: 2,
+    }
+}
 
 /// Results the output FIFO holds: more than the one-beat frames that can be between their last
 /// beat and the FIFO (the result latency, 13 cycles at 512 bits) plus one, so that a ready
 /// consumer never throttles the input (`rx_path_takes_back_to_back_frames_without_bubbles`
 /// checks this at 64 and 512 bits).
 const RES_DEPTH: u32 = 16;
-
-/// Bits queued with each request beside [`RX_CSUM_REQ`]: the tracker flags
-/// ([`super::byte_pos::ge_bound_flags`], 2 bits) of `l3_off`, `l4_off` and `end`.
-const REQ_FLAGS: u32 = 6;
 
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -100,7 +138,28 @@ pub struct RxCsumCfg {
     pub levels_per_stage: u32,
 }
 
-pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
+/// The ports of [`rx_csum`].
+pub struct RxCsumPorts {
+    /// The frames (`s_axis_*`).
+    pub s_axis: Stream,
+    /// One request per frame, before or with its first beat (`s_axis_req_*`).
+    pub req: RecordStream<RxCsumReq<u32>>,
+    /// One result per frame, in order (`m_axis_res_*`).
+    pub res: RecordStream<RxCsumRes<u32>>,
+}
+
+impl Ports for RxCsumPorts {
+    type Cfg = RxCsumCfg;
+    fn ports(io: &Io, cfg: &RxCsumCfg) -> Self {
+        RxCsumPorts {
+            s_axis: Stream::sink(io, "s_axis", &StreamCfg::new(cfg.data_bits, 0)),
+            req: RecordStream::sink(io, "s_axis_req", RxCsumReq::shape()),
+            res: RecordStream::source(io, "m_axis_res", RxCsumRes::shape()),
+        }
+    }
+}
+
+pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Block<RxCsumPorts>, ElabError> {
     let scfg = StreamCfg::new(cfg.data_bits, 0);
     scfg.check("rx_csum")?;
     if cfg.levels_per_stage == 0 {
@@ -110,24 +169,22 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         ));
     }
     let cfg = *cfg;
-    let res_fifo = record_fifo(Word::shape(RX_CSUM_RES.width()), RES_DEPTH)?;
-    let sums_fifo = record_fifo(Word::shape(33), RES_DEPTH)?;
+    let res_fifo = record_fifo(RxCsumRes::shape(), RES_DEPTH)?;
+    let sums_fifo = record_fifo(Sums::shape(), RES_DEPTH)?;
     let pseudo_fifo = record_fifo(Word::shape(16), 2 * RES_DEPTH)?;
-    let req_fifo = record_fifo(Word::shape(RX_CSUM_REQ.width() + REQ_FLAGS), 2)?;
-    Module::build(format!("rx_csum_d{}", cfg.data_bits), move || {
+    let req_fifo = record_fifo(QueuedReq::shape(), 2)?;
+    let name = format!("rx_csum_d{}", cfg.data_bits);
+    Block::build(name, cfg, move |p: RxCsumPorts| {
         doc("RX checksum verification (IPv4 header, TCP/UDP with pseudo-header) and");
         doc("checksum-complete over the IP datagram, from the parser's offsets.");
         let bytes = cfg.data_bits / 8;
-        let s = stream_in("s_axis", &scfg);
-        let req_data = input("s_axis_req_tdata", RX_CSUM_REQ.width());
-        let req_valid = input("s_axis_req_tvalid", 1);
-        let res_ready = input("m_axis_res_tready", 1);
+        let s = p.s_axis;
         // The pipeline never stalls (no enable fans out to its registers): results land in a
         // FIFO, and a frame's beats are taken only while every frame already taken has a place
         // there (`owed` counts frames from their last beat until their result leaves).
         let adv = lit(1, 1u32);
-        let u_res = instance(&res_fifo, "u_res_q");
-        let res_pop = (u_res.get("m_axis_tvalid") & res_ready).named("res_pop");
+        let u_res = res_fifo.instance("u_res_q");
+        let res_pop = (u_res.m_axis.valid & p.res.ready).named("res_pop");
         let reserve = Reserve::new(RES_DEPTH);
         let room = reserve.room;
 
@@ -135,20 +192,23 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // queue's `full`): taking a request moves only the queue's pointers, not the upstream
         // register that holds the next request (a wide clock enable, far away).
         // Two entries keep one request per cycle: one is taken while the next is written.
-        let u_req = instance(&req_fifo, "u_req_q");
+        let u_req = req_fifo.instance("u_req_q");
         // The trackers' flags of each bound are computed as the request is queued (from the
         // upstream slice's flops) and queued with it, so that no compare sits between a
         // stage-A bound and its tracker.
-        let rin = RX_CSUM_REQ.unpack(req_data);
-        let bound_flags = cat(&[
-            ge_bound_flags(rin.get("end"), bytes),
-            ge_bound_flags(rin.get("l4_off"), bytes),
-            ge_bound_flags(rin.get("l3_off"), bytes),
-        ]);
-        u_req.set("s_axis_tdata", cat(&[bound_flags, req_data]));
-        u_req.set("s_axis_tvalid", req_valid);
-        output("s_axis_req_tready", u_req.get("s_axis_tready"));
-        let req_there = u_req.get("m_axis_tvalid");
+        let rin = p.req.fields();
+        let bound_flags = BoundFlags {
+            l3_off: ge_bound_flags(rin.l3_off, bytes),
+            l4_off: ge_bound_flags(rin.l4_off, bytes),
+            end: ge_bound_flags(rin.end, bytes),
+        };
+        u_req.s_axis.set_fields(&QueuedReq {
+            req: p.req.data,
+            flags: bound_flags.pack(),
+        });
+        u_req.s_axis.valid.set(p.req.valid);
+        p.req.ready.set(u_req.s_axis.ready);
+        let req_there = u_req.m_axis.valid;
 
         // A frame's request is taken with its first beat: a beat is accepted while the
         // results have room and, at a first beat, its request is there. The frame end moves
@@ -163,15 +223,14 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // Written out from its four flops (not `beat & first`), so that the request queue's
         // pop is one LUT, not behind `in_ready` and its fan-out to the input FIFO.
         let take = (s.valid() & room & first & req_there).named("take_req");
-        u_req.set("m_axis_tready", take);
+        u_req.m_axis.ready.set(take);
         first.set(mux(beat, s.last(), first));
         // Both events are registered inside (`Reserve::update`): the consumer's ready comes
         // from far (a slice in `eth_rx`; docs/TIMING.md, rule 8).
         reserve.update(frame_end, res_pop);
         s.ready().set(ready);
-        let rq_word = u_req.get("m_axis_tdata");
-        let rq = RX_CSUM_REQ.unpack(rq_word.slice(RX_CSUM_REQ.width() - 1, 0));
-        let rq_flags = rq_word.slice(RX_CSUM_REQ.width() + REQ_FLAGS - 1, RX_CSUM_REQ.width());
+        let queued = u_req.m_axis.fields();
+        let rq = RxCsumReq::unpack(queued.req);
 
         // Stage A: the taken request, registered as it is, so that the accept logic (`beat`,
         // `take`) drives a few registers, not every mask and sum. The beats reach stage A a
@@ -182,43 +241,49 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let kept = stage(stage(s.keep(), adv).named("keep_i"), adv).named("keep_a");
         let last = stage(stage(s.last(), adv).named("last_i"), adv).named("last_a");
         let beat_a = stage_init(stage_init(beat, adv).named("beat_i"), adv).named("beat_a");
-        let take_a = stage_init(take, adv).named("take_a");
-        let req = |f: &str| stage(rq.get(f), adv).named(&format!("{f}_a"));
+        // The take in stage A, twice: copy 1 (stored complemented, so that synthesis keeps
+        // both) loads the byte trackers below, so that copy 0, which holds the request
+        // (`take_a` alone drove 186 loads), is not the trackers' net too (docs/TIMING.md,
+        // rule 3).
+        let take_a_q = Replicated::new("take_a", 2, 1, Some(0));
+        take_a_q.set(take);
+        let take_a = take_a_q.get(0);
+        let req = |x: Sig, f: &str| stage(x, adv).named(&format!("{f}_a"));
         // Per frame, from its request until the sums are done with it.
         let held = |x: Sig, name: &str| {
             let r = reg(x.width()).enable(take_a).named(name);
             r.set(x);
             r
         };
-        let l3_t = held(req("l3"), "l3");
-        let l4_t = held(req("l4"), "l4");
+        let l3_t = held(req(rq.l3, "l3"), "l3");
+        let l4_t = held(req(rq.l4, "l4"), "l4");
 
         // The pseudo-header sum, pipelined from the taken request, waits in a queue for its
         // frame's sums (one entry per request, in order).
-        let (pseudo, pseudo_valid) =
-            pseudo_from_address_sum(take_a, req("ip_sum"), req("proto"), req("l4_len"));
-        let u_pseudo = instance(&pseudo_fifo, "u_pseudo_q");
-        u_pseudo.set("s_axis_tdata", pseudo);
-        u_pseudo.set("s_axis_tvalid", pseudo_valid);
+        let (pseudo, pseudo_valid) = pseudo_from_address_sum(
+            take_a,
+            req(rq.ip_sum, "ip_sum"),
+            req(rq.proto, "proto"),
+            req(rq.l4_len, "l4_len"),
+        );
+        let u_pseudo = pseudo_fifo.instance("u_pseudo_q");
+        u_pseudo.s_axis.data.set(pseudo);
+        u_pseudo.s_axis.valid.set(pseudo_valid);
         // Never full: one entry per frame taken and not yet joined, at most `owed` + 1.
-        u_pseudo.unused("s_axis_tready");
+        u_pseudo.s_axis.ready.unused();
 
         // Byte masks of the beat in stage A, one per bound (see `ge_mask_tracked`): the IP
         // header `[l3_off, l4_off)` and the datagram `[l3_off, end)`.
-        // The trackers load on a copy of `take_a` of their own (its complement, so that
-        // synthesis keeps both): `take_a` alone drove 186 loads, the trackers' among them.
-        let take_a_n = reg_init(1, 1u32).named("take_a_n");
-        take_a_n.set(!take);
-        let take_t = !take_a_n;
-        let flags_a = stage(rq_flags, adv).named("bound_flags_a");
-        let ge = |bound: Sig, k: u32, name: &str| {
-            let flags = flags_a.slice(2 * k + 1, 2 * k);
+        // The trackers load on their own copy of the take (`take_a_q`, above).
+        let take_t = take_a_q.get(1);
+        let flags_a = BoundFlags::unpack(stage(queued.flags, adv).named("bound_flags_a"));
+        let ge = |bound: Sig, flags: Sig, name: &str| {
             ge_mask_tracked_with(bound, flags, take_t, beat_a, bytes, name)
         };
-        let ge_l3 = ge(req("l3_off"), 0, "ge_l3");
-        let l4_off_a = req("l4_off");
-        let ge_l4 = ge(l4_off_a, 1, "ge_l4");
-        let ge_end = ge(req("end"), 2, "ge_end");
+        let ge_l3 = ge(req(rq.l3_off, "l3_off"), flags_a.l3_off, "ge_l3");
+        let l4_off_a = req(rq.l4_off, "l4_off");
+        let ge_l4 = ge(l4_off_a, flags_a.l4_off, "ge_l4");
+        let ge_end = ge(req(rq.end, "end"), flags_a.end, "ge_end");
         let hdr_mask = (kept & ge_l3 & !ge_l4).named("hdr_mask");
         let ip_mask = (kept & ge_l3 & !ge_end).named("ip_mask");
 
@@ -235,11 +300,11 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let byte_zero_i = stage(cat(&byte_zero), adv).named("byte_zero_i");
         let byte_zero_a = stage(byte_zero_i, adv).named("byte_zero_a");
         let byte_zero_b = stage(byte_zero_a, adv).named("byte_zero_b");
-        let take_b = stage_init(take_a, adv).named("take_b");
-        // Its complement copy, for the tracker's counter, pattern and mask (see
-        // [`Take`]); `take_b` itself loads the tracker's flags.
-        let take_b_n = reg_init(1, 1u32).enable(adv).named("take_b_n");
-        take_b_n.set(!take_a);
+        // Two copies: copy 0 (`take_b`) loads the tracker's flags, copy 1 (stored
+        // complemented) its counter, pattern and mask (see [`Take`]).
+        let take_b_q = Replicated::new("take_b", 2, 1, Some(0));
+        take_b_q.set(take_a);
+        let take_b = take_b_q.get(0);
         let beat_b = stage_init(beat_a, adv).named("beat_b");
         let last_b = stage(last, adv).named("last_b");
         let kept_b = stage(kept, adv).named("keep_b");
@@ -257,7 +322,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             lit(1, 1u32),
             Take {
                 ctl: take_b,
-                wide: !take_b_n,
+                wide: take_b_q.get(1),
             },
             beat_b,
             bytes,
@@ -297,7 +362,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         // Per-frame facts, sampled with the last beat and carried as far as the sums, then
         // queued with them until the frame's pseudo-header sum is there too.
-        let mut side = cat(&[l3_t, l4_t]);
+        let mut side = Protos { l3: l3_t, l4: l4_t }.pack();
         let mut zero_hi = zero_next[0];
         let mut zero_lo = zero_next[1];
         for i in 0..hdr.latency {
@@ -308,32 +373,38 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 zero_lo = stage(zero_lo, adv);
             }
         }
-        let (l3, l4) = (side.slice(3, 2), side.slice(1, 0));
-        let udp_no_csum = (l3.eq(1u32) & l4.eq(2u32) & zero_hi & zero_lo).named("udp_no_csum");
+        let protos = Protos::unpack(side);
+        let udp_no_csum =
+            (protos.l3.eq(1u32) & protos.l4.eq(2u32) & zero_hi & zero_lo).named("udp_no_csum");
         // Registered before the queue, so that the sums' last fold (a carry chain and a pick)
         // and the queue's LUT-RAM write are not one cycle.
-        let u_sums = instance(&sums_fifo, "u_sums_q");
-        u_sums.set(
-            "s_axis_tdata",
-            stage(cat(&[udp_no_csum, hdr.sum, ip.sum]), adv).named("sums_in"),
-        );
-        u_sums.set(
-            "s_axis_tvalid",
-            stage_init(hdr.valid, adv).named("sums_in_valid"),
-        );
+        let u_sums = sums_fifo.instance("u_sums_q");
+        let sums_in = Sums {
+            ip: ip.sum,
+            hdr: hdr.sum,
+            udp_no_csum,
+        };
+        u_sums
+            .s_axis
+            .data
+            .set(stage(sums_in.pack(), adv).named("sums_in"));
+        u_sums
+            .s_axis
+            .valid
+            .set(stage_init(hdr.valid, adv).named("sums_in_valid"));
         // Never full: one entry per frame past its last beat, at most `owed`.
-        u_sums.unused("s_axis_tready");
+        u_sums.s_axis.ready.unused();
 
         // Verdict stage: a frame's sums and pseudo-header sum, joined and registered.
-        let join = (u_sums.get("m_axis_tvalid") & u_pseudo.get("m_axis_tvalid")).named("join");
-        u_sums.set("m_axis_tready", join);
-        u_pseudo.set("m_axis_tready", join);
-        let sums = u_sums.get("m_axis_tdata");
+        let join = (u_sums.m_axis.valid & u_pseudo.m_axis.valid).named("join");
+        u_sums.m_axis.ready.set(join);
+        u_pseudo.m_axis.ready.set(join);
+        let sums = u_sums.m_axis.fields();
         let v_valid = stage_init(join, adv).named("verdict_valid");
-        let ip_sum = stage(sums.slice(15, 0), adv).named("ip_sum");
-        let hdr_sum = stage(sums.slice(31, 16), adv).named("hdr_sum");
-        let v_udp0 = stage(sums.bit(32), adv).named("verdict_udp_no_csum");
-        let v_ps = stage(u_pseudo.get("m_axis_tdata"), adv).named("verdict_pseudo");
+        let ip_sum = stage(sums.ip, adv).named("ip_sum");
+        let hdr_sum = stage(sums.hdr, adv).named("hdr_sum");
+        let v_udp0 = stage(sums.udp_no_csum, adv).named("verdict_udp_no_csum");
+        let v_ps = stage(u_pseudo.m_axis.data, adv).named("verdict_pseudo");
         // L4: ip + ~hdr + pseudo, unfolded (18 bits: `hi:lo`, at most 3 * 0xFFFF, so hi <= 2).
         // Its ones'-complement fold is 0xFFFF exactly when hi + lo == 0xFFFF (a nonzero multiple
         // of 0xFFFF; hi + lo <= 0x10001 rules out the next one), i.e. lo == 0xFFFF - hi: a
@@ -352,17 +423,15 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let l4_folds_to_ffff =
             (lo.slice(15, 2).and_reduce() & lo.slice(1, 0).eq(!hi)).named("l4_folds_to_ffff");
         let l4_ok = l4_folds_to_ffff | r_udp0;
-        let res = stage(
-            RX_CSUM_RES.pack(&[("l3_ok", r_l3_ok), ("l4_ok", l4_ok), ("csum", r_csum)]),
-            adv,
-        )
-        .named("res");
+        let res = RxCsumRes {
+            l3_ok: r_l3_ok,
+            l4_ok,
+            csum: r_csum,
+        };
         let res_valid = stage_init(raw_valid, adv).named("res_valid");
-        u_res.set("s_axis_tdata", res);
-        u_res.set("s_axis_tvalid", res_valid);
-        u_res.unused("s_axis_tready"); // never full: `owed` reserves a place per frame
-        u_res.set("m_axis_tready", res_ready);
-        output("m_axis_res_tdata", u_res.get("m_axis_tdata"));
-        output("m_axis_res_tvalid", u_res.get("m_axis_tvalid"));
+        u_res.s_axis.data.set(stage(res.pack(), adv).named("res"));
+        u_res.s_axis.valid.set(res_valid);
+        u_res.s_axis.ready.unused(); // never full: `owed` reserves a place per frame
+        connect(&u_res.m_axis, &p.res);
     })
 }

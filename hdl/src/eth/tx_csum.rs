@@ -1,7 +1,7 @@
 //! `tx_csum`: TX checksum insertion (mlx5 `cs_flags`: L3 = IPv4 header checksum, L4 = TCP/UDP
 //! checksum over the pseudo-header), store-and-forward.
 //!
-//! Each frame arrives on `s_axis` after its request on `s_axis_req` (record [`TX_CSUM_REQ`]: the
+//! Each frame arrives on `s_axis` after its request on `s_axis_req` (record [`TxCsumReq`]: the
 //! header parser's offsets plus the two offload flags). While the frame streams into an internal
 //! frame buffer, two masked frame sums ([`mod@crate::csum::frame_sum`]) run over it with the
 //! checksum fields themselves masked out (so they count as zero, whatever the host wrote
@@ -54,53 +54,95 @@
 use super::byte_pos::{eq_mask_tracked_with, ge_bound_flags, ge_mask_tracked, Take};
 use crate::csum::frame_sum::{frame_sum, latency as sum_latency, SumIn};
 use crate::csum::pseudo::{add3, fold_once, pseudo_from_address_sum};
-use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{
-    beat_reg_slice, record_fifo, stream_fifo, stream_fwd_reg, stream_in, stream_out, FifoCfg,
-    StreamCfg,
+    record_fifo, stream_fifo, stream_fwd_reg, stream_reg_slice, FifoCfg, Stream, StreamCfg,
 };
 use crate::timing::{stage, stage_init, Reserve};
 use nicgen_edsl::prelude::*;
 use nicgen_edsl::record::Word;
 
-/// What the insertion unit needs to know about a frame.
-pub const TX_CSUM_REQ: RecordLayout = RecordLayout {
-    name: "tx_csum_req",
-    fields: &[
-        ("l3", 2),      // 0 none, 1 IPv4, 2 IPv6
-        ("l4", 2),      // 0 none, 1 TCP, 2 UDP
-        ("l3_off", 16), // first byte of the IP header
-        ("l4_off", 16), // first byte of the TCP/UDP header
-        ("end", 16),    // end of the IP datagram, clipped to the frame
-        ("l4_len", 16), // TCP/UDP length for the pseudo-header
-        ("proto", 8),
-        // The pseudo-header's address part: the ones'-complement sum of both addresses'
-        // 16-bit words (the parser's `ip_sum`), not the 256 address bits.
-        ("ip_sum", 16),
-        ("do_l3", 1), // insert the IPv4 header checksum (cs_flags L3_CSUM)
-        ("do_l4", 1), // insert the TCP/UDP checksum (cs_flags L4_CSUM)
-    ],
-};
+nicgen_edsl::record! {
+    /// What the insertion unit needs to know about a frame.
+    pub struct TxCsumReq {
+        /// 0 none, 1 IPv4, 2 IPv6.
+        l3: 2,
+        /// 0 none, 1 TCP, 2 UDP.
+        l4: 2,
+        /// First byte of the IP header.
+        l3_off: 16,
+        /// First byte of the TCP/UDP header.
+        l4_off: 16,
+        /// End of the IP datagram, clipped to the frame.
+        end: 16,
+        /// TCP/UDP length for the pseudo-header.
+        l4_len: 16,
+        /// Upper-layer protocol for the pseudo-header.
+        proto: 8,
+        /// The pseudo-header's address part: the ones'-complement sum of both addresses'
+        /// 16-bit words (the parser's `ip_sum`), not the 256 address bits.
+        ip_sum: 16,
+        /// Insert the IPv4 header checksum (cs_flags L3_CSUM).
+        do_l3: 1,
+        /// Insert the TCP/UDP checksum (cs_flags L4_CSUM).
+        do_l4: 1,
+    }
+}
 
-/// What travels from the sums to the output side, one per frame (16-bit multiple for the queue).
-const TX_CSUM_RES: RecordLayout = RecordLayout {
-    name: "tx_csum_res",
-    fields: &[
-        ("l3_ck", 16),
-        ("l4_sum", 16), // folded, not yet complemented
-        // The fields' first bytes: l3_pos, l4_pos (the output side derives the second byte's
-        // one-hot from the first's by shifting).
-        ("pos", 32),
-        // Each position's `ge_bound_flags` (l3 then l4), made here so that the output side's
-        // trackers load from flops, not through a compare of the queue's output.
-        ("pos_flags", 4),
-        ("do_l3", 1),
-        ("do_l4", 1),
-        ("udp", 1),
-        ("pad", 9),
-    ],
-};
+nicgen_edsl::record! {
+    /// A request with the two checksum fields' positions, `[pos, pos + 2)`, added before the
+    /// request skid register and held with it.
+    struct PosReq {
+        req: TxCsumReq::WIDTH,
+        l4_pos2: 16,
+        l4_pos: 16,
+        l3_pos2: 16,
+        l3_pos: 16,
+    }
+}
+
+nicgen_edsl::record! {
+    /// The per-frame facts that travel beside the sums: the fields' first bytes and what to
+    /// put there.
+    struct Side {
+        l4_pos: 16,
+        l3_pos: 16,
+        udp: 1,
+        do_l4: 1,
+        do_l3: 1,
+    }
+}
+
+nicgen_edsl::record! {
+    /// A frame's sums with its [`Side`], queued until its pseudo-header sum is there.
+    struct Sums {
+        ip: 16,
+        hdr: 16,
+        side: Side::WIDTH,
+    }
+}
+
+nicgen_edsl::record! {
+    /// What travels from the sums to the output side, one per frame (a multiple of 16 bits:
+    /// the result queue is a stream FIFO).
+    struct TxCsumRes {
+        l3_ck: 16,
+        /// Folded, not yet complemented.
+        l4_sum: 16,
+        /// The fields' first bytes (the output side derives the second byte's one-hot from
+        /// the first's by shifting).
+        l4_pos: 16,
+        l3_pos: 16,
+        /// Each position's `ge_bound_flags`, made here so that the output side's trackers load
+        /// from flops, not through a compare of the queue's output.
+        l4_pos_flags: 2,
+        l3_pos_flags: 2,
+        do_l3: 1,
+        do_l4: 1,
+        udp: 1,
+        pad: 9,
+    }
+}
 
 /// Results the queue holds: more than the one-beat frames that can be between their last beat
 /// and the result leaving the queue (about [`latency`], 15 cycles at 512 bits) plus one, so that
@@ -124,7 +166,29 @@ pub fn latency(cfg: &TxCsumCfg) -> u32 {
     sum_latency(cfg.data_bits / 8, cfg.levels_per_stage) + 10
 }
 
-pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
+/// The ports of [`tx_csum`].
+pub struct TxCsumPorts {
+    /// The frames in (`s_axis_*`).
+    pub s_axis: Stream,
+    /// The frames out, checksums inserted (`m_axis_*`).
+    pub m_axis: Stream,
+    /// One request per frame, before or with its first beat (`s_axis_req_*`).
+    pub req: RecordStream<TxCsumReq<u32>>,
+}
+
+impl Ports for TxCsumPorts {
+    type Cfg = TxCsumCfg;
+    fn ports(io: &Io, cfg: &TxCsumCfg) -> Self {
+        let s = StreamCfg::new(cfg.data_bits, 0);
+        TxCsumPorts {
+            s_axis: Stream::sink(io, "s_axis", &s),
+            m_axis: Stream::source(io, "m_axis", &s),
+            req: RecordStream::sink(io, "s_axis_req", TxCsumReq::shape()),
+        }
+    }
+}
+
+pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Block<TxCsumPorts>, ElabError> {
     let scfg = StreamCfg::new(cfg.data_bits, 0);
     scfg.check("tx_csum")?;
     if cfg.levels_per_stage == 0 {
@@ -141,23 +205,22 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         },
         FifoRam::Block,
     )?;
-    let res_cfg = StreamCfg::new(TX_CSUM_RES.width(), 0);
+    let res_cfg = StreamCfg::new(TxCsumRes::WIDTH, 0);
     let resq = stream_fifo(&FifoCfg {
         stream: res_cfg,
         depth: RES_DEPTH,
         frame_mode: false,
     })?;
     let res_reg = stream_fwd_reg(&res_cfg)?;
-    let sums_fifo = record_fifo(Word::shape(67), RES_DEPTH)?;
+    let sums_fifo = record_fifo(Sums::shape(), RES_DEPTH)?;
     let pseudo_fifo = record_fifo(Word::shape(16), 2 * RES_DEPTH)?;
     let cfg = *cfg;
-    Module::build(format!("tx_csum_d{}", cfg.data_bits), move || {
+    let name = format!("tx_csum_d{}", cfg.data_bits);
+    Block::build(name, cfg, move |p: TxCsumPorts| {
         doc("TX checksum insertion (IPv4 header, TCP/UDP with pseudo-header), store-and-forward.");
         let bytes = cfg.data_bits / 8;
-        let s = stream_in("s_axis", &scfg);
-        let m = stream_out("m_axis", &scfg);
-        let req_in = input("s_axis_req_tdata", TX_CSUM_REQ.width());
-        let req_in_valid = input("s_axis_req_tvalid", 1);
+        let (s, m) = (p.s_axis, p.m_axis);
+        let req_in_valid = p.req.valid;
         // The request through a skid register (as `stream_skid`: latency 0, one request of
         // storage), so that `s_axis_req_tready` is a flop: the take decision below (`room`, the
         // frame's beat) stays inside, out of the requester's register enables. The skid copies
@@ -166,94 +229,91 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // select comes after the adders, not before them.
         // The two checksum fields, `[pos, pos + 2)`: each position one adder from the offset
         // (TCP's field 16 bytes in, UDP's 6, picked after the adders), not a chain of two.
-        let rq_in = TX_CSUM_REQ.unpack(req_in);
-        let l3_at = |k: u32| rq_in.get("l3_off") + (10 + k);
+        let rq_in = p.req.fields();
+        let l3_at = |k: u32| rq_in.l3_off + (10 + k);
         let l4_at = |k: u32| {
-            let o = rq_in.get("l4_off");
-            mux(rq_in.get("l4").eq(1u32), o + (16 + k), o + (6 + k))
+            let o = rq_in.l4_off;
+            mux(rq_in.l4.eq(1u32), o + (16 + k), o + (6 + k))
         };
-        // l3_pos, l3_pos + 2, l4_pos, l4_pos + 2 above the request.
-        let req_in_pos = cat(&[l3_at(0), l3_at(2), l4_at(0), l4_at(2), req_in]);
-        let req_skid_v = reg_init(1, 0u32).named("req_skid_valid");
-        // The ready from a flop of its own (the complement, so that synthesis keeps both), not
-        // from the one that enables and selects every bit of the skid (as `stream_skid`).
-        let req_skid_free = reg_init(1, 1u32).named("req_skid_free");
+        let req_in_pos = PosReq {
+            req: p.req.data,
+            l4_pos2: l4_at(2),
+            l4_pos: l4_at(0),
+            l3_pos2: l3_at(2),
+            l3_pos: l3_at(0),
+        }
+        .pack();
+        // The skid's valid, twice: copy 0 enables and selects every bit of the skid, copy 1
+        // (stored complemented: "free") is the ready, so that the requester's logic does not
+        // start at that net (as `stream_skid`; docs/TIMING.md, rule 3).
+        let req_skid_q = Replicated::new("req_skid_valid", 2, 1, Some(0));
+        let req_skid_v = req_skid_q.get(0);
         let req_skid = reg(req_in_pos.width())
             .enable(!req_skid_v)
             .named("req_skid_data");
         req_skid.set(req_in_pos);
-        output("s_axis_req_tready", req_skid_free);
+        p.req.ready.set(req_skid_q.get_n(1));
         let req_valid = (req_in_valid | req_skid_v).named("req_valid");
-        let req_pos = mux(req_skid_v, req_skid, req_in_pos).named("req_data");
-        let req_data = req_pos.slice(TX_CSUM_REQ.width() - 1, 0);
-        let req_at = |k: u32| {
-            let lo = TX_CSUM_REQ.width() + 16 * (3 - k);
-            req_pos.slice(lo + 15, lo)
-        };
+        let req_pos = PosReq::unpack(mux(req_skid_v, req_skid, req_in_pos).named("req_data"));
 
         // Input side: frame into the buffer, sums alongside. The sum pipeline never stalls (no
         // enable fans out to its registers): a frame's beats are taken only while every frame
         // taken has a place in the result queue (`owed` counts frames from their last beat until
         // their result is popped).
         let adv = lit(1, 1u32);
-        let u_buf = instance(&buf, "u_frame_buf");
-        let u_res = instance(&resq, "u_result_q");
+        let u_buf = buf.instance("u_frame_buf");
+        let u_res = resq.instance("u_result_q");
         let reserve = Reserve::new(RES_DEPTH);
         let room = reserve.room;
-        let have = reg_init(1, 0u32).named("have_req");
-        // A complement copy of `have` for the request side (synthesis keeps both: they are not
-        // the same function of their inputs), so that taking a request does not go through
-        // `beat` (a net of 17 loads; docs/TIMING.md, rule 3).
+        // A request is held, twice: copy 0 (`have_req`) gates the beats, copy 1 (stored
+        // complemented, so that synthesis keeps both) is for the request side, so that taking
+        // a request does not go through `beat` (a net of 17 loads; docs/TIMING.md, rule 3).
         // `ends` is `frame_end` without `have` (a frame's end implies it).
-        let have_n = reg_init(1, 1u32).named("have_req_n");
-        let buf_ready = u_buf.get("s_axis_tready");
+        let have_q = Replicated::new("have_req", 2, 1, Some(0));
+        let (have, have_n) = (have_q.get(0), have_q.get_n(1));
+        let buf_ready = u_buf.s_axis.ready();
         let beat = (s.valid() & have & room & buf_ready).named("beat");
         let frame_end = (beat & s.last()).named("frame_end");
         let ends = (s.valid() & s.last() & room & buf_ready).named("req_ends");
         let req_ready = (have_n | ends).named("req_ready");
         let take = (req_valid & req_ready).named("take_req");
         let req_park = (req_in_valid & !req_skid_v & !req_ready).named("req_park");
-        req_skid_v.set_if(req_ready, 0u32);
-        req_skid_v.set_if(req_park, 1u32);
-        req_skid_free.set_if(req_ready, 1u32);
-        req_skid_free.set_if(req_park, 0u32);
+        req_skid_q.set_if(req_ready, lit(1, 0u32));
+        req_skid_q.set_if(req_park, lit(1, 1u32));
         s.ready().set(have & room & buf_ready);
         // Taken anew, or held until its frame ends.
-        let have_next = req_valid | (!have_n & !ends);
-        have.set(have_next);
-        have_n.set(!have_next);
-        u_buf.set("s_axis_tdata", s.data());
-        u_buf.set("s_axis_tkeep", s.keep());
-        u_buf.set("s_axis_tlast", s.last());
+        have_q.set(req_valid | (!have_n & !ends));
+        u_buf.s_axis.data().set(s.data());
+        u_buf.s_axis.keep().set(s.keep());
+        u_buf.s_axis.last().set(s.last());
         // The buffer's write from the complement copy of `have` as well, so that synthesis
         // keeps it apart from `beat` and its 17 loads.
-        u_buf.set("s_axis_tvalid", s.valid() & !have_n & room);
+        u_buf.s_axis.valid().set(s.valid() & !have_n & room);
 
         // Stage A: the accepted beat and the taken request, registered as they are, so that the
         // accept logic drives a few registers, not every mask and adder. Positions derived from
         // the request are computed before the skid (above).
-        let rq = TX_CSUM_REQ.unpack(req_data);
+        let rq = TxCsumReq::unpack(req_pos.req);
         let data = stage(s.data(), adv).named("data_a");
         let kept = stage(s.keep(), adv).named("keep_a");
         let last = stage(s.last(), adv).named("last_a");
         let beat_a = stage_init(beat, adv).named("beat_a");
         let take_a = stage_init(take, adv).named("take_a");
         let req = |x: Sig, f: &str| stage(x, adv).named(&format!("{f}_a"));
-        let l3_in = rq.get("l3");
-        let l4_in = rq.get("l4");
-        let l3_off = req(rq.get("l3_off"), "l3_off");
-        let l4_off = req(rq.get("l4_off"), "l4_off");
-        let end = req(rq.get("end"), "end");
+        let (l3_in, l4_in) = (rq.l3, rq.l4);
+        let l3_off = req(rq.l3_off, "l3_off");
+        let l4_off = req(rq.l4_off, "l4_off");
+        let end = req(rq.end, "end");
         let pos_a = [
-            req(req_at(0), "l3_pos"),
-            req(req_at(1), "l3_pos2"),
-            req(req_at(2), "l4_pos"),
-            req(req_at(3), "l4_pos2"),
+            req(req_pos.l3_pos, "l3_pos"),
+            req(req_pos.l3_pos2, "l3_pos2"),
+            req(req_pos.l4_pos, "l4_pos"),
+            req(req_pos.l4_pos2, "l4_pos2"),
         ];
         let is_v4_a = req(l3_in.eq(1u32), "is_v4");
-        let do_l3_a = req(rq.get("do_l3") & l3_in.eq(1u32), "do_l3");
+        let do_l3_a = req(rq.do_l3 & l3_in.eq(1u32), "do_l3");
         let do_l4_a = req(
-            rq.get("do_l4") & l3_in.ne(0u32) & (l4_in.eq(1u32) | l4_in.eq(2u32)),
+            rq.do_l4 & l3_in.ne(0u32) & (l4_in.eq(1u32) | l4_in.eq(2u32)),
             "do_l4",
         );
         let udp_a = req(l4_in.eq(2u32), "udp");
@@ -261,15 +321,15 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // frame's sums (one entry per request, in order).
         let (pseudo, pseudo_valid) = pseudo_from_address_sum(
             take_a,
-            req(rq.get("ip_sum"), "ip_sum"),
-            req(rq.get("proto"), "proto"),
-            req(rq.get("l4_len"), "l4_len"),
+            req(rq.ip_sum, "ip_sum"),
+            req(rq.proto, "proto"),
+            req(rq.l4_len, "l4_len"),
         );
-        let u_pseudo = instance(&pseudo_fifo, "u_pseudo_q");
-        u_pseudo.set("s_axis_tdata", pseudo);
-        u_pseudo.set("s_axis_tvalid", pseudo_valid);
+        let u_pseudo = pseudo_fifo.instance("u_pseudo_q");
+        u_pseudo.s_axis.data.set(pseudo);
+        u_pseudo.s_axis.valid.set(pseudo_valid);
         // Never full: one entry per frame taken and not yet joined, at most `owed` + 1.
-        u_pseudo.unused("s_axis_tready");
+        u_pseudo.s_axis.ready.unused();
         // Per frame, from its request until the sums are done with it.
         let held = |x: Sig, name: &str| {
             let r = reg(x.width()).enable(take_a).named(name);
@@ -314,32 +374,40 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         // Per-frame facts, sampled with the last beat and carried as far as the sums, then
         // queued with them until the frame's pseudo-header sum is there too.
-        let mut fields = vec![do_l3, do_l4, udp];
-        fields.extend(pos_held.iter().copied());
-        let mut side = cat(&fields);
+        let mut side = Side {
+            l4_pos: pos_held[1],
+            l3_pos: pos_held[0],
+            udp,
+            do_l4,
+            do_l3,
+        }
+        .pack();
         for _ in 0..hdr.latency + 1 {
             side = stage(side, adv);
         }
-        let u_sums = instance(&sums_fifo, "u_sums_q");
-        u_sums.set("s_axis_tdata", cat(&[side, hdr.sum, ip.sum]));
-        u_sums.set("s_axis_tvalid", hdr.valid);
+        let u_sums = sums_fifo.instance("u_sums_q");
+        u_sums.s_axis.set_fields(&Sums {
+            ip: ip.sum,
+            hdr: hdr.sum,
+            side,
+        });
+        u_sums.s_axis.valid.set(hdr.valid);
         // Never full: one entry per frame past its last beat, at most `owed`.
-        u_sums.unused("s_axis_tready");
+        u_sums.s_axis.ready.unused();
 
         // Checksums, in three stages so that no path chains two carry chains: a frame's sums
         // and pseudo-header sum, joined and registered; the L4 sum's three operands through a
         // carry-save layer into one chain (18 bits, at most 3 * 0xFFFF); its fold (two chains
         // side by side and a select).
-        let join = (u_sums.get("m_axis_tvalid") & u_pseudo.get("m_axis_tvalid")).named("join");
-        u_sums.set("m_axis_tready", join);
-        u_pseudo.set("m_axis_tready", join);
-        let sums = u_sums.get("m_axis_tdata");
+        let join = (u_sums.m_axis.valid & u_pseudo.m_axis.valid).named("join");
+        u_sums.m_axis.ready.set(join);
+        u_pseudo.m_axis.ready.set(join);
+        let sums = u_sums.m_axis.fields();
         let v_valid = stage_init(join, adv).named("ck_valid");
-        let ip_sum = stage(sums.slice(15, 0), adv).named("ip_sum");
-        let hdr_sum = stage(sums.slice(31, 16), adv).named("hdr_sum");
-        // do_l3 34, do_l4 33, udp 32, the two positions 31..0.
-        let v_side = stage(sums.slice(66, 32), adv).named("ck_side");
-        let v_ps = stage(u_pseudo.get("m_axis_tdata"), adv).named("ck_pseudo");
+        let ip_sum = stage(sums.ip, adv).named("ip_sum");
+        let hdr_sum = stage(sums.hdr, adv).named("hdr_sum");
+        let v_side = stage(sums.side, adv).named("ck_side");
+        let v_ps = stage(u_pseudo.m_axis.data, adv).named("ck_pseudo");
         let (x, y, z) = (ip_sum, !hdr_sum, v_ps);
         let raw = add3(x, y, z, "l4_raw");
         let r_valid = stage_init(v_valid, adv).named("raw_valid");
@@ -351,73 +419,56 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let f_valid = stage_init(r_valid, adv).named("fold_valid");
         let f_sum = stage(folded, adv).named("l4_folded");
         let f_l3_ck = stage(r_l3_ck, adv).named("l3_ck_q");
-        let f_side = stage(r_side, adv).named("fold_side");
+        let f_side = Side::unpack(stage(r_side, adv).named("fold_side"));
         // The folded L4 sum is queued as it is; the output side complements it (and applies
         // the UDP rule), so no compare sits between the fold and the queue's LUT RAM.
-        let res = TX_CSUM_RES.pack(&[
-            ("l3_ck", f_l3_ck),
-            ("l4_sum", f_sum),
-            ("pos", f_side.slice(31, 0)),
-            (
-                "pos_flags",
-                cat(&[
-                    ge_bound_flags(f_side.slice(31, 16), bytes),
-                    ge_bound_flags(f_side.slice(15, 0), bytes),
-                ]),
-            ),
-            ("do_l3", f_side.bit(34)),
-            ("do_l4", f_side.bit(33)),
-            ("udp", f_side.bit(32)),
-            ("pad", lit(9, 0u32)),
-        ]);
-        u_res.set("s_axis_tdata", res);
-        u_res.set(
-            "s_axis_tkeep",
-            lit(
-                TX_CSUM_RES.width() / 8,
-                (1u64 << (TX_CSUM_RES.width() / 8)) - 1,
-            ),
-        );
-        u_res.set("s_axis_tlast", lit(1, 1u32));
-        u_res.set("s_axis_tvalid", f_valid);
-        u_res.unused("s_axis_tready"); // never full: `owed` reserves a place per frame
+        let res = TxCsumRes {
+            l3_ck: f_l3_ck,
+            l4_sum: f_sum,
+            l4_pos: f_side.l4_pos,
+            l3_pos: f_side.l3_pos,
+            l4_pos_flags: ge_bound_flags(f_side.l4_pos, bytes),
+            l3_pos_flags: ge_bound_flags(f_side.l3_pos, bytes),
+            do_l3: f_side.do_l3,
+            do_l4: f_side.do_l4,
+            udp: f_side.udp,
+            pad: lit(9, 0u32),
+        };
+        u_res.s_axis.data().set(res.pack());
+        u_res
+            .s_axis
+            .keep()
+            .set(lit(res_cfg.keep_bits(), (1u64 << res_cfg.keep_bits()) - 1));
+        u_res.s_axis.last().set(lit(1, 1u32));
+        u_res.s_axis.valid().set(f_valid);
+        u_res.s_axis.ready().unused(); // never full: `owed` reserves a place per frame
 
         // Output side: take a frame's result, then stream the frame with the fields replaced.
         // The queue's output is registered (its LUT RAM read would otherwise sit in front of
         // the output side's mask trackers).
-        let u_res_reg = instance(&res_reg, "u_result_reg");
-        for f in ["tdata", "tkeep", "tlast", "tvalid"] {
-            u_res_reg.set(&format!("s_axis_{f}"), u_res.get(&format!("m_axis_{f}")));
-        }
-        u_res.set("m_axis_tready", u_res_reg.get("s_axis_tready"));
-        let q = u_res_reg.get("m_axis_tdata").unused();
-        u_res_reg.unused("m_axis_tkeep");
-        u_res_reg.unused("m_axis_tlast");
-        let q_valid = u_res_reg.get("m_axis_tvalid");
+        let u_res_reg = res_reg.instance("u_result_reg");
+        connect(&u_res.m_axis, &u_res_reg.s_axis);
+        let q = u_res_reg.m_axis;
+        q.keep().unused();
+        q.last().unused();
         let out_have = reg_init(1, 0u32).named("have_result");
         // The frame buffer's output goes through a register slice (data, valid and ready from
         // flops): its block-RAM banks are selected after the RAMs' output registers, and that
         // select must not feed `out_end` and the trackers; nor may the output side's ready
         // (`have_result`, `m_axis_tready`) reach the buffer's read logic within a cycle.
-        let fb = beat_reg_slice(
-            "frame_reg",
-            u_buf.get("m_axis_tdata"),
-            u_buf.get("m_axis_tkeep"),
-            u_buf.get("m_axis_tlast"),
-            u_buf.get("m_axis_tvalid"),
-        );
-        u_buf.set("m_axis_tready", fb.slice.s_ready);
+        let fb = stream_reg_slice("frame_reg", &u_buf.m_axis);
         let (b_valid, b_data, b_keep, b_last) = (fb.slice.valid, fb.data, fb.keep, fb.last);
         let out_beat = (b_valid & out_have & m.ready()).named("out_beat");
         let out_end = (out_beat & b_last).named("out_end");
-        let pop = (q_valid & (!out_have | out_end)).named("pop_result");
-        u_res_reg.set("m_axis_tready", !out_have | out_end);
+        let pop = (q.valid() & (!out_have | out_end)).named("pop_result");
+        q.ready().set(!out_have | out_end);
         out_have.set(mux(pop, 1u32, mux(out_end, 0u32, out_have)));
         // Both events are registered inside (`Reserve::update`): the output side's ready
         // runs through `out_end` into `pop`, and must not reach the `owed` counter's adder in
         // the same cycle (docs/TIMING.md, rule 8).
         reserve.update(frame_end, pop);
-        let rr = TX_CSUM_RES.unpack(q);
+        let rr = TxCsumRes::unpack(q.data());
+        rr.pad.unused();
         // The result's fields held for the frame leaving now, loaded as it starts.
         let cur = |x: Sig, f: &str| {
             let r = reg(x.width()).enable(pop).named(&format!("out_{f}"));
@@ -425,14 +476,13 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             r
         };
         // A UDP checksum that computes to 0 goes out as 0xFFFF (RFC 768).
-        let l4_sum = rr.get("l4_sum");
         let l4_ck = mux(
-            rr.get("udp") & l4_sum.eq(0xFFFFu32),
+            rr.udp & rr.l4_sum.eq(0xFFFFu32),
             lit(16, 0xFFFFu32),
-            !l4_sum,
+            !rr.l4_sum,
         );
         let o_l4ck = cur(l4_ck, "l4_ck");
-        let o_l3ck = cur(rr.get("l3_ck"), "l3_ck");
+        let o_l3ck = cur(rr.l3_ck, "l3_ck");
         // Where the fields go in the beat leaving now: for each field, the one-hot register of
         // the byte at its first offset, tracked from beat to beat and loaded empty when the
         // field is not to be written (`do_l3` / `do_l4`), so that the byte select starts at
@@ -443,10 +493,7 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // beat; on the 8-bit bus the second is the next beat (`_prev`, cleared as a frame
         // starts). One tracker per field, so that `pop` and `out_beat` drive two trackers, not
         // four.
-        let pos = rr.get("pos");
-        let put_at = |k: u32, enable: Sig, name: &str| {
-            let bound = pos.slice(31 - 16 * k, 16 - 16 * k);
-            let flags = rr.get("pos_flags").slice(3 - 2 * k, 2 - 2 * k);
+        let put_at = |bound: Sig, flags: Sig, enable: Sig, name: &str| {
             let hi =
                 eq_mask_tracked_with(bound, flags, enable, Take::one(pop), out_beat, bytes, name);
             let lo = if bytes == 1 {
@@ -458,8 +505,8 @@ pub fn tx_csum(cfg: &TxCsumCfg) -> Result<Rc<ModuleDef>, ElabError> {
             };
             (hi, lo)
         };
-        let (put_l3_hi, put_l3_lo) = put_at(0, rr.get("do_l3"), "out_l3");
-        let (put_l4_hi, put_l4_lo) = put_at(1, rr.get("do_l4"), "out_l4");
+        let (put_l3_hi, put_l3_lo) = put_at(rr.l3_pos, rr.l3_pos_flags, rr.do_l3, "out_l3");
+        let (put_l4_hi, put_l4_lo) = put_at(rr.l4_pos, rr.l4_pos_flags, rr.do_l4, "out_l4");
         let out_bytes: Vec<Sig> = (0..bytes)
             .rev()
             .map(|i| {

@@ -1,8 +1,9 @@
 //! Random frames with known header offsets, for the checksum-unit tests (independent of the
 //! parser: the offsets come from how each frame was built).
 
-use nicgen_hdl::eth::rx_csum::RX_CSUM_REQ;
-use nicgen_hdl::eth::tx_csum::TX_CSUM_REQ;
+use nicgen_edsl::Shape;
+use nicgen_hdl::eth::rx_csum::RxCsumReq;
+use nicgen_hdl::eth::tx_csum::TxCsumReq;
 use nicgen_model::checksum::{pseudo_header_v4, pseudo_header_v6, sum};
 use nicgen_model::ip::IpProtocol;
 use nicgen_model::tx::{Offsets, L4};
@@ -15,20 +16,29 @@ pub struct Built {
     pub offsets: Offsets,
     /// (IPv4 header sums to 0xFFFF, L4 verifies or UDP/IPv4 without checksum, datagram sum).
     pub want: (bool, bool, u16),
-    fields: Vec<(&'static str, u128)>,
+    req: RxCsumReq<u128>,
 }
 
 impl Built {
     /// The `rx_csum` request for this frame.
     pub fn rx_req(&self) -> Vec<u8> {
-        RX_CSUM_REQ.encode(&self.fields)
+        RxCsumReq::shape().encode(&self.req)
     }
     /// The `tx_csum` request for this frame with the given offload flags.
     pub fn tx_req(&self, do_l3: bool, do_l4: bool) -> Vec<u8> {
-        let mut f = self.fields.clone();
-        f.push(("do_l3", do_l3 as u128));
-        f.push(("do_l4", do_l4 as u128));
-        TX_CSUM_REQ.encode(&f)
+        let r = &self.req;
+        TxCsumReq::shape().encode(&TxCsumReq {
+            l3: r.l3,
+            l4: r.l4,
+            l3_off: r.l3_off,
+            l4_off: r.l4_off,
+            end: r.end,
+            l4_len: r.l4_len,
+            proto: r.proto,
+            ip_sum: r.ip_sum,
+            do_l3: do_l3 as u128,
+            do_l4: do_l4 as u128,
+        })
     }
 }
 
@@ -149,19 +159,16 @@ pub fn build(rng: &mut StdRng) -> Built {
     let udp_zero = !tcp && !v6 && f[l4 + 6] == 0 && f[l4 + 7] == 0;
     let want = (l3_ok, l4_sum == 0xFFFF || udp_zero, sum(&f[l3..ip_end]));
     let be = |b: &[u8]| b.iter().fold(0u128, |a, x| (a << 8) | *x as u128);
-    let fields = vec![
-        ("l3", if v6 { 2 } else { 1 }),
-        ("l4", if tcp { 1 } else { 2 }),
-        ("l3_off", l3 as u128),
-        ("l4_off", l4 as u128),
-        ("end", ip_end as u128),
-        ("l4_len", l4_len as u128),
-        ("proto", proto as u128),
-        (
-            "ip_sum",
-            nicgen_model::checksum::address_sum(be(&src), be(&dst)) as u128,
-        ),
-    ];
+    let req = RxCsumReq {
+        l3: if v6 { 2 } else { 1 },
+        l4: if tcp { 1 } else { 2 },
+        l3_off: l3 as u128,
+        l4_off: l4 as u128,
+        end: ip_end as u128,
+        l4_len: l4_len as u128,
+        proto: proto as u128,
+        ip_sum: nicgen_model::checksum::address_sum(be(&src), be(&dst)) as u128,
+    };
     let offsets = Offsets {
         ipv4: Some(!v6),
         l4: Some(if tcp { L4::Tcp } else { L4::Udp }),
@@ -173,6 +180,6 @@ pub fn build(rng: &mut StdRng) -> Built {
         frame: f,
         offsets,
         want,
-        fields,
+        req,
     }
 }

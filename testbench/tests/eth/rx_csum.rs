@@ -3,7 +3,8 @@
 //! checksums) over width (8, 64, 512) x idle x backpressure. The request fields are taken from
 //! how each frame was built, so this test does not depend on the parser.
 
-use nicgen_hdl::eth::rx_csum::{rx_csum, RxCsumCfg, RX_CSUM_RES};
+use nicgen_edsl::Shape;
+use nicgen_hdl::eth::rx_csum::{rx_csum, RxCsumCfg, RxCsumRes};
 use nicgen_tb::record::{RecordDriver, RecordSink};
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamDriver, StreamMonitor, StreamPorts,
@@ -44,12 +45,8 @@ fn rx_checksums_match_the_model() {
             })
             .unwrap();
             for (i, (b, got)) in frames.iter().zip(&res.items).enumerate() {
-                let r = RX_CSUM_RES.decode(got);
-                let g = (
-                    r["l3_ok"] == 1u8.into(),
-                    r["l4_ok"] == 1u8.into(),
-                    u16::try_from(&r["csum"]).unwrap(),
-                );
+                let r = RxCsumRes::shape().decode(got);
+                let g = (r.l3_ok == 1, r.l4_ok == 1, u16::try_from(r.csum).unwrap());
                 let l3_is_v4 = b.offsets.ipv4 == Some(true);
                 let (gl3, wl3) = if l3_is_v4 {
                     (g.0, b.want.0)
