@@ -52,7 +52,7 @@ use super::eth_hdr_parse::{eth_hdr_parse, view_layout, Fields, HdrParseCfg, View
 use super::rx_csum::{rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
 use super::rx_user;
 use crate::record::RecordLayout;
-use crate::rss::rss_toeplitz::{rss_toeplitz, RssCfg};
+use crate::rss::rss_toeplitz::{rss_toeplitz, RssCfg, RssReq};
 use crate::stats::stat_counters;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
@@ -380,16 +380,16 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let u_rss = instance(&rss, "u_rss");
         let (rq, rf, r_deliver) = view(V_RSS, "rss_req");
         let rss_req = rss_req_l
-            .pack(&[
-                ("l3", rf.get("l3")),
-                ("l4", rf.get("l4")),
-                ("frag", rf.get("frag")),
-                ("src_ip", rf.get("src_ip")),
-                ("dst_ip", rf.get("dst_ip")),
-                ("src_port", rf.get("src_port")),
-                ("dst_port", rf.get("dst_port")),
-                ("tag", lit(cfg.rss.tag_bits, 0u32)),
-            ])
+            .pack(&RssReq {
+                l3: rf.get("l3"),
+                l4: rf.get("l4"),
+                frag: rf.get("frag"),
+                src_ip: rf.get("src_ip"),
+                dst_ip: rf.get("dst_ip"),
+                src_port: rf.get("src_port"),
+                dst_port: rf.get("dst_port"),
+                tag: lit(cfg.rss.tag_bits, 0u32),
+            })
             .named("rss_req_fields");
         hand(&rq, r_deliver, &u_rss, "s_axis_req", rss_req);
         u_rss.set("cfg_we", input("cfg_we", 1));
@@ -503,9 +503,9 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 ("l4_ok", l4_ok),
                 ("csum", gate(c.csum)),
                 ("malformed", gate(p.get("malformed"))),
-                ("rss_type", gate(r.get("rss_type"))),
-                ("rss_hash", gate(r.get("hash"))),
-                ("queue", gate(r.get("queue"))),
+                ("rss_type", gate(r.rss_type)),
+                ("rss_hash", gate(r.hash)),
+                ("queue", gate(r.queue)),
             ])
             .named("meta_rec");
         // Per-reason counters, one event per emitted record (the drop reason by the same

@@ -6,8 +6,8 @@
 //! receive queue from the indirection table, and the tag back, in request order.
 //!
 //! ## Records
-//! Fields least significant first ([`RssCfg::req_layout`], [`RssCfg::res_layout`]; the fixed
-//! parts are [`RSS_REQ`] and [`RSS_RES`], the parametric fields sit above them):
+//! Fields least significant first ([`RssReq`] and [`RssRes`]; their shapes for a configuration
+//! are [`RssCfg::req_layout`] and [`RssCfg::res_layout`]):
 //!
 //! | `s_axis_req_tdata` | bits | meaning |
 //! |---|---|---|
@@ -90,9 +90,10 @@
 //!   is below `result_depth`, so the FIFO never overflows and backpressure never has to stop the
 //!   pipeline (rule 8). `m_axis_res_tvalid` is a register.
 //!
-//! - Ports: `s_axis_req_tdata/tvalid/tready`, `m_axis_res_tdata/tvalid/tready`, `cfg_we`,
-//!   `cfg_addr[11:0]`, `cfg_wdata[31:0]`. No `tkeep`/`tlast`: one record per transfer. Stream
-//!   rules 1, 2 and 6 hold (no path from `m_axis_res_tready` to either `tvalid`).
+//! - Ports ([`RssPorts`]): `s_axis_req_tdata/tvalid/tready`, `m_axis_res_tdata/tvalid/tready`,
+//!   `cfg_we`, `cfg_addr[11:0]`, `cfg_wdata[31:0]`. No `tkeep`/`tlast`: one record per
+//!   transfer. Stream rules 1, 2 and 6 hold (no path from `m_axis_res_tready` to either
+//!   `tvalid`).
 //! - Latency: [`RssCfg::latency`] cycles from the request's transfer to its result's `tvalid`:
 //!   A, B, the tree stages, the two registered table stages, the FIFO — **8 cycles** by default.
 //! - Throughput: **1 request/cycle**, no bubbles (`result_depth` credits > latency + 1); up to
@@ -105,9 +106,7 @@
 //! - Golden model: `nicgen_model::rss::rss` (on `nicgen_model::toeplitz`); test:
 //!   `testbench/tests/rss/rss_toeplitz.rs`.
 
-use crate::record::RecordLayout;
 use nicgen_edsl::prelude::*;
-use std::sync::{Mutex, OnceLock};
 
 /// Microsoft's RSS verification key: the reset value of the key registers.
 pub const MICROSOFT_KEY: [u8; 40] = [
@@ -116,27 +115,48 @@ pub const MICROSOFT_KEY: [u8; 40] = [
     0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 ];
 
-/// The fixed part of the request record (least significant first); `tag` (`tag_bits`) follows
-/// at bit `RSS_REQ.width()` — see [`RssCfg::req_layout`].
-pub const RSS_REQ: RecordLayout = RecordLayout {
-    name: "rss_req",
-    fields: &[
-        ("l3", 2),
-        ("l4", 2),
-        ("frag", 1),
-        ("src_ip", 128),
-        ("dst_ip", 128),
-        ("src_port", 16),
-        ("dst_port", 16),
-    ],
-};
+nicgen_edsl::record! {
+    /// A request (`s_axis_req_tdata`): the flow to hash and an opaque tag (the module docs'
+    /// table says what each field holds).
+    pub struct RssReq(tag_bits: u32) {
+        /// [`l3`] code.
+        l3: 2,
+        /// [`l4`] code.
+        l4: 2,
+        /// An IP fragment: never hash ports.
+        frag: 1,
+        src_ip: 128,
+        dst_ip: 128,
+        src_port: 16,
+        dst_port: 16,
+        /// Opaque, returned with the result.
+        tag: tag_bits,
+    }
+}
 
-/// The fixed part of the result record; `queue` (`queue_bits`) and `tag` (`tag_bits`) follow
-/// at bit `RSS_RES.width()` — see [`RssCfg::res_layout`].
-pub const RSS_RES: RecordLayout = RecordLayout {
-    name: "rss_res",
-    fields: &[("hash", 32), ("rss_type", 3)],
-};
+nicgen_edsl::record! {
+    /// A result (`m_axis_res_tdata`), in request order.
+    pub struct RssRes(queue_bits: u32, tag_bits: u32) {
+        /// Toeplitz hash (0 when nothing was hashed).
+        hash: 32,
+        /// [`rss_type`] code.
+        rss_type: 3,
+        /// Indirection-table entry `hash & (table_size - 1)`.
+        queue: queue_bits,
+        /// The request's tag.
+        tag: tag_bits,
+    }
+}
+
+nicgen_edsl::record! {
+    /// The configuration port: one word written per cycle at `cfg_we` (ports `cfg_<field>`).
+    pub struct CfgWrite {
+        we: 1,
+        /// [`cfg_addr`].
+        addr: cfg_addr::BITS,
+        wdata: 32,
+    }
+}
 
 /// `l3` codes.
 pub mod l3 {
@@ -244,41 +264,20 @@ pub const KEY_BITS: u32 = 320;
 /// that a bank's read is one LUT-RAM cell deep and the bank select gets a stage of its own.
 pub const TABLE_BANK: u32 = 16;
 
-/// A record's field list.
-type Fields = &'static [(&'static str, u32)];
-
-fn leak_layout(name: &'static str, base: Fields, extra: &[(&'static str, u32)]) -> RecordLayout {
-    // One leaked field list per distinct shape, so repeated calls do not grow memory.
-    static CACHE: OnceLock<Mutex<Vec<Fields>>> = OnceLock::new();
-    let fields: Vec<(&'static str, u32)> = base.iter().chain(extra).copied().collect();
-    let mut cache = CACHE.get_or_init(|| Mutex::new(Vec::new())).lock().unwrap();
-    let found = cache.iter().find(|f| ***f == fields[..]).copied();
-    let fields = found.unwrap_or_else(|| {
-        let f: Fields = Box::leak(fields.into_boxed_slice());
-        cache.push(f);
-        f
-    });
-    RecordLayout { name, fields }
-}
-
 impl RssCfg {
     /// Width of `queue`.
     pub fn queue_bits(&self) -> u32 {
         clog2(self.queues as u64)
     }
 
-    /// The full request record: [`RSS_REQ`] then `tag`.
-    pub fn req_layout(&self) -> RecordLayout {
-        leak_layout("rss_req", RSS_REQ.fields, &[("tag", self.tag_bits)])
+    /// The request record's shape ([`RssReq`] with `tag_bits`).
+    pub fn req_layout(&self) -> RssReq<u32> {
+        RssReq::shape(self.tag_bits)
     }
 
-    /// The full result record: [`RSS_RES`] then `queue`, `tag`.
-    pub fn res_layout(&self) -> RecordLayout {
-        leak_layout(
-            "rss_res",
-            RSS_RES.fields,
-            &[("queue", self.queue_bits()), ("tag", self.tag_bits)],
-        )
+    /// The result record's shape ([`RssRes`] with `queue_bits` and `tag_bits`).
+    pub fn res_layout(&self) -> RssRes<u32> {
+        RssRes::shape(self.queue_bits(), self.tag_bits)
     }
 
     /// Partials per hash bit after each tree stage (the last is 1).
@@ -376,13 +375,32 @@ fn xor_groups(v: Sig, group: u32) -> Sig {
     cat(&bits)
 }
 
+/// The block's ports.
+pub struct RssPorts {
+    /// `cfg_we`, `cfg_addr`, `cfg_wdata`.
+    pub cfg: CfgWrite,
+    /// Requests (`s_axis_req_*`).
+    pub req: RecordStream<RssReq<u32>>,
+    /// Results (`m_axis_res_*`), in request order.
+    pub res: RecordStream<RssRes<u32>>,
+}
+
+impl Ports for RssPorts {
+    type Cfg = RssCfg;
+    fn ports(io: &Io, cfg: &RssCfg) -> Self {
+        RssPorts {
+            cfg: io.inputs("cfg_", &CfgWrite::shape()),
+            req: RecordStream::sink(io, "s_axis_req", cfg.req_layout()),
+            res: RecordStream::source(io, "m_axis_res", cfg.res_layout()),
+        }
+    }
+}
+
 /// Build the block.
-pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
+pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Block<RssPorts>, ElabError> {
     cfg.check()?;
     let cfg = *cfg;
-    let req = cfg.req_layout();
-    let res = cfg.res_layout();
-    Module::build(cfg.module_name(), move || {
+    Block::build(cfg.module_name(), cfg, move |p: RssPorts| {
         doc("RSS: Toeplitz hash over the Microsoft input sets, hash-type selection and");
         doc(&format!(
             "indirection table ({} x {} bits); 1 request/cycle, latency {} cycles.",
@@ -394,9 +412,7 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let lg = clog2(cfg.table_size as u64);
 
         // ---- Configuration registers.
-        let cfg_we = input("cfg_we", 1);
-        let cfg_a = input("cfg_addr", cfg_addr::BITS);
-        let cfg_d = input("cfg_wdata", 32);
+        let (cfg_we, cfg_a, cfg_d) = (p.cfg.we, p.cfg.addr, p.cfg.wdata);
         let key_words: Vec<Sig> = (0..10u32)
             .map(|k| {
                 let b = &MICROSOFT_KEY[4 * k as usize..4 * k as usize + 4];
@@ -448,10 +464,7 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
             .collect();
 
         // ---- Request side and credits.
-        let s_data = input("s_axis_req_tdata", req.width());
-        let s_valid = input("s_axis_req_tvalid", 1);
-        let s_ready = output_wire("s_axis_req_tready", 1);
-        let m_ready = input("m_axis_res_tready", 1);
+        let (s_valid, s_ready, m_ready) = (p.req.valid, p.req.ready, p.res.ready);
         // Requests accepted and not yet popped as results (0..=result_depth): ready while
         // below `result_depth`, i.e. while the top bit is clear.
         let cw = clog2(cfg.result_depth as u64) + 1;
@@ -467,8 +480,8 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
 
         // ---- Stage A: decode the type from the ports; register the fields and the masks
         // (the ports drive a few LUT levels and flip-flops only).
-        let r = req.unpack(s_data);
-        let (l3f, l4f, frag) = (r.get("l3"), r.get("l4"), r.get("frag"));
+        let r = p.req.fields();
+        let (l3f, l4f, frag) = (r.l3, r.l4, r.frag);
         let v4 = l3f.eq(l3::IPV4 as u64).named("is_v4");
         let v6 = l3f.eq(l3::IPV6 as u64).named("is_v6");
         let tcp = l4f.eq(l4::TCP as u64).named("is_tcp");
@@ -487,9 +500,9 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let m6 = delay(v6 & hashed).named("mask_v6");
         let p4 = delay(v4 & four).named("mask_v4_ports");
         let p6 = delay(v6 & four).named("mask_v6_ports");
-        let src = delay(r.get("src_ip")).named("src_a");
-        let dst = delay(r.get("dst_ip")).named("dst_a");
-        let ports = delay(cat(&[r.get("src_port"), r.get("dst_port")])).named("ports_a");
+        let src = delay(r.src_ip).named("src_a");
+        let dst = delay(r.dst_ip).named("dst_a");
+        let ports = delay(cat(&[r.src_port, r.dst_port])).named("ports_a");
         let tcp_a = delay(tcp).named("is_tcp_a");
         // rss_type from the stage's mask flops: 4-tuple types are 2 (TCP) / 3 (UDP), 2-tuple 1,
         // +3 for IPv6; none 0: one LUT, where a decode from the ports and the enables would be
@@ -500,7 +513,7 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
             mux(m4 | m6, lit(3, 1u32), lit(3, 0u32)),
         );
         let ty_a = mux(m6, base + 3u32, base).named("rss_type");
-        let tag_a = delay(r.get("tag")).named("tag_a");
+        let tag_a = delay(r.tag).named("tag_a");
 
         // ---- Stage B: the masked 288-bit input vector, one copy per tree group.
         let f = |s: Sig, m: Sig| s & m.repl(s.width());
@@ -609,16 +622,16 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let tag1 = delay(tag_q).named("tag_t1");
         let v1 = reg_init(1, 0u32).named("valid_t1");
         v1.set(valid);
-        let word = res.pack(&[
-            ("hash", delay(hash1).named("hash_t")),
-            ("rss_type", delay(ty1).named("rss_type_t")),
-            ("queue", delay(queue).named("queue_t")),
-            ("tag", delay(tag1).named("tag_t")),
-        ]);
+        let word = p.res.shape.pack(&RssRes {
+            hash: delay(hash1).named("hash_t"),
+            rss_type: delay(ty1).named("rss_type_t"),
+            queue: delay(queue).named("queue_t"),
+            tag: delay(tag1).named("tag_t"),
+        });
         let v = reg_init(1, 0u32).named("valid_t");
         v.set(v1);
         let valid = v;
-        let fifo = memory("results", res.width(), cfg.result_depth);
+        let fifo = memory("results", word.width(), cfg.result_depth);
         let aw = clog2(cfg.result_depth as u64);
         let wr = reg_init(aw, 0u32).named("res_wr_ptr");
         let rd = reg_init(aw, 0u32).named("res_rd_ptr");
@@ -638,8 +651,8 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let credits_next = step(credits_used, accept, pop).named("credits_next");
         credits_used.set(credits_next);
         ready_port.set(!credits_next.bit(cw - 1));
-        output("m_axis_res_tdata", fifo.read_async(rd));
-        output("m_axis_res_tvalid", m_valid);
+        p.res.data.set(fifo.read_async(rd));
+        p.res.valid.set(m_valid);
     })
 }
 

@@ -14,15 +14,14 @@
 //! source holds an offered request until it is taken, the sink checks that a stalled result is
 //! held (stream rule 1), and every run has a cycle budget so nothing can hang.
 
-use nicgen_hdl::record::RecordLayout;
+use nicgen_edsl::Shape;
 use nicgen_hdl::rss::rss_toeplitz::{
-    cfg_addr, cqe_rss_hash_type, rss_toeplitz, RssCfg, MICROSOFT_KEY as HDL_KEY,
+    cfg_addr, cqe_rss_hash_type, rss_toeplitz, RssCfg, RssReq, RssRes, MICROSOFT_KEY as HDL_KEY,
 };
 use nicgen_model::rss::{rss, RssType, ALL_TYPES, L3, L4};
 use nicgen_model::toeplitz::MICROSOFT_KEY;
 use nicgen_tb::{PortId, Sim};
 use nicgen_tests::*;
-use num_bigint::BigUint;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -100,14 +99,10 @@ struct Ports {
 
 struct Bench {
     cfg: RssCfg,
-    req: RecordLayout,
-    res: RecordLayout,
+    req: RssReq<u32>,
+    res: RssRes<u32>,
     sim: Sim,
     p: Ports,
-}
-
-fn low_u64(v: &BigUint) -> u64 {
-    v.iter_u64_digits().next().unwrap_or(0)
 }
 
 /// What one run observed.
@@ -171,25 +166,25 @@ impl Bench {
     }
 
     fn encode(&self, r: &Req) -> Vec<u8> {
-        self.req.encode(&[
-            ("l3", r.l3 as u128),
-            ("l4", r.l4 as u128),
-            ("frag", r.frag as u128),
-            ("src_ip", r.src),
-            ("dst_ip", r.dst),
-            ("src_port", r.sport as u128),
-            ("dst_port", r.dport as u128),
-            ("tag", r.tag as u128),
-        ])
+        self.req.encode(&RssReq {
+            l3: r.l3 as u128,
+            l4: r.l4 as u128,
+            frag: r.frag as u128,
+            src_ip: r.src,
+            dst_ip: r.dst,
+            src_port: r.sport as u128,
+            dst_port: r.dport as u128,
+            tag: r.tag as u128,
+        })
     }
 
     fn decode(&self, bytes: &[u8]) -> Res {
         let f = self.res.decode(bytes);
         Res {
-            hash: low_u64(&f["hash"]) as u32,
-            rss_type: low_u64(&f["rss_type"]) as u8,
-            queue: low_u64(&f["queue"]) as u32,
-            tag: low_u64(&f["tag"]),
+            hash: f.hash as u32,
+            rss_type: f.rss_type as u8,
+            queue: f.queue as u32,
+            tag: f.tag as u64,
         }
     }
 
@@ -227,7 +222,7 @@ impl Bench {
                 let junk: Vec<u8> = (0..encoded[0].len()).map(|_| rng.gen()).collect();
                 let w = self.req.width();
                 let mut junk = junk;
-                if w % 8 != 0 {
+                if !w.is_multiple_of(8) {
                     *junk.last_mut().unwrap() &= (1u8 << (w % 8)) - 1;
                 }
                 self.sim.set_bytes_le(self.p.s_data, &junk);
