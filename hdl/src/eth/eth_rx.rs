@@ -48,7 +48,7 @@
 //! - Golden model: `nicgen_model::rx::rx_frame`; test: `testbench/tests/eth/eth_rx.rs`.
 
 use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};
-use super::eth_hdr_parse::{eth_hdr_parse, view_layout, Fields, HdrParseCfg, View};
+use super::eth_hdr_parse::{eth_hdr_parse, view_layout, HdrParseCfg, ParseMeta, View};
 use super::rx_csum::{rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
 use super::rx_user;
 use crate::record::RecordLayout;
@@ -149,41 +149,73 @@ pub const RX_STATS: [&str; 10] = [
 pub const RX_VIEWS: &[View] = &[
     View {
         name: "pend",
-        fields: Fields::Only(&[
-            "malformed",
-            "l3",
-            "l4",
-            "tag0_tci",
-            "l3_claim",
-            "l4_claim",
-            "vlan",
-            "ext_bad",
-        ]),
+        fields: pend_fields,
     },
     View {
         name: "csum",
-        fields: Fields::Only(&[
-            "l3",
-            "l4",
-            "ip_proto",
-            "l4_len",
-            "ip_sum",
-            "csum_l3_off",
-            "csum_l4_off",
-            "csum_end",
-        ]),
+        fields: csum_fields,
     },
     View {
         name: "strip",
-        fields: Fields::Only(&["vlan"]),
+        fields: strip_fields,
     },
     View {
         name: "rss",
-        fields: Fields::Only(&[
-            "l3", "l4", "frag", "src_port", "dst_port", "src_ip", "dst_ip",
-        ]),
+        fields: rss_fields,
     },
 ];
+
+/// The `pend` view: the verdict, the claims and the outer tag's TCI.
+fn pend_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
+    ParseMeta {
+        malformed: m.malformed,
+        l3: m.l3,
+        l4: m.l4,
+        tag0_tci: m.tag0_tci,
+        l3_claim: m.l3_claim,
+        l4_claim: m.l4_claim,
+        vlan: m.vlan,
+        ext_bad: m.ext_bad,
+        ..ParseMeta::default()
+    }
+}
+
+/// The `csum` view: what `rx_csum` needs.
+fn csum_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
+    ParseMeta {
+        l3: m.l3,
+        l4: m.l4,
+        ip_proto: m.ip_proto,
+        l4_len: m.l4_len,
+        ip_sum: m.ip_sum,
+        csum_l3_off: m.csum_l3_off,
+        csum_l4_off: m.csum_l4_off,
+        csum_end: m.csum_end,
+        ..ParseMeta::default()
+    }
+}
+
+/// The `strip` view: whether there is an outer tag to strip.
+fn strip_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
+    ParseMeta {
+        vlan: m.vlan,
+        ..ParseMeta::default()
+    }
+}
+
+/// The `rss` view: the flow RSS hashes.
+fn rss_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
+    ParseMeta {
+        l3: m.l3,
+        l4: m.l4,
+        frag: m.frag,
+        src_port: m.src_port,
+        dst_port: m.dst_port,
+        src_ip: m.src_ip,
+        dst_ip: m.dst_ip,
+        ..ParseMeta::default()
+    }
+}
 const V_PEND: usize = 0;
 const V_CSUM: usize = 1;
 const V_STRIP: usize = 2;
@@ -353,7 +385,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let view_with = |i: usize, slice: &str, copy: bool| {
             let v = &RX_VIEWS[i];
             let layout = view_layout(v, rx_user::BITS);
-            let deliver_of = |d: Sig| !layout.unpack(d).get("user").bit(rx_user::BAD);
+            let deliver_of = |d: Sig| !layout.unpack(d).user.bit(rx_user::BAD);
             let (q, copied) = super::out_slice_with(
                 &u_parse,
                 &format!("m_axis_{}", v.name),
@@ -361,7 +393,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 if copy { Some(&deliver_of) } else { None },
             );
             let f = layout.unpack(q.data.unused());
-            let deliver = (!f.get("user").bit(rx_user::BAD)).named(&format!("{slice}_deliver"));
+            let deliver = (!f.user.bit(rx_user::BAD)).named(&format!("{slice}_deliver"));
             (q, f, deliver, copied)
         };
         let view = |i: usize, slice: &str| {
@@ -381,13 +413,13 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let (rq, rf, r_deliver) = view(V_RSS, "rss_req");
         let rss_req = rss_req_l
             .pack(&RssReq {
-                l3: rf.get("l3"),
-                l4: rf.get("l4"),
-                frag: rf.get("frag"),
-                src_ip: rf.get("src_ip"),
-                dst_ip: rf.get("dst_ip"),
-                src_port: rf.get("src_port"),
-                dst_port: rf.get("dst_port"),
+                l3: rf.l3,
+                l4: rf.l4,
+                frag: rf.frag,
+                src_ip: rf.src_ip,
+                dst_ip: rf.dst_ip,
+                src_port: rf.src_port,
+                dst_port: rf.dst_port,
                 tag: lit(cfg.rss.tag_bits, 0u32),
             })
             .named("rss_req_fields");
@@ -409,14 +441,14 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         );
         let (cq, cf, c_deliver) = view(V_CSUM, "csum_req");
         let csum_req = RxCsumReq {
-            l3: cf.get("l3"),
-            l4: cf.get("l4"),
-            l3_off: cf.get("csum_l3_off"),
-            l4_off: cf.get("csum_l4_off"),
-            end: cf.get("csum_end"),
-            l4_len: cf.get("l4_len"),
-            proto: cf.get("ip_proto"),
-            ip_sum: cf.get("ip_sum"),
+            l3: cf.l3,
+            l4: cf.l4,
+            l3_off: cf.csum_l3_off,
+            l4_off: cf.csum_l4_off,
+            end: cf.csum_end,
+            l4_len: cf.l4_len,
+            proto: cf.ip_proto,
+            ip_sum: cf.ip_sum,
         }
         .pack()
         .named("csum_req_fields");
@@ -425,7 +457,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         host_reg.drive(&Stream::sink(&Io::instance(&u_strip), "s_axis", &dcfg));
         // The command: the strip decides on it at the first beat.
         let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
-        hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.get("vlan"));
+        hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.vlan);
         connect_bundles(&m.0, &u_strip.bundle_out("m_axis", &dcfg.spec()));
 
         // Assemble one record per frame, in order. The pending record comes through a register
@@ -435,9 +467,9 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // other gates all ~90 bits of the record; docs/TIMING.md, rule 3).
         let (pend_q, pf, p_deliver, p_deliver_hs) = view_with(V_PEND, "pend_q", true);
         let p_deliver_hs = p_deliver_hs.expect("copied").named("pend_q_deliver_hs");
-        let user = pf.get("user");
-        let l3_seen = pf.get("l3");
-        let l4_seen = pf.get("l4");
+        let user = pf.user;
+        let l3_seen = pf.l3;
+        let l4_seen = pf.l4;
         let p = PENDING.unpack(
             PENDING
                 .pack(&[
@@ -446,15 +478,15 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
                     ("oversize", user.bit(rx_user::OVERSIZE)),
                     ("fcs_bad", user.bit(rx_user::FCS_BAD)),
                     ("mac_control", user.bit(rx_user::MAC_CONTROL)),
-                    ("vlan", pf.get("vlan")),
-                    ("vlan_tci", pf.get("tag0_tci")),
-                    ("l3", pf.get("l3_claim")),
-                    ("l4", pf.get("l4_claim")),
+                    ("vlan", pf.vlan),
+                    ("vlan_tci", pf.tag0_tci),
+                    ("l3", pf.l3_claim),
+                    ("l4", pf.l4_claim),
                     ("ip_ok", l3_seen.ne(0u32)),
                     ("ipv6", l3_seen.eq(2u32)),
                     ("l4_parsed", l4_seen.ne(0u32)),
-                    ("ext_bad", pf.get("ext_bad")),
-                    ("malformed", pf.get("malformed")),
+                    ("ext_bad", pf.ext_bad),
+                    ("malformed", pf.malformed),
                 ])
                 .named("pending_fields"),
         );

@@ -191,17 +191,17 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // The parser reports the checksum ranges (clipped to the frame when a header is cut)
         // and sets `l4` only for a TCP/UDP header that passed every check outside a fragment,
         // so the request is routed from the record, not derived.
-        let l4_ok = meta.get("l4").ne(0u32).named("l4_ok");
+        let l4_ok = meta.l4.ne(0u32).named("l4_ok");
         req_d.set(
             TxCsumReq {
-                l3: meta.get("l3"),
-                l4: meta.get("l4"),
-                l3_off: meta.get("csum_l3_off"),
-                l4_off: meta.get("csum_l4_off"),
-                end: meta.get("csum_end"),
-                l4_len: meta.get("l4_len"),
-                proto: meta.get("ip_proto"),
-                ip_sum: meta.get("ip_sum"),
+                l3: meta.l3,
+                l4: meta.l4,
+                l3_off: meta.csum_l3_off,
+                l4_off: meta.csum_l4_off,
+                end: meta.csum_end,
+                l4_len: meta.l4_len,
+                proto: meta.ip_proto,
+                ip_sum: meta.ip_sum,
                 do_l3: cmd.get("csum_l3"),
                 do_l4: cmd.get("csum_l4") & l4_ok,
             }

@@ -115,7 +115,7 @@ pub mod malformed {
     pub const L4_WINDOW: u8 = 12;
 }
 
-/// What the parser reports for one frame (the fields of the hardware record `PARSE_META`).
+/// What the parser reports for one frame (the fields of the hardware record `ParseMeta`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct ParseResult {
     /// VLAN tags recognized (0..=2).
