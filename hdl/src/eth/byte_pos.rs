@@ -119,11 +119,12 @@ pub fn eq_mask_tracked_with(
     track(bound, flags, p, take, beat, bytes, name)
 }
 
-/// A tracker's take: one value, as two nets the caller keeps apart (a flop and a complement
-/// copy of it, which synthesis cannot merge), or the same net twice ([`Take::one`]). The
-/// tracker's flags (`== 1`, `== 0`, "here") load on `ctl`, its counter, pattern and mask
-/// (about `W + 17 - log2(W)` loads) on `wide`, so that the flags' next state, a compare of the
-/// counter deep, need not start at a net of 28 loads (docs/TIMING.md, rule 3).
+/// A tracker's take: one value, as two nets the caller keeps apart (the two copies of a
+/// [`Replicated`] register, [`Take::replicated`], which synthesis cannot merge), or the same
+/// net twice ([`Take::one`]). The tracker's flags (`== 1`, `== 0`, "here") load on `ctl`, its
+/// counter, pattern and mask (about `W + 17 - log2(W)` loads) on `wide`, so that the flags'
+/// next state, a compare of the counter deep, need not start at a net of 28 loads
+/// (docs/TIMING.md, rule 3).
 #[derive(Clone, Copy)]
 pub struct Take {
     /// For the flags (a few loads).
@@ -138,6 +139,14 @@ impl Take {
         Take {
             ctl: take,
             wide: take,
+        }
+    }
+
+    /// Copy 0 of a two-copy register for the flags, copy 1 (stored complemented) for the rest.
+    pub fn replicated(take: &Replicated) -> Take {
+        Take {
+            ctl: take.get(0),
+            wide: take.get(1),
         }
     }
 }
