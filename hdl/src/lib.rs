@@ -11,9 +11,8 @@
 //! - [`eth`]: the Ethernet packet pipeline (MAC framing, header parsing, checksum offloads, VLAN);
 //! - [`host`]: the host interface (BAR registers, DMA, queues, doorbells, completions, events);
 //! - [`rss`]: receive-side scaling (Toeplitz hash, indirection table);
-//! - [`stats`]: event counters;
+//! - [`stats`]: event counters (the `stat_<name>` outputs);
 //! - [`timing`]: the timing idioms the blocks share (docs/TIMING.md), as library pieces;
-//! - [`record`]: named fields packed into metadata buses;
 //! - [`preset`]: build configurations (TOML, built in);
 //! - [`top`]: the Ethernet core `nic_core` (TX and RX paths, MAC loopback);
 //! - [`nic`]: the whole NIC, the host interface around the core.
@@ -25,7 +24,6 @@ pub mod eth;
 pub mod host;
 pub mod nic;
 pub mod preset;
-pub mod record;
 pub mod rss;
 pub mod stats;
 pub mod stream;

@@ -16,24 +16,22 @@
 //! offered until taken (stream rule 1). So a frame is never split between the two routes and
 //! toggling the mode under traffic loses nothing.
 //!
-//! - Ports: `s_axis_tx_*` (frames from the host, no FCS), `s_axis_tx_cmd_*` (one
-//!   [`crate::eth::eth_tx::TX_CMD`] per frame), `m_axis_rx_*` (delivered frames),
-//!   `m_axis_rx_meta_*` (one [`crate::eth::eth_rx::rx_meta`] per received frame),
-//!   `m_axis_mac_tx_*` / `s_axis_mac_rx_*` (wire frames with FCS), `cfg_loopback`,
-//!   `cfg_we/_addr/_wdata` (RSS, see `rss_toeplitz`), `loopback_active`, `stat_rx_<name>`
-//!   (RX counters, [`crate::eth::eth_rx::RX_STATS`]) and `stat_tx_frames` (64 bits each).
+//! - Ports ([`NicCorePorts`]): `s_axis_tx_*` (frames from the host, no FCS), `s_axis_tx_cmd_*`
+//!   (one [`TxCmd`] per frame), `m_axis_rx_*` (delivered frames), `m_axis_rx_meta_*` (one
+//!   [`RxMeta`] per received frame), `m_axis_mac_tx_*` / `s_axis_mac_rx_*` (wire frames with
+//!   FCS), `cfg_loopback`, `cfg_we/_addr/_wdata` (RSS, see `rss_toeplitz`), `loopback_active`,
+//!   `stat_rx_<name>` (RX counters, [`RxStats`]) and `stat_tx_frames` (64 bits each).
 //! - Latency and throughput: those of `eth_tx` and `eth_rx` (results/PIPELINE.md); the
 //!   loopback switch is combinational and adds no cycle.
 //! - Cost: `eth_tx` and `eth_rx` (results/AREA-paths.md) and the loopback switch.
 //! - Golden model: `nicgen_model::tx::tx_frame` then `nicgen_model::rx::rx_frame`; test:
 //!   `testbench/tests/top/nic_core.rs`.
 
-use crate::eth::eth_rx::{eth_rx, RxCfg, RX_STATS};
-use crate::eth::eth_tx::{eth_tx, TxCfg, TX_CMD};
+use crate::eth::eth_rx::{eth_rx, RxCfg, RxMeta, RxStats};
+use crate::eth::eth_tx::{eth_tx, TxCfg, TxCmd};
 use crate::preset::Preset;
-use crate::rss::rss_toeplitz::RssCfg;
-use crate::stats::stat_counters;
-use crate::stream::{stream_in, stream_out, Stream, StreamCfg};
+use crate::rss::rss_toeplitz::{CfgWrite, RssCfg};
+use crate::stream::{Beat, Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
 /// The RX path configuration of a preset.
@@ -71,52 +69,75 @@ pub fn top_stream(p: &Preset) -> StreamCfg {
     StreamCfg::new(p.data_bits, 0)
 }
 
-pub fn nic_core(p: &Preset) -> Result<Rc<ModuleDef>, ElabError> {
-    let scfg = top_stream(p);
-    let rcfg = rx_cfg(p);
+/// The ports of [`nic_core()`].
+pub struct NicCorePorts {
+    /// Frames from the host, no FCS (`s_axis_tx_*`), and one command each (`s_axis_tx_cmd_*`).
+    pub tx: Stream,
+    pub tx_cmd: RecordStream<TxCmd<u32>>,
+    /// Delivered frames (`m_axis_rx_*`) and one record per received frame
+    /// (`m_axis_rx_meta_*`).
+    pub rx: Stream,
+    pub rx_meta: RecordStream<RxMeta<u32>>,
+    /// The wire, FCS included (`m_axis_mac_tx_*`, `s_axis_mac_rx_*`).
+    pub mac_tx: Stream,
+    pub mac_rx: Stream,
+    /// Loop the TX wire into the RX path (`cfg_loopback`) and the mode in force
+    /// (`loopback_active`).
+    pub loopback: Sig,
+    pub loopback_active: Sig,
+    /// RSS configuration writes (`cfg_we/_addr/_wdata`).
+    pub cfg: CfgWrite,
+    /// The RX counters (`stat_rx_<name>`) and the frames sent (`stat_tx_frames`).
+    pub rx_stats: RxStats,
+    pub tx_frames: Sig,
+}
+
+impl Ports for NicCorePorts {
+    type Cfg = Preset;
+    fn ports(io: &Io, p: &Preset) -> Self {
+        let s = top_stream(p);
+        NicCorePorts {
+            tx: Stream::sink(io, "s_axis_tx", &s),
+            tx_cmd: RecordStream::sink(io, "s_axis_tx_cmd", TxCmd::shape()),
+            rx: Stream::source(io, "m_axis_rx", &s),
+            rx_meta: RecordStream::source(
+                io,
+                "m_axis_rx_meta",
+                RxMeta::shape(rx_cfg(p).rss.queue_bits()),
+            ),
+            mac_tx: Stream::source(io, "m_axis_mac_tx", &s),
+            mac_rx: Stream::sink(io, "s_axis_mac_rx", &s),
+            loopback: io.input("cfg_loopback", 1),
+            loopback_active: io.output("loopback_active", 1),
+            cfg: io.inputs("cfg_", &CfgWrite::shape()),
+            rx_stats: io.outputs("stat_rx_", &RxStats::shape()),
+            tx_frames: io.output("stat_tx_frames", 64),
+        }
+    }
+}
+
+pub fn nic_core(p: &Preset) -> Result<Block<NicCorePorts>, ElabError> {
     let tx = eth_tx(&tx_cfg(p))?;
-    let rx = eth_rx(&rcfg)?;
-    let tx_stats = stat_counters("tx", &["frames"], 64)?;
-    let rss_addr_bits = crate::rss::rss_toeplitz::cfg_addr::BITS;
-    Module::build("nic_core", move || {
+    let rx = eth_rx(&rx_cfg(p))?;
+    Block::build("nic_core", p.clone(), move |p: NicCorePorts| {
         doc("nicgen NIC core: TX offload path, RX offload path, MAC-side loopback.");
-        let spec = scfg.spec();
         // Host side.
-        let u_tx = instance(&tx, "u_eth_tx");
-        u_tx.connect_in("s_axis", &stream_in("s_axis_tx", &scfg).0);
-        u_tx.set(
-            "s_axis_cmd_tdata",
-            input("s_axis_tx_cmd_tdata", TX_CMD.width()),
-        );
-        u_tx.set("s_axis_cmd_tvalid", input("s_axis_tx_cmd_tvalid", 1));
-        output("s_axis_tx_cmd_tready", u_tx.get("s_axis_cmd_tready"));
-        let u_rx = instance(&rx, "u_eth_rx");
-        connect_bundles(
-            &stream_out("m_axis_rx", &scfg).0,
-            &u_rx.bundle_out("m_axis", &spec),
-        );
-        for f in ["tdata", "tvalid"] {
-            output(
-                &format!("m_axis_rx_meta_{f}"),
-                u_rx.get(&format!("m_axis_meta_{f}")),
-            );
-        }
-        u_rx.set("m_axis_meta_tready", input("m_axis_rx_meta_tready", 1));
-        u_rx.set("cfg_we", input("cfg_we", 1));
-        u_rx.set("cfg_addr", input("cfg_addr", rss_addr_bits));
-        u_rx.set("cfg_wdata", input("cfg_wdata", 32));
-        u_rx.unused("stat_drop_bad"); // counted by reason in stat_rx_*
-        for n in RX_STATS {
-            output(&format!("stat_rx_{n}"), u_rx.get(&format!("stat_rx_{n}")));
-        }
+        let u_tx = tx.instance("u_eth_tx");
+        connect(&p.tx, &u_tx.s_axis);
+        connect(&p.tx_cmd, &u_tx.cmd);
+        let u_rx = rx.instance("u_eth_rx");
+        connect(&u_rx.m_axis, &p.rx);
+        connect(&u_rx.meta, &p.rx_meta);
+        connect(&p.cfg, &u_rx.cfg);
+        let _ = u_rx.drop_bad.unused(); // counted by reason in stat_rx_*
+        connect(&u_rx.stats, &p.rx_stats);
 
         // MAC side: the loopback switch between the TX wire `t` and the RX wire `r`.
-        let t = Stream(u_tx.bundle_out("m_axis", &spec));
-        let mac_tx = stream_out("m_axis_mac_tx", &scfg);
-        let mac_rx = stream_in("s_axis_mac_rx", &scfg);
-        let want = input("cfg_loopback", 1);
+        let t = &u_tx.m_axis;
+        let (mac_tx, mac_rx) = (&p.mac_tx, &p.mac_rx);
+        let want = p.loopback;
         let lb = reg_init(1, 0u32).named("loopback");
-        output("loopback_active", lb);
+        p.loopback_active.set(lb);
         let pending = (want ^ lb).named("mode_change_pending");
         let t_in_frame = reg_init(1, 0u32).named("tx_in_frame");
         let r_in_frame = reg_init(1, 0u32).named("rx_in_frame");
@@ -126,19 +147,22 @@ pub fn nic_core(p: &Preset) -> Result<Rc<ModuleDef>, ElabError> {
         let go_r = (!pending | r_in_frame).named("rx_may_move");
         lb.set_if(pending & !t_in_frame & !r_in_frame & !mac_tx_stalled, want);
 
-        let r_ready = u_rx.get("s_axis_tready");
+        let r = &u_rx.s_axis;
+        let r_ready = r.ready();
         let r_valid =
             mux(lb, t.valid() & go_t & go_r, mac_rx.valid() & go_r).named("rx_wire_valid");
-        for ((name, own), (_, looped)) in mac_rx.payload().into_iter().zip(t.payload()) {
-            u_rx.set(&format!("s_axis_{name}"), mux(lb, looped, own));
-        }
-        u_rx.set("s_axis_tvalid", r_valid);
+        let (looped, own) = (t.beat(), mac_rx.beat());
+        r.set_beat(&Beat {
+            data: mux(lb, looped.data, own.data),
+            keep: mux(lb, looped.keep, own.keep),
+            last: mux(lb, looped.last, own.last),
+            user: own.user,
+        });
+        r.valid().set(r_valid);
         mac_rx.ready().set(!lb & go_r & r_ready);
 
         let mac_tx_valid = (!lb & t.valid() & go_t).named("mac_tx_valid");
-        for ((_, dst), (_, src)) in mac_tx.payload().into_iter().zip(t.payload()) {
-            dst.set(src);
-        }
+        mac_tx.set_beat(&t.beat());
         mac_tx.valid().set(mac_tx_valid);
         t.ready()
             .set(mux(lb, r_ready & go_t & go_r, mac_tx.ready() & go_t));
@@ -149,8 +173,8 @@ pub fn nic_core(p: &Preset) -> Result<Rc<ModuleDef>, ElabError> {
         t_in_frame.set_if(t_beat, !t.last());
         r_in_frame.set_if(r_beat, !mux(lb, t.last(), mac_rx.last()));
 
-        let u_tx_stats = instance(&tx_stats, "u_tx_stats");
-        u_tx_stats.set("inc_frames", t_beat & t.last());
-        output("stat_tx_frames", u_tx_stats.get("stat_frames"));
+        let tx_frames = reg_init(64, 0u32).named("count_tx_frames");
+        tx_frames.set_if(t_beat & t.last(), tx_frames + 1u32);
+        p.tx_frames.set(tx_frames);
     })
 }

@@ -25,7 +25,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use nicgen_edsl::ir::Dir;
 use nicgen_edsl::prelude::*;
 use nicgen_hdl::csum::{inet_csum, CsumCfg};
-use nicgen_hdl::stream::{stream_fifo, stream_in, FifoCfg, StreamCfg};
+use nicgen_hdl::stream::{stream_fifo, FifoCfg, FifoDrops, Stream, StreamCfg};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -119,35 +119,60 @@ fn fifo_def(bits: u32) -> Result<Rc<ModuleDef>> {
     )
 }
 
+/// The ports of the FIFO-then-checksum bench wrapper: the FIFO's input and drop counters, the
+/// checksum stage's output.
+struct FifoCsumPorts {
+    s_axis: Stream,
+    drops: FifoDrops,
+    m_axis_csum: Stream,
+}
+
+impl Ports for FifoCsumPorts {
+    type Cfg = u32;
+    fn ports(io: &Io, &bits: &u32) -> Self {
+        FifoCsumPorts {
+            s_axis: Stream::sink(io, "s_axis", &StreamCfg::new(bits, 1)),
+            drops: io.outputs("stat_", &FifoDrops::shape()),
+            m_axis_csum: Stream::source(io, "m_axis_csum", &StreamCfg::new(16, 0)),
+        }
+    }
+}
+
 /// The frame FIFO (512/64-bit stream, 1 tuser bit) feeding the checksum stage.
 fn fifo_csum_def(bits: u32, lps: u32) -> Result<Rc<ModuleDef>> {
-    let scfg = StreamCfg::new(bits, 1);
-    let fifo = fifo_def(bits)?;
-    let csum = csum_def(bits, lps)?;
-    elab(Module::build(
-        format!("bench_fifo_csum_d{bits}_l{lps}"),
-        move || {
-            doc("Benchmark wrapper: 16-deep frame FIFO -> Internet-checksum stage.");
-            let s = stream_in("s_axis", &scfg);
-            let u_fifo = instance(&fifo, "u_fifo");
-            u_fifo.connect_in("s_axis", &s.0);
-            output("stat_drop_bad", u_fifo.get("stat_drop_bad"));
-            output("stat_drop_oversize", u_fifo.get("stat_drop_oversize"));
-            let u_csum = instance(&csum, "u_csum");
-            for f in ["tdata", "tkeep", "tvalid", "tlast"] {
-                u_csum.set(&format!("s_axis_{f}"), u_fifo.get(&format!("m_axis_{f}")));
-            }
-            u_fifo.set("m_axis_tready", u_csum.get("s_axis_tready"));
-            u_fifo.unused("m_axis_tuser");
-            for f in ["tdata", "tkeep", "tvalid", "tlast"] {
-                output(
-                    &format!("m_axis_csum_{f}"),
-                    u_csum.get(&format!("m_axis_csum_{f}")),
-                );
-            }
-            u_csum.set("m_axis_csum_tready", input("m_axis_csum_tready", 1));
-        },
-    ))
+    let fifo = elab_block(stream_fifo(&FifoCfg {
+        stream: StreamCfg::new(bits, 1),
+        depth: FIFO_DEPTH,
+        frame_mode: true,
+    }))?;
+    let csum = elab_block(inet_csum(&CsumCfg {
+        data_bits: bits,
+        levels_per_stage: lps,
+    }))?;
+    elab(
+        Block::build(
+            format!("bench_fifo_csum_d{bits}_l{lps}"),
+            bits,
+            move |p: FifoCsumPorts| {
+                doc("Benchmark wrapper: 16-deep frame FIFO -> Internet-checksum stage.");
+                let u_fifo = fifo.instance("u_fifo");
+                connect(&p.s_axis, &u_fifo.s_axis);
+                connect(&u_fifo.drops.expect("a frame-mode FIFO"), &p.drops);
+                let u_csum = csum.instance("u_csum");
+                let q = &u_fifo.m_axis;
+                u_csum.s_axis.set_beat(&q.beat());
+                u_csum.s_axis.valid().set(q.valid());
+                q.ready().set(u_csum.s_axis.ready());
+                let _ = q.user().expect("tuser").unused();
+                connect(&u_csum.m_axis_csum, &p.m_axis_csum);
+            },
+        )
+        .map(Block::into_def),
+    )
+}
+
+fn elab_block<P: Ports>(r: Result<Block<P>, ElabError>) -> Result<Block<P>> {
+    r.map_err(|e| anyhow!("elaboration failed: {e}"))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

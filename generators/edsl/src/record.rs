@@ -219,7 +219,7 @@ pub trait Shape: Clone + std::fmt::Debug {
 }
 
 /// Declare a record: a struct generic over its field type, with its shape, packing, and
-/// testbench encoding (see [the module doc](crate::record)).
+/// testbench encoding (see [the module doc](mod@crate::record)).
 ///
 /// ```
 /// nicgen_edsl::record! {
@@ -310,6 +310,12 @@ macro_rules! record {
             }
             fn value(v: &Self::Values, i: usize) -> u128 {
                 [ $( v.$f ),+ ][i]
+            }
+        }
+        impl $crate::io::Interface for $name<$crate::Sig> {
+            /// Every field, forward: a record of ports connects field by field.
+            fn signals(&self) -> Vec<($crate::Sig, $crate::builder::Flow)> {
+                vec![ $( (self.$f, $crate::builder::Flow::Forward) ),+ ]
             }
         }
         impl<T> $name<T> {

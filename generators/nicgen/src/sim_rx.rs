@@ -2,8 +2,9 @@
 //! into reports: what `nicgen sim rx` does, and what the RX tests drive.
 
 use anyhow::{anyhow, bail, Result};
+use nicgen_edsl::Shape;
 use nicgen_edsl::{generate, EmitOptions};
-use nicgen_hdl::eth::eth_rx::{eth_rx, rx_meta, RxCfg, RX_STATS};
+use nicgen_hdl::eth::eth_rx::{eth_rx, RxCfg, RxMeta, RX_STATS};
 use nicgen_hdl::preset::Preset;
 use nicgen_hdl::rss::rss_toeplitz::cfg_addr;
 use nicgen_model::rss::RssType;
@@ -195,43 +196,42 @@ pub fn dropped(reason: DropReason) -> RxReport {
 
 /// Decode one `m_axis_meta` record into a report.
 pub fn decode(cfg: &RxCfg, bytes: &[u8]) -> RxReport {
-    let f = rx_meta(cfg.rss.queue_bits()).decode(bytes);
-    let v = |k: &str| u64::try_from(&f[k]).expect("field fits 64 bits");
-    if v("drop") == 1 {
-        let reason = if v("runt") == 1 {
+    let f = RxMeta::shape(cfg.rss.queue_bits()).decode(bytes);
+    if f.drop == 1 {
+        let reason = if f.runt == 1 {
             DropReason::Runt
-        } else if v("oversize") == 1 {
+        } else if f.oversize == 1 {
             DropReason::Oversize
-        } else if v("fcs_bad") == 1 {
+        } else if f.fcs_bad == 1 {
             DropReason::Fcs
         } else {
             DropReason::MacControl
         };
         return dropped(reason);
     }
-    let l3 = match v("l3") {
+    let l3 = match f.l3 {
         1 => Some("ipv4"),
         2 => Some("ipv6"),
         _ => None,
     };
-    let l4 = match v("l4") {
+    let l4 = match f.l4 {
         1 => Some("tcp"),
         2 => Some("udp"),
         _ => None,
     };
-    let tci = v("vlan_tci") as u16;
+    let tci = f.vlan_tci as u16;
     RxReport {
         drop: None,
-        vlan: (v("vlan") == 1).then_some((tci & 0xFFF, (tci >> 13) as u8)),
+        vlan: (f.vlan == 1).then_some((tci & 0xFFF, (tci >> 13) as u8)),
         l3,
         l4,
-        l3_csum_ok: l3.map(|_| v("l3_ok") == 1),
-        l4_csum_ok: l4.map(|_| v("l4_ok") == 1),
-        csum: Some(v("csum") as u16),
-        malformed: (v("malformed") != 0).then_some(v("malformed") as u8),
-        rss_type: Some(RssType::from_code(v("rss_type") as u8).unwrap_or(RssType::None)),
-        rss_hash: Some(v("rss_hash") as u32),
-        queue: Some(v("queue") as u32),
+        l3_csum_ok: l3.map(|_| f.l3_ok == 1),
+        l4_csum_ok: l4.map(|_| f.l4_ok == 1),
+        csum: Some(f.csum as u16),
+        malformed: (f.malformed != 0).then_some(f.malformed as u8),
+        rss_type: Some(RssType::from_code(f.rss_type as u8).unwrap_or(RssType::None)),
+        rss_hash: Some(f.rss_hash as u32),
+        queue: Some(f.queue as u32),
     }
 }
 
@@ -309,7 +309,7 @@ pub fn run_rx(
     let mut counters = Vec::with_capacity(RX_STATS.len());
     for n in RX_STATS {
         let port = sim.port(&format!("stat_rx_{n}"))?;
-        counters.push((n, sim.get_u64(port)));
+        counters.push((*n, sim.get_u64(port)));
     }
     let want = report_counts(&reports);
     if counters != want {

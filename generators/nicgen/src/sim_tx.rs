@@ -3,8 +3,8 @@
 
 use crate::sim_rx::Knobs;
 use anyhow::{anyhow, bail, Result};
-use nicgen_edsl::{generate, EmitOptions};
-use nicgen_hdl::eth::eth_tx::{eth_tx, TxCfg, TX_CMD};
+use nicgen_edsl::{generate, EmitOptions, Shape};
+use nicgen_hdl::eth::eth_tx::{eth_tx, TxCfg, TxCmd};
 use nicgen_hdl::preset::Preset;
 use nicgen_model::tx::TxRequest;
 use nicgen_tb::record::RecordDriver;
@@ -37,14 +37,14 @@ pub fn tx_model(cfg: &TxCfg, preset: &str) -> Result<Model> {
     .build()?)
 }
 
-/// The [`TX_CMD`] record (bytes, little-endian) that asks the TX path for `r`.
+/// The [`TxCmd`] record (bytes, little-endian) that asks the TX path for `r`.
 pub fn tx_cmd(r: &TxRequest) -> Vec<u8> {
-    TX_CMD.encode(&[
-        ("csum_l3", r.csum_l3 as u128),
-        ("csum_l4", r.csum_l4 as u128),
-        ("vlan", r.vlan_tci.is_some() as u128),
-        ("vlan_tci", r.vlan_tci.unwrap_or(0) as u128),
-    ])
+    TxCmd::shape().encode(&TxCmd {
+        csum_l3: r.csum_l3 as u128,
+        csum_l4: r.csum_l4 as u128,
+        vlan: r.vlan_tci.is_some() as u128,
+        vlan_tci: r.vlan_tci.unwrap_or(0) as u128,
+    })
 }
 
 /// Drive `frames` with their requests; returns the wire frames (FCS included), in order, and

@@ -4,13 +4,13 @@
 //!                                     +-> FIFO -> reg -> eth_hdr_parse =+= pend view --> slice -----------------------+
 //!                                     |                                 += csum view --> slice -> rx_csum request     |
 //! s_axis (wire, FCS) -> eth_fcs_check +                                 += strip view -> slice -> VLAN-strip command  +-> m_axis_meta
-//!                                     |                                 += rss view ---> slice -> rss_toeplitz -------+   (RX_META, one
+//!                                     |                                 += rss view ---> slice -> rss_toeplitz -------+   (RxMeta, one
 //!                                     +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)                  |    per frame)
 //!                                             -> reg -> buffered fork -+-> rx_csum -----------------------------------+
 //!                                                                      +-> slice -> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
 //!
-//! Every input frame produces exactly one [`rx_meta`] record on `m_axis_meta`, in input order:
+//! Every input frame produces exactly one [`RxMeta`] record on `m_axis_meta`, in input order:
 //! dropped frames (runt, oversize, bad FCS, MAC control: the `tuser` bits of
 //! [`super::eth_fcs_check`]) never reach `m_axis` (the frame buffer discards them) and report
 //! only their reason; delivered frames report the parse, the checksum verdicts, the
@@ -35,8 +35,8 @@
 //! - The record assembly takes the pending record, the checksum result and the RSS result
 //!   through register slices (`pend_q`, `csum_res_q`, `rss_res_q`).
 //!
-//! - Ports: `s_axis_*` (wire frames with FCS), `m_axis_*` (delivered frames),
-//!   `m_axis_meta_tdata/_tvalid/_tready` ([`rx_meta`]), `cfg_we/_addr/_wdata` (RSS key,
+//! - Ports ([`RxPorts`]): `s_axis_*` (wire frames with FCS), `m_axis_*` (delivered frames),
+//!   `m_axis_meta_tdata/_tvalid/_tready` ([`RxMeta`]), `cfg_we/_addr/_wdata` (RSS key,
 //!   hash-type enables, indirection table: see `rss_toeplitz`), `stat_drop_bad` (one pulse per
 //!   dropped frame, from the buffer), `stat_rx_<name>` (64-bit counters, [`RX_STATS`]; a
 //!   record's events are registered and show in the counters 2 cycles after it is emitted).
@@ -48,21 +48,18 @@
 //! - Golden model: `nicgen_model::rx::rx_frame`; test: `testbench/tests/eth/eth_rx.rs`.
 
 use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};
-use super::eth_hdr_parse::{eth_hdr_parse, view_layout, HdrParseCfg, ParseMeta, View};
+use super::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, ParseMeta, View};
 use super::rx_csum::{rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
 use super::rx_user;
-use crate::record::RecordLayout;
-use crate::rss::rss_toeplitz::{rss_toeplitz, RssCfg, RssReq};
-use crate::stats::stat_counters;
+use crate::rss::rss_toeplitz::{rss_toeplitz, CfgWrite, RssCfg, RssReq};
+use crate::stats::counter_bank;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
-use crate::stream::OutStage;
 use crate::stream::{
-    stream_fork_buffered, stream_fwd_reg, stream_in, stream_out, stream_reg_slice, FifoCfg, Stream,
-    StreamCfg,
+    stream_fork_buffered, stream_fwd_reg, stream_reg_slice, FifoCfg, OutStage, RecordReg,
+    SpliceCmd, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
-use std::sync::Mutex;
 
 /// RX path parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -91,57 +88,86 @@ impl RxCfg {
     }
 }
 
-/// The per-frame record on `m_axis_meta` for `queue_bits`-wide queue numbers.
-pub fn rx_meta(queue_bits: u32) -> RecordLayout {
-    static CACHE: Mutex<Vec<(u32, &'static [(&'static str, u32)])>> = Mutex::new(Vec::new());
-    let mut c = CACHE.lock().unwrap();
-    let fields = match c.iter().find(|(q, _)| *q == queue_bits) {
-        Some((_, f)) => *f,
-        None => {
-            let v: Vec<(&'static str, u32)> = vec![
-                ("drop", 1),
-                ("runt", 1),
-                ("oversize", 1),
-                ("fcs_bad", 1),
-                ("mac_control", 1),
-                ("vlan", 1),
-                ("vlan_tci", 16),
-                ("l3", 2), // as the EtherType claims: 0 none, 1 IPv4, 2 IPv6
-                ("l4", 2), // as the IP header claims (not fragments): 0 none, 1 TCP, 2 UDP
-                ("l3_ok", 1),
-                ("l4_ok", 1),
-                ("csum", 16),
-                ("malformed", 4),
-                ("rss_type", 3),
-                ("rss_hash", 32),
-                ("queue", queue_bits),
-            ];
-            let f: &'static [(&'static str, u32)] = Box::leak(v.into_boxed_slice());
-            c.push((queue_bits, f));
-            f
-        }
-    };
-    RecordLayout {
-        name: "rx_meta",
-        fields,
+nicgen_edsl::record! {
+    /// The per-frame record on `m_axis_meta`, for `queue_bits`-wide queue numbers.
+    pub struct RxMeta(queue_bits: u32) {
+        /// The frame was dropped (the reason in the next four fields).
+        drop: 1,
+        runt: 1,
+        oversize: 1,
+        fcs_bad: 1,
+        mac_control: 1,
+        /// An outer VLAN tag was stripped; its TCI.
+        vlan: 1,
+        vlan_tci: 16,
+        /// As the EtherType claims: 0 none, 1 IPv4, 2 IPv6.
+        l3: 2,
+        /// As the IP header claims (not fragments): 0 none, 1 TCP, 2 UDP.
+        l4: 2,
+        l3_ok: 1,
+        l4_ok: 1,
+        /// Checksum complete: the ones'-complement sum of the bytes after the L3 header.
+        csum: 16,
+        /// Malformed reasons (see the parser).
+        malformed: 4,
+        /// The RSS hash type, the hash and the queue it picked.
+        rss_type: 3,
+        rss_hash: 32,
+        queue: queue_bits,
     }
 }
 
-/// The RX counters, `stat_rx_<name>` (64 bits each): every record, the delivered frames, the
-/// drops by reason, and among delivered frames the malformed ones, the VLAN-stripped ones and
-/// the checksum failures.
-pub const RX_STATS: [&str; 10] = [
-    "frames_in",
-    "delivered",
-    "drop_runt",
-    "drop_oversize",
-    "drop_fcs",
-    "drop_mac_control",
-    "malformed",
-    "vlan_stripped",
-    "l3_csum_bad",
-    "l4_csum_bad",
-];
+nicgen_edsl::record! {
+    /// The RX counters, `stat_rx_<name>` (64 bits each): every record, the delivered frames,
+    /// the drops by reason, and among delivered frames the malformed ones, the VLAN-stripped
+    /// ones and the checksum failures.
+    pub struct RxStats {
+        frames_in: 64,
+        delivered: 64,
+        drop_runt: 64,
+        drop_oversize: 64,
+        drop_fcs: 64,
+        drop_mac_control: 64,
+        malformed: 64,
+        vlan_stripped: 64,
+        l3_csum_bad: 64,
+        l4_csum_bad: 64,
+    }
+}
+
+/// The names of the RX counters ([`RxStats`]), in port order.
+pub const RX_STATS: &[&str] = <RxStats<u32> as Shape>::NAMES;
+
+/// The ports of [`eth_rx()`].
+pub struct RxPorts {
+    /// Wire frames with FCS (`s_axis_*`).
+    pub s_axis: Stream,
+    /// Delivered frames, FCS and outer VLAN tag removed (`m_axis_*`).
+    pub m_axis: Stream,
+    /// One record per input frame, in input order (`m_axis_meta_*`).
+    pub meta: RecordStream<RxMeta<u32>>,
+    /// RSS configuration writes (`cfg_we/_addr/_wdata`, see `rss_toeplitz`).
+    pub cfg: CfgWrite,
+    /// One pulse per frame the frame buffer drops (`stat_drop_bad`).
+    pub drop_bad: Sig,
+    /// The counters (`stat_rx_<name>`).
+    pub stats: RxStats,
+}
+
+impl Ports for RxPorts {
+    type Cfg = RxCfg;
+    fn ports(io: &Io, cfg: &RxCfg) -> Self {
+        let s = StreamCfg::new(cfg.data_bits, 0);
+        RxPorts {
+            s_axis: Stream::sink(io, "s_axis", &s),
+            m_axis: Stream::source(io, "m_axis", &s),
+            meta: RecordStream::source(io, "m_axis_meta", RxMeta::shape(cfg.rss.queue_bits())),
+            cfg: io.inputs("cfg_", &CfgWrite::shape()),
+            drop_bad: io.output("stat_drop_bad", 1),
+            stats: io.outputs("stat_rx_", &RxStats::shape()),
+        }
+    }
+}
 
 /// The parser's output streams on the RX path, one per consumer: the record assembly (`pend`,
 /// which waits for the checksum and RSS results), the checksum unit, the VLAN strip and RSS.
@@ -221,26 +247,26 @@ const V_CSUM: usize = 1;
 const V_STRIP: usize = 2;
 const V_RSS: usize = 3;
 
-/// What the record assembly uses per frame (from the `pend` view) until the results come back.
-const PENDING: RecordLayout = RecordLayout {
-    name: "rx_pending",
-    fields: &[
-        ("deliver", 1),
-        ("runt", 1),
-        ("oversize", 1),
-        ("fcs_bad", 1),
-        ("mac_control", 1),
-        ("vlan", 1),
-        ("vlan_tci", 16),
-        ("l3", 2),
-        ("l4", 2),
-        ("ip_ok", 1),
-        ("ipv6", 1),
-        ("l4_parsed", 1),
-        ("ext_bad", 1),
-        ("malformed", 4),
-    ],
-};
+nicgen_edsl::record! {
+    /// What the record assembly uses per frame (from the `pend` view) until the results come
+    /// back.
+    struct RxPending {
+        deliver: 1,
+        runt: 1,
+        oversize: 1,
+        fcs_bad: 1,
+        mac_control: 1,
+        vlan: 1,
+        vlan_tci: 16,
+        l3: 2,
+        l4: 2,
+        ip_ok: 1,
+        ipv6: 1,
+        l4_parsed: 1,
+        ext_bad: 1,
+        malformed: 4,
+    }
+}
 
 /// Entries of each FIFO of the buffered fork to rx_csum and the VLAN strip (4 keep 1
 /// beat/cycle).
@@ -257,7 +283,7 @@ fn fcs_q_room(data_bits: u32) -> u32 {
     4 + max_beats_inside(data_bits)
 }
 
-pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
+pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
     let w = cfg.data_bits;
     let ucfg = StreamCfg::new(w, rx_user::BITS);
     let fcs = eth_fcs_check(&FcsCheckCfg::for_mtu(w, cfg.mtu))?;
@@ -297,17 +323,10 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         out: OutStage::Slice,
     })?;
     let rss = rss_toeplitz(&cfg.rss)?;
-    let stats = stat_counters("rx", &RX_STATS, 64)?;
-    let rss_req_l = cfg.rss.req_layout();
-    let rss_res_l = cfg.rss.res_layout();
-    let qbits = cfg.rss.queue_bits();
-    let out_l = rx_meta(qbits);
-    let cfg = *cfg;
-    Module::build(format!("eth_rx_d{w}"), move || {
+    let tag_bits = cfg.rss.tag_bits;
+    Block::build(format!("eth_rx_d{w}"), *cfg, move |p: RxPorts| {
         doc("RX offload path: FCS check, header parse, checksum verification and");
         doc("checksum-complete, RSS, VLAN strip; one metadata record per frame.");
-        let s = stream_in("s_axis", &StreamCfg::new(w, 0));
-        let m = stream_out("m_axis", &dcfg);
 
         // The FCS check never stalls (its `m_axis_tready` is 1, so no enable fans out to its
         // registers): its beats go into two small LUT-RAM FIFOs, one for the parser and one
@@ -316,43 +335,42 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // own pointers, so the input's ready and the check's input decisions start at two
         // flops, and each reader's readiness reaches only its own FIFO's read pointer: no fork
         // couples the parser and the buffer (docs/TIMING.md, rules 8 and 11).
-        let u_fcs = instance(&fcs, "u_fcs_check");
-        let u_fcs_q = instance(&fcs_q, "u_fcs_q");
-        let u_parse_q = instance(&fcs_q, "u_parse_q");
-        let room = (u_fcs_q.get("s_axis_room") & u_parse_q.get("s_axis_room")).named("in_room");
-        for f in ["tdata", "tkeep", "tlast"] {
-            u_fcs.set(&format!("s_axis_{f}"), s.0.f(f));
-        }
-        u_fcs.set("s_axis_tvalid", s.valid() & room);
-        s.ready().set(room);
-        u_fcs.unused("s_axis_tready"); // 1: its m_axis_tready is 1
-        u_fcs.set("m_axis_tready", lit(1, 1u32));
+        let u_fcs = fcs.instance("u_fcs_check");
+        let u_fcs_q = fcs_q.instance("u_fcs_q");
+        let u_parse_q = fcs_q.instance("u_parse_q");
+        let room_of = |q: &crate::stream::FifoPorts| q.room.expect("built with a room flag");
+        let room = (room_of(&u_fcs_q) & room_of(&u_parse_q)).named("in_room");
+        u_fcs.s_axis.set_beat(&p.s_axis.beat());
+        u_fcs.s_axis.valid().set(p.s_axis.valid() & room);
+        p.s_axis.ready().set(room);
+        let _ = u_fcs.s_axis.ready().unused(); // 1: its m_axis_tready is 1
+        u_fcs.m_axis.ready().set(lit(1, 1u32));
         for q in [&u_fcs_q, &u_parse_q] {
-            for f in ["tdata", "tkeep", "tlast", "tuser", "tvalid"] {
-                q.set(&format!("s_axis_{f}"), u_fcs.get(&format!("m_axis_{f}")));
-            }
+            q.s_axis.set_beat(&u_fcs.m_axis.beat());
+            q.s_axis.valid().set(u_fcs.m_axis.valid());
             // Never full: `in_room` keeps a place for every beat.
-            q.unused("s_axis_tready");
+            let _ = q.s_axis.ready().unused();
         }
 
         // Parse side: a forward register between the FIFO and the parser, so that the parser's
         // input logic (its frame count on `tlast`, its capture) starts at flops, not at the
         // FIFO's LUT-RAM read.
-        let u_parse_reg = instance(&fcs_reg, "u_parse_reg");
-        u_parse_reg.connect_in("s_axis", &u_parse_q.bundle_out("m_axis", &ucfg.spec()));
-        let u_parse = instance(&parse, "u_parse");
-        u_parse.connect_in("s_axis", &u_parse_reg.bundle_out("m_axis", &ucfg.spec()));
+        let u_parse_reg = fcs_reg.instance("u_parse_reg");
+        connect(&u_parse_q.m_axis, &u_parse_reg.s_axis);
+        let u_parse = parse.instance("u_parse");
+        connect(&u_parse_reg.m_axis, &u_parse.s_axis);
 
         // Data side: the frame buffer drops what the MAC check marked bad. A forward register
         // in front of it: its write logic (the frame-size check, `tlast`, `tuser`) starts at
         // flops, not at the FIFO's LUT-RAM read.
-        let u_fcs_reg = instance(&fcs_reg, "u_fcs_reg");
-        u_fcs_reg.connect_in("s_axis", &u_fcs_q.bundle_out("m_axis", &ucfg.spec()));
-        let u_buf = instance(&buf, "u_frame_buf");
-        u_buf.connect_in("s_axis", &u_fcs_reg.bundle_out("m_axis", &ucfg.spec()));
-        output("stat_drop_bad", u_buf.get("stat_drop_bad"));
-        u_buf.unused("stat_drop_oversize");
-        let buffered = Stream(u_buf.bundle_out("m_axis", &ucfg.spec()));
+        let u_fcs_reg = fcs_reg.instance("u_fcs_reg");
+        connect(&u_fcs_q.m_axis, &u_fcs_reg.s_axis);
+        let u_buf = buf.instance("u_frame_buf");
+        connect(&u_fcs_reg.m_axis, &u_buf.s_axis);
+        let drops = u_buf.drops.expect("a frame-mode FIFO counts its drops");
+        p.drop_bad.set(drops.drop_bad);
+        let _ = drops.drop_oversize.unused();
+        let buffered = &u_buf.m_axis;
         let _ = buffered.user().expect("rx stream has tuser").unused();
         // A register after the block RAMs (their output is selected among banks), then
         // a buffered fork: rx_csum and the VLAN strip each read a FIFO of their own, so neither
@@ -362,15 +380,14 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // meets only the FIFO's read pointer. That register is a register slice (its upstream
         // ready a flop), so the fork FIFOs' `full` flops stop at its control flops and enables,
         // short of the frame buffer's read, prefetch count and `can_read`.
-        let buf_reg = stream_reg_slice("buf_reg", &buffered);
-        let u_fork_out = instance(&fork_out, "u_fork_out");
-        buf_reg.drive(&Stream::sink(&Io::instance(&u_fork_out), "s_axis", &dcfg));
+        let u_fork_out = fork_out.instance("u_fork_out");
+        stream_reg_slice("buf_reg", buffered).drive(&u_fork_out.s_axis);
+        let (fork_csum, fork_host) = (&u_fork_out.m_axis[0], &u_fork_out.m_axis[1]);
         // The host side's register cuts the ready too (a register slice: valid, data and the
         // upstream ready from flops), so the strip's ready, which it decides from its command
         // and the beat's position, stops at the slice's enables, short of the fork FIFO's read
         // logic.
-        let host = Stream(u_fork_out.bundle_out("m_axis_host", &dcfg.spec()));
-        let host_reg = stream_reg_slice("host_reg", &host);
+        let host_reg = stream_reg_slice("host_reg", fork_host);
 
         // No dispatch: the parser gives each consumer its own record stream ([`RX_VIEWS`]),
         // with stores, pointers and a valid of its own, so each consumer takes its records when
@@ -383,16 +400,11 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // `copy`, also a flop of its own holding `deliver` for the handshake, apart from the
         // one that gates every field of the record.
         let view_with = |i: usize, slice: &str, copy: bool| {
-            let v = &RX_VIEWS[i];
-            let layout = view_layout(v, rx_user::BITS);
-            let deliver_of = |d: Sig| !layout.unpack(d).user.bit(rx_user::BAD);
-            let (q, copied) = super::out_slice_with(
-                &u_parse,
-                &format!("m_axis_{}", v.name),
-                slice,
-                if copy { Some(&deliver_of) } else { None },
-            );
-            let f = layout.unpack(q.data.unused());
+            let v = &u_parse.views[i];
+            let deliver_of = |d: Sig| !v.shape.unpack(d).user.bit(rx_user::BAD);
+            let (q, copied) =
+                super::out_slice_with(v, slice, if copy { Some(&deliver_of) } else { None });
+            let f = v.shape.unpack(q.data.unused());
             let deliver = (!f.user.bit(rx_user::BAD)).named(&format!("{slice}_deliver"));
             (q, f, deliver, copied)
         };
@@ -400,45 +412,37 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
             let (q, f, deliver, _) = view_with(i, slice, false);
             (q, f, deliver)
         };
-        // Hands the slice's delivered records to `dst`'s `<prefix>_*`, and takes the others.
-        let hand =
-            |q: &crate::stream::RecordReg, deliver: Sig, dst: &Inst, prefix: &str, data: Sig| {
-                dst.set(&format!("{prefix}_tdata"), data);
-                dst.set(&format!("{prefix}_tvalid"), q.valid & deliver);
-                q.ready.set(!deliver | dst.get(&format!("{prefix}_tready")));
-            };
+        // Hands the slice's delivered records to `dst` (as `word`), and takes the others.
+        fn hand<S: Shape>(q: &RecordReg, deliver: Sig, dst: &RecordStream<S>, word: Sig) {
+            dst.data.set(word);
+            dst.valid.set(q.valid & deliver);
+            q.ready.set(!deliver | dst.ready);
+        }
 
         // RSS on the addresses and ports.
-        let u_rss = instance(&rss, "u_rss");
+        let u_rss = rss.instance("u_rss");
         let (rq, rf, r_deliver) = view(V_RSS, "rss_req");
-        let rss_req = rss_req_l
-            .pack(&RssReq {
-                l3: rf.l3,
-                l4: rf.l4,
-                frag: rf.frag,
-                src_ip: rf.src_ip,
-                dst_ip: rf.dst_ip,
-                src_port: rf.src_port,
-                dst_port: rf.dst_port,
-                tag: lit(cfg.rss.tag_bits, 0u32),
-            })
-            .named("rss_req_fields");
-        hand(&rq, r_deliver, &u_rss, "s_axis_req", rss_req);
-        u_rss.set("cfg_we", input("cfg_we", 1));
-        u_rss.set(
-            "cfg_addr",
-            input("cfg_addr", crate::rss::rss_toeplitz::cfg_addr::BITS),
-        );
-        u_rss.set("cfg_wdata", input("cfg_wdata", 32));
+        let rss_req = RssReq {
+            l3: rf.l3,
+            l4: rf.l4,
+            frag: rf.frag,
+            src_ip: rf.src_ip,
+            dst_ip: rf.dst_ip,
+            src_port: rf.src_port,
+            dst_port: rf.dst_port,
+            tag: lit(tag_bits, 0u32),
+        };
+        let rss_req = u_rss.req.shape.pack(&rss_req).named("rss_req_fields");
+        hand(&rq, r_deliver, &u_rss.req, rss_req);
+        u_rss.cfg.we.set(p.cfg.we);
+        u_rss.cfg.addr.set(p.cfg.addr);
+        u_rss.cfg.wdata.set(p.cfg.wdata);
 
         // Checksums and VLAN strip on the buffered frame. (rx_csum's `s_axis_req_tready` is a
         // flop, its own request queue's `full`, so the frame end there does not reach the
         // request slice.)
-        let u_csum = instance(&csum, "u_rx_csum");
-        u_csum.connect_in(
-            "s_axis",
-            &u_fork_out.bundle_out("m_axis_csum", &dcfg.spec()),
-        );
+        let u_csum = csum.instance("u_rx_csum");
+        connect(fork_csum, &u_csum.s_axis);
         let (cq, cf, c_deliver) = view(V_CSUM, "csum_req");
         let csum_req = RxCsumReq {
             l3: cf.l3,
@@ -452,13 +456,17 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         }
         .pack()
         .named("csum_req_fields");
-        hand(&cq, c_deliver, &u_csum, "s_axis_req", csum_req);
-        let u_strip = instance(&strip, "u_vlan_strip");
-        host_reg.drive(&Stream::sink(&Io::instance(&u_strip), "s_axis", &dcfg));
+        hand(&cq, c_deliver, &u_csum.req, csum_req);
+        let u_strip = strip.instance("u_vlan_strip");
+        host_reg.drive(&u_strip.s_axis);
         // The command: the strip decides on it at the first beat.
         let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
-        hand(&sq, s_deliver, &u_strip, "s_axis_cmd", sf.vlan);
-        connect_bundles(&m.0, &u_strip.bundle_out("m_axis", &dcfg.spec()));
+        let strip_cmd = u_strip.cmd.shape.pack(&SpliceCmd {
+            en: sf.vlan,
+            ..u_strip.cmd.shape.zeros()
+        });
+        hand(&sq, s_deliver, &u_strip.cmd, strip_cmd);
+        connect(&u_strip.m_axis, &p.m_axis);
 
         // Assemble one record per frame, in order. The pending record comes through a register
         // slice: `emit` (it decides with the record's `deliver`) pops two result queues and
@@ -470,35 +478,35 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         let user = pf.user;
         let l3_seen = pf.l3;
         let l4_seen = pf.l4;
-        let p = PENDING.unpack(
-            PENDING
-                .pack(&[
-                    ("deliver", p_deliver),
-                    ("runt", user.bit(rx_user::RUNT)),
-                    ("oversize", user.bit(rx_user::OVERSIZE)),
-                    ("fcs_bad", user.bit(rx_user::FCS_BAD)),
-                    ("mac_control", user.bit(rx_user::MAC_CONTROL)),
-                    ("vlan", pf.vlan),
-                    ("vlan_tci", pf.tag0_tci),
-                    ("l3", pf.l3_claim),
-                    ("l4", pf.l4_claim),
-                    ("ip_ok", l3_seen.ne(0u32)),
-                    ("ipv6", l3_seen.eq(2u32)),
-                    ("l4_parsed", l4_seen.ne(0u32)),
-                    ("ext_bad", pf.ext_bad),
-                    ("malformed", pf.malformed),
-                ])
-                .named("pending_fields"),
+        let pend = RxPending::unpack(
+            RxPending {
+                deliver: p_deliver,
+                runt: user.bit(rx_user::RUNT),
+                oversize: user.bit(rx_user::OVERSIZE),
+                fcs_bad: user.bit(rx_user::FCS_BAD),
+                mac_control: user.bit(rx_user::MAC_CONTROL),
+                vlan: pf.vlan,
+                vlan_tci: pf.tag0_tci,
+                l3: pf.l3_claim,
+                l4: pf.l4_claim,
+                ip_ok: l3_seen.ne(0u32),
+                ipv6: l3_seen.eq(2u32),
+                l4_parsed: l4_seen.ne(0u32),
+                ext_bad: pf.ext_bad,
+                malformed: pf.malformed,
+            }
+            .pack()
+            .named("pending_fields"),
         );
         let p_valid = pend_q.valid;
         // The checksum and RSS results through register slices too: `emit` must not reach the
         // two units' pop and reservation logic, nor start at the RSS queue's LUT-RAM read.
-        let csum_q = super::out_slice(&u_csum, "m_axis_res", "csum_res_q");
-        let rss_q = super::out_slice(&u_rss, "m_axis_res", "rss_res_q");
+        let csum_q = super::out_slice(&u_csum.res, "csum_res_q");
+        let rss_q = super::out_slice(&u_rss.res, "rss_res_q");
         let c_valid = csum_q.valid;
         let r_valid = rss_q.valid;
         let out_valid = reg_init(1, 0u32).named("meta_valid");
-        let out_ready = input("m_axis_meta_tready", 1);
+        let out_ready = p.meta.ready;
         let room = (!out_valid | out_ready).named("meta_room");
         let emit = (p_valid & room & (!p_deliver_hs | (c_valid & r_valid))).named("emit");
         pend_q.ready.set(emit);
@@ -512,66 +520,65 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         csum_q.ready.set(res_take);
         rss_q.ready.set(res_take);
         let c = RxCsumRes::unpack(csum_q.data);
-        let r = rss_res_l.unpack(rss_q.data.unused());
+        let r = u_rss.res.shape.unpack(rss_q.data.unused());
         let d = p_deliver;
         let gate = |x: Sig| x & d.repl(x.width());
-        let l3 = gate(p.get("l3"));
-        let l4 = gate(p.get("l4"));
-        let l3_ok =
-            d & l3.ne(0u32) & p.get("ip_ok") & !p.get("ext_bad") & (p.get("ipv6") | c.l3_ok);
-        let l4_ok = d & l4.ne(0u32) & p.get("l4_parsed") & c.l4_ok;
-        let rec = out_l
-            .pack(&[
-                ("drop", !d),
-                ("runt", p.get("runt")),
-                ("oversize", p.get("oversize")),
-                ("fcs_bad", p.get("fcs_bad")),
-                ("mac_control", p.get("mac_control")),
-                ("vlan", d & p.get("vlan")),
-                ("vlan_tci", gate(p.get("vlan_tci"))),
-                ("l3", l3),
-                ("l4", l4),
-                ("l3_ok", l3_ok),
-                ("l4_ok", l4_ok),
-                ("csum", gate(c.csum)),
-                ("malformed", gate(p.get("malformed"))),
-                ("rss_type", gate(r.rss_type)),
-                ("rss_hash", gate(r.hash)),
-                ("queue", gate(r.queue)),
-            ])
+        let l3 = gate(pend.l3);
+        let l4 = gate(pend.l4);
+        let l3_ok = d & l3.ne(0u32) & pend.ip_ok & !pend.ext_bad & (pend.ipv6 | c.l3_ok);
+        let l4_ok = d & l4.ne(0u32) & pend.l4_parsed & c.l4_ok;
+        let rec = p
+            .meta
+            .shape
+            .pack(&RxMeta {
+                drop: !d,
+                runt: pend.runt,
+                oversize: pend.oversize,
+                fcs_bad: pend.fcs_bad,
+                mac_control: pend.mac_control,
+                vlan: d & pend.vlan,
+                vlan_tci: gate(pend.vlan_tci),
+                l3,
+                l4,
+                l3_ok,
+                l4_ok,
+                csum: gate(c.csum),
+                malformed: gate(pend.malformed),
+                rss_type: gate(r.rss_type),
+                rss_hash: gate(r.hash),
+                queue: gate(r.queue),
+            })
             .named("meta_rec");
         // Per-reason counters, one event per emitted record (the drop reason by the same
         // precedence as the report: runt, oversize, FCS, MAC control). The events are
         // registered (a count shows 2 cycles after its record is emitted), so that `emit` does
         // not fan out to the counters' enables.
-        let u_stats = instance(&stats, "u_rx_stats");
-        let (runt, over, fcs) = (p.get("runt"), p.get("oversize"), p.get("fcs_bad"));
-        let inc = |n: &str, x: Sig| {
+        let (runt, over, fcs) = (pend.runt, pend.oversize, pend.fcs_bad);
+        let ev = |n: &str, x: Sig| {
             let r = reg_init(1, 0u32).named(&format!("ev_{n}"));
             r.set(emit & x);
-            u_stats.set(&format!("inc_{n}"), r);
+            r
         };
-        inc("frames_in", lit(1, 1u32));
-        inc("delivered", d);
-        inc("drop_runt", !d & runt);
-        inc("drop_oversize", !d & !runt & over);
-        inc("drop_fcs", !d & !runt & !over & fcs);
-        inc("drop_mac_control", !d & !runt & !over & !fcs);
-        inc("malformed", d & p.get("malformed").ne(0u32));
-        inc("vlan_stripped", d & p.get("vlan"));
-        inc("l3_csum_bad", l3.ne(0u32) & !l3_ok);
-        inc("l4_csum_bad", l4.ne(0u32) & !l4_ok);
-        for n in RX_STATS {
-            let name = format!("stat_rx_{n}");
-            output(&name, u_stats.get(&format!("stat_{n}")));
-        }
+        let events = RxStats {
+            frames_in: ev("frames_in", lit(1, 1u32)),
+            delivered: ev("delivered", d),
+            drop_runt: ev("drop_runt", !d & runt),
+            drop_oversize: ev("drop_oversize", !d & !runt & over),
+            drop_fcs: ev("drop_fcs", !d & !runt & !over & fcs),
+            drop_mac_control: ev("drop_mac_control", !d & !runt & !over & !fcs),
+            malformed: ev("malformed", d & pend.malformed.ne(0u32)),
+            vlan_stripped: ev("vlan_stripped", d & pend.vlan),
+            l3_csum_bad: ev("l3_csum_bad", l3.ne(0u32) & !l3_ok),
+            l4_csum_bad: ev("l4_csum_bad", l4.ne(0u32) & !l4_ok),
+        };
+        counter_bank(&RxStats::shape(), &events, &p.stats);
 
-        let out = reg(out_l.width()).enable(emit).named("meta_q");
+        let out = reg(p.meta.shape.width()).enable(emit).named("meta_q");
         out.set(rec);
         let out_valid_next = mux(emit, 1u32, mux(out_ready, 0u32, out_valid));
         out_valid.set(out_valid_next);
         out_valid_n.set(!out_valid_next);
-        output("m_axis_meta_tdata", out);
-        output("m_axis_meta_tvalid", out_valid);
+        p.meta.data.set(out);
+        p.meta.valid.set(out_valid);
     })
 }

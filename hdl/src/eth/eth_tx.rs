@@ -6,7 +6,7 @@
 //!                        +-> delay FIFO -> slice ------------+-> tx_csum -> FIFO -> slice -> stream_insert (802.1Q) -> FIFO -> skid -> reg -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
-//! Per frame the host gives a command on `s_axis_cmd` (record [`TX_CMD`]: the mlx5 `cs_flags`
+//! Per frame the host gives a command on `s_axis_cmd` (record [`TxCmd`]: the mlx5 `cs_flags`
 //! L3/L4 bits and an optional VLAN tag to insert). The parser finds the headers while the frame
 //! waits in a delay FIFO (block RAM) that holds a whole frame, since the parse record comes at
 //! the frame's last beat; `tx_csum` writes the IPv4 header checksum (for a well-formed IPv4
@@ -23,7 +23,8 @@
 //! dispatch (`csum_req_in_q`, `vlan_cmd_in_q`) and on both queue outputs (`csum_req`,
 //! `vlan_cmd`), and after the delay FIFO (docs/TIMING.md, rules 1 and 2).
 //!
-//! - Ports: `s_axis_*`, `s_axis_cmd_tdata/_tvalid/_tready`, `m_axis_*` (wire, FCS included).
+//! - Ports ([`TxPorts`]): `s_axis_*`, `s_axis_cmd_tdata/_tvalid/_tready`, `m_axis_*` (wire, FCS
+//!   included).
 //! - Latency: store-and-forward in `tx_csum`, plus the parse and FCS pipelines.
 //! - Throughput: back to back, every frame costs its ideal `ceil((max(len, 60) + 4) / W)` beats
 //!   at 64 and 512 bits, at every size from 60 to 9000 bytes (one cycle per 60-byte frame at 512
@@ -36,29 +37,51 @@
 //!   back-to-back cycle counts).
 
 use super::eth_fcs_append::{eth_fcs_append, FcsAppendCfg};
-use super::eth_hdr_parse::{eth_hdr_parse, view_layout, HdrParseCfg, CSUM_RECORD};
+use super::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, CSUM_RECORD};
 use super::tx_csum::{latency as csum_latency, tx_csum, TxCsumCfg, TxCsumReq};
-use crate::record::RecordLayout;
 use crate::stream::stream_fifo::{stream_fifo, stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
-use crate::stream::OutStage;
 use crate::stream::{
-    record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_in, stream_out,
-    stream_reg_slice, stream_skid, FifoCfg, Stream, StreamCfg,
+    record_fifo, record_reg_slice, stream_fork, stream_fwd_reg, stream_reg_slice, stream_skid,
+    FifoCfg, OutStage, SpliceCmd, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
-use nicgen_edsl::record::Word;
 
-/// The per-frame command from the host.
-pub const TX_CMD: RecordLayout = RecordLayout {
-    name: "tx_cmd",
-    fields: &[
-        ("csum_l3", 1),
-        ("csum_l4", 1),
-        ("vlan", 1),
-        ("vlan_tci", 16),
-    ],
-};
+nicgen_edsl::record! {
+    /// The per-frame command from the host (`s_axis_cmd`).
+    pub struct TxCmd {
+        /// Write the IPv4 header checksum (mlx5 `cs_flags` L3).
+        csum_l3: 1,
+        /// Write the TCP/UDP checksum (mlx5 `cs_flags` L4).
+        csum_l4: 1,
+        /// Insert an 802.1Q tag after the MAC addresses.
+        vlan: 1,
+        /// The inserted tag's TCI.
+        vlan_tci: 16,
+    }
+}
+
+/// The ports of [`eth_tx()`].
+pub struct TxPorts {
+    /// Frames from the host, no FCS (`s_axis_*`).
+    pub s_axis: Stream,
+    /// Frames to the wire, FCS appended (`m_axis_*`).
+    pub m_axis: Stream,
+    /// One command per frame (`s_axis_cmd_*`).
+    pub cmd: RecordStream<TxCmd<u32>>,
+}
+
+impl Ports for TxPorts {
+    type Cfg = TxCfg;
+    fn ports(io: &Io, cfg: &TxCfg) -> Self {
+        let s = StreamCfg::new(cfg.data_bits, 0);
+        TxPorts {
+            s_axis: Stream::sink(io, "s_axis", &s),
+            m_axis: Stream::source(io, "m_axis", &s),
+            cmd: RecordStream::sink(io, "s_axis_cmd", TxCmd::shape()),
+        }
+    }
+}
 
 /// Depth of the LUT-RAM FIFOs after `tx_csum` and after the VLAN insert: their `!full` ignores
 /// the last cycle's read, so 4 entries keep 1 beat/cycle.
@@ -113,7 +136,7 @@ impl TxCfg {
     }
 }
 
-pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
+pub fn eth_tx(cfg: &TxCfg) -> Result<Block<TxPorts>, ElabError> {
     let w = cfg.data_bits;
     let scfg = StreamCfg::new(w, 0);
     let fork = stream_fork(&scfg, &["parse", "data"])?;
@@ -145,49 +168,42 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
     let out_q = stream_fifo(&FifoCfg::new(scfg, OUT_Q_DEPTH))?;
     let skid = stream_skid(&scfg)?;
     let fwd = stream_fwd_reg(&scfg)?;
-    let q_req = record_fifo(Word::shape(TxCsumReq::WIDTH), 4)?;
-    let q_ins = record_fifo(Word::shape(33), cfg.vlan_cmd_depth())?;
-    Module::build(format!("eth_tx_d{w}"), move || {
+    let q_req = record_fifo(TxCsumReq::shape(), 4)?;
+    let q_ins = record_fifo(SpliceCmd::shape(4), cfg.vlan_cmd_depth())?;
+    Block::build(format!("eth_tx_d{w}"), *cfg, move |p: TxPorts| {
         doc("TX offload path: header parse, IPv4/TCP/UDP checksum insertion, VLAN insert,");
         doc("padding to 60 bytes and FCS.");
-        let s = stream_in("s_axis", &scfg);
-        let m = stream_out("m_axis", &scfg);
-        let cmd_data = input("s_axis_cmd_tdata", TX_CMD.width());
-        let cmd_valid = input("s_axis_cmd_tvalid", 1);
-
-        let u_fork = instance(&fork, "u_fork");
-        u_fork.connect_in("s_axis", &s.0);
-        let u_parse = instance(&parse, "u_parse");
-        u_parse.connect_in("s_axis", &u_fork.bundle_out("m_axis_parse", &scfg.spec()));
-        let u_delay = instance(&delay, "u_delay");
-        u_delay.connect_in("s_axis", &u_fork.bundle_out("m_axis_data", &scfg.spec()));
+        let u_fork = fork.instance("u_fork");
+        connect(&p.s_axis, &u_fork.s_axis);
+        let u_parse = parse.instance("u_parse");
+        connect(&u_fork.m_axis[0], &u_parse.s_axis);
+        let u_delay = delay.instance("u_delay");
+        connect(&u_fork.m_axis[1], &u_delay.s_axis);
 
         // Dispatch: a parse record and a host command per frame.
         // The parse record through a register slice (data, valid and ready from flops).
-        let parse_q = super::out_slice(&u_parse, "m_axis_meta", "parse_q");
+        let parse_q = super::out_slice(&u_parse.views[0], "parse_q");
         let meta_valid = parse_q.valid;
-        let meta = view_layout(&CSUM_RECORD[0], 0).unpack(parse_q.data.unused());
-        let cmd = TX_CMD.unpack(cmd_data);
-        let u_req = instance(&q_req, "u_csum_req_q");
-        let u_ins = instance(&q_ins, "u_vlan_cmd_q");
+        let meta = u_parse.views[0].shape.unpack(parse_q.data.unused());
+        let cmd = p.cmd.fields();
+        let cmd_valid = p.cmd.valid;
+        let u_req = q_req.instance("u_csum_req_q");
+        let u_ins = q_ins.instance("u_vlan_cmd_q");
         // Each queue is written through a register slice beside the dispatch: the two queues
         // sit far apart (the VLAN command queue by the insert), and the dispatch must decide
         // from flops near it, not from both queues' `full`.
         let go_w = wire(1).named("dispatch_go");
         let req_d = wire(TxCsumReq::WIDTH).named("csum_req_in");
-        let ins_d = wire(33).named("vlan_cmd_in");
+        let ins_d = wire(u_ins.s_axis.shape.width()).named("vlan_cmd_in");
         let req_in = record_reg_slice("csum_req_in_q", req_d, go_w);
         let ins_in = record_reg_slice("vlan_cmd_in_q", ins_d, go_w);
-        for (u, q) in [(&u_req, &req_in), (&u_ins, &ins_in)] {
-            u.set("s_axis_tdata", q.data);
-            u.set("s_axis_tvalid", q.valid);
-            q.ready.set(u.get("s_axis_tready"));
-        }
+        req_in.drive(&u_req.s_axis);
+        ins_in.drive(&u_ins.s_axis);
         let ready = (req_in.s_ready & ins_in.s_ready).named("dispatch_ready");
         let go = (meta_valid & cmd_valid & ready).named("dispatch");
         go_w.set(go);
         parse_q.ready.set(cmd_valid & ready);
-        output("s_axis_cmd_tready", meta_valid & ready);
+        p.cmd.ready.set(meta_valid & ready);
         // The parser reports the checksum ranges (clipped to the frame when a header is cut)
         // and sets `l4` only for a TCP/UDP header that passed every check outside a fragment,
         // so the request is routed from the record, not derived.
@@ -202,31 +218,31 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
                 l4_len: meta.l4_len,
                 proto: meta.ip_proto,
                 ip_sum: meta.ip_sum,
-                do_l3: cmd.get("csum_l3"),
-                do_l4: cmd.get("csum_l4") & l4_ok,
+                do_l3: cmd.csum_l3,
+                do_l4: cmd.csum_l4 & l4_ok,
             }
             .pack(),
         );
-        let tci = cmd.get("vlan_tci");
-        // stream_insert: tdata[0] = enable, byte j at [8j+8:8j+1]: 0x81 0x00 TCI.
-        ins_d.set(cat(&[
-            tci.slice(7, 0),
-            tci.slice(15, 8),
-            lit(8, 0x00u32),
-            lit(8, 0x81u32),
-            cmd.get("vlan"),
-        ]));
+        let tci = cmd.vlan_tci;
+        // The tag on the wire: 0x81 0x00 TCI (big-endian).
+        ins_d.set(u_ins.s_axis.shape.pack(&SpliceCmd {
+            en: cmd.vlan,
+            bytes: cat(&[
+                tci.slice(7, 0),
+                tci.slice(15, 8),
+                lit(8, 0x00u32),
+                lit(8, 0x81u32),
+            ]),
+        }));
 
-        let u_csum = instance(&csum, "u_tx_csum");
+        let u_csum = csum.instance("u_tx_csum");
         // A register slice between the delay FIFO and tx_csum: tx_csum's beats come from flops
         // (the route from the RAM column is long on its own), and its ready (its request and
         // room) stops at the slice's flops, not in the FIFO's read logic and the block RAMs'
         // read enables behind it (docs/TIMING.md, rule 2).
-        let delay_q = Stream(u_delay.bundle_out("m_axis", &scfg.spec()));
-        let csum_in = stream_reg_slice("csum_in", &delay_q);
-        csum_in.drive(&Stream::sink(&Io::instance(&u_csum), "s_axis", &scfg));
+        stream_reg_slice("csum_in", &u_delay.m_axis).drive(&u_csum.s_axis);
         // The request through a register slice: tx_csum starts adding on it at once.
-        super::slice_into(&u_req, "m_axis", &u_csum, "s_axis_req", "csum_req");
+        super::slice_into(&u_req.m_axis, &u_csum.req, "csum_req");
         // The ready of each block must not reach the registers of the one before it in the
         // same cycle. Between tx_csum and the insert, and between the insert and the FCS
         // append, a small LUT-RAM FIFO and a register: each block's `m_axis_tready` is the
@@ -234,29 +250,27 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Rc<ModuleDef>, ElabError> {
         // pointer), so a block's output side decides from a flop of its own; and the next
         // block's first-beat decision and lane muxes start at the register's flops
         // (docs/TIMING.md, rules 1 and 2).
-        let u_csum_q = instance(&out_q, "u_csum_q");
-        u_csum_q.connect_in("s_axis", &u_csum.bundle_out("m_axis", &scfg.spec()));
+        let u_csum_q = out_q.instance("u_csum_q");
+        connect(&u_csum.m_axis, &u_csum_q.s_axis);
         // Then a register slice: the insert's ready (a few LUTs of its first-beat state) stops
         // at the slice's flops, not in the FIFO's read logic, and the insert's inputs are flops
         // (a forward register with a skid buffer behind it fed the insert through the skid's
         // output mux, a LUT in front of its first-beat decodes).
-        let csum_q = Stream(u_csum_q.bundle_out("m_axis", &scfg.spec()));
-        let ins_reg = stream_reg_slice("ins_reg", &csum_q);
-        let u_vlan = instance(&ins, "u_vlan_insert");
-        ins_reg.drive(&Stream::sink(&Io::instance(&u_vlan), "s_axis", &scfg));
+        let u_vlan = ins.instance("u_vlan_insert");
+        stream_reg_slice("ins_reg", &u_csum_q.m_axis).drive(&u_vlan.s_axis);
         // The command through a register slice: the insert decides on it at the first beat.
-        super::slice_into(&u_ins, "m_axis", &u_vlan, "s_axis_cmd", "vlan_cmd");
-        let u_fcs = instance(&fcs, "u_fcs_append");
-        let u_vlan_q = instance(&out_q, "u_vlan_q");
-        u_vlan_q.connect_in("s_axis", &u_vlan.bundle_out("m_axis", &scfg.spec()));
+        super::slice_into(&u_ins.m_axis, &u_vlan.cmd, "vlan_cmd");
+        let u_fcs = fcs.instance("u_fcs_append");
+        let u_vlan_q = out_q.instance("u_vlan_q");
+        connect(&u_vlan.m_axis, &u_vlan_q.s_axis);
         // The FCS append's padding and CRC start from flops, not from the FIFO's LUT-RAM read;
         // a skid buffer in front of that register stops the append's ready (its advance, 573
         // loads) at the register's enables, short of the FIFO's read and count logic.
-        let u_vlan_skid = instance(&skid, "u_vlan_skid");
-        u_vlan_skid.connect_in("s_axis", &u_vlan_q.bundle_out("m_axis", &scfg.spec()));
-        let u_vlan_reg = instance(&fwd, "u_vlan_reg");
-        u_vlan_reg.connect_in("s_axis", &u_vlan_skid.bundle_out("m_axis", &scfg.spec()));
-        u_fcs.connect_in("s_axis", &u_vlan_reg.bundle_out("m_axis", &scfg.spec()));
-        connect_bundles(&m.0, &u_fcs.bundle_out("m_axis", &scfg.spec()));
+        let u_vlan_skid = skid.instance("u_vlan_skid");
+        connect(&u_vlan_q.m_axis, &u_vlan_skid.s_axis);
+        let u_vlan_reg = fwd.instance("u_vlan_reg");
+        connect(&u_vlan_skid.m_axis, &u_vlan_reg.s_axis);
+        connect(&u_vlan_reg.m_axis, &u_fcs.s_axis);
+        connect(&u_fcs.m_axis, &p.m_axis);
     })
 }

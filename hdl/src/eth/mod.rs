@@ -31,41 +31,43 @@ pub mod rx_user {
     pub const BITS: u32 = 5;
 }
 
+use crate::stream::{record_reg_slice, record_reg_slice_wide, RecordReg};
+use nicgen_edsl::prelude::*;
+
 /// Records this wide get register slices whose halves have control flops of their own, so
 /// that no enable net spans a whole parse record (docs/TIMING.md, rule 4).
 const WIDE_RECORD: u32 = 256;
 
-/// The record stream `<prefix>_tdata/_tvalid/_tready` of instance `u` through a register slice
-/// named `name` (data, valid and ready from flops): for a queue's LUT-RAM read, or a record that
-/// travels far, before logic that decides on it. The caller sets the slice's `ready`. Records of
+/// Record stream `src` (an instance's output) through a register slice named `name` (data,
+/// valid and ready from flops): for a queue's LUT-RAM read, or a record that travels far,
+/// before logic that decides on it. The caller sets the slice's `ready`. Records of
 /// [`WIDE_RECORD`] bits or more (parse records, checksum requests) go through
 /// [`crate::stream::record_reg_slice_wide`].
-fn out_slice(u: &nicgen_edsl::prelude::Inst, prefix: &str, name: &str) -> crate::stream::RecordReg {
-    out_slice_with(u, prefix, name, None).0
+fn out_slice<S: Shape>(src: &RecordStream<S>, name: &str) -> RecordReg {
+    out_slice_with(src, name, None).0
 }
 
 /// [`out_slice`], with one more bit registered beside the record: `extra(record)`, for a
 /// decision that must not share its flop (and that flop's fan-out) with the record's users.
 /// Returns the slice (its `data` is the record alone) and the registered extra bit.
-fn out_slice_with(
-    u: &nicgen_edsl::prelude::Inst,
-    prefix: &str,
+fn out_slice_with<S: Shape>(
+    src: &RecordStream<S>,
     name: &str,
-    extra: Option<&dyn Fn(nicgen_edsl::prelude::Sig) -> nicgen_edsl::prelude::Sig>,
-) -> (crate::stream::RecordReg, Option<nicgen_edsl::prelude::Sig>) {
-    let data = u.get(&format!("{prefix}_tdata"));
+    extra: Option<&dyn Fn(Sig) -> Sig>,
+) -> (RecordReg, Option<Sig>) {
+    let data = src.data;
     let w = data.width();
     let packed = match extra {
-        Some(f) => nicgen_edsl::prelude::cat(&[f(data), data]),
+        Some(f) => cat(&[f(data), data]),
         None => data,
     };
     let slice = if packed.width() >= WIDE_RECORD {
-        crate::stream::record_reg_slice_wide
+        record_reg_slice_wide
     } else {
-        crate::stream::record_reg_slice
+        record_reg_slice
     };
-    let mut q = slice(name, packed, u.get(&format!("{prefix}_tvalid")));
-    u.set(&format!("{prefix}_tready"), q.s_ready);
+    let mut q = slice(name, packed, src.valid);
+    src.ready.set(q.s_ready);
     let bit = extra.map(|_| q.data.bit(w));
     if extra.is_some() {
         q.data = q.data.slice(w - 1, 0);
@@ -73,17 +75,8 @@ fn out_slice_with(
     (q, bit)
 }
 
-/// The record stream `<src_prefix>_*` of `src` into the record input `<dst_prefix>_*` of `dst`
-/// through a register slice named `name` (see [`out_slice`]).
-fn slice_into(
-    src: &nicgen_edsl::prelude::Inst,
-    src_prefix: &str,
-    dst: &nicgen_edsl::prelude::Inst,
-    dst_prefix: &str,
-    name: &str,
-) {
-    let q = out_slice(src, src_prefix, name);
-    dst.set(&format!("{dst_prefix}_tdata"), q.data);
-    dst.set(&format!("{dst_prefix}_tvalid"), q.valid);
-    q.ready.set(dst.get(&format!("{dst_prefix}_tready")));
+/// Record stream `src` into `dst` (an instance's input) through a register slice named `name`
+/// (see [`out_slice`]).
+fn slice_into<S: Shape>(src: &RecordStream<S>, dst: &RecordStream<S>, name: &str) {
+    out_slice(src, name).drive(dst);
 }

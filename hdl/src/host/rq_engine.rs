@@ -23,7 +23,7 @@
 //!   error → LOCAL_ACCESS. Each gives an error CQE (RESP_ERR, syndrome, `vendor_err_synd` =
 //!   segment index), consumes the WQE, drops the frame, and puts the RQ in error until RESET
 //!   (bytes already written into earlier segments stay).
-//! - Ports ([`RqPorts`]): `s_axis_rx_*`, `s_axis_rx_meta_*` (`rx_meta`), `s_qcmd_*` /
+//! - Ports ([`RqPorts`]): `s_axis_rx_*`, `s_axis_rx_meta_*` ([`RxMeta`]), `s_qcmd_*` /
 //!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tag 0 only),
 //!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
 //!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
@@ -43,12 +43,11 @@ use super::qctx::{sweep, QcmdPort};
 use super::regs::consts::{cqe_opcode, qstate, qtype, syndrome};
 use super::regs::desc::{data_seg, dbr};
 use super::{DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
-use crate::eth::eth_rx::rx_meta;
+use crate::eth::eth_rx::RxMeta;
 use crate::rss::rss_toeplitz::cqe_rss_hash_type_sig;
 use crate::stats::event_counter;
 use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
-use nicgen_edsl::record::Word;
 
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -86,9 +85,9 @@ nicgen_edsl::record! {
 
 /// The engine's ports.
 pub struct RqPorts {
-    /// Delivered frames (`s_axis_rx`) and their records (`s_axis_rx_meta`, `rx_meta`).
+    /// Delivered frames (`s_axis_rx`) and their records (`s_axis_rx_meta`, [`RxMeta`]).
     pub rx: Stream,
-    pub rx_meta: RecordStream<Word<u32>>,
+    pub rx_meta: RecordStream<RxMeta<u32>>,
     /// RQ commands (`s_qcmd`) and their answers (`m_qcmd_res`).
     pub qcmd: RecordStream<QcmdReq<u32>>,
     pub qcmd_res: RecordStream<QcmdRes<u32>>,
@@ -112,11 +111,7 @@ impl Ports for RqPorts {
         let scfg = StreamCfg::new(cfg.data_bits, 0);
         RqPorts {
             rx: Stream::sink(io, "s_axis_rx", &scfg),
-            rx_meta: RecordStream::sink(
-                io,
-                "s_axis_rx_meta",
-                Word::shape(rx_meta(cfg.queue_bits).width()),
-            ),
+            rx_meta: RecordStream::sink(io, "s_axis_rx_meta", RxMeta::shape(cfg.queue_bits)),
             qcmd: RecordStream::sink(io, "s_qcmd", QcmdReq::shape()),
             qcmd_res: RecordStream::source(io, "m_qcmd_res", QcmdRes::shape()),
             dma_rd_req: RecordStream::source(io, "m_dma_rd_req", DmaRdReq::shape()),
@@ -195,7 +190,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
         ));
     }
     let cfg = *cfg;
-    let meta_l = rx_meta(cfg.queue_bits);
+    let meta_l = RxMeta::shape(cfg.queue_bits);
     Block::build(
         format!("rq_engine_d{w}_q{}_m{}", cfg.rqs, cfg.mrs),
         cfg,
@@ -233,7 +228,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
 
             // ---- Frame in, then its record ----
             let m = meta_l.unpack(meta_data);
-            let meta_drop = m.get("drop");
+            let meta_drop = m.drop;
             let start_recv = (is(S::Idle) & !qcmd.go & rx.valid()).named("start_receive");
             let skip_meta =
                 ((is(S::Idle) & !qcmd.go & !rx.valid()) | is(S::Meta)) & meta_valid & meta_drop;
@@ -272,7 +267,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             // The drop reasons and `malformed` do not reach the CQE (mlx5 has no field for them).
             let mt = meta_l.unpack(meta.unused());
             // The RQ named by the record.
-            let q = mt.get("queue").named("rqn");
+            let q = mt.queue.named("rqn");
 
             // ---- RQ contexts ----
             let ctx_mem = memory("rq_ctx", RqCtx::WIDTH, cfg.rqs.next_power_of_two());
@@ -526,7 +521,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             );
 
             // ---- Completion ----
-            let l3 = mt.get("l3");
+            let l3 = mt.l3;
             let l3_type = case(l3, &[(1, lit(2, 2u32)), (2, lit(2, 1u32))], lit(2, 0u32));
             p.cmpl.set_fields(&Cmpl {
                 cqn: ctx.cqn,
@@ -540,16 +535,16 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 qpn: q.zext(24),
                 wqe_counter: ci,
                 byte_cnt: mux(failed, lit(32, 0u32), frame_len.zext(32)),
-                rss_hash_result: mt.get("rss_hash"),
-                rss_hash_type: cqe_rss_hash_type_sig(mt.get("rss_type")),
-                check_sum: mt.get("csum"),
+                rss_hash_result: mt.rss_hash,
+                rss_hash_type: cqe_rss_hash_type_sig(mt.rss_type),
+                check_sum: mt.csum,
                 l2_ok: lit(1, 1u32),
-                l3_ok: mt.get("l3_ok"),
-                l4_ok: mt.get("l4_ok"),
+                l3_ok: mt.l3_ok,
+                l4_ok: mt.l4_ok,
                 l3_type,
-                l4_type: mt.get("l4").zext(3),
-                cv: mt.get("vlan"),
-                vlan_info: mt.get("vlan_tci"),
+                l4_type: mt.l4.zext(3),
+                cv: mt.vlan,
+                vlan_info: mt.vlan_tci,
                 l3_hdr: l3_type,
                 ..Cmpl::zeros()
             });

@@ -7,7 +7,7 @@
 //!   -> check ctrl / Ethernet / data segments (lengths, opcode, memory regions)
 //!   -> inline header into the gather buffer, data segments by DMA reads (several tags in
 //!      flight, answers in any order, each landing at its byte position: `off`)
-//!   -> m_axis_tx_cmd (TX_CMD) with m_axis_tx (the frame; the TX path takes the request once
+//!   -> m_axis_tx_cmd (`TxCmd`) with m_axis_tx (the frame; the TX path takes the request once
 //!      it has parsed the frame's headers) -> m_cmpl (CQE request) -> next WQE
 //! ```
 //!
@@ -49,11 +49,10 @@ use super::qctx::{sweep, QcmdPort};
 use super::regs::consts::{cqe_opcode, fm_ce_se, qstate, qtype, syndrome};
 use super::regs::desc::dbr;
 use super::{DmaRdCplUser, DmaRdReq, QcmdReq, QcmdRes};
-use crate::eth::eth_tx::TX_CMD;
+use crate::eth::eth_tx::TxCmd;
 use crate::stats::event_counter;
 use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
-use nicgen_edsl::record::Word;
 
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -106,9 +105,9 @@ pub struct SqPorts {
     pub dma_rd_cpl: Stream,
     /// The memory-region lookup (`mr_lkey`, `mr_valid/_base/_len`).
     pub mr: MrLookup,
-    /// The frames (`m_axis_tx`) and their offload requests (`m_axis_tx_cmd`, `TX_CMD`).
+    /// The frames (`m_axis_tx`) and their offload requests (`m_axis_tx_cmd`, [`TxCmd`]).
     pub tx: Stream,
-    pub tx_cmd: RecordStream<Word<u32>>,
+    pub tx_cmd: RecordStream<TxCmd<u32>>,
     /// Completion requests to the CQ engine (`m_cmpl`).
     pub cmpl: RecordStream<Cmpl<u32>>,
     /// Counters (`stat_*`).
@@ -127,7 +126,7 @@ impl Ports for SqPorts {
             dma_rd_cpl: Stream::sink(io, "s_dma_rd_cpl", &StreamCfg::new(w, DmaRdCplUser::WIDTH)),
             mr: MrLookup::engine(io, cfg.mrs),
             tx: Stream::source(io, "m_axis_tx", &StreamCfg::new(w, 0)),
-            tx_cmd: RecordStream::source(io, "m_axis_tx_cmd", Word::shape(TX_CMD.width())),
+            tx_cmd: RecordStream::source(io, "m_axis_tx_cmd", TxCmd::shape()),
             cmpl: RecordStream::source(io, "m_cmpl", Cmpl::shape()),
             stats: io.outputs("stat_", &SqStats::shape()),
         }
@@ -491,12 +490,12 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let sent = out.sent;
 
             // The offload request for the frame.
-            p.tx_cmd.data.set(TX_CMD.pack(&[
-                ("csum_l3", wq.cs.bit(6)),
-                ("csum_l4", wq.cs.bit(7)),
-                ("vlan", wq.vlan_ins),
-                ("vlan_tci", wq.vlan_tci),
-            ]));
+            p.tx_cmd.set_fields(&TxCmd {
+                csum_l3: wq.cs.bit(6),
+                csum_l4: wq.cs.bit(7),
+                vlan: wq.vlan_ins,
+                vlan_tci: wq.vlan_tci,
+            });
             p.tx_cmd.valid.set(out.cmd_pending);
 
             // ---- Completion ----

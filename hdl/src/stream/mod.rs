@@ -73,19 +73,19 @@ impl StreamCfg {
     pub fn keep_bits(&self) -> u32 {
         self.data_bits / 8
     }
-    /// The bundle: `tdata, tkeep, tvalid, tready (backward), tlast[, tuser]`.
-    pub fn spec(&self) -> BundleSpec {
-        let s = BundleSpec::new()
-            .field("tdata", self.data_bits, Flow::Forward)
-            .field("tkeep", self.keep_bits(), Flow::Forward)
-            .field("tvalid", 1, Flow::Forward)
-            .field("tready", 1, Flow::Backward)
-            .field("tlast", 1, Flow::Forward);
+    /// The ports, in port order: `tdata, tkeep, tvalid, tready (backward), tlast[, tuser]`.
+    fn fields(&self) -> Vec<(&'static str, u32, Flow)> {
+        let mut v = vec![
+            ("tdata", self.data_bits, Flow::Forward),
+            ("tkeep", self.keep_bits(), Flow::Forward),
+            ("tvalid", 1, Flow::Forward),
+            ("tready", 1, Flow::Backward),
+            ("tlast", 1, Flow::Forward),
+        ];
         if self.user_bits > 0 {
-            s.field("tuser", self.user_bits, Flow::Forward)
-        } else {
-            s
+            v.push(("tuser", self.user_bits, Flow::Forward));
         }
+        v
     }
     /// Reject shapes the blocks cannot be built with.
     #[track_caller]
@@ -136,43 +136,39 @@ impl StreamCfg {
     }
 }
 
-/// The signals of one stream inside a module (a typed view of its [`Bundle`]).
+/// The signals of one stream, as the module that declared it sees them (its own ports, or an
+/// instance's seen from the parent): inputs are values to read, outputs wires to drive.
 #[derive(Clone, Debug)]
-pub struct Stream(pub Bundle);
-
-impl Stream {
-    pub fn data(&self) -> Sig {
-        self.0.f("tdata")
-    }
-    pub fn keep(&self) -> Sig {
-        self.0.f("tkeep")
-    }
-    pub fn valid(&self) -> Sig {
-        self.0.f("tvalid")
-    }
-    pub fn ready(&self) -> Sig {
-        self.0.f("tready")
-    }
-    pub fn last(&self) -> Sig {
-        self.0.f("tlast")
-    }
-    pub fn user(&self) -> Option<Sig> {
-        self.0.get("tuser")
-    }
-    /// The forward payload fields (everything but valid and ready), in bundle order.
-    pub fn payload(&self) -> Vec<(String, Sig)> {
-        self.0
-            .spec
-            .fields
-            .iter()
-            .zip(&self.0.sigs)
-            .filter(|((n, _, _), _)| n != "tvalid" && n != "tready")
-            .map(|((n, _, _), s)| (n.clone(), *s))
-            .collect()
-    }
+pub struct Stream {
+    data: Sig,
+    keep: Sig,
+    valid: Sig,
+    ready: Sig,
+    last: Sig,
+    user: Option<Sig>,
 }
 
 impl Stream {
+    pub fn data(&self) -> Sig {
+        self.data
+    }
+    pub fn keep(&self) -> Sig {
+        self.keep
+    }
+    pub fn valid(&self) -> Sig {
+        self.valid
+    }
+    pub fn ready(&self) -> Sig {
+        self.ready
+    }
+    pub fn last(&self) -> Sig {
+        self.last
+    }
+    /// `tuser`, on a stream that has it.
+    pub fn user(&self) -> Option<Sig> {
+        self.user
+    }
+
     /// A stream the module consumes (`s_axis`-style ports), declared through `io` (the module's
     /// own ports, or an instance's seen from its parent).
     #[track_caller]
@@ -188,36 +184,50 @@ impl Stream {
 
     #[track_caller]
     fn declare(io: &Io, role: Role, prefix: &str, cfg: &StreamCfg) -> Stream {
-        let spec = cfg.spec();
         // A loop, not a closure, so that each port's source location is the caller's.
         let mut sigs = Vec::new();
-        for (name, w, flow) in &spec.fields {
+        for (name, w, flow) in cfg.fields() {
             let port = format!("{prefix}_{name}");
             sigs.push(match flow {
-                Flow::Forward => io.forward(role, &port, *w),
-                Flow::Backward => io.backward(role, &port, *w),
+                Flow::Forward => io.forward(role, &port, w),
+                Flow::Backward => io.backward(role, &port, w),
             });
         }
-        Stream(Bundle {
-            prefix: prefix.to_string(),
-            spec,
-            sigs,
-        })
+        Stream {
+            data: sigs[0],
+            keep: sigs[1],
+            valid: sigs[2],
+            ready: sigs[3],
+            last: sigs[4],
+            user: sigs.get(5).copied(),
+        }
+    }
+
+    /// The forward payload ports (everything but valid and ready) by port name, in port
+    /// order: `tdata, tkeep, tlast[, tuser]`.
+    pub fn payload(&self) -> Vec<(&'static str, Sig)> {
+        let mut v = vec![
+            ("tdata", self.data),
+            ("tkeep", self.keep),
+            ("tlast", self.last),
+        ];
+        v.extend(self.user.map(|u| ("tuser", u)));
+        v
     }
 
     /// A beat moves in this cycle (`tvalid && tready`).
     #[track_caller]
     pub fn fire(&self) -> Sig {
-        self.valid() & self.ready()
+        self.valid & self.ready
     }
 
     /// The beat's payload (read side); `user` is left out on a stream without `tuser`.
     pub fn beat(&self) -> Beat {
         Beat {
-            data: self.data(),
-            keep: self.keep(),
-            last: self.last(),
-            user: self.user().unwrap_or_else(|| Sig::absent("Beat", "user")),
+            data: self.data,
+            keep: self.keep,
+            last: self.last,
+            user: self.user.unwrap_or_else(|| Sig::absent("Beat", "user")),
         }
     }
 
@@ -225,35 +235,26 @@ impl Stream {
     /// `tuser`.
     #[track_caller]
     pub fn set_beat(&self, b: &Beat) {
-        self.data().set(b.data);
-        self.keep().set(b.keep);
-        self.last().set(b.last);
-        if let Some(u) = self.user() {
+        self.data.set(b.data);
+        self.keep.set(b.keep);
+        self.last.set(b.last);
+        if let Some(u) = self.user {
             u.set(b.user);
         }
     }
 }
 
 impl Interface for Stream {
+    /// In port order: `tdata, tkeep, tvalid, tready (backward), tlast[, tuser]`.
     fn signals(&self) -> Vec<(Sig, Flow)> {
-        self.0
-            .spec
-            .fields
-            .iter()
-            .zip(&self.0.sigs)
-            .map(|((_, _, f), s)| (*s, *f))
-            .collect()
+        let mut v = vec![
+            (self.data, Flow::Forward),
+            (self.keep, Flow::Forward),
+            (self.valid, Flow::Forward),
+            (self.ready, Flow::Backward),
+            (self.last, Flow::Forward),
+        ];
+        v.extend(self.user.map(|u| (u, Flow::Forward)));
+        v
     }
-}
-
-/// A stream this module consumes (`s_axis`-style ports).
-#[track_caller]
-pub fn stream_in(prefix: &str, cfg: &StreamCfg) -> Stream {
-    Stream(bundle_in(prefix, &cfg.spec()))
-}
-
-/// A stream this module produces (`m_axis`-style ports).
-#[track_caller]
-pub fn stream_out(prefix: &str, cfg: &StreamCfg) -> Stream {
-    Stream(bundle_out(prefix, &cfg.spec()))
 }

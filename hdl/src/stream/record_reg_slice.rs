@@ -129,6 +129,17 @@ impl BeatReg {
     }
 }
 
+impl RecordReg {
+    /// Feed the slice into `sink` (a record stream of the same width, e.g. an instance's
+    /// input): its record and valid from the slice, the slice's ready from its ready.
+    #[track_caller]
+    pub fn drive<S: Shape>(&self, sink: &RecordStream<S>) {
+        sink.data.set(self.data);
+        sink.valid.set(self.valid);
+        self.ready.set(sink.ready);
+    }
+}
+
 /// [`record_reg_slice`] with its registers in two halves (low and high bits), each half's
 /// clock enables from its own copy of the output valid (`<name>_valid_lo`, `<name>_valid_n1`)
 /// and its skid select from its own copy of the skid's valid (`<name>_skid_valid`,

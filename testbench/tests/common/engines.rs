@@ -105,11 +105,6 @@ pub fn reset_and_program_mrs(sim: &mut Sim, mrs: &[Option<Mr>]) {
     sim.set(en, 0);
 }
 
-/// A field of a decoded record as a number.
-pub fn u(v: &num_bigint::BigUint) -> u64 {
-    u64::try_from(v).unwrap()
-}
-
 /// A queue command record for queue type `qtype`.
 pub fn qcmd(op: u128, qtype: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
     use nicgen_hdl::host::QcmdReq;

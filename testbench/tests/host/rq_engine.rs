@@ -6,7 +6,7 @@
 //! its region: error CQEs, the RQ in error until RESET.
 
 use nicgen_edsl::Shape;
-use nicgen_hdl::eth::eth_rx::rx_meta;
+use nicgen_hdl::eth::eth_rx::RxMeta;
 use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
 use nicgen_hdl::host::rq_engine::{rq_engine, RqCfg};
 use nicgen_hdl::host::QcmdRes;
@@ -85,20 +85,21 @@ impl Bench {
 }
 
 fn meta(queue: u32, drop: bool, i: &RxInfo) -> Vec<u8> {
-    rx_meta(QBITS).encode(&[
-        ("drop", drop as u128),
-        ("fcs_bad", drop as u128),
-        ("vlan", i.vlan.is_some() as u128),
-        ("vlan_tci", i.vlan.unwrap_or(0) as u128),
-        ("l3", i.l3 as u128),
-        ("l4", i.l4 as u128),
-        ("l3_ok", i.l3_ok as u128),
-        ("l4_ok", i.l4_ok as u128),
-        ("csum", i.csum as u128),
-        ("rss_type", i.rss_type as u128),
-        ("rss_hash", i.rss_hash as u128),
-        ("queue", queue as u128),
-    ])
+    RxMeta::shape(QBITS).encode(&RxMeta {
+        drop: drop as u128,
+        fcs_bad: drop as u128,
+        vlan: i.vlan.is_some() as u128,
+        vlan_tci: i.vlan.unwrap_or(0) as u128,
+        l3: i.l3 as u128,
+        l4: i.l4 as u128,
+        l3_ok: i.l3_ok as u128,
+        l4_ok: i.l4_ok as u128,
+        csum: i.csum as u128,
+        rss_type: i.rss_type as u128,
+        rss_hash: i.rss_hash as u128,
+        queue: queue as u128,
+        ..Default::default()
+    })
 }
 
 fn decode_cmpl(item: &[u8]) -> Cmpl {

@@ -7,7 +7,7 @@
 //! and the queue working again after it.
 
 use nicgen_edsl::Shape;
-use nicgen_hdl::eth::eth_tx::TX_CMD;
+use nicgen_hdl::eth::eth_tx::TxCmd;
 use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
 use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg};
 use nicgen_hdl::host::QcmdRes;
@@ -19,7 +19,7 @@ use nicgen_tb::record::{PulseDriver, RecordDriver, RecordSink};
 use nicgen_tb::stream::{run_until_seeded, step, Status, StreamPorts, StreamSink};
 use nicgen_tb::{Model, Sim};
 use nicgen_tests::dut;
-use nicgen_tests::engines::{qcmd, reset_and_program_mrs, u, with_mr_table, Host};
+use nicgen_tests::engines::{qcmd, reset_and_program_mrs, with_mr_table, Host};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 const SQS: u32 = 8;
@@ -162,11 +162,11 @@ fn decode_cmpl(item: &[u8]) -> Cmpl {
 }
 
 fn decode_cmd(item: &[u8]) -> TxRequest {
-    let f = TX_CMD.decode(item);
+    let f = TxCmd::shape().decode(item);
     TxRequest {
-        csum_l3: u(&f["csum_l3"]) == 1,
-        csum_l4: u(&f["csum_l4"]) == 1,
-        vlan_tci: (u(&f["vlan"]) == 1).then(|| u(&f["vlan_tci"]) as u16),
+        csum_l3: f.csum_l3 == 1,
+        csum_l4: f.csum_l4 == 1,
+        vlan_tci: (f.vlan == 1).then_some(f.vlan_tci as u16),
     }
 }
 
