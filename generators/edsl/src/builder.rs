@@ -1599,104 +1599,15 @@ impl Inst {
 }
 
 // ------------------------------------------------------------------------------------------
-// Bundles: a struct of signals that becomes `<prefix>_<field>` ports.
+// Interfaces: the direction of a signal in a group that connects as one ([`crate::io`]).
 
-/// Direction of a bundle field relative to the bundle's flow.
+/// Direction of a signal of an interface relative to the interface's flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
     /// Travels with the data (`tdata`, `tvalid`, ...).
     Forward,
     /// Travels against it (`tready`).
     Backward,
-}
-
-/// The shape of a bundle: field names, widths and flows.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BundleSpec {
-    pub fields: Vec<(String, u32, Flow)>,
-}
-
-impl BundleSpec {
-    pub fn new() -> Self {
-        BundleSpec { fields: Vec::new() }
-    }
-    pub fn field(mut self, name: &str, width: u32, flow: Flow) -> Self {
-        self.fields.push((name.to_string(), width, flow));
-        self
-    }
-    pub fn has(&self, name: &str) -> bool {
-        self.fields.iter().any(|f| f.0 == name)
-    }
-}
-
-impl Default for BundleSpec {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// The signals of one bundle inside a module, by field name. For a bundle the module receives
-/// (`s_` side) forward fields are inputs and backward fields are wires the module must drive;
-/// for a bundle it sends (`m_` side) the reverse.
-#[derive(Clone, Debug)]
-pub struct Bundle {
-    pub prefix: String,
-    pub spec: BundleSpec,
-    pub sigs: Vec<Sig>,
-}
-
-impl Bundle {
-    /// The signal of field `name`; panics with the field list when it does not exist (a
-    /// programming error in the block, caught by its first test).
-    pub fn f(&self, name: &str) -> Sig {
-        match self.spec.fields.iter().position(|f| f.0 == name) {
-            Some(i) => self.sigs[i],
-            None => panic!(
-                "bundle `{}` has no field `{name}` (fields: {:?})",
-                self.prefix,
-                self.spec.fields.iter().map(|f| &f.0).collect::<Vec<_>>()
-            ),
-        }
-    }
-    pub fn get(&self, name: &str) -> Option<Sig> {
-        self.spec
-            .fields
-            .iter()
-            .position(|f| f.0 == name)
-            .map(|i| self.sigs[i])
-    }
-}
-
-/// Ports for a bundle this module consumes: `<prefix>_<field>`, forward fields as inputs.
-#[track_caller]
-pub fn bundle_in(prefix: &str, spec: &BundleSpec) -> Bundle {
-    let loc = Loc::caller();
-    bundle_ports(prefix, spec, Flow::Forward, loc)
-}
-
-/// Ports for a bundle this module produces: forward fields as outputs to drive.
-#[track_caller]
-pub fn bundle_out(prefix: &str, spec: &BundleSpec) -> Bundle {
-    let loc = Loc::caller();
-    bundle_ports(prefix, spec, Flow::Backward, loc)
-}
-
-fn bundle_ports(prefix: &str, spec: &BundleSpec, inputs: Flow, loc: Loc) -> Bundle {
-    let mut sigs = Vec::new();
-    for (name, w, flow) in &spec.fields {
-        let pname = format!("{prefix}_{name}");
-        let s = if *flow == inputs {
-            input_at(&pname, *w, loc)
-        } else {
-            output_wire_at(&pname, *w, loc)
-        };
-        sigs.push(s);
-    }
-    Bundle {
-        prefix: prefix.to_string(),
-        spec: spec.clone(),
-        sigs,
-    }
 }
 
 pub(crate) fn input_at(name: &str, width: u32, loc: Loc) -> Sig {
@@ -1719,70 +1630,4 @@ pub(crate) fn input_at(name: &str, width: u32, loc: Loc) -> Sig {
         });
         s
     })
-}
-
-impl Inst {
-    /// Connect a child's consumed bundle (`prefix` on the child) to `src`, a bundle of this
-    /// module that produces data (forward fields are values here). Returns nothing; backward
-    /// fields of `src` are driven from the child's outputs.
-    #[track_caller]
-    pub fn connect_in(&self, prefix: &str, src: &Bundle) {
-        for (i, (name, _, flow)) in src.spec.fields.iter().enumerate() {
-            let port = format!("{prefix}_{name}");
-            match flow {
-                Flow::Forward => self.set(&port, src.sigs[i]),
-                Flow::Backward => src.sigs[i].set(self.get(&port)),
-            }
-        }
-    }
-    /// The child's produced bundle `prefix` as a bundle of this module (forward fields are the
-    /// child's outputs; backward fields are wires this module drives).
-    #[track_caller]
-    pub fn bundle_out(&self, prefix: &str, spec: &BundleSpec) -> Bundle {
-        let loc = Loc::caller();
-        let mut sigs = Vec::new();
-        for (name, w, flow) in &spec.fields {
-            let port = format!("{prefix}_{name}");
-            let s = match flow {
-                Flow::Forward => self.get(&port),
-                Flow::Backward => {
-                    let wv = with(|b| b.push(NodeKind::Wire(None), *w, loc));
-                    self.set(&port, wv);
-                    wv
-                }
-            };
-            sigs.push(s);
-        }
-        Bundle {
-            prefix: prefix.to_string(),
-            spec: spec.clone(),
-            sigs,
-        }
-    }
-}
-
-/// Connect two bundles of the same shape inside one module: forward fields of `dst` are driven
-/// from `src`, backward fields of `src` from `dst` (e.g. a child's output stream to this
-/// module's `m_axis` ports). Typed interfaces connect with [`crate::io::connect`] instead.
-#[track_caller]
-pub fn connect_bundles(dst: &Bundle, src: &Bundle) {
-    let loc = Loc::caller();
-    if dst.spec != src.spec {
-        with(|b| {
-            b.err(
-                loc,
-                format!(
-                    "bundles `{}` and `{}` have different shapes",
-                    dst.prefix, src.prefix
-                ),
-            )
-        });
-        return;
-    }
-    for (i, (_, _, flow)) in dst.spec.fields.iter().enumerate() {
-        match flow {
-            Flow::Forward => dst.sigs[i].set(src.sigs[i]),
-            Flow::Backward => src.sigs[i].set(dst.sigs[i]),
-        }
-    }
 }

@@ -19,7 +19,7 @@
 //!
 //! Pieces:
 //! - [`builder`]: signals ([`Sig`]), ports, wires, registers, memories, instances, bundles;
-//! - [`record`]: records declared once ([`record!`]): fields by name, packing, testbench
+//! - [`record`](mod@record): records declared once ([`record!`]): fields by name, packing, testbench
 //!   encoding;
 //! - [`io`]: typed ports ([`Ports`], [`Block`]), interfaces connected whole ([`connect`]),
 //!   record streams;
@@ -53,9 +53,8 @@ pub use record::Shape;
 /// Everything a block needs: `use nicgen_edsl::prelude::*;`.
 pub mod prelude {
     pub use crate::builder::{
-        bundle_in, bundle_out, case, cat, clog2, connect_bundles, delay, doc, input, instance, lit,
-        memory, mux, output, output_wire, reg, reg_init, select, wire, Bundle, BundleSpec,
-        ElabError, Flow, Inst, Mem, Module, Operand, Sig,
+        case, cat, clog2, delay, doc, input, instance, lit, memory, mux, output, output_wire, reg,
+        reg_init, select, wire, ElabError, Flow, Inst, Mem, Module, Operand, Sig,
     };
     pub use crate::design::{generate, EmitOptions, Generated};
     pub use crate::fsm::{Fsm, States};
