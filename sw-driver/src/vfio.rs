@@ -780,7 +780,7 @@ impl RegisterSpace for Vfio {
     /// read of nothing does.
     fn read32(&mut self, offset: u32) -> u32 {
         let o = offset as usize;
-        if o % 4 != 0 || o + 4 > self.bar_len {
+        if !o.is_multiple_of(4) || o + 4 > self.bar_len {
             return u32::MAX;
         }
         // SAFETY: an aligned dword inside the mapped BAR.
@@ -790,7 +790,7 @@ impl RegisterSpace for Vfio {
     /// A volatile 32-bit write; writes outside BAR 0 (or unaligned) are dropped.
     fn write32(&mut self, offset: u32, value: u32) {
         let o = offset as usize;
-        if o % 4 != 0 || o + 4 > self.bar_len {
+        if !o.is_multiple_of(4) || o + 4 > self.bar_len {
             return;
         }
         // SAFETY: an aligned dword inside the mapped BAR.

@@ -81,7 +81,7 @@ fn entries(src: &str) -> Vec<Entry> {
             e.lines.push(i + 1);
         }
         let e = out.last_mut().unwrap();
-        e.lines.extend(std::iter::repeat(i + 1).take(doc.len()));
+        e.lines.extend(std::iter::repeat_n(i + 1, doc.len()));
         e.text.push_str(&doc);
         open = true;
     }

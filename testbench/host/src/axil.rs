@@ -191,7 +191,7 @@ impl AxilMaster {
             return Err(AxilError::Busy { op, offset });
         }
         let size = 1u64 << BAR_BITS;
-        if offset % 4 != 0 || u64::from(offset) >= size {
+        if !offset.is_multiple_of(4) || u64::from(offset) >= size {
             return Err(AxilError::BadOffset { op, offset, size });
         }
         self.done = None;

@@ -210,7 +210,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// If `header_len` is not a multiple of 4 in 20..=60.
     pub fn set_version_and_header_len(&mut self, version: u8, header_len: usize) {
         assert!(
-            header_len % 4 == 0 && (HEADER_LEN..=MAX_HEADER_LEN).contains(&header_len),
+            header_len.is_multiple_of(4) && (HEADER_LEN..=MAX_HEADER_LEN).contains(&header_len),
             "IPv4 header length {header_len} is not a multiple of 4 in 20..=60"
         );
         self.buffer.as_mut()[field::VER_IHL] = version << 4 | (header_len / 4) as u8;
@@ -243,7 +243,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// If `frag_offset` is not a multiple of 8 or exceeds the 13-bit field.
     pub fn set_flags_and_offset(&mut self, dont_frag: bool, more_frags: bool, frag_offset: u16) {
         assert!(
-            frag_offset % 8 == 0 && frag_offset / 8 <= OFFSET_MASK,
+            frag_offset.is_multiple_of(8) && frag_offset / 8 <= OFFSET_MASK,
             "fragment offset {frag_offset} is not a multiple of 8 below 65536"
         );
         let mut word = frag_offset / 8;

@@ -87,7 +87,7 @@ impl ExtHeaders {
 
     /// Whether the upper-layer header is present, i.e. this is not a non-first fragment.
     pub fn has_upper_layer(&self) -> bool {
-        self.fragment.map_or(true, |f| f.offset == 0)
+        self.fragment.is_none_or(|f| f.offset == 0)
     }
 }
 

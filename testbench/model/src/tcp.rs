@@ -324,7 +324,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// If `header_len` is not a multiple of 4 in 20..=60.
     pub fn set_header_len_and_flags(&mut self, header_len: usize, flags: Flags) {
         assert!(
-            header_len % 4 == 0 && (HEADER_LEN..=MAX_HEADER_LEN).contains(&header_len),
+            header_len.is_multiple_of(4) && (HEADER_LEN..=MAX_HEADER_LEN).contains(&header_len),
             "TCP header length {header_len} is not a multiple of 4 in 20..=60"
         );
         let word = ((header_len / 4) as u16) << 12 | flags.0 & Flags::MASK;

@@ -13,7 +13,7 @@ pub fn hex(dump: &str) -> Vec<u8> {
         .flat_map(|line| line.chars())
         .filter(|c| !c.is_whitespace())
         .collect();
-    assert!(digits.len() % 2 == 0, "odd number of hex digits");
+    assert!(digits.len().is_multiple_of(2), "odd number of hex digits");
     (0..digits.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).expect("bad hex digit"))

@@ -200,8 +200,8 @@ impl VerilatorBuild {
     }
 
     /// Like [`build`](Self::build), also telling whether the cache already had the model.
-    /// Reports its steps when it builds ([`super::progress`]: to the process's observer, else
-    /// one line per step on stderr), nothing on a cache hit.
+    /// Reports its steps when it builds (to the observer set with
+    /// [`super::set_build_observer`], else one line per step on stderr), nothing on a cache hit.
     pub fn build_with_status(&self) -> Result<(Model, CacheStatus)> {
         self.check()?;
         let tc = Toolchain::detect()?;
