@@ -66,6 +66,34 @@ fn nic512_three_queues_with_dma_stalls() {
     );
 }
 
+#[test]
+fn nic128_two_queues_with_late_dma() {
+    run(
+        "nic128",
+        2,
+        1514,
+        DmaConfig {
+            seed: 13,
+            latency_min: 20,
+            latency_max: 200,
+            ..DmaConfig::default()
+        },
+    );
+}
+
+#[test]
+fn nic256_four_queues_jumbo_frames() {
+    run(
+        "nic256",
+        4,
+        9014,
+        DmaConfig {
+            seed: 14,
+            ..DmaConfig::default()
+        },
+    );
+}
+
 /// Bad send descriptors posted through the driver (`NetDev::post_raw`): each completes as an
 /// error with its syndrome, stops only its queue, and the driver's reset brings it back; the
 /// other queue keeps working throughout. Every case must reach the NIC: one the driver's

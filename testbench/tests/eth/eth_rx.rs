@@ -1,6 +1,6 @@
 //! The RX path (`eth_rx`) against the golden model `nicgen_model::rx::rx_frame`: well-formed
-//! and malformed frames, VLAN tags, bad FCS, runts, oversize and MAC-control frames, at 8, 64
-//! and 512 bits with random idle and backpressure; every frame in gives one report, in order,
+//! and malformed frames, VLAN tags, bad FCS, runts, oversize and MAC-control frames, at 8, 64,
+//! 512 bits and the widths of the nic128 and nic256 presets, with random idle and backpressure; every frame in gives one report, in order,
 //! and the delivered frames match byte for byte.
 
 use nicgen::sim_rx::{model_cfg, run_rx, rx_cfg, rx_model, Knobs};
@@ -19,9 +19,15 @@ fn rx_path_matches_the_model() {
     if !required() {
         return;
     }
-    for (pi, (preset, data_bits)) in [("nic64", 8u32), ("nic64", 64), ("nic512", 512)]
-        .into_iter()
-        .enumerate()
+    for (pi, (preset, data_bits)) in [
+        ("nic64", 8u32),
+        ("nic64", 64),
+        ("nic512", 512),
+        ("nic128", 128),
+        ("nic256", 256),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let mut p = Preset::builtin(preset).unwrap();
         p.data_bits = data_bits;

@@ -1,5 +1,6 @@
-//! The TX path (`eth_tx`) against the golden model `nicgen_model::tx::tx_frame`, at 8, 64 and
-//! 512 bits with random idle and backpressure and random offload requests and VLAN tags.
+//! The TX path (`eth_tx`) against the golden model `nicgen_model::tx::tx_frame`, at 8, 64, 512
+//! bits and the widths of the nic128 and nic256 presets, with random idle and backpressure and
+//! random offload requests and VLAN tags.
 
 use nicgen::sim_rx::Knobs;
 use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
@@ -13,9 +14,15 @@ fn tx_path_matches_the_model() {
     if !nicgen_tb::verilator::verilator_required() {
         return;
     }
-    for (pi, (preset, bits)) in [("nic64", 8u32), ("nic64", 64), ("nic512", 512)]
-        .into_iter()
-        .enumerate()
+    for (pi, (preset, bits)) in [
+        ("nic64", 8u32),
+        ("nic64", 64),
+        ("nic512", 512),
+        ("nic128", 128),
+        ("nic256", 256),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let mut p = Preset::builtin(preset).unwrap();
         p.data_bits = bits;
