@@ -11,14 +11,16 @@
 //!
 //! # Why a failure waveform re-runs the test
 //! A traced model is slower to build and to run, so tests build untraced models and pay
-//! nothing while they pass. When a check panics, the instance being unwound says which it was
-//! (the n-th instance of the k-th watched model of the test) and which cycle it had reached;
-//! the cycle of the first mismatch is the one [`mark_mismatch`] recorded, else that one. The
-//! tests' stimulus is seeded, so the same test run again goes through the same cycles: the
-//! harness runs the test binary again for that test alone, with the plan in [`PLAN_ENV`]. In
-//! that run the k-th watched model is built with tracing and its n-th instance dumps cycles
-//! `mismatch - BEFORE .. mismatch + AFTER` (the re-run fails at the same check, which closes
-//! the file). The first run then checks the file ([`check_fst`]) and prints where it is.
+//! nothing while they pass. When a check fails, the harness knows which instance ran (the
+//! n-th instance of the k-th watched model of the test: the one the panic unwinds through, or
+//! else the one that ended last) and the cycle it had reached; the cycle of the first mismatch
+//! is the one [`mark_mismatch`] recorded, if a check knew it. The tests' stimulus is seeded, so
+//! the same test run again goes through the same cycles: the harness runs the test binary
+//! again for that test alone, with the plan in [`PLAN_ENV`]. In that run the k-th watched
+//! model is built with tracing and its n-th instance dumps cycles `mismatch - BEFORE ..
+//! mismatch + AFTER` (without a mark, the [`UNMARKED`] cycles before the failure); the re-run
+//! fails at the same check, and dropping the instance closes the file. The first run then
+//! checks the file ([`check_fst`]) and prints where it is and how to open it.
 //!
 //! # Cycles and time
 //! Cycles are counted from 0 when an instance is created, reset included ([`Sim::cycles`]).
@@ -26,15 +28,19 @@
 //! the rising edge), so in the viewer cycle `c` starts at time `2c`.
 
 use crate::verilator::{target_dir, InstanceHooks, Model, Sim};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Once};
 
 /// Cycles dumped before the first mismatch of a failing test.
-pub const BEFORE: u64 = 2000;
+pub const BEFORE: u64 = 5000;
 /// Cycles dumped after it (the re-run stops at the failing check, so the file may end earlier).
-pub const AFTER: u64 = 200;
+pub const AFTER: u64 = 500;
+/// Cycles dumped before the failing check when no check marked the mismatch's cycle: the
+/// whole run of a block test, the last part of a long path test.
+pub const UNMARKED: u64 = 50_000;
 /// Set to `0` to turn failure waveforms off (no re-run on a failure).
 pub const WAVES_ENV: &str = "NICGEN_WAVES";
 /// The plan of a re-run: `model<TAB>instance<TAB>from<TAB>to<TAB>path`. Set by the harness in
@@ -81,14 +87,13 @@ pub fn parse_window(s: &str) -> Result<Window, String> {
     } else {
         Some(num(b, "TO")?)
     };
-    if let Some(to) = to {
-        if from >= to {
-            return Err(format!(
-                "`{s}` is empty: FROM ({from}) must be less than TO ({to}); {HOW}"
-            ));
-        }
+    match to {
+        Some(to) if from > to => Err(format!(
+            "`{s}` runs backwards: FROM ({from}) is after TO ({to}); {HOW}"
+        )),
+        Some(to) if from == to => Err(format!("`{s}` holds no cycle (TO is excluded); {HOW}")),
+        _ => Ok(Window { from, to }),
     }
-    Ok(Window { from, to })
 }
 
 /// How to open `path`: the commands for GTKWave and Surfer.
@@ -252,10 +257,22 @@ pub fn check_fst(path: &Path) -> Result<FstInfo, String> {
 thread_local! {
     /// Watched models built so far by this thread (one thread per test under libtest).
     static MODELS: Cell<u64> = const { Cell::new(0) };
+    /// Watched instances alive on this thread.
+    static ALIVE: Cell<u64> = const { Cell::new(0) };
+    /// The watched instance that ended last on this thread, while nothing failed.
+    static LAST: RefCell<Option<Ended>> = const { RefCell::new(None) };
     /// The cycle of the first mismatch, when a check knows it.
     static MARK: Cell<Option<u64>> = const { Cell::new(None) };
     /// This thread already handled a failure.
     static HANDLED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Where a watched instance was when it ended.
+struct Ended {
+    model: u64,
+    instance: u64,
+    cycles: u64,
+    top: String,
 }
 
 /// A re-run's plan, from [`PLAN_ENV`].
@@ -285,6 +302,11 @@ impl Plan {
 /// Builds a test's model so that a failing check leaves a waveform (see the module docs).
 /// `build(trace)` builds the model with or without FST tracing; it is called with `false`
 /// except in the re-run that writes the waveform, where the planned model gets `true`.
+///
+/// The failure is caught where it shows: an instance of the model dropped by the unwinding
+/// panic (the check failed with it alive), or, when none is alive, by a panic hook (installed
+/// once, after the one before it) that takes the instance of a watched model that ended last
+/// on the test's thread (a runner that returned its results before the test checked them).
 pub fn watch<E>(build: impl FnOnce(bool) -> Result<Model, E>) -> Result<Model, E> {
     let ordinal = MODELS.with(|m| {
         let n = m.get();
@@ -296,13 +318,25 @@ pub fn watch<E>(build: impl FnOnce(bool) -> Result<Model, E>) -> Result<Model, E
             return build(false);
         }
         let model = build(true)?;
-        return Ok(model.with_hooks(std::sync::Arc::new(TraceNth {
+        return Ok(model.with_hooks(Arc::new(TraceNth {
             plan,
             created: AtomicU64::new(0),
         })));
     }
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            before(info);
+            if ALIVE.with(Cell::get) == 0 {
+                if let Some(e) = LAST.with(|l| l.borrow_mut().take()) {
+                    failed(e);
+                }
+            }
+        }));
+    });
     let model = build(false)?;
-    Ok(model.with_hooks(std::sync::Arc::new(Watch {
+    Ok(model.with_hooks(Arc::new(Watch {
         model: ordinal,
         created: AtomicU64::new(0),
     })))
@@ -310,7 +344,7 @@ pub fn watch<E>(build: impl FnOnce(bool) -> Result<Model, E>) -> Result<Model, E
 
 /// Records that the first mismatch of the running test shows at `cycle` of the instance that
 /// is checked (the cycle a wrong frame completed, say). The failure waveform is centred there
-/// rather than on the cycle the check panicked at. Only the first mark counts.
+/// rather than on the cycle the check failed at. Only the first mark counts.
 pub fn mark_mismatch(cycle: u64) {
     MARK.with(|m| {
         if m.get().is_none() {
@@ -350,8 +384,8 @@ pub fn wave_path(test: &str) -> PathBuf {
     dir.join(bin).join(format!("{file}.fst"))
 }
 
-/// The hooks of a watched model in a normal run: number the instances, and on a failure with
-/// one alive, write the waveform.
+/// The hooks of a watched model in a normal run: number the instances, keep the last one that
+/// ended, and on a failure with one alive, write the waveform.
 struct Watch {
     model: u64,
     created: AtomicU64,
@@ -359,40 +393,72 @@ struct Watch {
 
 impl InstanceHooks for Watch {
     fn created(&self, _sim: &mut Sim) -> u64 {
+        ALIVE.with(|a| a.set(a.get() + 1));
         self.created.fetch_add(1, Ordering::Relaxed)
     }
 
-    fn dropped_in_panic(&self, instance: u64, sim: &Sim) {
-        if HANDLED.with(|h| h.replace(true)) {
-            return;
-        }
-        if std::env::var(WAVES_ENV).is_ok_and(|v| v == "0") {
-            return;
-        }
-        let reached = sim.cycles();
-        let mismatch = MARK
-            .with(Cell::take)
-            .filter(|&c| c <= reached)
-            .unwrap_or(reached);
-        let window = Window {
-            from: mismatch.saturating_sub(BEFORE),
-            to: Some(mismatch + AFTER),
+    fn dropped(&self, instance: u64, sim: &Sim, panicking: bool) {
+        ALIVE.with(|a| a.set(a.get().saturating_sub(1)));
+        let e = Ended {
+            model: self.model,
+            instance,
+            cycles: sim.cycles(),
+            top: sim.top().to_string(),
         };
-        match write_failure_wave(self.model, instance, window) {
-            Ok(path) => eprintln!(
-                "\nwaveform of this failure: {}\n  instance {instance} of `{}`, cycles {window} \
-                 around the first mismatch at cycle {mismatch} (cycle c at time 2c)\n  {}",
-                path.display(),
-                sim.top(),
-                open_hint(&path)
-            ),
-            Err(why) => eprintln!("\nno waveform of this failure: {why}"),
+        if panicking {
+            failed(e);
+        } else {
+            LAST.with(|l| *l.borrow_mut() = Some(e));
         }
     }
 }
 
+/// A check failed after instance `e` ran: write and announce the waveform, once per thread.
+fn failed(e: Ended) {
+    if HANDLED.with(|h| h.replace(true)) || std::env::var(WAVES_ENV).is_ok_and(|v| v == "0") {
+        return;
+    }
+    let mark = MARK.with(Cell::take).filter(|&c| c <= e.cycles);
+    let (window, around) = match mark {
+        Some(m) => (
+            Window {
+                from: m.saturating_sub(BEFORE),
+                to: Some(m + AFTER),
+            },
+            format!("around the first mismatch at cycle {m}"),
+        ),
+        None => (
+            Window {
+                from: e.cycles.saturating_sub(UNMARKED),
+                to: Some(e.cycles + AFTER),
+            },
+            format!(
+                "up to cycle {}, where the instance stood at the failure",
+                e.cycles
+            ),
+        ),
+    };
+    match write_failure_wave(e.model, e.instance, window) {
+        Ok((path, info)) => eprintln!(
+            "\nwaveform of this failure: {}\n  instance {} of `{}`, cycles {}..{} {around} \
+             (cycle c at time 2c)\n  {}",
+            path.display(),
+            e.instance,
+            e.top,
+            info.start_time / 2,
+            info.end_time / 2 + 1,
+            open_hint(&path)
+        ),
+        Err(why) => eprintln!("\nno waveform of this failure: {why}"),
+    }
+}
+
 /// Runs the current test again in a child process with the plan; returns the checked file.
-fn write_failure_wave(model: u64, instance: u64, window: Window) -> Result<PathBuf, String> {
+fn write_failure_wave(
+    model: u64,
+    instance: u64,
+    window: Window,
+) -> Result<(PathBuf, FstInfo), String> {
     let thread = std::thread::current();
     let test = match thread.name() {
         Some(n) if n != "main" => n.to_string(),
@@ -423,9 +489,10 @@ fn write_failure_wave(model: u64, instance: u64, window: Window) -> Result<PathB
         .stderr(err)
         .status()
         .map_err(|e| format!("cannot re-run {} {test}: {e}", exe.display()))?;
-    check_fst(&path).map_err(|e| format!("{e} (the re-run's output is in {})", log.display()))?;
+    let info = check_fst(&path)
+        .map_err(|e| format!("{e} (the re-run's output is in {})", log.display()))?;
     let _ = std::fs::remove_file(&log);
-    Ok(path)
+    Ok((path, info))
 }
 
 /// The hooks of the planned model in a re-run: its n-th instance dumps the window.
@@ -468,7 +535,8 @@ mod tests {
                 "{e}"
             );
         }
-        assert!(parse_window("20..10").unwrap_err().contains("less than"));
+        assert!(parse_window("20..10").unwrap_err().contains("is after TO"));
+        assert!(parse_window("7..7").unwrap_err().contains("holds no cycle"));
     }
 
     #[test]

@@ -398,17 +398,17 @@ pub struct Model {
 
 /// What a [`Model`] handle does with each instance it creates, beyond what the caller asks of
 /// that instance: e.g. open a trace window as the instance starts (`nicgen sim --trace`), or
-/// note the cycle an instance had reached when a failing check unwound through it (the block
-/// tests' waveform of a failure, [`crate::waves`]). Hooks keep the runners that create
+/// note where an instance was when it ended, and whether a failing check was unwinding through
+/// it (the tests' waveform of a failure, [`crate::waves`]). Hooks keep the runners that create
 /// instances unaware of tracing.
 pub trait InstanceHooks: Send + Sync {
     /// A new instance, before its first cycle. The returned tag is handed back to
-    /// [`dropped_in_panic`](Self::dropped_in_panic) for the same instance.
+    /// [`dropped`](Self::dropped) for the same instance.
     fn created(&self, sim: &mut Sim) -> u64;
-    /// The instance is being dropped while its thread panics (a check failing with the
-    /// instance alive); `sim` still holds its state, e.g. the cycle it had reached. Runs
-    /// before the instance's trace file is closed.
-    fn dropped_in_panic(&self, _tag: u64, _sim: &Sim) {}
+    /// The instance is being dropped, `panicking` if its thread is unwinding (a check failed
+    /// with the instance alive); `sim` still holds its state, e.g. the cycle it had reached.
+    /// Runs before the instance's trace file is closed.
+    fn dropped(&self, _tag: u64, _sim: &Sim, _panicking: bool) {}
 }
 
 impl fmt::Debug for Model {

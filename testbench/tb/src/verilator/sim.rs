@@ -427,10 +427,8 @@ fn open_trace(model: &Model, handle: *mut c_void, path: &Path) -> Result<()> {
 
 impl Drop for Sim {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            if let Some(h) = self.model.hooks().cloned() {
-                h.dropped_in_panic(self.hook_tag, self);
-            }
+        if let Some(h) = self.model.hooks().cloned() {
+            h.dropped(self.hook_tag, self, std::thread::panicking());
         }
         self.stop_trace();
         // SAFETY: the handle came from nicgen_new and is freed exactly once.
