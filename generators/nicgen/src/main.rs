@@ -254,8 +254,7 @@ fn read_frames(path: &PathBuf, limit: usize, why: &str) -> Result<Vec<Vec<u8>>> 
 }
 
 fn sim_tx(
-    preset: Option<&str>,
-    config: Option<&PathBuf>,
+    p: &Preset,
     pcap_in: &PathBuf,
     pcap_out: &PathBuf,
     csum: &str,
@@ -265,7 +264,6 @@ fn sim_tx(
 ) -> Result<()> {
     use nicgen::sim_rx::Knobs;
     use nicgen::sim_tx::{run_tx, tx_cfg, tx_model_with};
-    let p = load_preset(preset, config)?;
     let (mut l3, mut l4) = (false, false);
     for part in csum.split(',').map(str::trim) {
         match part {
@@ -304,7 +302,7 @@ fn sim_tx(
         "nicgen: building the TX model for preset {} ({} bits)...",
         p.name, p.data_bits
     );
-    let model = nicgen::trace::model(trace, |t| tx_model_with(&tx_cfg(&p), &p.name, t))
+    let model = nicgen::trace::model(trace, |t| tx_model_with(&tx_cfg(p), &p.name, t))
         .map_err(Failure::classify)?;
     let bar = indicatif::ProgressBar::new(reqs.len() as u64);
     if reqs.len() < 10_000 {
@@ -352,8 +350,7 @@ fn parse_key(s: &str) -> Result<[u8; 40]> {
 }
 
 fn sim_rx(
-    preset: Option<&str>,
-    config: Option<&PathBuf>,
+    p: &Preset,
     pcap_in: &PathBuf,
     report: &PathBuf,
     pcap_out: Option<&PathBuf>,
@@ -362,7 +359,6 @@ fn sim_rx(
     trace: Option<&Trace>,
 ) -> Result<()> {
     use nicgen::sim_rx::{run_rx, rx_cfg, rx_model_with, Knobs, RxRecord};
-    let p = load_preset(preset, config)?;
     if let Some(m) = mtu {
         if !(64..=16000).contains(&m) {
             bad_input!("--mtu {m} is out of range; use 64 to 16000");
@@ -375,7 +371,7 @@ fn sim_rx(
     if let Some(path) = pcap_out {
         writable(path, "--pcap-out")?;
     }
-    let cfg = rx_cfg(&p, mtu);
+    let cfg = rx_cfg(p, mtu);
     let wire: Vec<Vec<u8>> = frames
         .iter()
         .map(|f| {
@@ -453,23 +449,15 @@ fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset>
     Preset::builtin(preset.unwrap_or(DEFAULT)).map_err(Failure::input)
 }
 
-fn sim_loopback(
-    preset: Option<&str>,
-    config: Option<&PathBuf>,
+/// The options of `sim loopback` as the runner takes them.
+fn loopback_opts(
     frames: usize,
     queues: usize,
     max_len: usize,
     seed: u64,
     pcap_wire: Option<PathBuf>,
-    json: bool,
-    trace: Option<&Trace>,
-) -> Result<()> {
-    use nicgen::sim_loopback::{check_opts, nic_model_with, run_loopback, LoopbackOpts};
-    let p = load_preset(preset, config)?;
-    if frames == 0 {
-        bad_input!("--frames must be at least 1");
-    }
-    let opts = LoopbackOpts {
+) -> nicgen::sim_loopback::LoopbackOpts {
+    nicgen::sim_loopback::LoopbackOpts {
         frames,
         queues,
         max_len,
@@ -480,10 +468,23 @@ fn sim_loopback(
         },
         fixed_len: None,
         window: 0,
-        pcap_wire: pcap_wire.clone(),
-    };
-    check_opts(&p, &opts).map_err(Failure::input)?;
-    if let Some(path) = &pcap_wire {
+        pcap_wire,
+    }
+}
+
+fn sim_loopback(
+    p: &Preset,
+    opts: nicgen::sim_loopback::LoopbackOpts,
+    json: bool,
+    trace: Option<&Trace>,
+) -> Result<()> {
+    use nicgen::sim_loopback::{check_opts, nic_model_with, run_loopback};
+    let frames = opts.frames;
+    if frames == 0 {
+        bad_input!("--frames must be at least 1");
+    }
+    check_opts(p, &opts).map_err(Failure::input)?;
+    if let Some(path) = &opts.pcap_wire {
         // Before the model build: an unwritable path fails at once.
         writable(path, "--pcap-wire")?;
     }
@@ -491,14 +492,13 @@ fn sim_loopback(
         "nicgen: building the NIC model for preset {} ({} bits)...",
         p.name, p.data_bits
     );
-    let model =
-        nicgen::trace::model(trace, |t| nic_model_with(&p, t)).map_err(Failure::classify)?;
+    let model = nicgen::trace::model(trace, |t| nic_model_with(p, t)).map_err(Failure::classify)?;
     let bar = indicatif::ProgressBar::new(frames as u64);
     if frames < 1000 {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     let t0 = std::time::Instant::now();
-    let r = run_loopback(&p, &model, &opts, |n| bar.set_position(n as u64))
+    let r = run_loopback(p, &model, &opts, |n| bar.set_position(n as u64))
         .map_err(Failure::classify)?;
     bar.finish_and_clear();
     let wall = t0.elapsed().as_secs_f64();
@@ -635,17 +635,9 @@ fn run(cli: Cli) -> Result<()> {
             json,
             trace,
         }) => traced(trace, |trace| {
-            sim_loopback(
-                preset.as_deref(),
-                config.as_ref(),
-                frames,
-                queues,
-                max_len,
-                seed,
-                pcap_wire,
-                json,
-                trace,
-            )
+            let p = load_preset(preset.as_deref(), config.as_ref())?;
+            let opts = loopback_opts(frames, queues, max_len, seed, pcap_wire);
+            sim_loopback(&p, opts, json, trace)
         })?,
         Cmd::Sim(SimCmd::Tap {
             preset,
@@ -682,9 +674,9 @@ fn run(cli: Cli) -> Result<()> {
             mtu,
             trace,
         }) => traced(trace, |trace| {
+            let p = load_preset(preset.as_deref(), config.as_ref())?;
             sim_rx(
-                preset.as_deref(),
-                config.as_ref(),
+                &p,
                 &pcap_in,
                 &report,
                 pcap_out.as_ref(),
@@ -703,16 +695,8 @@ fn run(cli: Cli) -> Result<()> {
             json,
             trace,
         }) => traced(trace, |trace| {
-            sim_tx(
-                preset.as_deref(),
-                config.as_ref(),
-                &pcap_in,
-                &pcap_out,
-                &csum,
-                vlan_insert,
-                json,
-                trace,
-            )
+            let p = load_preset(preset.as_deref(), config.as_ref())?;
+            sim_tx(&p, &pcap_in, &pcap_out, &csum, vlan_insert, json, trace)
         })?,
     }
     Ok(())
