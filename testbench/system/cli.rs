@@ -422,4 +422,19 @@ fn bad_trace_options_exit_2_and_say_what_to_write() {
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains("must name an .fst file"), "{args:?}: {err}");
     }
+    // A command that fails before its simulation leaves no empty waveform behind.
+    let missing = "/nonexistent/nicgen-input.pcap";
+    let args = [
+        "sim",
+        "rx",
+        "--pcap-in",
+        missing,
+        "--report",
+        "/tmp/x.jsonl",
+        "--trace",
+        fst,
+    ];
+    let (code, _, err) = nicgen_code(&args, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!std::path::Path::new(fst).exists(), "{fst} left behind");
 }

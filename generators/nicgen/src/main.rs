@@ -224,7 +224,7 @@ fn traced(args: TraceArgs, run: impl FnOnce(Option<&Trace>) -> Result<()>) -> Re
     let result = run(trace.as_ref());
     if let Some(t) = &trace {
         nicgen::progress::clear();
-        t.report();
+        t.report(result.is_err());
     }
     result
 }

@@ -51,8 +51,13 @@ impl Trace {
     }
 
     /// Says on stderr where the waveform is and how to open it, or why the file holds none.
-    /// Called after the run, whether it passed or failed.
-    pub fn report(&self) {
+    /// Called after the command, whether it passed or failed (`failed`); a command that failed
+    /// before its simulation dumped anything removes the empty file and says nothing more.
+    pub fn report(&self, failed: bool) {
+        if failed && is_empty(&self.path) {
+            let _ = std::fs::remove_file(&self.path);
+            return;
+        }
         eprintln!("{}", self.describe());
     }
 
