@@ -331,3 +331,110 @@ fn every_sim_option_has_help_text() {
         assert!(options >= 4, "`nicgen sim {cmd} --help`:\n{out}");
     }
 }
+
+/// `--trace` on `sim rx`: a waveform of the asked cycles that opens, and stderr says which
+/// cycles it holds and how to open it; the run's own output is unchanged.
+#[test]
+fn sim_rx_trace_writes_a_waveform_of_the_window() {
+    if !nicgen_tb::verilator::verilator_required() {
+        return;
+    }
+    let pcap = tmp("trace-in.pcap");
+    let frames: Vec<Vec<u8>> = [60, 200, 80]
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| nicgen::traffic::udp_frame(len, i))
+        .collect();
+    nicgen_tb::pcap::write_pcap(&pcap, &frames).unwrap();
+    let (report, fst) = (tmp("trace-report.jsonl"), tmp("trace-rx.fst"));
+    let (code, out, err) = nicgen_code(
+        &[
+            "sim",
+            "rx",
+            "--pcap-in",
+            pcap.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+            "--trace",
+            fst.to_str().unwrap(),
+            "--trace-window",
+            "10..40",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("frames_in 3") && out.contains("delivered 3"),
+        "{out}"
+    );
+    let info = nicgen_tb::waves::check_fst(&fst).unwrap();
+    // Cycles 10..40: cycle c is dumped at times 2c and 2c + 1.
+    assert_eq!((info.start_time, info.end_time), (20, 79), "{info:?}");
+    assert!(info.vars > 100, "the RX path's signals: {info:?}");
+    let shown = fst.display().to_string();
+    assert!(
+        err.contains(&format!("waveform of cycles 10..40 in {shown}"))
+            && err.contains(&format!("gtkwave {shown}"))
+            && err.contains(&format!("surfer {shown}")),
+        "{err}"
+    );
+    for f in [&pcap, &report, &fst] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+/// A bad `--trace-window` or `--trace` exits 2 on every `sim` command, before any model is
+/// built, and says what was wrong and what to write.
+#[test]
+fn bad_trace_options_exit_2_and_say_what_to_write() {
+    let fst = tmp("bad-window.fst");
+    let fst = fst.to_str().unwrap();
+    let commands: [&[&str]; 4] = [
+        &["sim", "rx", "--pcap-in", "x.pcap", "--report", "r.jsonl"],
+        &["sim", "tx", "--pcap-in", "x.pcap", "--pcap-out", "o.pcap"],
+        &["sim", "loopback"],
+        &["sim", "tap", "--wire-tap", "tw", "--host-tap", "th"],
+    ];
+    for cmd in commands {
+        for (window, says) in [
+            ("20..10", "FROM (20) is after TO (10)"),
+            ("7..7", "holds no cycle"),
+            ("abc", "not a cycle range"),
+            ("5..x", "TO `x`"),
+        ] {
+            let mut args = cmd.to_vec();
+            args.extend(["--trace", fst, "--trace-window", window]);
+            let (code, _, err) = nicgen_code(&args, &[]);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(
+                err.contains("--trace-window") && err.contains(says) && err.contains("FROM..TO"),
+                "{args:?}: {err}"
+            );
+        }
+        let mut args = cmd.to_vec();
+        args.extend(["--trace-window", "0..10"]);
+        let (code, _, err) = nicgen_code(&args, &[]);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("--trace <FILE.fst>"), "{args:?}: {err}");
+        let mut args = cmd.to_vec();
+        args.extend(["--trace", "run.vcd"]);
+        let (code, _, err) = nicgen_code(&args, &[]);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("must name an .fst file"), "{args:?}: {err}");
+    }
+    // A command that fails before its simulation leaves no empty waveform behind.
+    let missing = "/nonexistent/nicgen-input.pcap";
+    let args = [
+        "sim",
+        "rx",
+        "--pcap-in",
+        missing,
+        "--report",
+        "/tmp/x.jsonl",
+        "--trace",
+        fst,
+    ];
+    let (code, _, err) = nicgen_code(&args, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!std::path::Path::new(fst).exists(), "{fst} left behind");
+}

@@ -10,5 +10,6 @@ pub mod sim_rx;
 pub mod sim_tap;
 pub mod sim_tx;
 pub mod summary;
+pub mod trace;
 pub mod traffic;
 pub mod wire;

@@ -7,6 +7,7 @@
 //! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
 //! nicgen sim loopback [--preset P] [--frames N] [--queues Q] [--max-len N] [--seed S]
 //! nicgen sim tap [--preset P] --wire-tap NAME[@NETNS] --host-tap NAME[@NETNS] [--seconds N]
+//!   every `sim` command also takes --trace FILE.fst [--trace-window FROM..TO]
 //! nicgen regmap [--write | --check] [--root DIR]
 //! ```
 
@@ -14,6 +15,7 @@ use anyhow::{anyhow, Context};
 use clap::{Parser, Subcommand};
 use nicgen::failure::{Failure, EXIT_CODES};
 use nicgen::summary::{self, LoopbackSummary, TapSummary, TxSummary};
+use nicgen::trace::Trace;
 use nicgen_edsl::{generate, EmitOptions};
 use nicgen_hdl::preset::{Preset, BUILTIN, DEFAULT};
 use std::path::PathBuf;
@@ -100,6 +102,8 @@ enum SimCmd {
         /// MTU (largest L2 payload) for the oversize check; default from the preset.
         #[arg(long)]
         mtu: Option<u32>,
+        #[command(flatten)]
+        trace: TraceArgs,
     },
     /// The whole NIC in MAC loopback under the real driver: random frames out and back,
     /// checked against the golden model.
@@ -130,6 +134,8 @@ enum SimCmd {
         /// Print the summary as one JSON object instead of `key value` lines.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        trace: TraceArgs,
     },
     /// Linux through the RTL: the NIC's wire side on one TAP, its host side (through the
     /// driver) on another, each in a network namespace or the current one.
@@ -158,6 +164,8 @@ enum SimCmd {
         /// Print the summary as one JSON object instead of `key value` lines.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        trace: TraceArgs,
     },
     /// The TX path: what goes on the wire for each input frame (written without the FCS).
     Tx {
@@ -183,7 +191,42 @@ enum SimCmd {
         /// Print the summary as one JSON object instead of `key value` lines.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        trace: TraceArgs,
     },
+}
+
+/// `--trace FILE.fst [--trace-window FROM..TO]`, on every `sim` command.
+#[derive(clap::Args)]
+struct TraceArgs {
+    /// Write an FST waveform of the run's signals to this file, to open with GTKWave or Surfer
+    /// (`gtkwave FILE.fst`, `surfer FILE.fst`). The model is then built with tracing: a
+    /// separate cache entry, slower to build and to run.
+    #[arg(long, value_name = "FILE.fst")]
+    trace: Option<PathBuf>,
+    /// The cycles to dump: FROM..TO (TO excluded) or FROM.. (to the end); default the whole
+    /// run. Cycles count from 0 when the simulation starts, reset included; cycle c is at
+    /// time 2c in the file.
+    #[arg(long, value_name = "FROM..TO", requires = "trace", value_parser = nicgen_tb::waves::parse_window)]
+    trace_window: Option<nicgen_tb::waves::Window>,
+}
+
+impl TraceArgs {
+    fn resolve(self) -> Result<Option<Trace>> {
+        Trace::new(self.trace, self.trace_window).map_err(Failure::classify)
+    }
+}
+
+/// Runs a `sim` command with its `--trace` request, then says where the waveform is (also
+/// when the run failed: that is when it is wanted).
+fn traced(args: TraceArgs, run: impl FnOnce(Option<&Trace>) -> Result<()>) -> Result<()> {
+    let trace = args.resolve()?;
+    let result = run(trace.as_ref());
+    if let Some(t) = &trace {
+        nicgen::progress::clear();
+        t.report(result.is_err());
+    }
+    result
 }
 
 /// The frames of `--pcap-in`, each checked to be one the simulated NIC can take: non-empty and
@@ -211,17 +254,16 @@ fn read_frames(path: &PathBuf, limit: usize, why: &str) -> Result<Vec<Vec<u8>>> 
 }
 
 fn sim_tx(
-    preset: Option<&str>,
-    config: Option<&PathBuf>,
+    p: &Preset,
     pcap_in: &PathBuf,
     pcap_out: &PathBuf,
     csum: &str,
     vlan: Option<u16>,
     json: bool,
+    trace: Option<&Trace>,
 ) -> Result<()> {
     use nicgen::sim_rx::Knobs;
-    use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
-    let p = load_preset(preset, config)?;
+    use nicgen::sim_tx::{run_tx, tx_cfg, tx_model_with};
     let (mut l3, mut l4) = (false, false);
     for part in csum.split(',').map(str::trim) {
         match part {
@@ -260,7 +302,8 @@ fn sim_tx(
         "nicgen: building the TX model for preset {} ({} bits)...",
         p.name, p.data_bits
     );
-    let model = tx_model(&tx_cfg(&p), &p.name).map_err(Failure::classify)?;
+    let model = nicgen::trace::model(trace, |t| tx_model_with(&tx_cfg(p), &p.name, t))
+        .map_err(Failure::classify)?;
     let bar = indicatif::ProgressBar::new(reqs.len() as u64);
     if reqs.len() < 10_000 {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -307,16 +350,15 @@ fn parse_key(s: &str) -> Result<[u8; 40]> {
 }
 
 fn sim_rx(
-    preset: Option<&str>,
-    config: Option<&PathBuf>,
+    p: &Preset,
     pcap_in: &PathBuf,
     report: &PathBuf,
     pcap_out: Option<&PathBuf>,
     rss_key: Option<&str>,
     mtu: Option<u32>,
+    trace: Option<&Trace>,
 ) -> Result<()> {
-    use nicgen::sim_rx::{run_rx, rx_cfg, rx_model, Knobs, RxRecord};
-    let p = load_preset(preset, config)?;
+    use nicgen::sim_rx::{run_rx, rx_cfg, rx_model_with, Knobs, RxRecord};
     if let Some(m) = mtu {
         if !(64..=16000).contains(&m) {
             bad_input!("--mtu {m} is out of range; use 64 to 16000");
@@ -329,7 +371,7 @@ fn sim_rx(
     if let Some(path) = pcap_out {
         writable(path, "--pcap-out")?;
     }
-    let cfg = rx_cfg(&p, mtu);
+    let cfg = rx_cfg(p, mtu);
     let wire: Vec<Vec<u8>> = frames
         .iter()
         .map(|f| {
@@ -342,7 +384,8 @@ fn sim_rx(
         "nicgen: building the RX model for preset {} ({} bits)...",
         p.name, p.data_bits
     );
-    let model = rx_model(&cfg, &p.name).map_err(Failure::classify)?;
+    let model = nicgen::trace::model(trace, |t| rx_model_with(&cfg, &p.name, t))
+        .map_err(Failure::classify)?;
     let bar = indicatif::ProgressBar::new(wire.len() as u64);
     if wire.len() < 10_000 {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -406,22 +449,15 @@ fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset>
     Preset::builtin(preset.unwrap_or(DEFAULT)).map_err(Failure::input)
 }
 
-fn sim_loopback(
-    preset: Option<&str>,
-    config: Option<&PathBuf>,
+/// The options of `sim loopback` as the runner takes them.
+fn loopback_opts(
     frames: usize,
     queues: usize,
     max_len: usize,
     seed: u64,
     pcap_wire: Option<PathBuf>,
-    json: bool,
-) -> Result<()> {
-    use nicgen::sim_loopback::{check_opts, nic_model, run_loopback, LoopbackOpts};
-    let p = load_preset(preset, config)?;
-    if frames == 0 {
-        bad_input!("--frames must be at least 1");
-    }
-    let opts = LoopbackOpts {
+) -> nicgen::sim_loopback::LoopbackOpts {
+    nicgen::sim_loopback::LoopbackOpts {
         frames,
         queues,
         max_len,
@@ -432,10 +468,23 @@ fn sim_loopback(
         },
         fixed_len: None,
         window: 0,
-        pcap_wire: pcap_wire.clone(),
-    };
-    check_opts(&p, &opts).map_err(Failure::input)?;
-    if let Some(path) = &pcap_wire {
+        pcap_wire,
+    }
+}
+
+fn sim_loopback(
+    p: &Preset,
+    opts: nicgen::sim_loopback::LoopbackOpts,
+    json: bool,
+    trace: Option<&Trace>,
+) -> Result<()> {
+    use nicgen::sim_loopback::{check_opts, nic_model_with, run_loopback};
+    let frames = opts.frames;
+    if frames == 0 {
+        bad_input!("--frames must be at least 1");
+    }
+    check_opts(p, &opts).map_err(Failure::input)?;
+    if let Some(path) = &opts.pcap_wire {
         // Before the model build: an unwritable path fails at once.
         writable(path, "--pcap-wire")?;
     }
@@ -443,13 +492,13 @@ fn sim_loopback(
         "nicgen: building the NIC model for preset {} ({} bits)...",
         p.name, p.data_bits
     );
-    let model = nic_model(&p).map_err(Failure::classify)?;
+    let model = nicgen::trace::model(trace, |t| nic_model_with(p, t)).map_err(Failure::classify)?;
     let bar = indicatif::ProgressBar::new(frames as u64);
     if frames < 1000 {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     let t0 = std::time::Instant::now();
-    let r = run_loopback(&p, &model, &opts, |n| bar.set_position(n as u64))
+    let r = run_loopback(p, &model, &opts, |n| bar.set_position(n as u64))
         .map_err(Failure::classify)?;
     bar.finish_and_clear();
     let wall = t0.elapsed().as_secs_f64();
@@ -584,16 +633,12 @@ fn run(cli: Cli) -> Result<()> {
             seed,
             pcap_wire,
             json,
-        }) => sim_loopback(
-            preset.as_deref(),
-            config.as_ref(),
-            frames,
-            queues,
-            max_len,
-            seed,
-            pcap_wire,
-            json,
-        )?,
+            trace,
+        }) => traced(trace, |trace| {
+            let p = load_preset(preset.as_deref(), config.as_ref())?;
+            let opts = loopback_opts(frames, queues, max_len, seed, pcap_wire);
+            sim_loopback(&p, opts, json, trace)
+        })?,
         Cmd::Sim(SimCmd::Tap {
             preset,
             config,
@@ -602,12 +647,13 @@ fn run(cli: Cli) -> Result<()> {
             seconds,
             pcap_wire,
             json,
-        }) => {
+            trace,
+        }) => traced(trace, |trace| {
             use nicgen::sim_tap::{parse_tap_arg, run_tap};
             let p = load_preset(preset.as_deref(), config.as_ref())?;
             let wire = parse_tap_arg(&wire_tap).map_err(Failure::input)?;
             let host = parse_tap_arg(&host_tap).map_err(Failure::input)?;
-            let c = run_tap(&p, &wire, &host, seconds, pcap_wire.as_deref())
+            let c = run_tap(&p, &wire, &host, seconds, pcap_wire.as_deref(), trace)
                 .map_err(Failure::classify)?;
             summary::print(
                 &TapSummary {
@@ -616,7 +662,8 @@ fn run(cli: Cli) -> Result<()> {
                 },
                 json,
             );
-        }
+            Ok(())
+        })?,
         Cmd::Sim(SimCmd::Rx {
             preset,
             config,
@@ -625,17 +672,19 @@ fn run(cli: Cli) -> Result<()> {
             pcap_out,
             rss_key,
             mtu,
-        }) => {
+            trace,
+        }) => traced(trace, |trace| {
+            let p = load_preset(preset.as_deref(), config.as_ref())?;
             sim_rx(
-                preset.as_deref(),
-                config.as_ref(),
+                &p,
                 &pcap_in,
                 &report,
                 pcap_out.as_ref(),
                 rss_key.as_deref(),
                 mtu,
-            )?;
-        }
+                trace,
+            )
+        })?,
         Cmd::Sim(SimCmd::Tx {
             preset,
             config,
@@ -644,17 +693,11 @@ fn run(cli: Cli) -> Result<()> {
             csum,
             vlan_insert,
             json,
-        }) => {
-            sim_tx(
-                preset.as_deref(),
-                config.as_ref(),
-                &pcap_in,
-                &pcap_out,
-                &csum,
-                vlan_insert,
-                json,
-            )?;
-        }
+            trace,
+        }) => traced(trace, |trace| {
+            let p = load_preset(preset.as_deref(), config.as_ref())?;
+            sim_tx(&p, &pcap_in, &pcap_out, &csum, vlan_insert, json, trace)
+        })?,
     }
     Ok(())
 }

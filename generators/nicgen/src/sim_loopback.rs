@@ -70,6 +70,11 @@ pub struct LoopbackReport {
 /// Build (or take from the cache) the model of the whole NIC. The identification block is
 /// stamped with no commit, so the model does not change with every commit.
 pub fn nic_model(p: &Preset) -> Result<Model> {
+    nic_model_with(p, false)
+}
+
+/// [`nic_model`], built with FST tracing when `trace` (its own cache entry).
+pub fn nic_model_with(p: &Preset, trace: bool) -> Result<Model> {
     let def = nic(p, &BuildInfo::unknown()).map_err(|e| anyhow!("{e}"))?;
     let g = generate(
         &def,
@@ -82,7 +87,10 @@ pub fn nic_model(p: &Preset) -> Result<Model> {
         &g.top,
         g.verilog.clone(),
         &g.shim_cpp,
-        VerilatorOptions::default(),
+        VerilatorOptions {
+            trace,
+            ..Default::default()
+        },
     )
     .build()?)
 }

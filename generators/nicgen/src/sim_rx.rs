@@ -41,6 +41,11 @@ pub fn model_cfg(cfg: &RxCfg) -> nicgen_model::rx::RxConfig {
 
 /// Build (or take from the cache) the Verilator model of the RX path.
 pub fn rx_model(cfg: &RxCfg, preset: &str) -> Result<Model> {
+    rx_model_with(cfg, preset, false)
+}
+
+/// [`rx_model`], built with FST tracing when `trace` (its own cache entry).
+pub fn rx_model_with(cfg: &RxCfg, preset: &str, trace: bool) -> Result<Model> {
     let def = eth_rx(cfg).map_err(|e| anyhow!("{e}"))?;
     let g = generate(
         &def,
@@ -53,7 +58,10 @@ pub fn rx_model(cfg: &RxCfg, preset: &str) -> Result<Model> {
         &g.top,
         g.verilog.clone(),
         &g.shim_cpp,
-        VerilatorOptions::default(),
+        VerilatorOptions {
+            trace,
+            ..Default::default()
+        },
     )
     .build()?)
 }

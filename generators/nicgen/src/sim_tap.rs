@@ -19,7 +19,8 @@
 //! loop stops on SIGINT/SIGTERM or after the given time.
 
 use crate::failure::Failure;
-use crate::sim_loopback::nic_model;
+use crate::sim_loopback::nic_model_with;
+use crate::trace::Trace;
 use crate::wire::{MacWire, WireCapture};
 use anyhow::{anyhow, bail, Context, Result};
 use nicgen_driver::device::{Device, RssEnables};
@@ -322,13 +323,15 @@ pub struct TapCounts {
 
 /// Run the NIC between the two TAPs until a signal or `seconds` (if given). The TAPs are
 /// opened before the (possibly minutes-long) model build, so a missing namespace or permission
-/// shows at once; a line on stderr saying `running` marks when frames start to move.
+/// shows at once; a line on stderr saying `running` marks when frames start to move. With
+/// `trace` the model is built with tracing and its run dumps the trace's window.
 pub fn run_tap(
     p: &Preset,
     wire: &TapSpec,
     host: &TapSpec,
     seconds: Option<u64>,
     pcap_wire: Option<&Path>,
+    trace: Option<&Trace>,
 ) -> Result<TapCounts> {
     if wire.name == host.name && wire.netns == host.netns {
         return Err(Failure::input(anyhow!("the wire and host TAPs are the same ({wire})")).into());
@@ -342,7 +345,7 @@ pub fn run_tap(
         ),
         None => None,
     };
-    let model = nic_model(p)?;
+    let model = crate::trace::model(trace, |t| nic_model_with(p, t))?;
     eprintln!(
         "nicgen: sim tap running: wire TAP {} ({}), host TAP {} ({}); stop with SIGINT or SIGTERM",
         wire_tap.spec,

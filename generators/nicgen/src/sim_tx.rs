@@ -20,6 +20,11 @@ pub fn tx_cfg(p: &Preset) -> TxCfg {
 
 /// Build (or take from the cache) the Verilator model of the TX path.
 pub fn tx_model(cfg: &TxCfg, preset: &str) -> Result<Model> {
+    tx_model_with(cfg, preset, false)
+}
+
+/// [`tx_model`], built with FST tracing when `trace` (its own cache entry).
+pub fn tx_model_with(cfg: &TxCfg, preset: &str, trace: bool) -> Result<Model> {
     let def = eth_tx(cfg).map_err(|e| anyhow!("{e}"))?;
     let g = generate(
         &def,
@@ -32,7 +37,10 @@ pub fn tx_model(cfg: &TxCfg, preset: &str) -> Result<Model> {
         &g.top,
         g.verilog.clone(),
         &g.shim_cpp,
-        VerilatorOptions::default(),
+        VerilatorOptions {
+            trace,
+            ..Default::default()
+        },
     )
     .build()?)
 }

@@ -13,6 +13,8 @@
 //! - [`scoreboard`]: expected-vs-actual frame comparison with a hex diff of the first mismatch.
 //! - [`pcap`]: Ethernet pcap read/write.
 //! - [`tshark`]: tshark as an independent oracle: per-frame checksum verdicts and protocol decodes.
+//! - [`waves`]: FST waveforms: a window of a run (`nicgen sim --trace`), and the waveform a
+//!   failing test leaves around its first mismatch.
 //! - [`require`]: whether a test whose tool (or root) is missing fails or skips
 //!   (`NICGEN_REQUIRE_TOOLS=1`).
 //!
@@ -28,6 +30,7 @@ pub mod scoreboard;
 pub mod stream;
 pub mod tshark;
 pub mod verilator;
+pub mod waves;
 
 pub use layout::{Dir, Layout, PortId, PortLayout};
 pub use verilator::{Model, Recording, Sim, VerilatorBuild, VerilatorError, VerilatorOptions};

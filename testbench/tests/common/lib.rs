@@ -3,6 +3,13 @@
 //! (cached by content), and run frames through it with seeded random idle and backpressure,
 //! monitors on every stream; replay a run on Icarus; lint the generated Verilog.
 //!
+//! Every model is built through [`nicgen_tb::waves::watch`] ([`dut`], [`watched`]): a test
+//! whose check fails with an instance alive leaves an FST of the cycles around the first
+//! mismatch under `target/nicgen-waves/` and prints its path and how to open it; passing tests
+//! build and run untraced models. Checks that know the cycle of a mismatch mark it
+//! ([`nicgen_tb::waves::mark_mismatch`], as [`assert_frames`] does), so the waveform centres
+//! there.
+//!
 //! The modules hold what several blocks' tests share: [`csum_frames`] (frames with known header
 //! offsets, for the checksum units), [`mac`] (the MAC framing blocks' frames and verdicts),
 //! [`engines`] (a queue engine with its memory-region table, served by the simulated host),
@@ -23,6 +30,8 @@ use nicgen_tb::stream::{
 use nicgen_tb::{Model, Recording, Sim, VerilatorBuild, VerilatorOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::cell::RefCell;
+use std::convert::Infallible;
 use std::rc::Rc;
 
 /// Generated text and the Verilator model of one block.
@@ -31,7 +40,8 @@ pub struct Dut {
     pub model: Model,
 }
 
-/// Generate `def` and build its model, or `None` when Verilator is absent and not required.
+/// Generate `def` and build its model (watched: a failure leaves a waveform), or `None` when
+/// Verilator is absent and not required.
 pub fn dut(def: &Rc<ModuleDef>) -> Option<Dut> {
     if !nicgen_tb::verilator::verilator_required() {
         return None;
@@ -43,15 +53,27 @@ pub fn dut(def: &Rc<ModuleDef>) -> Option<Dut> {
             config_hash: "-".into(),
         },
     );
-    let model = VerilatorBuild::new(
-        &gen.top,
-        gen.verilog.clone(),
-        &gen.shim_cpp,
-        VerilatorOptions::default(),
-    )
-    .build()
-    .unwrap_or_else(|e| panic!("building {}: {e}", gen.top));
+    let model = watched(|trace| {
+        VerilatorBuild::new(
+            &gen.top,
+            gen.verilog.clone(),
+            &gen.shim_cpp,
+            VerilatorOptions {
+                trace,
+                ..Default::default()
+            },
+        )
+        .build()
+        .unwrap_or_else(|e| panic!("building {}: {e}", gen.top))
+    });
     Some(Dut { gen, model })
+}
+
+/// A model built by `build(trace)` through [`nicgen_tb::waves::watch`], so a failing check
+/// leaves a waveform: for models the tests build themselves (the path tops).
+pub fn watched(build: impl FnOnce(bool) -> Model) -> Model {
+    let Ok(model) = nicgen_tb::waves::watch(|trace| Ok::<_, Infallible>(build(trace)));
+    model
 }
 
 /// The bus widths every stream block runs at.
@@ -104,9 +126,15 @@ pub fn matrix(base_seed: u64) -> Vec<Knobs> {
     v
 }
 
+thread_local! {
+    /// Per output of the last [`run_frames`] on this thread, the cycle in which each frame's
+    /// last beat transferred: where [`assert_frames`] finds the first wrong frame in time.
+    static FRAME_CYCLES: RefCell<Vec<Vec<u64>>> = const { RefCell::new(Vec::new()) };
+}
+
 /// Drive `frames` (with `tuser` values) into `s_axis`, collect every output stream named in
 /// `outs`, with monitors on all of them, until `done(sinks)` or a stall. Returns the sinks'
-/// frames per output and the recording (when `record`).
+/// frames per output (and remembers when each completed, for [`assert_frames`]).
 pub fn run_frames(
     sim: &mut Sim,
     knobs: Knobs,
@@ -150,6 +178,12 @@ pub fn run_frames(
         Ok(Status::new(progressed, done(&got, sim)))
     })
     .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    FRAME_CYCLES.with(|c| {
+        *c.borrow_mut() = sinks
+            .iter()
+            .map(|s| s.frames().iter().map(|f| f.last_cycle).collect())
+            .collect()
+    });
     sinks
         .iter()
         .map(|s| {
@@ -159,6 +193,32 @@ pub fn run_frames(
                 .collect()
         })
         .collect()
+}
+
+/// Output `out` of the last [`run_frames`] (`got`) equals the golden model's `want`; else marks
+/// the cycle the first wrong frame completed as the mismatch (the failure waveform centres
+/// there) and fails with `what` and the usual left/right listing.
+pub fn assert_frames<T: PartialEq + std::fmt::Debug>(
+    out: usize,
+    got: &[T],
+    want: &[T],
+    what: &str,
+) {
+    if got == want {
+        return;
+    }
+    let first = got.iter().zip(want).position(|(g, w)| g != w);
+    let cycles = FRAME_CYCLES.with(|c| c.borrow().get(out).cloned().unwrap_or_default());
+    let at = match first {
+        Some(i) => cycles.get(i).copied(),
+        // A frame too many: the first extra one; a frame missing: nothing came out wrong.
+        None => cycles.get(want.len()).copied(),
+    };
+    if let Some(c) = at {
+        nicgen_tb::waves::mark_mismatch(c);
+    }
+    let index = first.map_or(want.len().min(got.len()), |i| i);
+    assert_eq!(got, want, "{what}: first difference at frame {index}");
 }
 
 /// Records the cycles in which a stream transfers a beat (for the zero-bubble checks).
@@ -261,9 +321,11 @@ pub fn stream_identity(name: &str, build: impl Fn(&StreamCfg) -> Rc<ModuleDef>) 
                 |g, _| g[0].len() == n,
                 |_| {},
             );
-            assert_eq!(
-                got[0], frames,
-                "{name} w={w} {k:?}: frames differ (model: identity)"
+            assert_frames(
+                0,
+                &got[0],
+                &frames,
+                &format!("{name} w={w} {k:?}: frames differ (model: identity)"),
             );
         }
     }

@@ -3,11 +3,12 @@
 //! 512 bits and the widths of the nic128 and nic256 presets, with random idle and backpressure; every frame in gives one report, in order,
 //! and the delivered frames match byte for byte.
 
-use nicgen::sim_rx::{model_cfg, run_rx, rx_cfg, rx_model, Knobs};
+use nicgen::sim_rx::{model_cfg, run_rx, rx_cfg, rx_model_with, Knobs};
 use nicgen_hdl::preset::Preset;
 use nicgen_model::crc32::append_fcs;
 use nicgen_model::rx::rx_frame;
 use nicgen_tests::path_frames::wire_frames;
+use nicgen_tests::watched;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 fn required() -> bool {
@@ -32,7 +33,7 @@ fn rx_path_matches_the_model() {
         let mut p = Preset::builtin(preset).unwrap();
         p.data_bits = data_bits;
         let cfg = rx_cfg(&p, None);
-        let model = rx_model(&cfg, preset).unwrap();
+        let model = watched(|t| rx_model_with(&cfg, preset, t).unwrap());
         let mcfg = model_cfg(&cfg);
         for (ki, (idle, bp)) in [(0.0, 0.0), (0.3, 0.4)].into_iter().enumerate() {
             let seed = 1000 + pi as u64 * 10 + ki as u64;
@@ -85,7 +86,7 @@ fn rx_fuzz_accounts_for_every_frame() {
         .unwrap_or(300);
     let p = Preset::builtin("nic64").unwrap();
     let cfg = rx_cfg(&p, None);
-    let model = rx_model(&cfg, "nic64").unwrap();
+    let model = watched(|t| rx_model_with(&cfg, "nic64", t).unwrap());
     let mcfg = model_cfg(&cfg);
     let seed: u64 = std::env::var("NICGEN_FUZZ_SEED")
         .ok()
@@ -171,7 +172,7 @@ fn rx_path_holds_its_input_when_full() {
         let mut p = Preset::builtin("nic64").unwrap();
         p.data_bits = data_bits;
         let cfg = rx_cfg(&p, None);
-        let model = rx_model(&cfg, "nic64").unwrap();
+        let model = watched(|t| rx_model_with(&cfg, "nic64", t).unwrap());
         let mcfg = model_cfg(&cfg);
         let seed = 3000 + u64::from(data_bits);
         // Frames until twice the buffer's beats have been sent.
@@ -223,7 +224,7 @@ fn rx_path_takes_back_to_back_frames_without_bubbles() {
         let p = Preset::builtin(preset).unwrap();
         let w = (p.data_bits / 8) as usize;
         let cfg = rx_cfg(&p, None);
-        let model = rx_model(&cfg, preset).unwrap();
+        let model = watched(|t| rx_model_with(&cfg, preset, t).unwrap());
         for len in nicgen::traffic::SIZES {
             let wire: Vec<Vec<u8>> = (0..n)
                 .map(|i| {

@@ -3,11 +3,12 @@
 //! random offload requests and VLAN tags.
 
 use nicgen::sim_rx::Knobs;
-use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
+use nicgen::sim_tx::{run_tx, tx_cfg, tx_model_with};
 use nicgen::traffic::{udp_frame, SIZES};
 use nicgen_hdl::preset::Preset;
 use nicgen_model::tx::{tx_frame, TxRequest};
 use nicgen_tests::path_frames::host_frames;
+use nicgen_tests::watched;
 
 #[test]
 fn tx_path_matches_the_model() {
@@ -27,7 +28,7 @@ fn tx_path_matches_the_model() {
         let mut p = Preset::builtin(preset).unwrap();
         p.data_bits = bits;
         let cfg = tx_cfg(&p);
-        let model = tx_model(&cfg, preset).unwrap();
+        let model = watched(|t| tx_model_with(&cfg, preset, t).unwrap());
         for (ki, (idle, bp)) in [(0.0, 0.0), (0.3, 0.4)].into_iter().enumerate() {
             let seed = 2000 + 10 * pi as u64 + ki as u64;
             let frames = host_frames(seed, 50);
@@ -70,7 +71,7 @@ fn tx_path_sends_back_to_back_frames_without_bubbles() {
     for preset in ["nic64", "nic512"] {
         let p = Preset::builtin(preset).unwrap();
         let w = (p.data_bits / 8) as usize;
-        let model = tx_model(&tx_cfg(&p), preset).unwrap();
+        let model = watched(|t| tx_model_with(&tx_cfg(&p), preset, t).unwrap());
         for vlan in [false, true] {
             for len in SIZES {
                 let frames: Vec<(Vec<u8>, TxRequest)> = (0..n)

@@ -8,3 +8,4 @@ mod stream_fifo;
 mod stream_fork;
 mod stream_fwd_reg;
 mod stream_skid;
+mod waves;

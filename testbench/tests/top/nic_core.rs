@@ -24,7 +24,7 @@ use nicgen_tb::stream::{
 };
 use nicgen_tb::{Model, Sim, VerilatorBuild, VerilatorOptions};
 use nicgen_tests::path_frames::{host_frames, wire_frames};
-use nicgen_tests::reset;
+use nicgen_tests::{reset, watched};
 
 fn core_model(p: &Preset, trace: bool) -> Model {
     let g = generate(
@@ -156,7 +156,7 @@ fn for_each_case(
     for (pi, preset) in PRESETS.into_iter().enumerate() {
         let p = Preset::builtin(preset).unwrap();
         let cfg = rx_cfg(&p);
-        let model = core_model(&p, false);
+        let model = watched(|t| core_model(&p, t));
         for (ki, (idle, backpressure)) in KNOBS.into_iter().enumerate() {
             let seed = base_seed + 10 * pi as u64 + ki as u64;
             let k = Knobs {
@@ -322,7 +322,8 @@ fn fst_trace_window_of_the_top() {
     sim.trace_window(5, 25, &path).unwrap();
     reset(&mut sim);
     sim.cycles_n(40);
-    let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    assert!(len > 100, "trace file {} has {len} bytes", path.display());
+    // The window closed at cycle 25: a complete file with cycles 5..25 (times 10..49).
+    let info = nicgen_tb::waves::check_fst(&path).unwrap();
+    assert_eq!((info.start_time, info.end_time), (10, 49), "{info:?}");
     let _ = std::fs::remove_file(&path);
 }

@@ -28,7 +28,9 @@ pub fn cache_dir() -> PathBuf {
         .join("nicgen-cache")
 }
 
-fn target_dir() -> Option<PathBuf> {
+/// The cargo target directory this process belongs to, found as [`cache_dir`] describes
+/// (without `$NICGEN_CACHE_DIR`); `None` if there is none.
+pub fn target_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("CARGO_TARGET_DIR") {
         return Some(PathBuf::from(d));
     }

@@ -388,10 +388,27 @@ struct ModelInner {
 }
 
 /// A loaded model library: its entry points and its layout. Cheap to clone; `Send + Sync`, so
-/// threads can share it and each create their own [`Sim`] instances.
+/// threads can share it and each create their own [`Sim`] instances. A handle may carry
+/// [`InstanceHooks`] ([`Model::with_hooks`]), which every instance it creates runs.
 #[derive(Clone)]
 pub struct Model {
     inner: Arc<ModelInner>,
+    hooks: Option<Arc<dyn InstanceHooks>>,
+}
+
+/// What a [`Model`] handle does with each instance it creates, beyond what the caller asks of
+/// that instance: e.g. open a trace window as the instance starts (`nicgen sim --trace`), or
+/// note where an instance was when it ended, and whether a failing check was unwinding through
+/// it (the tests' waveform of a failure, [`crate::waves`]). Hooks keep the runners that create
+/// instances unaware of tracing.
+pub trait InstanceHooks: Send + Sync {
+    /// A new instance, before its first cycle. The returned tag is handed back to
+    /// [`dropped`](Self::dropped) for the same instance.
+    fn created(&self, sim: &mut Sim) -> u64;
+    /// The instance is being dropped, `panicking` if its thread is unwinding (a check failed
+    /// with the instance alive); `sim` still holds its state, e.g. the cycle it had reached.
+    /// Runs before the instance's trace file is closed.
+    fn dropped(&self, _tag: u64, _sim: &Sim, _panicking: bool) {}
 }
 
 impl fmt::Debug for Model {
@@ -472,6 +489,7 @@ impl Model {
                 trace,
                 _lib: lib,
             }),
+            hooks: None,
         })
     }
 
@@ -490,20 +508,39 @@ impl Model {
         &self.inner.path
     }
 
-    /// A new, independent instance (its own `VerilatedContext`), all inputs zero, cycle 0.
+    /// A new, independent instance (its own `VerilatedContext`), all inputs zero, cycle 0,
+    /// after this handle's hooks (if any) have seen it.
     pub fn instance(&self) -> Sim {
-        Sim::new(self.clone())
+        let mut sim = Sim::new(self.clone());
+        if let Some(h) = &self.hooks {
+            let tag = h.created(&mut sim);
+            sim.set_hook_tag(tag);
+        }
+        sim
+    }
+
+    /// A handle on the same library whose instances run `hooks` (replacing this handle's).
+    pub fn with_hooks(&self, hooks: Arc<dyn InstanceHooks>) -> Model {
+        Model {
+            inner: self.inner.clone(),
+            hooks: Some(hooks),
+        }
+    }
+
+    /// Whether the library was built with FST tracing (`None` if it was loaded by path and
+    /// nobody said).
+    pub fn traced(&self) -> Option<bool> {
+        self.inner.trace
+    }
+
+    /// This handle's hooks, for [`Sim`]'s drop.
+    pub(super) fn hooks(&self) -> Option<&Arc<dyn InstanceHooks>> {
+        self.hooks.as_ref()
     }
 
     /// The entry points, for [`Sim`].
     pub(super) fn api(&self) -> &Api {
         &self.inner.api
-    }
-
-    /// Whether the library was built with tracing; `None` if it was loaded by path and nobody
-    /// said.
-    pub(super) fn built_with_trace(&self) -> Option<bool> {
-        self.inner.trace
     }
 }
 

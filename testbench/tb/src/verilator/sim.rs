@@ -50,6 +50,8 @@ pub struct Sim {
     recording: Option<Recording>,
     /// Per input word, the bits that belong to some port (for `cycle_raw`'s check).
     input_mask: Vec<u64>,
+    /// The tag the model's [`InstanceHooks`](super::InstanceHooks) gave this instance.
+    hook_tag: u64,
 }
 
 // SAFETY: the handle is an instance with its own VerilatedContext, touched only through
@@ -92,7 +94,12 @@ impl Sim {
             trace: None,
             recording: None,
             input_mask,
+            hook_tag: 0,
         }
+    }
+
+    pub(super) fn set_hook_tag(&mut self, tag: u64) {
+        self.hook_tag = tag;
     }
 
     /// The model this instance belongs to.
@@ -330,7 +337,7 @@ impl Sim {
     /// open window. Fails if the model was built without tracing.
     pub fn trace_window(&mut self, start: u64, end: u64, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref().to_path_buf();
-        if self.model.built_with_trace() == Some(false) {
+        if self.model.traced() == Some(false) {
             return Err(VerilatorError::TraceUnavailable {
                 top: self.model.top().to_string(),
             });
@@ -420,6 +427,9 @@ fn open_trace(model: &Model, handle: *mut c_void, path: &Path) -> Result<()> {
 
 impl Drop for Sim {
     fn drop(&mut self) {
+        if let Some(h) = self.model.hooks().cloned() {
+            h.dropped(self.hook_tag, self, std::thread::panicking());
+        }
         self.stop_trace();
         // SAFETY: the handle came from nicgen_new and is freed exactly once.
         unsafe { (self.model.api().free)(self.handle) };
