@@ -1,7 +1,8 @@
 //! `cargo xtask`: the project's automation (cargo-xtask pattern; no shell glue).
 //!
 //! - `cargo xtask test`  installs the Debian tools the tests need when they are missing
-//!   (verilator, iverilog, yosys, tshark, scapy, ip, ping), lints every preset's Verilog, and runs the workspace tests.
+//!   (verilator, iverilog, yosys, tshark, scapy, ip, ping; with pip, the cocotb example's
+//!   requirements), lints every preset's Verilog, and runs the workspace tests.
 //! - `cargo xtask lint`  generates every built-in preset and checks it: `verilator --lint-only
 //!   -Wall` with zero warnings, `iverilog -g2005`, and a yosys structural check (`hierarchy -check; proc; check -assert`).
 //! - `cargo xtask bench` runs the benchmarks and writes `results/BENCH.md` (see there).
@@ -40,6 +41,10 @@ const TOOLS: &[(&str, &str)] = &[
     ("make", "make"),
     ("zlib1g-dev", "/usr/include/zlib.h"),
     ("python3-scapy", "/usr/lib/python3/dist-packages/scapy"),
+    // pip installs the cocotb example's requirements (`ensure_python`); cocotb embeds the
+    // interpreter through its shared library.
+    ("python3-pip", "python3 -m pip --version"),
+    ("libpython3-dev", "ls /usr/lib/*/libpython3.*.so.1.0"),
     ("iproute2", "ip"),
     ("iputils-ping", "ping"),
 ];
@@ -57,7 +62,7 @@ fn main() {
         Some("test") => test(&args[1..]),
         Some("lint") => lint().map(|_| ()),
         Some("bench") => bench::run(&root(), &args[1..]),
-        Some("install-tools") => install_tools().and_then(|_| ensure_scapy()),
+        Some("install-tools") => install_tools().and_then(|_| ensure_python()),
         Some("bench-area") => fpga::area::run(&root(), &args[1..]),
         Some("bench-pipeline") => run_bin("pipeline-bench", &args[1..]),
         Some("bench-host") => run_bin("host-bench", &args[1..]),
@@ -133,17 +138,39 @@ fn install_tools() -> Result<()> {
     run(&args)
 }
 
-/// scapy for the `python3` on PATH (which may not be Debian's): pip when the import fails.
-fn ensure_scapy() -> Result<()> {
-    if present("python3 -c 'import scapy'") {
+/// The Python packages the tests import, for the `python3` on PATH (which may not be Debian's):
+/// scapy (the oracles) and the cocotb example's requirements (cocotb, cocotbext-axi, scapy),
+/// installed with pip from that file when an import fails.
+fn ensure_python() -> Result<()> {
+    let req = root().join("examples/cocotb/requirements.txt");
+    if present("python3 -c 'import scapy, cocotb, cocotb_tools.runner, cocotbext.axi'") {
         return Ok(());
     }
-    eprintln!("xtask: installing scapy for python3 with pip");
+    eprintln!(
+        "xtask: installing the Python packages of {} for python3 with pip",
+        req.display()
+    );
     let st = Command::new("python3")
-        .args(["-m", "pip", "install", "--quiet", "scapy"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(&req)
+        // Debian's own python3 is "externally managed" (PEP 668): pip refuses to install into it
+        // without this. The packages go where the tests' python3 imports them from, as the
+        // Debian tools above go where the tests run them from.
+        .env("PIP_BREAK_SYSTEM_PACKAGES", "1")
+        .env("PIP_ROOT_USER_ACTION", "ignore")
         .status()?;
     if !st.success() {
-        bail!("`python3 -m pip install scapy` failed; install scapy for python3 by hand and retry");
+        bail!(
+            "`python3 -m pip install -r {}` failed; install those packages for python3 by hand and retry",
+            req.display()
+        );
     }
     Ok(())
 }
@@ -249,7 +276,7 @@ fn lint() -> Result<Vec<String>> {
 
 fn test(extra: &[String]) -> Result<()> {
     install_tools()?;
-    ensure_scapy()?;
+    ensure_python()?;
     lint()?;
     let mut cmd = Command::new(cargo());
     cmd.args(["test", "--workspace"])

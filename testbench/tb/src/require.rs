@@ -3,15 +3,16 @@
 //!
 //! # Why one flag
 //! The suite needs external tools (Verilator and a C++ compiler, Icarus Verilog, Yosys, tshark,
-//! python3 with scapy) and, for the TAP test, root with `/dev/net/tun`, `ip` and `ping`. On a
-//! developer's machine a missing one skips the tests that need it, with a `SKIPPED (...)` line
-//! saying what is missing. Where the tools must be there (CI, `cargo xtask test`), a skip would
+//! python3 with scapy, cocotb and cocotbext-axi) and, for the TAP test, root with
+//! `/dev/net/tun`, `ip` and `ping`. On a developer's machine a missing one skips the tests that
+//! need it, with a `SKIPPED (...)` line saying what is missing. Where the tools must be there (CI, `cargo xtask test`), a skip would
 //! be a silent pass, so [`FLAG`]`=1` turns every such skip into a failure. [`ALIAS`] is the
 //! flag's older name and means the same.
 //!
 //! The gates built on it: [`crate::verilator::verilator_required`],
 //! [`crate::icarus::icarus_required`], [`crate::tshark::tshark_required`], [`tool_required`]
-//! (any command-line tool, e.g. `yosys`), [`scapy_required`] and [`root_required`].
+//! (any command-line tool, e.g. `yosys`), [`scapy_required`], [`cocotb_required`] and
+//! [`root_required`].
 
 use std::path::Path;
 use std::process::Command;
@@ -75,13 +76,15 @@ pub fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-/// Whether [`python`] imports scapy.
-pub fn probe_scapy() -> Result<(), String> {
+/// Whether [`python`] imports every module of `modules`; the error names the first that fails
+/// and `fix`, the command that installs it.
+pub fn probe_imports(modules: &[&str], fix: &str) -> Result<(), String> {
     let py = python();
-    match Command::new(&py).args(["-c", "import scapy.all"]).output() {
+    let code = format!("import {}", modules.join(", "));
+    match Command::new(&py).args(["-c", &code]).output() {
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => Err(format!(
-            "`{py} -c 'import scapy.all'` failed: {} (Debian: `apt-get install python3-scapy`)",
+            "`{py} -c '{code}'` failed: {} ({fix})",
             String::from_utf8_lossy(&o.stderr)
                 .lines()
                 .last()
@@ -89,6 +92,31 @@ pub fn probe_scapy() -> Result<(), String> {
         )),
         Err(e) => Err(format!("cannot run `{py}`: {e}")),
     }
+}
+
+/// Whether [`python`] imports scapy.
+pub fn probe_scapy() -> Result<(), String> {
+    probe_imports(&["scapy.all"], "Debian: `apt-get install python3-scapy`")
+}
+
+/// The Python requirements of the cocotb example (cocotb, cocotbext-axi, scapy), from the
+/// workspace root; `cargo xtask install-tools` installs them with pip.
+pub const COCOTB_REQUIREMENTS: &str = "examples/cocotb/requirements.txt";
+
+/// Whether [`python`] imports what the cocotb example needs: cocotb with its runner,
+/// cocotbext-axi and scapy.
+pub fn probe_cocotb() -> Result<(), String> {
+    probe_imports(
+        &["cocotb", "cocotb_tools.runner", "cocotbext.axi", "scapy"],
+        &format!(
+            "`python3 -m pip install -r {COCOTB_REQUIREMENTS}` or `cargo xtask install-tools`"
+        ),
+    )
+}
+
+/// Gate for a test that runs the cocotb example (see [`require`]).
+pub fn cocotb_required() -> bool {
+    require("python3 with cocotb and cocotbext-axi", probe_cocotb())
 }
 
 /// Gate for a test that builds frames with scapy (see [`require`]).
