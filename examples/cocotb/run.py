@@ -57,6 +57,7 @@ def main() -> int:
         build_dir=build,
         timescale=("1ns", "1ps"),
         waves=args.waves,
+        always=True,  # a second or two; a build dir reused with or without --waves stays right
     )
     results = runner.test(
         test_module="test_eth_rx",
