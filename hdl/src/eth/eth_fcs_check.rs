@@ -52,8 +52,9 @@
 //!   `L` bytes takes `ceil(L/W)` input cycles and `ceil((L-4)/W)` output beats).
 //! - Cost: the two-stage CRC (its data-term XOR network is most of the LUTs) and three beat
 //!   registers (hold, emit, output); the size check is three constant compares of the registered
-//!   length and a 2-level mux, the tag count 8 header-byte match flops shared with the
-//!   MAC-control check; LUT/FF/Fmax per preset: results/AREA.md, row `eth_fcs_check`.
+//!   length and a 2-level mux; the second tag's TPID three more header-byte match flops (bytes
+//!   16-17 as 0x81 00 / 0x88 A8, beside the MAC-control check's); LUT/FF/Fmax per preset:
+//!   results/AREA.md, row `eth_fcs_check`.
 //! - Golden model: `nicgen_model::mac::fcs_check`; test: `testbench/tests/eth/eth_fcs_check.rs`.
 
 use super::crc32::{beat_crc, keep_onehot, onehot_value, residue_after_zeros};
