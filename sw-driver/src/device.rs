@@ -173,7 +173,8 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
-    /// Largest frame without FCS the device passes: MTU + 22 (header, VLAN tag, slack).
+    /// Largest frame without FCS the device passes: MTU + 22 (header and two VLAN tags; a frame
+    /// with fewer tags is held to 14 + 4 × its tags + MTU).
     pub fn max_frame(&self) -> usize {
         self.mtu as usize + 22
     }
@@ -346,7 +347,7 @@ counters! {
     rx_frames = RX_FRAMES: "Frames received from the wire (delivered or dropped).",
     rx_delivered = RX_DELIVERED: "Frames the RX path delivered.",
     rx_drop_runt = RX_DROP_RUNT: "Frames dropped: shorter than 64 bytes with FCS.",
-    rx_drop_oversize = RX_DROP_OVERSIZE: "Frames dropped: longer than MTU + 26 bytes with FCS.",
+    rx_drop_oversize = RX_DROP_OVERSIZE: "Frames dropped: longer than 18 + 4 x VLAN tags (0..2) + MTU bytes with FCS.",
     rx_drop_fcs = RX_DROP_FCS: "Frames dropped: bad FCS.",
     rx_drop_mac_control = RX_DROP_MAC_CONTROL: "Frames dropped: MAC control.",
     rx_malformed = RX_MALFORMED: "Delivered frames flagged malformed.",

@@ -86,7 +86,7 @@ pub mod id {
     pub const DATA_BITS: u32 = 0x0008;
     /// The preset's clock, kHz (device time base) (RO).
     pub const CLOCK_KHZ: u32 = 0x000c;
-    /// Largest L2 payload accepted, bytes (frames up to MTU + 22 without FCS) (RO).
+    /// Largest L2 payload accepted, bytes (frames up to 14 + 4 x VLAN tags + MTU without FCS) (RO).
     pub const MTU: u32 = 0x0010;
     /// Queue counts (RO).
     pub const QUEUES: u32 = 0x0014;
@@ -168,7 +168,7 @@ pub mod stats {
     pub const RX_DELIVERED: u32 = 0x0208;
     /// Frames dropped: shorter than 64 bytes with FCS (RO, 64-bit).
     pub const RX_DROP_RUNT: u32 = 0x0210;
-    /// Frames dropped: longer than MTU + 26 bytes with FCS (RO, 64-bit).
+    /// Frames dropped: longer than 18 + 4 x VLAN tags (0..2) + MTU bytes with FCS (RO, 64-bit).
     pub const RX_DROP_OVERSIZE: u32 = 0x0218;
     /// Frames dropped: bad FCS (RO, 64-bit).
     pub const RX_DROP_FCS: u32 = 0x0220;

@@ -99,7 +99,9 @@ enum SimCmd {
         /// The 40-byte Toeplitz key as 80 hex digits (default: the Microsoft verification key).
         #[arg(long)]
         rss_key: Option<String>,
-        /// MTU (largest L2 payload) for the oversize check; default from the preset.
+        /// MTU, the largest L2 payload: a frame longer than 14 + 4 × its VLAN tags (0, 1 or 2;
+        /// TPID 0x8100 or 0x88A8) + MTU bytes without FCS is dropped as oversize. Default: the
+        /// preset's.
         #[arg(long)]
         mtu: Option<u32>,
         #[command(flatten)]

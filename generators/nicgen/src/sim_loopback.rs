@@ -264,7 +264,7 @@ pub fn run_loopback(
     )?;
     let rcfg = rx_cfg(p);
     let mcfg = RxConfig {
-        max_frame: rcfg.max_frame() as usize,
+        mtu: rcfg.mtu as usize,
         window: rcfg.window as usize,
         rss_key: MICROSOFT_KEY,
         rss_enables: 0x3F,

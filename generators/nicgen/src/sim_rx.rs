@@ -29,7 +29,7 @@ pub fn rx_cfg(p: &Preset, mtu: Option<u32>) -> RxCfg {
 /// key, every hash type on, the table spreading over the queues (`i mod queues`).
 pub fn model_cfg(cfg: &RxCfg) -> nicgen_model::rx::RxConfig {
     nicgen_model::rx::RxConfig {
-        max_frame: cfg.max_frame() as usize,
+        mtu: cfg.mtu as usize,
         window: cfg.window as usize,
         rss_key: nicgen_model::toeplitz::MICROSOFT_KEY,
         rss_enables: 0x3F,

@@ -10,14 +10,18 @@
 //! | 0 | `bad` | any of bits 1-4 (the next frame FIFO drops the frame) |
 //! | 1 | `fcs_bad` | the CRC over frame + FCS is not the residue, or the frame has < 4 bytes |
 //! | 2 | `runt` | frame length, FCS included, < 64 |
-//! | 3 | `oversize` | frame length without FCS > `max_frame` |
+//! | 3 | `oversize` | frame length without FCS > 14 + 4 × tags + `mtu` (tags: 0, 1 or 2, below) |
 //! | 4 | `mac_control` | EtherType 0x8808 at bytes 12-13, or at 16-17 behind a 0x8100/0x88A8 tag |
 //!
 //! | Offset | Size | Field looked at |
 //! |---|---|---|
 //! | 12 | 2 | EtherType, or TPID 0x8100 / 0x88A8 of one tag |
-//! | 16 | 2 | EtherType behind that tag |
+//! | 16 | 2 | EtherType behind that tag, or the TPID (0x8100 / 0x88A8) of a second tag |
 //! | L−4 | 4 | FCS (checked through the CRC residue, not compared field by field) |
+//!
+//! `mtu` is the largest L2 payload; the frame's own tags raise its limit by 4 bytes each: a
+//! TPID at bytes 12-13 is one tag, a second TPID behind it at bytes 16-17 another (a third tag is
+//! payload). So at MTU 1500 the limits are 1514, 1518 and 1522 bytes without FCS.
 //!
 //! A field counts only when it lies inside the frame without its FCS. Every frame in gives one
 //! frame out: a frame of 4 bytes or fewer (nothing left after the FCS) comes out as one zero
@@ -37,14 +41,20 @@
 //!   slot (`fin`): exactly one cycle after its last input beat, every frame's last beat leaves
 //!   the hold line. An emit register waits there for the CRC verdict, then the output register
 //!   takes beat and verdict. The length comes from a saturating byte counter (registered before
-//!   it is compared); bytes 12-17 are captured as they pass.
+//!   it is compared); bytes 12-17 are captured as they pass, as one match flop per byte and
+//!   constant, loaded on the beat that carries the byte: the tag count is known from the beat
+//!   that carries byte 17 on, and it reaches the length compare through the same register as
+//!   the MAC-control match, so it costs no extra stage and no bubble. The registered length is
+//!   compared with the three limits (0, 1, 2 tags) at once and the tag flags pick one.
 //! - Latency: the last output beat is valid 3 cycles after the last input beat is taken; other
 //!   beats 2 cycles after the beat `ceil(4/W)` behind them.
 //! - Throughput: 1 beat/cycle in and out, no bubble between frames, at every width (a frame of
 //!   `L` bytes takes `ceil(L/W)` input cycles and `ceil((L-4)/W)` output beats).
 //! - Cost: the two-stage CRC (its data-term XOR network is most of the LUTs) and three beat
-//!   registers (hold, emit, output); LUT/FF/Fmax per preset: results/AREA.md, row
-//!   `eth_fcs_check`.
+//!   registers (hold, emit, output); the size check is three constant compares of the registered
+//!   length and a 2-level mux; the second tag's TPID three more header-byte match flops (bytes
+//!   16-17 as 0x81 00 / 0x88 A8, beside the MAC-control check's); LUT/FF/Fmax per preset:
+//!   results/AREA.md, row `eth_fcs_check`.
 //! - Golden model: `nicgen_model::mac::fcs_check`; test: `testbench/tests/eth/eth_fcs_check.rs`.
 
 use super::crc32::{beat_crc, keep_onehot, onehot_value, residue_after_zeros};
@@ -57,17 +67,25 @@ use nicgen_edsl::prelude::*;
 pub struct FcsCheckCfg {
     /// Bus width: 8 or a multiple of 16 bits.
     pub data_bits: u32,
-    /// Largest frame accepted, without FCS (60..=65535); longer frames are flagged `oversize`.
-    pub max_frame: u32,
+    /// Largest L2 payload ([`MTU_RANGE`]): a frame longer than 14 + 4 × its tags + `mtu` bytes
+    /// without FCS is flagged `oversize`.
+    pub mtu: u32,
 }
 
+/// The MTUs the check takes: from the 60-byte minimum frame (14 + 46) to a two-tag frame of
+/// 65535 bytes (14 + 8 + 65513).
+pub const MTU_RANGE: std::ops::RangeInclusive<u32> = 46..=65513;
+
 impl FcsCheckCfg {
-    /// `max_frame` for an IP MTU: MTU + 14 (Ethernet header) + 8 (two VLAN tags).
+    /// The check at `data_bits` for an MTU (largest L2 payload).
     pub fn for_mtu(data_bits: u32, mtu: u32) -> FcsCheckCfg {
-        FcsCheckCfg {
-            data_bits,
-            max_frame: mtu + 14 + 8,
-        }
+        FcsCheckCfg { data_bits, mtu }
+    }
+
+    /// The largest frame, without FCS, that is not `oversize` for a frame with `tags` VLAN
+    /// tags (0..=2): 14 + 4 × `tags` + `mtu`.
+    pub fn max_frame(&self, tags: u32) -> u32 {
+        14 + 4 * tags + self.mtu
     }
 }
 
@@ -97,6 +115,8 @@ nicgen_edsl::record! {
         vlan: 1,
         /// 0x8808 at bytes 16-17.
         inner_mac_control: 1,
+        /// A second tag's TPID at bytes 16-17.
+        inner_vlan: 1,
     }
 }
 
@@ -143,23 +163,29 @@ pub fn max_beats_inside(data_bits: u32) -> u32 {
 pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Block<FcsCheckPorts>, ElabError> {
     let in_cfg = StreamCfg::new(cfg.data_bits, 0);
     in_cfg.check("eth_fcs_check")?;
-    if !(60..=65535).contains(&cfg.max_frame) {
+    if !MTU_RANGE.contains(&cfg.mtu) {
         return Err(ElabError::config(
             "eth_fcs_check",
             format!(
-                "max_frame {} is outside 60..=65535 (bytes without FCS; below 60 every frame \
-                 would be flagged, above 65535 the length counter makes no sense)",
-                cfg.max_frame
+                "mtu {} is outside {}..={} (below, an untagged minimum-size frame would be \
+                 flagged; above, a two-tag frame passes 65535 bytes)",
+                cfg.mtu,
+                MTU_RANGE.start(),
+                MTU_RANGE.end()
             ),
         ));
     }
     let cfg = *cfg;
     Block::build(
-        format!("eth_fcs_check_d{}_m{}", cfg.data_bits, cfg.max_frame),
+        format!("eth_fcs_check_d{}_mtu{}", cfg.data_bits, cfg.mtu),
         cfg,
         move |p: FcsCheckPorts| {
             doc("RX MAC framing: checks and strips the FCS; tuser on tlast = {mac_control,");
             doc("oversize, runt, fcs_bad, bad}. Latency 3 cycles (last beat), 1 beat/cycle.");
+            doc(&format!(
+                "oversize: longer than 14 + 4 x VLAN tags (0..2) + MTU {} bytes without FCS.",
+                cfg.mtu
+            ));
             let w = cfg.data_bits / 8;
             let hold_n = hold_beats(cfg.data_bits);
             let (s, m) = (p.s_axis, p.m_axis);
@@ -175,7 +201,8 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Block<FcsCheckPorts>, ElabErro
             let last = s.last();
 
             // ---- Frame position: bytes before this beat (saturating) and the frame length.
-            let cap = (cfg.max_frame as u64 + 5).max(64);
+            // It saturates above the largest limit (two tags, FCS included).
+            let cap = (cfg.max_frame(2) as u64 + 5).max(64);
             let cw = bits_for(cap + 2 * w as u64);
             let cnt = reg_init(cw, 0u32).enable(take).named("byte_cnt");
             let sat = cnt.ge(cap).named("cnt_sat");
@@ -224,8 +251,11 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Block<FcsCheckPorts>, ElabErro
             let et1_mac = (b12_88 & byte_is(13, 0x08)).named("ethertype_mac_control");
             let et1_tag = ((byte_is(12, 0x81) & byte_is(13, 0x00)) | (b12_88 & byte_is(13, 0xA8)))
                 .named("ethertype_vlan");
-            let et2_mac =
-                (byte_is(16, 0x88) & byte_is(last_hdr_byte, 0x08)).named("inner_mac_control");
+            let b16_88 = byte_is(16, 0x88);
+            let et2_mac = (b16_88 & byte_is(last_hdr_byte, 0x08)).named("inner_mac_control");
+            let et2_tag = ((byte_is(16, 0x81) & byte_is(last_hdr_byte, 0x00))
+                | (b16_88 & byte_is(last_hdr_byte, 0xA8)))
+            .named("inner_vlan");
 
             // ---- CRC over the beats, unused bytes counting as zero.
             let crc = beat_crc(data, keep, take, sof, adv);
@@ -243,6 +273,7 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Block<FcsCheckPorts>, ElabErro
                     mac_control: et1_mac,
                     vlan: et1_tag,
                     inner_mac_control: et2_mac,
+                    inner_vlan: et2_tag,
                 }
                 .pack(),
                 "ethertype_flags1",
@@ -251,7 +282,17 @@ pub fn eth_fcs_check(cfg: &FcsCheckCfg) -> Result<Block<FcsCheckPorts>, ElabErro
                 FrameFlags {
                     short: len1.lt(4u32),
                     runt: len1.lt(64u32),
-                    oversize: len1.gt(cfg.max_frame as u64 + 4),
+                    // Over the limit for its own tags (lengths here include the FCS). The
+                    // tags lie inside every frame long enough to be over a limit.
+                    oversize: mux(
+                        etf.vlan,
+                        mux(
+                            etf.inner_vlan,
+                            len1.gt(cfg.max_frame(2) as u64 + 4),
+                            len1.gt(cfg.max_frame(1) as u64 + 4),
+                        ),
+                        len1.gt(cfg.max_frame(0) as u64 + 4),
+                    ),
                     mac_control: (len1.ge(18u32) & etf.mac_control)
                         | (len1.ge(22u32) & etf.vlan & etf.inner_mac_control),
                 }
@@ -370,12 +411,13 @@ mod tests {
         for d in [8, 16, 32, 48, 64, 128, 512] {
             eth_fcs_check(&FcsCheckCfg::for_mtu(d, 1500)).unwrap();
         }
-        let e = eth_fcs_check(&FcsCheckCfg {
-            data_bits: 64,
-            max_frame: 40,
-        })
-        .unwrap_err();
-        assert!(e.mentions("max_frame 40"));
+        for mtu in [45, 65514] {
+            let e = eth_fcs_check(&FcsCheckCfg { data_bits: 64, mtu }).unwrap_err();
+            assert!(e.mentions(&format!("mtu {mtu}")));
+        }
+        for mtu in [46, 65513] {
+            eth_fcs_check(&FcsCheckCfg { data_bits: 64, mtu }).unwrap();
+        }
         assert!(eth_fcs_check(&FcsCheckCfg::for_mtu(24, 1500)).is_err());
     }
 

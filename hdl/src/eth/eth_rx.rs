@@ -65,8 +65,8 @@ use nicgen_edsl::prelude::*;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RxCfg {
     pub data_bits: u32,
-    /// Largest L2 payload; frames longer than `mtu + 22` bytes (two tags) without FCS are
-    /// `oversize`.
+    /// Largest L2 payload; a frame longer than `14 + 4 * tags + mtu` bytes without FCS, its own
+    /// VLAN tags counted (up to two), is `oversize`.
     pub mtu: u32,
     /// Parser header window, bytes.
     pub window: u32,
@@ -83,6 +83,7 @@ impl RxCfg {
             .next_power_of_two()
             .min(16384)
     }
+    /// The largest frame delivered, without FCS: two tags and `mtu` bytes of payload.
     pub fn max_frame(&self) -> u32 {
         self.mtu + 22
     }

@@ -172,7 +172,7 @@ pub const BLOCKS: &[Block] = &[
             },
             reg("DATA_BITS", 0x08, Ro, "Datapath (and DMA) width in bits."),
             reg("CLOCK_KHZ", 0x0C, Ro, "The preset's clock, kHz (device time base)."),
-            reg("MTU", 0x10, Ro, "Largest L2 payload accepted, bytes (frames up to MTU + 22 without FCS)."),
+            reg("MTU", 0x10, Ro, "Largest L2 payload accepted, bytes (frames up to 14 + 4 x VLAN tags + MTU without FCS)."),
             Reg {
                 fields: &[
                     f("queues", 0, 16, "send, receive and completion queues (each)"),
@@ -243,7 +243,7 @@ pub const BLOCKS: &[Block] = &[
             reg("RX_FRAMES", 0x00, Ro64, "Frames received from the wire (every frame, delivered or dropped)."),
             reg("RX_DELIVERED", 0x08, Ro64, "Frames the RX path delivered."),
             reg("RX_DROP_RUNT", 0x10, Ro64, "Frames dropped: shorter than 64 bytes with FCS."),
-            reg("RX_DROP_OVERSIZE", 0x18, Ro64, "Frames dropped: longer than MTU + 26 bytes with FCS."),
+            reg("RX_DROP_OVERSIZE", 0x18, Ro64, "Frames dropped: longer than 18 + 4 x VLAN tags (0..2) + MTU bytes with FCS."),
             reg("RX_DROP_FCS", 0x20, Ro64, "Frames dropped: bad FCS."),
             reg("RX_DROP_MAC_CONTROL", 0x28, Ro64, "Frames dropped: MAC control (EtherType 0x8808, PAUSE)."),
             reg("RX_MALFORMED", 0x30, Ro64, "Delivered frames flagged malformed."),

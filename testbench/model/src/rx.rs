@@ -32,8 +32,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// RX configuration (what the driver programs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RxConfig {
-    /// Largest frame without FCS that is not `oversize`.
-    pub max_frame: usize,
+    /// Largest L2 payload: a frame without FCS longer than 14 + 4 × its VLAN tags + `mtu` is
+    /// `oversize` ([`crate::mac::max_frame`]).
+    pub mtu: usize,
     /// Header window of the parser, bytes.
     pub window: usize,
     /// Toeplitz key.
@@ -161,7 +162,7 @@ impl RxReport {
 /// What the NIC reports for one frame as it came off the wire (FCS included), and the frame it
 /// delivers to the host (FCS removed, outer VLAN tag stripped), if any.
 pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
-    let v = fcs_check(wire, cfg.max_frame);
+    let v = fcs_check(wire, cfg.mtu);
     let drop = if v.runt {
         Some(DropReason::Runt)
     } else if v.oversize {
@@ -283,7 +284,7 @@ mod tests {
 
     fn cfg() -> RxConfig {
         RxConfig {
-            max_frame: 1522,
+            mtu: 1500,
             window: 128,
             rss_key: MICROSOFT_KEY,
             rss_enables: 0x3F,

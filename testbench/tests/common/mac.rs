@@ -12,8 +12,9 @@ use nicgen_tb::Sim;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// `max_frame` of the check under test: a 1500-byte MTU, untagged (1514 bytes without FCS).
-pub const MAX_FRAME: u32 = 1514;
+/// MTU of the check under test: 1500 bytes, so frames of 1514 bytes without FCS untagged, 1518
+/// with one VLAN tag and 1522 with two.
+pub const MTU: u32 = 1500;
 
 /// The `tuser` bits `eth_fcs_check` sets for a verdict.
 pub fn tuser_of(v: &RxVerdict) -> u64 {

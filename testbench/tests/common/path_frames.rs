@@ -100,6 +100,49 @@ pub fn wire_frames(seed: u64, n: usize, mtu: usize) -> Vec<Vec<u8>> {
     out
 }
 
+/// The TPIDs of the size-limit frames (outermost first) and the tags the size check must count:
+/// none, a C-tag, an S-tag, S+C, C+C, C+S, three tags (the third is payload) and 0x9100 (not a
+/// TPID here).
+pub const TAGGINGS: [(&[u16], usize); 8] = [
+    (&[], 0),
+    (&[0x8100], 1),
+    (&[0x88A8], 1),
+    (&[0x88A8, 0x8100], 2),
+    (&[0x8100, 0x8100], 2),
+    (&[0x8100, 0x88A8], 2),
+    (&[0x88A8, 0x8100, 0x8100], 2),
+    (&[0x9100], 0),
+];
+
+/// Frames as they come off the wire (good FCS) at the size limit and one byte over, for each of
+/// [`TAGGINGS`]: IPv4/UDP frames of 14 + 4 × tags + `mtu` and one more bytes without FCS, the
+/// tags in front of the EtherType; then the L2 payload 8 bytes over the MTU, untagged (at MTU
+/// 1500: 1,508 bytes of payload, 1,522 bytes). Each with whether it is oversize.
+pub fn size_limit_frames(mtu: usize) -> Vec<(Vec<u8>, bool)> {
+    let mut v = Vec::new();
+    for (seq, (tpids, tags)) in TAGGINGS.iter().enumerate() {
+        let limit = 14 + 4 * tags + mtu;
+        for (len, over) in [(limit, false), (limit + 1, true)] {
+            let mut f = nicgen::traffic::udp_frame(len - 4 * tpids.len(), seq);
+            for (i, t) in tpids.iter().enumerate() {
+                let tci = (0x0100 + seq as u16 * 16 + i as u16).to_be_bytes();
+                let at = 12 + 4 * i;
+                f.splice(
+                    at..at,
+                    [t.to_be_bytes()[0], t.to_be_bytes()[1], tci[0], tci[1]],
+                );
+            }
+            assert_eq!(f.len(), len);
+            append_fcs(&mut f);
+            v.push((f, over));
+        }
+    }
+    let mut f = nicgen::traffic::udp_frame(14 + mtu + 8, 99);
+    append_fcs(&mut f);
+    v.push((f, true));
+    v
+}
+
 /// Host frames: IPv4/IPv6 TCP/UDP with garbage in the checksum fields, VLAN-tagged ones, non-IP,
 /// short and truncated ones.
 pub fn host_frames(seed: u64, n: usize) -> Vec<(Vec<u8>, TxRequest)> {

@@ -11,7 +11,7 @@ use nicgen_hdl::eth::eth_fcs_append::{
 use nicgen_hdl::eth::eth_fcs_check::{eth_fcs_check, FcsCheckCfg};
 use nicgen_model::crc32::{check_fcs, crc32, RESIDUE};
 use nicgen_model::mac::{fcs_append, fcs_check};
-use nicgen_tests::mac::{back_to_back_frames, body, run_back_to_back, tuser_of, MAX_FRAME};
+use nicgen_tests::mac::{back_to_back_frames, body, run_back_to_back, tuser_of, MTU};
 use nicgen_tests::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -78,7 +78,7 @@ fn fcs_append_then_check_round_trips() {
             dut(&eth_fcs_append(&FcsAppendCfg { data_bits: w }).unwrap()),
             dut(&eth_fcs_check(&FcsCheckCfg {
                 data_bits: w,
-                max_frame: MAX_FRAME,
+                mtu: MTU,
             })
             .unwrap()),
         ) else {
@@ -115,7 +115,7 @@ fn fcs_append_then_check_round_trips() {
         for (i, ((g, u), f)) in rx[0].iter().zip(&frames).enumerate() {
             let mut padded = f.clone();
             padded.resize(f.len().max(60), 0);
-            let want = fcs_check(&fcs_append(f), MAX_FRAME as usize);
+            let want = fcs_check(&fcs_append(f), MTU as usize);
             assert!(!want.fcs_bad && !want.runt);
             assert_eq!((g, *u), (&padded, tuser_of(&want)), "w={w}: frame {i}");
         }

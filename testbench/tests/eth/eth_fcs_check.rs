@@ -2,20 +2,24 @@
 //! on `tuser`) against `nicgen_model::mac::fcs_check`, over bus width (8, 64, 512 bits) x idle x
 //! backpressure and at 16, 48 and 128 bits, monitors on every stream, `verilator -Wall` clean;
 //! plus a zero-bubble run: back-to-back frames never stall the input. One run at 64 bits is
-//! replayed on Icarus and must agree with Verilator cycle by cycle.
+//! replayed on Icarus and must agree with Verilator cycle by cycle. The size limit counts the
+//! frame's own VLAN tags: every run has untagged, one-tag and two-tag frames at exactly their
+//! limit (14 + 4 × tags + MTU bytes without FCS) and one byte over.
 
 use nicgen_hdl::eth::eth_fcs_check::{eth_fcs_check, FcsCheckCfg};
 use nicgen_model::crc32::append_fcs;
 use nicgen_model::mac::{fcs_append, fcs_check, RxVerdict};
-use nicgen_tests::mac::{back_to_back_frames, body, run_back_to_back, tuser_of, MAX_FRAME};
+use nicgen_tests::mac::{back_to_back_frames, body, run_back_to_back, tuser_of, MTU};
+use nicgen_tests::path_frames::size_limit_frames;
 use nicgen_tests::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 /// Frames as they come off the wire: random bodies 1..=200 bytes with their FCS, one in five
 /// corrupted (one bit anywhere, FCS included); raw scraps of 1..=8 bytes; MAC control frames
-/// (untagged, behind a C-tag or an S-tag, and 0x8808 where it is really FCS); the 60/64/65 and
-/// 1514/1515 boundaries.
+/// (untagged, behind a C-tag or an S-tag, and 0x8808 where it is really FCS); the 60/64/65
+/// boundaries; the size limits with 0, 1 and 2 tags, and one byte over
+/// ([`size_limit_frames`]).
 fn wire_frames(seed: u64, n: usize) -> Vec<Vec<u8>> {
     let mut rng = StdRng::seed_from_u64(seed);
     fn with_fcs(mut b: Vec<u8>, rng: &mut StdRng) -> Vec<u8> {
@@ -27,9 +31,19 @@ fn wire_frames(seed: u64, n: usize) -> Vec<Vec<u8>> {
         b
     }
     let mut v = Vec::new();
-    for len in [56, 59, 60, 61, 1514, 1515] {
+    for len in [56, 59, 60, 61] {
         let b = body(&mut rng, len);
         v.push(with_fcs(b, &mut rng));
+    }
+    // The size limits: the model must agree with what each frame was built as.
+    for (f, over) in size_limit_frames(MTU as usize) {
+        assert_eq!(
+            fcs_check(&f, MTU as usize).oversize,
+            over,
+            "{} bytes",
+            f.len()
+        );
+        v.push(f);
     }
     for tag in [None, Some(0x8100u16), Some(0x88A8), Some(0x9100)] {
         let mut b = body(&mut rng, 60);
@@ -76,7 +90,7 @@ fn fcs_check_matches_the_model() {
     for (wi, w) in WIDTHS.into_iter().enumerate() {
         let Some(d) = dut(&eth_fcs_check(&FcsCheckCfg {
             data_bits: w,
-            max_frame: MAX_FRAME,
+            mtu: MTU,
         })
         .unwrap()) else {
             return;
@@ -85,10 +99,7 @@ fn fcs_check_matches_the_model() {
         for (ki, k) in matrix(600 + wi as u64).into_iter().enumerate() {
             let mut sim = recording_sim(&d);
             let frames = wire_frames(k.seed, 60);
-            let want: Vec<RxVerdict> = frames
-                .iter()
-                .map(|f| fcs_check(f, MAX_FRAME as usize))
-                .collect();
+            let want: Vec<RxVerdict> = frames.iter().map(|f| fcs_check(f, MTU as usize)).collect();
             let input: Vec<(Vec<u8>, u64)> = frames.iter().map(|f| (f.clone(), 0)).collect();
             let n = frames.len();
             let got = run_frames(
@@ -142,7 +153,7 @@ fn back_to_back_frames_take_their_ideal_beats() {
         // The input is never stalled, so the run takes the input beats plus the latency.
         let Some(c) = dut(&eth_fcs_check(&FcsCheckCfg {
             data_bits: w,
-            max_frame: MAX_FRAME,
+            mtu: MTU,
         })
         .unwrap()) else {
             return;
@@ -174,7 +185,7 @@ fn other_widths_and_pipelining() {
     for w in [16u32, 48, 128] {
         let Some(c) = dut(&eth_fcs_check(&FcsCheckCfg {
             data_bits: w,
-            max_frame: MAX_FRAME,
+            mtu: MTU,
         })
         .unwrap()) else {
             return;
@@ -194,7 +205,7 @@ fn other_widths_and_pipelining() {
             |_| {},
         );
         for (i, ((g, u), f)) in got[0].iter().zip(&wire).enumerate() {
-            let e = fcs_check(f, MAX_FRAME as usize);
+            let e = fcs_check(f, MTU as usize);
             assert_eq!(
                 (g, *u),
                 (&e.frame, tuser_of(&e)),
@@ -209,8 +220,8 @@ fn other_widths_and_pipelining() {
 fn impossible_parameters_are_rejected() {
     let e = eth_fcs_check(&FcsCheckCfg {
         data_bits: 64,
-        max_frame: 59,
+        mtu: 45,
     })
     .unwrap_err();
-    assert!(e.mentions("max_frame 59"), "{e}");
+    assert!(e.mentions("mtu 45"), "{e}");
 }

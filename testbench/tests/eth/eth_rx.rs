@@ -1,13 +1,15 @@
 //! The RX path (`eth_rx`) against the golden model `nicgen_model::rx::rx_frame`: well-formed
 //! and malformed frames, VLAN tags, bad FCS, runts, oversize and MAC-control frames, at 8, 64,
-//! 512 bits and the widths of the nic128 and nic256 presets, with random idle and backpressure; every frame in gives one report, in order,
-//! and the delivered frames match byte for byte.
+//! 512 bits and the widths of the nic128 and nic256 presets, with random idle and backpressure;
+//! every frame in gives one report, in order, and the delivered frames match byte for byte. The
+//! size limit counts each frame's own VLAN tags: frames at 14 + 4 × tags + MTU bytes are
+//! delivered, one byte more are dropped.
 
 use nicgen::sim_rx::{model_cfg, run_rx, rx_cfg, rx_model_with, Knobs};
 use nicgen_hdl::preset::Preset;
 use nicgen_model::crc32::append_fcs;
-use nicgen_model::rx::rx_frame;
-use nicgen_tests::path_frames::wire_frames;
+use nicgen_model::rx::{rx_frame, DropReason};
+use nicgen_tests::path_frames::{size_limit_frames, wire_frames};
 use nicgen_tests::watched;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -67,6 +69,56 @@ fn rx_path_matches_the_model() {
                 run.delivered, delivered,
                 "w={data_bits} seed {seed}: delivered frames"
             );
+        }
+    }
+}
+
+/// The size limit with the frame's own tags: untagged, one-tag and two-tag frames (C and S
+/// tags in every order, a third tag that counts as payload, a TPID the check does not know) at
+/// exactly their limit are delivered, one byte longer are dropped as oversize; so is an
+/// untagged frame with 1,508 bytes of L2 payload at MTU 1500. At 64 bits with MTU 1500, at 8
+/// and 512 bits with the preset's jumbo MTU; without and with random idle and backpressure.
+#[test]
+fn rx_path_size_limit_counts_the_frames_own_tags() {
+    if !required() {
+        return;
+    }
+    for (preset, data_bits, mtu) in [
+        ("nic64", 64u32, Some(1500)),
+        ("nic64", 8, None),
+        ("nic512", 512, None),
+    ] {
+        let mut p = Preset::builtin(preset).unwrap();
+        p.data_bits = data_bits;
+        let cfg = rx_cfg(&p, mtu);
+        let model = watched(|t| rx_model_with(&cfg, preset, t).unwrap());
+        let mcfg = model_cfg(&cfg);
+        let cases = size_limit_frames(cfg.mtu as usize);
+        let frames: Vec<Vec<u8>> = cases.iter().map(|c| c.0.clone()).collect();
+        for (ki, (idle, bp)) in [(0.0, 0.0), (0.3, 0.4)].into_iter().enumerate() {
+            let seed = 5000 + u64::from(data_bits) * 10 + ki as u64;
+            let k = Knobs {
+                seed,
+                idle,
+                backpressure: bp,
+            };
+            let run = run_rx(&model, &cfg, &frames, None, k, |_| {}).unwrap();
+            assert_eq!(run.reports.len(), frames.len(), "w={data_bits}: reports");
+            let mut delivered = Vec::new();
+            for (i, ((f, over), got)) in cases.iter().zip(&run.reports).enumerate() {
+                let ctx = format!(
+                    "w={data_bits} mtu {} seed {seed} frame {i} ({} bytes with FCS, {:02x?})",
+                    cfg.mtu,
+                    f.len(),
+                    &f[12..22]
+                );
+                let want_drop = over.then_some(DropReason::Oversize);
+                assert_eq!(got.drop, want_drop, "{ctx}");
+                let (want, d) = rx_frame(f, &mcfg);
+                assert_eq!(got, &want, "{ctx}");
+                delivered.extend(d);
+            }
+            assert_eq!(run.delivered, delivered, "w={data_bits}: delivered frames");
         }
     }
 }

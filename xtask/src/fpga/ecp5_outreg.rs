@@ -7,8 +7,10 @@
 //! near 146 MHz by the tool flow rather than by its logic. This pass does what those tools do,
 //! on the `synth_ecp5` JSON netlist, before place and route:
 //!
-//! for each read port (A or B) of each `DP16KD` in `NOREG` mode whose every used data output
-//! `DOx<i>` drives exactly one cell input, the `DI` of a `TRELLIS_FF` that
+//! for each read port (A or B) of each `DP16KD` in `NOREG` mode, with no reset in use on the
+//! port (`RSTx` absent or constant 0), the RAM's `GSR` disabled and `CLKx`/`OCEx` not inverted,
+//! whose every used data output `DOx<i>` drives exactly one cell input, the `DI` of a
+//! `TRELLIS_FF` that
 //! - is clocked by the port's clock, rising edge (`CLKMUX = CLK`),
 //! - has no set/reset in use (`LSR` absent or constant 0) and no `GSR`,
 //! - and shares one clock enable with the others (or none),
@@ -18,6 +20,9 @@
 //! what the flip-flops held, cycle for cycle: it loads the RAM's read data on the same edge
 //! under the same enable, and nothing else read the RAM's outputs. Anything that does not
 //! match is left as it is.
+//!
+//! The flow proves every netlist this pass changes equivalent to the one it read
+//! ([`super::outreg_check`]), with the output register modelled as described above.
 
 use anyhow::{anyhow, Result};
 use serde_json::{json, Value};
@@ -105,6 +110,19 @@ pub fn absorb_bram_output_regs(netlist: &mut Value, top: &str) -> Result<usize> 
             let Some(clk) = port_bit(c, &format!("CLK{side}")) else {
                 continue;
             };
+            // The output register is also reset by RSTx and by the global set/reset; a port
+            // that uses either, or inverts its clock or enable, keeps its flip-flops.
+            let rst_free = match port_bit(c, &format!("RST{side}")) {
+                None => true,
+                Some(b) => b.as_str() == Some("0"),
+            };
+            let plain = |p: &str| {
+                let v = param(c, &format!("{p}{side}MUX"));
+                v.is_empty() || v == format!("{p}{side}")
+            };
+            if !rst_free || param(c, "GSR") != "DISABLED" || !plain("CLK") || !plain("OCE") {
+                continue;
+            }
             let mut moves = Vec::new();
             let mut ce: Option<Bit> = None;
             let mut ok = true;
@@ -204,7 +222,7 @@ mod tests {
             "ram".into(),
             json!({
                 "type": "DP16KD",
-                "parameters": {"REGMODE_A": "NOREG", "REGMODE_B": "NOREG"},
+                "parameters": {"REGMODE_A": "NOREG", "REGMODE_B": "NOREG", "GSR": "DISABLED"},
                 "port_directions": {"CLKB": "input", "CEB": "input", "OCEB": "input",
                                     "DOB0": "output", "DOB1": "output", "DOB2": "output"},
                 "connections": {"CLKB": [2], "CEB": [4], "OCEB": ["1"],
@@ -259,6 +277,23 @@ mod tests {
         let before = n.clone();
         assert_eq!(absorb_bram_output_regs(&mut n, "top").unwrap(), 0);
         assert_eq!(n, before);
+    }
+
+    #[test]
+    fn leaves_a_ram_port_with_a_reset_or_global_set_reset() {
+        let mut n = netlist(json!({}), false);
+        n["modules"]["top"]["cells"]["ram"]["connections"]["RSTB"] = json!([7]);
+        let before = n.clone();
+        assert_eq!(absorb_bram_output_regs(&mut n, "top").unwrap(), 0);
+        assert_eq!(n, before);
+        let mut n = netlist(json!({}), false);
+        n["modules"]["top"]["cells"]["ram"]["parameters"]["GSR"] = json!("ENABLED");
+        let before = n.clone();
+        assert_eq!(absorb_bram_output_regs(&mut n, "top").unwrap(), 0);
+        assert_eq!(n, before);
+        let mut n = netlist(json!({}), false);
+        n["modules"]["top"]["cells"]["ram"]["connections"]["RSTB"] = json!(["0"]);
+        assert_eq!(absorb_bram_output_regs(&mut n, "top").unwrap(), 1);
     }
 
     #[test]

