@@ -341,11 +341,12 @@ pub(crate) fn check_equivalent(
     }
     // Each netlist on its own with the cell library's simulation models, flattened; then the
     // two side by side and the proof. `equiv_status -assert` fails on any signal left
-    // unproved.
+    // unproved. `-nooverwrite`: newer Yosys releases include `cells_ff.vh` twice from
+    // `cells_sim.v` (identical definitions), which is a re-definition error without it.
     let mut script = String::new();
     for m in ["gold", "gate"] {
         script += &format!(
-            "read_verilog +/ecp5/cells_sim.v\nread_json outreg_{m}.json\n\
+            "read_verilog -nooverwrite +/ecp5/cells_sim.v\nread_json outreg_{m}.json\n\
              hierarchy -check -top {m}\nproc\nflatten -wb\nmemory_map\nopt_clean\n\
              design -stash {m}\n"
         );
