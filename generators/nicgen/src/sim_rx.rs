@@ -185,23 +185,6 @@ pub fn program_rss_key(sim: &mut Sim, key: &[u8; 40]) -> Result<()> {
     Ok(())
 }
 
-/// The report of a frame dropped for `reason`: nothing else is known about it.
-pub fn dropped(reason: DropReason) -> RxReport {
-    RxReport {
-        drop: Some(reason),
-        vlan: None,
-        l3: None,
-        l4: None,
-        l3_csum_ok: None,
-        l4_csum_ok: None,
-        csum: None,
-        malformed: None,
-        rss_type: None,
-        rss_hash: None,
-        queue: None,
-    }
-}
-
 /// Decode one `m_axis_meta` record into a report.
 pub fn decode(cfg: &RxCfg, bytes: &[u8]) -> RxReport {
     let f = RxMeta::shape(cfg.rss.queue_bits()).decode(bytes);
@@ -215,7 +198,7 @@ pub fn decode(cfg: &RxCfg, bytes: &[u8]) -> RxReport {
         } else {
             DropReason::MacControl
         };
-        return dropped(reason);
+        return RxReport::dropped(reason);
     }
     let l3 = match f.l3 {
         1 => Some("ipv4"),
@@ -352,7 +335,7 @@ mod tests {
             rss_hash: Some(0x1234_5678),
             queue: Some(3),
         };
-        let oversize = dropped(DropReason::Oversize);
+        let oversize = RxReport::dropped(DropReason::Oversize);
         let plain = RxReport {
             rss_type: Some(RssType::None),
             malformed: None,

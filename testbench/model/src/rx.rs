@@ -97,6 +97,25 @@ pub struct RxReport {
     pub queue: Option<u32>,
 }
 
+impl RxReport {
+    /// The report of a frame dropped for `reason`: nothing else is known about it.
+    pub fn dropped(reason: DropReason) -> RxReport {
+        RxReport {
+            drop: Some(reason),
+            vlan: None,
+            l3: None,
+            l4: None,
+            l3_csum_ok: None,
+            l4_csum_ok: None,
+            csum: None,
+            malformed: None,
+            rss_type: None,
+            rss_hash: None,
+            queue: None,
+        }
+    }
+}
+
 /// The name of a [`malformed`] code as reports print it.
 pub fn malformed_name(code: u8) -> &'static str {
     use malformed::*;
@@ -174,21 +193,8 @@ pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
     } else {
         None
     };
-    if drop.is_some() {
-        let none = RxReport {
-            drop,
-            vlan: None,
-            l3: None,
-            l4: None,
-            l3_csum_ok: None,
-            l4_csum_ok: None,
-            csum: None,
-            malformed: None,
-            rss_type: None,
-            rss_hash: None,
-            queue: None,
-        };
-        return (none, None);
+    if let Some(reason) = drop {
+        return (RxReport::dropped(reason), None);
     }
     let f = &v.frame;
     let p = parse_headers(f, cfg.window);
