@@ -171,12 +171,13 @@ impl Sim {
     /// Sets an input (upper words of a port wider than 64 bits become zero).
     /// Panics if `port` is an output or `value` does not fit the port's width.
     pub fn set(&mut self, port: PortId, value: u64) {
-        let name = self.port_name(port).to_string();
-        let (words, width) = self.input_words(port, "set");
+        let width = self.width(port);
         assert!(
             width >= 64 || value >> width == 0,
-            "set: value {value:#x} does not fit input `{name}` ({width} bits)"
+            "set: value {value:#x} does not fit input `{}` ({width} bits)",
+            self.port_name(port)
         );
+        let (words, _) = self.input_words(port, "set");
         words.fill(0);
         words[0] = value;
     }
@@ -188,26 +189,29 @@ impl Sim {
 
     /// Sets an input of any width. Panics if it does not fit.
     pub fn set_big(&mut self, port: PortId, value: &BigUint) {
-        let name = self.port_name(port).to_string();
         let (words, width) = self.input_words(port, "set_big");
         if layout::big_to_words(value, width, words).is_none() {
-            panic!("set_big: value {value:#x} does not fit input `{name}` ({width} bits)");
+            panic!(
+                "set_big: value {value:#x} does not fit input `{}` ({width} bits)",
+                self.port_name(port)
+            );
         }
     }
 
     /// Sets an input from little-endian bytes (byte 0 = bits 7..0). Missing high bytes are zero.
     /// Panics if the bytes hold bits beyond the port's width.
     pub fn set_bytes_le(&mut self, port: PortId, bytes: &[u8]) {
-        let name = self.port_name(port).to_string();
-        let (words, width) = self.input_words(port, "set_bytes_le");
+        let width = self.width(port);
         let nbytes = (width as usize).div_ceil(8);
         let fits = bytes.len() <= nbytes
             && (bytes.len() < nbytes || width % 8 == 0 || bytes[nbytes - 1] >> (width % 8) == 0);
         assert!(
             fits,
-            "set_bytes_le: {} bytes do not fit input `{name}` ({width} bits)",
-            bytes.len()
+            "set_bytes_le: {} bytes do not fit input `{}` ({width} bits)",
+            bytes.len(),
+            self.port_name(port)
         );
+        let (words, _) = self.input_words(port, "set_bytes_le");
         words.fill(0);
         for (i, b) in bytes.iter().enumerate() {
             words[i / 8] |= u64::from(*b) << ((i % 8) * 8);
