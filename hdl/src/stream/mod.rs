@@ -37,7 +37,8 @@ pub mod stream_skid;
 
 pub use record_fifo::{record_fifo, RecordFifoPorts};
 pub use record_reg_slice::{
-    beat_reg_slice, record_reg_slice, record_reg_slice_wide, stream_reg_slice, BeatReg, RecordReg,
+    beat_reg_slice, record_reg_slice, record_reg_slice_ctl, record_reg_slice_wide,
+    stream_reg_slice, BeatReg, RecordReg,
 };
 pub use stream_bytes::{OutStage, SpliceCmd, SplicePorts};
 pub use stream_delete::{stream_delete, DeleteCfg};

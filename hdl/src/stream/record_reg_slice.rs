@@ -27,6 +27,9 @@ pub struct RecordReg {
     pub data: Sig,
     /// Its valid (a flop).
     pub valid: Sig,
+    /// The same valid from a copy of its own for the consumer's handshake
+    /// ([`record_reg_slice_ctl`]); `valid` itself otherwise.
+    pub valid_ctl: Sig,
     /// The downstream ready: the caller sets it.
     pub ready: Sig,
     /// The upstream ready (a flop: the skid register is empty): connect it to the source.
@@ -35,7 +38,24 @@ pub struct RecordReg {
 
 /// Registers `data`/`valid` as `<name>_data`/`<name>_valid`, with the skid register
 /// `<name>_skid_*`; latency 1, 1 record/cycle.
+#[track_caller]
 pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
+    slice(name, data, valid, false)
+}
+
+/// [`record_reg_slice`] whose output valid has one more copy, `<name>_valid_ctl`
+/// ([`RecordReg::valid_ctl`]), for a consumer that decides its handshake from the valid in a
+/// cycle already full (a splice's first beat waits for its command): that copy's only loads
+/// are the consumer's, so the placer puts it beside them, not beside the slice's own control
+/// flops (docs/TIMING.md, rule 3). It loads under the data registers' enable, which reads the
+/// complemented copy, so its next-state logic differs from copy 0's and synthesis keeps both.
+#[track_caller]
+pub fn record_reg_slice_ctl(name: &str, data: Sig, valid: Sig) -> RecordReg {
+    slice(name, data, valid, true)
+}
+
+#[track_caller]
+fn slice(name: &str, data: Sig, valid: Sig, ctl: bool) -> RecordReg {
     let ready = wire(1).named(&format!("{name}_ready"));
     // The output valid, twice: copy 0 (`<name>_valid`) is the output and feeds the control
     // flops, copy 1 (`<name>_valid_n1`) only the data registers' enable (see `load_data`).
@@ -68,9 +88,17 @@ pub fn record_reg_slice(name: &str, data: Sig, valid: Sig) -> RecordReg {
         .enable(load_data)
         .named(&format!("{name}_data"));
     data_q.set(mux(skid_v, skid_d, data));
+    let valid_ctl = if ctl {
+        let c = reg_init(1, 0u32).named(&format!("{name}_valid_ctl")).keep();
+        c.set_if(load_data, next_v);
+        c
+    } else {
+        valid_q.get(0)
+    };
     RecordReg {
         data: data_q,
         valid: valid_q.get(0),
+        valid_ctl,
         ready,
         s_ready,
     }
@@ -199,6 +227,7 @@ pub fn record_reg_slice_wide(name: &str, data: Sig, valid: Sig) -> RecordReg {
     RecordReg {
         data: cat(&[parts[1], parts[0]]).named(&format!("{name}_data")),
         valid: valid_q.get(0),
+        valid_ctl: valid_q.get(0),
         ready,
         s_ready,
     }

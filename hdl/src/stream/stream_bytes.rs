@@ -28,7 +28,9 @@
 //! as mux selects in front of the flop (docs/TIMING.md, rule 10). So a lane is a 2- to 4-input
 //! mux whose selects are flops, and the input's ready is one LUT of those flops, the command's
 //! valid (a register slice of the engine's own, rule 9) and the output stage's room
-//! ([`OutStage`]).
+//! ([`OutStage`]). The take is built twice from separate copies of the command's valid: one
+//! for the control state and its decode flops, one for the history registers' enables (rule 3),
+//! so the decodes' take is a net of a few dozen loads rather than one per data bit as well.
 //!
 //! The engine is built in stages, each a function in the file of its part: the command slice
 //! (here), the plan's analysis (`plan.rs`: which registers the lanes read, where each template
@@ -42,7 +44,7 @@ mod plan;
 pub use plan::SpliceKind;
 pub(crate) use plan::{plans, Plan};
 
-use super::{record_reg_slice, Stream, StreamCfg};
+use super::{record_reg_slice_ctl, Stream, StreamCfg};
 use control::{control, handshake, next_state};
 use datapath::{history, lanes, out_reg_handshake, out_register, out_slice, OutSide};
 use nicgen_edsl::prelude::*;
@@ -63,7 +65,7 @@ pub enum OutStage {
     /// but its upstream ready is a flop, so the take is one LUT of flops (the input's valid, the
     /// slot, the first beat, the command's valid, the room) and the next block's ready stops at
     /// the slice. The RX VLAN strip uses it (at every width): with a register, the route from
-    /// the output valid through the take's 91 loads into the decode flops would be long.
+    /// the output valid through the take into the decode flops would be long.
     Slice,
 }
 
@@ -135,8 +137,10 @@ impl SpliceCfg {
 pub(super) struct CmdSlice {
     /// The registered command's fields.
     pub fields: SpliceCmd,
-    /// Its valid (a flop).
+    /// Its valid (a flop of the handshake's own: the control take).
     pub valid: Sig,
+    /// The same valid from the slice's output copy: the data take.
+    pub valid_data: Sig,
     /// The slice's downstream ready: the handshake sets it.
     pub ready: Sig,
 }
@@ -145,11 +149,12 @@ pub(super) struct CmdSlice {
 /// its valid, which must not come from the requester's logic, placed elsewhere, into every
 /// decode flop (docs/TIMING.md, rule 9). The slice's ready (`s_axis_cmd_tready`) is a flop.
 fn command_slice(cmd: &RecordStream<SpliceCmd<u32>>) -> CmdSlice {
-    let q = record_reg_slice("cmd", cmd.data, cmd.valid);
+    let q = record_reg_slice_ctl("cmd", cmd.data, cmd.valid);
     cmd.ready.set(q.s_ready);
     CmdSlice {
         fields: cmd.shape.unpack(q.data),
-        valid: q.valid,
+        valid: q.valid_ctl,
+        valid_data: q.valid,
         ready: q.ready,
     }
 }
@@ -159,14 +164,19 @@ fn command_slice(cmd: &RecordStream<SpliceCmd<u32>>) -> CmdSlice {
 pub(crate) fn splice(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat: usize, p: SplicePorts) {
     let w = (cfg.stream.data_bits / 8) as usize;
     let (s, m) = (&p.s_axis, &p.m_axis);
+    // The input's take, twice: `take` for the control state and its decode flops, `take_data`
+    // for the history registers' enables (one load per data bit), each from its own copy of
+    // the command's valid, so that the decode flops do not sit behind the data registers' net
+    // (docs/TIMING.md, rule 3).
     let take = wire(1).named("take");
+    let take_data = wire(1).named("take_data");
     let cmd = command_slice(&p.cmd);
     let progs = Progs::new(en_plan, dis_plan, sat);
     let mut ctl = control(&progs, sat, w, take, s.last(), cmd.fields.en);
     let used = lane_use(&progs, w, cfg.n as usize);
-    let hist = history(cfg, s, cmd.fields.bytes, &mut ctl, take, &used);
+    let hist = history(cfg, s, cmd.fields.bytes, &mut ctl, take_data, &used);
     let acts = acts(&progs);
-    let hs = handshake(cfg, &progs, &acts, &mut ctl, &hist, s, &cmd, take);
+    let hs = handshake(cfg, &progs, &acts, &mut ctl, &hist, s, &cmd, (take, take_data));
     next_state(&ctl, &hs, cmd.fields.en, take, s.last());
     let out_reg =
         (cfg.out == OutStage::Register).then(|| out_reg_handshake(m, ctl.oready, hs.emit_valid));

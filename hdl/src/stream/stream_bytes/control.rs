@@ -343,8 +343,9 @@ pub(super) struct Handshake {
     pub emit_valid: Sig,
 }
 
-/// The handshake: drives the input's ready, `take` and the command slice's ready, and decides
-/// emissions and frame ends.
+/// The handshake: drives the input's ready, the take (`take` for the control state,
+/// `take_data` for the history registers: the same value from different flops) and the
+/// command slice's ready, and decides emissions and frame ends.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn handshake(
     cfg: &SpliceCfg,
@@ -354,7 +355,7 @@ pub(super) fn handshake(
     hist: &History,
     s: &Stream,
     cmd: &CmdSlice,
-    take: Sig,
+    (take, take_data): (Sig, Sig),
 ) -> Handshake {
     let (first, cons_slot, ended, oready) = (ctl.first, ctl.cons_slot, ctl.ended, ctl.oready);
     let dec = &mut ctl.dec;
@@ -447,6 +448,7 @@ pub(super) fn handshake(
     let s_ready = (slot & (!first | cmd.valid) & out_ok).named("s_ready");
     s.ready().set(s_ready);
     take.set(s.valid() & s_ready);
+    take_data.set(s.valid() & slot & (!first | cmd.valid_data) & out_ok);
     // The command slice's ready, written out rather than as `take & first`: the slice loads
     // only while it holds no command or gives it up (`!valid | ready`), so its own valid needs
     // not be in the ready, and its enables are not behind `take`, whose decode flops' 2:1
