@@ -1,10 +1,11 @@
 //! The whole NIC in MAC loopback under the real driver (`nicgen::sim_loopback`): random frames
-//! with checksum, VLAN and inline-header requests on several queues at once come back exactly
-//! as the golden model says, while the rings wrap many times and the simulated host answers DMA
+//! with checksum, VLAN and inline-header requests on several queues at once, by pointer or
+//! (`TxMode::Inline`) the small ones wholly in the WQE, come back exactly as the golden model
+//! says, while the rings wrap many times and the simulated host answers DMA
 //! reads late, out of order, and with stalls. `NICGEN_LOOPBACK_FRAMES` sets the frames per run
 //! (400 by default, as in CI); `nicgen sim loopback --frames 10000` is the long run.
 
-use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts};
+use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts, TxMode};
 use nicgen_hdl::preset::Preset;
 use nicgen_host::DmaConfig;
 
@@ -16,6 +17,10 @@ fn frames() -> usize {
 }
 
 fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
+    run_mode(preset, queues, max_len, dma, TxMode::Plain);
+}
+
+fn run_mode(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, tx_mode: TxMode) {
     if !nicgen_tb::verilator::verilator_required() {
         return;
     }
@@ -30,6 +35,7 @@ fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
         fixed_len: None,
         window: 0,
         pcap_wire: None,
+        tx_mode,
     };
     let r = run_loopback(&p, &model, &o, |_| {}).unwrap_or_else(|e| panic!("{preset}: {e:#}"));
     assert_eq!(r.frames, o.frames);
@@ -46,6 +52,26 @@ fn nic64_four_queues_jumbo_frames_late_reordered_dma() {
             seed: 11,
             ..DmaConfig::default()
         },
+    );
+}
+
+/// Inline sends: every frame up to the inline limit goes wholly in its WQE (header modes,
+/// VLAN and checksum requests as random as in the plain runs), the longer ones by pointer,
+/// interleaved on the same rings.
+#[test]
+fn nic64_inline_sends_two_queues_reordered_stalled_dma() {
+    run_mode(
+        "nic64",
+        2,
+        1514,
+        DmaConfig {
+            seed: 15,
+            latency_min: 5,
+            latency_max: 150,
+            req_stall: 0.2,
+            ..DmaConfig::default()
+        },
+        TxMode::Inline,
     );
 }
 
