@@ -39,8 +39,9 @@
 //!   the copy of inline bytes into the gather buffer (`sq_engine/inline_copy.rs`) and the
 //!   frame out of the gather buffer (`sq_engine/frame_out.rs`).
 //! - Latency: about three DMA round trips per doorbell batch's first WQE (doorbell record,
-//!   WQE, data), then two per WQE; one fewer for a WQE whose frame is all in the WQE (no data
-//!   read).
+//!   WQE, data), then two per WQE: a WQE of several WQEBBs takes two reads (the first WQEBB,
+//!   which gives its size, then the rest; three where the ring wraps or a 4 KiB page ends),
+//!   and a WQE whose frame is all in the WQE makes no data read.
 //! - Throughput: one WQE at a time (gather, then send); inline bytes go into the buffer one
 //!   beat per cycle, pausing in the cycles a DMA answer writes it; results/HOST.md.
 //! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the gather
@@ -327,7 +328,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // ---- Per-WQE state ----
             let ci = reg(16).named("ci");
             let pc = reg(16).named("pc");
-            let wqebb = reg(2).named("wqebb"); // WQEBBs fetched so far - 1
+            let wqebb = reg(2).named("wqebb"); // WQEBBs fetched so far - 1 (in a read: its first)
+            let wqe_rd_bbs = reg(2).named("wqe_read_bbs"); // WQEBBs of the read in flight
             let wq = wqe::decode(wqe);
             let (ds, ihs, is_send, is_nop) = (wq.ds, wq.ihs, wq.is_send, wq.is_nop);
 
@@ -428,11 +430,28 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let mask16 = (lit(16, 1u32).shl_by(ctx.log_size) - 1u32).named("ring_mask");
             let slot = ((ci + wqebb.zext(16)) & mask16).named("wqebb_slot");
             let wqe_addr = ring + cat(&[slot.zext(58), lit(6, 0u32)]);
+            // The first WQEBB tells the WQE's size; the rest comes in one read, cut where the
+            // ring wraps or a 4 KiB page ends.
+            let bbs_left = (wq.nbb - wqebb.zext(3)).named("wqebbs_left");
+            let to_ring_end = (mask16 - slot + 1u32).named("wqebbs_to_ring_end");
+            let to_page_end =
+                (lit(7, 64u32) - slot.slice(5, 0).zext(7)).named("wqebbs_to_page_end");
+            let fits = |k: u64| bbs_left.ge(k) & to_ring_end.ge(k) & to_page_end.ge(k);
+            let wqe_bbs = select(
+                &[
+                    (wqebb.eq(0u32), lit(2, 1u32)),
+                    (fits(3), lit(2, 3u32)),
+                    (fits(2), lit(2, 2u32)),
+                ],
+                lit(2, 1u32),
+            )
+            .named("wqe_read_wqebbs");
+            wqe_rd_bbs.set_if(is(S::WqeReq), wqe_bbs);
             let dbr_addr = cat(&[ctx.dbr, lit(3, 0u32)]) + 4u32;
-            let rd = |addr: Sig, len: u32| {
+            let rd = |addr: Sig, len: Sig| {
                 DmaRdReq {
                     addr,
-                    len: lit(13, len),
+                    len,
                     ..DmaRdReq::zeros()
                 }
                 .pack()
@@ -447,8 +466,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             .pack();
             p.dma_rd_req.data.set(select(
                 &[
-                    (is(S::DbrReq), rd(dbr_addr, 4)),
-                    (is(S::WqeReq), rd(wqe_addr, 64)),
+                    (is(S::DbrReq), rd(dbr_addr, lit(13, 4u32))),
+                    (
+                        is(S::WqeReq),
+                        rd(wqe_addr, cat(&[wqe_bbs, lit(6, 0u32)]).zext(13)),
+                    ),
                 ],
                 data_req,
             ));
@@ -610,7 +632,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 wqe_beat,
             ));
             wqebb.set(select(
-                &[(is(S::Check), lit(2, 0u32)), (fetch_more, wqebb + 1u32)],
+                &[
+                    (is(S::Check), lit(2, 0u32)),
+                    (fetch_more, wqebb + 1u32),
+                    (is(S::WqeWait) & desc_last, wqebb + wqe_rd_bbs - 1u32),
+                ],
                 wqebb,
             ));
             ci.set(select(

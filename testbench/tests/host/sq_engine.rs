@@ -159,6 +159,8 @@ impl Wqe {
 
 struct Queue {
     ring: u64,
+    /// log2 WQEBBs in the ring.
+    log_size: u32,
     dbr: u64,
     pc: u16,
     model: Sq,
@@ -169,7 +171,7 @@ impl Queue {
     fn post(&mut self, mem: &mut HostMemory, wqe: &Wqe) {
         let bytes = wqe.bytes(self.pc);
         for (j, bb) in bytes.chunks(64).enumerate() {
-            let slot = (self.pc as u64 + j as u64) & ((1 << LOG_SIZE) - 1);
+            let slot = (self.pc as u64 + j as u64) & ((1 << self.log_size) - 1);
             mem.write(self.ring + slot * 64, bb).unwrap();
         }
         self.pc = self.pc.wrapping_add((bytes.len() / 64) as u16);
@@ -282,7 +284,12 @@ struct Setup {
 }
 
 fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
-    let mut s = setup_raw(m, seed, dma, backpressure);
+    setup_sized(m, seed, dma, backpressure, LOG_SIZE)
+}
+
+/// [`setup`] with a ring of `2^log_size` WQEBBs.
+fn setup_sized(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size: u32) -> Setup {
+    let mut s = setup_raw(m, seed, dma, backpressure, log_size);
     let (ring, dbr) = (s.q.ring, s.q.dbr);
     let create = sq_cmd(
         1,
@@ -290,7 +297,7 @@ fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
         [
             (ring & 0xFFFF_FFFF) as u128,
             (ring >> 32) as u128,
-            LOG_SIZE as u128,
+            log_size as u128,
             (dbr & 0xFFFF_FFFF) as u128,
             (dbr >> 32) as u128,
             CQN as u128,
@@ -302,10 +309,10 @@ fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
     s
 }
 
-fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
+fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size: u32) -> Setup {
     let mut sim = m.instance();
     let mut mem = HostMemory::new(MemoryConfig::default()).unwrap();
-    let ring = mem.alloc(64 << LOG_SIZE, 4096).unwrap().addr;
+    let ring = mem.alloc(64 << log_size, 4096).unwrap().addr;
     let dbr = mem.alloc(8, 8).unwrap().addr;
     let buf = mem.alloc(64 * 1024, 64).unwrap();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -346,12 +353,13 @@ fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
         b,
         q: Queue {
             ring,
+            log_size,
             dbr,
             pc: 0,
             model: Sq {
                 sqn: SQN,
                 ring,
-                log_size: LOG_SIZE,
+                log_size,
                 cqn: CQN,
                 ci: 0,
                 error: false,
@@ -485,6 +493,50 @@ fn sq_engine_matches_the_model() {
                 "w={w}: QUERY after the good rounds"
             );
         }
+    }
+}
+
+/// The rest of a WQE of several WQEBBs comes in one read, cut where a 4 KiB page or the ring
+/// ends (the simulated host refuses a read across a page): on a ring of two pages, NOPs bring
+/// the producer counter 1, 2 or 3 WQEBBs short of a boundary (alternately the page end and the
+/// ring end), then WQEs of 4 and 3 WQEBBs (all inline) go across it.
+#[test]
+fn long_wqes_across_a_page_end_and_the_ring_end() {
+    let Some(m) = model(64) else { return };
+    let dma = DmaConfig {
+        seed: 9,
+        ..DmaConfig::default()
+    };
+    let mut s = setup_sized(&m, 9, dma, 0.3, 7);
+    let mut rng = StdRng::seed_from_u64(9);
+    for round in 0..6u16 {
+        let short = 1 + round % 3;
+        let nops = (64 - short).wrapping_sub(s.q.pc) % 64;
+        let mut wqes: Vec<Wqe> = (0..nops)
+            .map(|_| Wqe {
+                opcode: 0x00,
+                ds_override: None,
+                cs: 0,
+                cq_update: false,
+                inline: vec![],
+                vlan: None,
+                segs: vec![],
+            })
+            .collect();
+        for len in [rng.gen_range(157..=220), rng.gen_range(93..=156)] {
+            wqes.push(Wqe {
+                opcode: 0x0A,
+                ds_override: None,
+                cs: 0,
+                cq_update: true,
+                inline: vec![],
+                vlan: None,
+                segs: vec![Seg::inline((0..len).map(|_| rng.gen()).collect())],
+            });
+        }
+        let run = s.round(&wqes, 9, &format!("round {round}"));
+        assert_eq!(run.sent.len(), 2, "round {round}");
+        assert!(!s.q.model.error, "round {round}: {:?}", run.cmpls);
     }
 }
 
