@@ -158,27 +158,44 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
         vlan_tci: None,
         inline_headers: false,
     };
-    // Each case: a WQE with one data segment (byte_count, lkey, addr), and its syndrome.
+    // Each case: a WQE with one data segment (byte_count, lkey, addr), after that many bytes of
+    // inline data, and its syndrome.
     let cases = [
         (
             "lkey not registered",
+            0usize,
             (64u32, lkey + 5, 0x1_0000_0000u64),
             Syndrome::LocalProt,
         ),
         (
             "address outside the region",
+            0,
             (64, lkey, 0x10_0000),
             Syndrome::LocalProt,
         ),
         (
             "longer than the largest frame",
+            0,
             (20_000, lkey, 0x1_0000_0000),
             Syndrome::LocalLength,
         ),
         (
             "zero length",
+            0,
             (0, lkey, 0x1_0000_0000),
             Syndrome::LocalLength,
+        ),
+        (
+            "zero length after inline data",
+            20,
+            (0, lkey, 0x1_0000_0000),
+            Syndrome::LocalLength,
+        ),
+        (
+            "lkey not registered after inline data",
+            33,
+            (64, lkey + 5, 0x1_0000_0000),
+            Syndrome::LocalProt,
         ),
     ];
     // Completions of queue `q` until one matches, polling and waiting in device time.
@@ -193,7 +210,7 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
         panic!("queue {q}: nothing came back");
     };
     let (n_cases, mut reached, mut refused) = (cases.len(), 0, Vec::new());
-    for (what, (n, k, a), synd) in cases {
+    for (what, inline, (n, k, a), synd) in cases {
         let wqe = SendWqe {
             opcode: SendOpcode::Send,
             wqe_index: 0,
@@ -206,11 +223,17 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
                 },
                 header: L2Header::None,
             }),
-            gather: vec![Gather::Ptr(DataSeg {
-                byte_count: n,
-                lkey: k,
-                addr: a,
-            })],
+            gather: [
+                (inline > 0).then(|| Gather::Inline(vec![0x5A; inline])),
+                Some(Gather::Ptr(DataSeg {
+                    byte_count: n,
+                    lkey: k,
+                    addr: a,
+                })),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
         };
         // Every case must reach the hardware: a WQE the driver's encoder refuses would leave
         // the NIC's check untested.
@@ -220,7 +243,19 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
         }
         reached += 1;
         match next(&mut nd, 0) {
-            Completion::Error { syndrome, .. } => assert_eq!(syndrome, synd, "{what}"),
+            Completion::Error {
+                syndrome,
+                vendor_syndrome,
+                ..
+            } => {
+                // The failing segment: the pointer, after ctrl, eth and the inline data's DS.
+                let seg = 2 + if inline > 0 {
+                    (4 + inline).div_ceil(16)
+                } else {
+                    0
+                };
+                assert_eq!((syndrome, vendor_syndrome as usize), (synd, seg), "{what}")
+            }
             c => panic!("{what}: expected an error completion, got {c:?}"),
         }
         // Queue 1 still works while queue 0 is in error (the frame comes back on the RQ RSS
