@@ -9,8 +9,9 @@
 //! lkey of every data segment. Rings need no region: the device reaches them through the
 //! queue contexts.
 //!
-//! Sending ([`NetDev::send`]) copies the frame into the buffer of the WQE's first slot, writes
-//! the WQE (wrapping at the ring end), then, as mlx5e: write barrier, the doorbell record,
+//! Sending ([`NetDev::send`]) copies the frame into the buffer of the WQE's first slot (or,
+//! up to [`NetDevConfig::tx_inline`] bytes, into the WQE itself as an inline data segment),
+//! writes the WQE (wrapping at the ring end), then, as mlx5e: write barrier, the doorbell record,
 //! barrier, the 8-byte UAR doorbell. Every WQE asks for a CQE, and send CQEs are taken as
 //! cumulative (a CQE for WQE `W` completes every older WQE too). Receiving keeps every RQ slot
 //! posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
@@ -63,6 +64,11 @@ const RX_LOG_STRIDE: u8 = 4;
 const MR_INDEX: u32 = 0;
 /// Smallest send ring: room for the largest WQE.
 const MIN_LOG_SQ: u8 = ((MAX_SEND_DS * DS_BYTES) / WQEBB).ilog2() as u8;
+/// Largest frame [`NetDevConfig::tx_inline`] may ask to carry wholly in the WQE: the largest
+/// WQE less the control and Ethernet segments, one more DS for the rest of an 18-byte inline
+/// header and the inline segment's byte-count word, plus the 14 frame bytes such a header
+/// carries (with the driver's VLAN tag in it, the most WQE room a frame's header takes).
+pub const MAX_TX_INLINE: usize = MAX_SEND_DS * DS_BYTES - 3 * DS_BYTES - 4 + ETH_HLEN;
 
 /// How event queues are shared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +98,10 @@ pub struct NetDevConfig {
     pub eq_mode: EqMode,
     /// Interrupt moderation of every EQ.
     pub moderation: Moderation,
+    /// Frames of at most this many bytes go wholly in the WQE, as an inline data segment after
+    /// the header: the device sends them without reading a buffer (one DMA round trip less),
+    /// and the driver copies them into no buffer. 0: never; at most [`MAX_TX_INLINE`].
+    pub tx_inline: usize,
 }
 
 impl Default for NetDevConfig {
@@ -105,6 +115,7 @@ impl Default for NetDevConfig {
             tx_buf_size: 2048,
             eq_mode: EqMode::PerQueue,
             moderation: Moderation::default(),
+            tx_inline: 0,
         }
     }
 }
@@ -430,6 +441,12 @@ impl<B: Backend> NetDev<B> {
                 info.max_frame()
             )));
         }
+        if c.tx_inline > MAX_TX_INLINE {
+            return Err(Error::Config(format!(
+                "tx_inline {} is over {MAX_TX_INLINE}, the largest frame a WQE holds whole",
+                c.tx_inline
+            )));
+        }
         if c.tx_buf_size < ETH_HLEN + 1 || c.tx_buf_size > misc::MAX_FRAME as usize {
             return Err(Error::Config(format!(
                 "tx_buf_size {} is outside {}..={}",
@@ -692,13 +709,19 @@ impl<B: Backend> NetDev<B> {
                 },
                 header,
             }),
-            gather: vec![Gather::Ptr(DataSeg {
-                byte_count: (frame.len() - rest) as u32,
-                lkey,
-                addr: buf + rest as u64,
-            })],
+            gather: vec![if frame.len() <= self.cfg.tx_inline {
+                Gather::Inline(frame[rest..].to_vec())
+            } else {
+                Gather::Ptr(DataSeg {
+                    byte_count: (frame.len() - rest) as u32,
+                    lkey,
+                    addr: buf + rest as u64,
+                })
+            }],
         };
-        self.dev.backend().write(buf, frame);
+        if let Some(Gather::Ptr(_)) = wqe.gather.first() {
+            self.dev.backend().write(buf, frame);
+        }
         self.post_wqe(queue, &wqe.encode()?, frame.len())
     }
 
@@ -1225,6 +1248,68 @@ mod tests {
                 assert_eq!(header, Some(L2Header::VlanInsert(0x2005)));
             }
         }
+    }
+
+    /// With `tx_inline`, a frame up to that size goes wholly in the WQE in every header mode
+    /// (the largest allowed in the largest WQE), and a longer one by pointer as before.
+    #[test]
+    fn small_frames_go_inline() {
+        let mut nd = netdev(NetDevConfig {
+            tx_inline: MAX_TX_INLINE,
+            ..NetDevConfig::default()
+        });
+        let modes = [
+            TxOffload::default(),
+            TxOffload {
+                inline_headers: true,
+                ..TxOffload::default()
+            },
+            TxOffload {
+                vlan_tci: Some(0x123),
+                inline_headers: true,
+                ..TxOffload::default()
+            },
+            TxOffload {
+                vlan_tci: Some(0x123),
+                ..TxOffload::default()
+            },
+        ];
+        let mut sent = 0;
+        for (m, off) in modes.into_iter().enumerate() {
+            for len in [14, 60, MAX_TX_INLINE, MAX_TX_INLINE + 1] {
+                let f = frame(len.max(18), m as u8)[..len].to_vec();
+                nd.send(0, &f, off).unwrap();
+                let got = collect(&mut nd, 1, 2);
+                assert_eq!(rxs(&got)[0].data, f, "mode {m}, {len} bytes");
+                let w = fake(&mut nd).sent[sent].clone();
+                sent += 1;
+                let header = match w.eth.map(|e| e.header) {
+                    Some(L2Header::Inline(h)) => h.len() - usize::from(off.vlan_tci.is_some()) * 4,
+                    _ => 0,
+                };
+                match &w.gather[..] {
+                    [Gather::Inline(d)] if len <= MAX_TX_INLINE => assert_eq!(d, &f[header..]),
+                    [Gather::Ptr(d)] if len > MAX_TX_INLINE => {
+                        assert_eq!(d.byte_count as usize, len - header)
+                    }
+                    g => panic!("mode {m}, {len} bytes: {g:?}"),
+                }
+            }
+        }
+        let e = NetDev::new(
+            nd.close().unwrap(),
+            NetDevConfig {
+                tx_inline: MAX_TX_INLINE + 1,
+                ..NetDevConfig::default()
+            },
+        );
+        assert!(matches!(
+            e,
+            Err(ErrorWithDevice {
+                error: Error::Config(_),
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -312,7 +312,8 @@ fn every_sim_option_has_help_text() {
         let mut options = 0;
         for (i, l) in lines.iter().enumerate().skip(start + 1) {
             let t = l.trim_start();
-            if !t.starts_with('-') {
+            // Options start `--name` or `-x`; `- name: text` is a possible value of the one above.
+            if !t.starts_with('-') || t.starts_with("- ") {
                 continue;
             }
             options += 1;

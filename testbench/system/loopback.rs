@@ -1,10 +1,11 @@
 //! The whole NIC in MAC loopback under the real driver (`nicgen::sim_loopback`): random frames
-//! with checksum, VLAN and inline-header requests on several queues at once come back exactly
-//! as the golden model says, while the rings wrap many times and the simulated host answers DMA
+//! with checksum, VLAN and inline-header requests on several queues at once, by pointer or
+//! (`TxMode::Inline`) the small ones wholly in the WQE, come back exactly as the golden model
+//! says, while the rings wrap many times and the simulated host answers DMA
 //! reads late, out of order, and with stalls. `NICGEN_LOOPBACK_FRAMES` sets the frames per run
 //! (400 by default, as in CI); `nicgen sim loopback --frames 10000` is the long run.
 
-use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts};
+use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts, TxMode};
 use nicgen_hdl::preset::Preset;
 use nicgen_host::DmaConfig;
 
@@ -16,6 +17,10 @@ fn frames() -> usize {
 }
 
 fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
+    run_mode(preset, queues, max_len, dma, TxMode::Plain);
+}
+
+fn run_mode(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, tx_mode: TxMode) {
     if !nicgen_tb::verilator::verilator_required() {
         return;
     }
@@ -30,6 +35,7 @@ fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
         fixed_len: None,
         window: 0,
         pcap_wire: None,
+        tx_mode,
     };
     let r = run_loopback(&p, &model, &o, |_| {}).unwrap_or_else(|e| panic!("{preset}: {e:#}"));
     assert_eq!(r.frames, o.frames);
@@ -46,6 +52,26 @@ fn nic64_four_queues_jumbo_frames_late_reordered_dma() {
             seed: 11,
             ..DmaConfig::default()
         },
+    );
+}
+
+/// Inline sends: every frame up to the inline limit goes wholly in its WQE (header modes,
+/// VLAN and checksum requests as random as in the plain runs), the longer ones by pointer,
+/// interleaved on the same rings.
+#[test]
+fn nic64_inline_sends_two_queues_reordered_stalled_dma() {
+    run_mode(
+        "nic64",
+        2,
+        1514,
+        DmaConfig {
+            seed: 15,
+            latency_min: 5,
+            latency_max: 150,
+            req_stall: 0.2,
+            ..DmaConfig::default()
+        },
+        TxMode::Inline,
     );
 }
 
@@ -132,27 +158,44 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
         vlan_tci: None,
         inline_headers: false,
     };
-    // Each case: a WQE with one data segment (byte_count, lkey, addr), and its syndrome.
+    // Each case: a WQE with one data segment (byte_count, lkey, addr), after that many bytes of
+    // inline data, and its syndrome.
     let cases = [
         (
             "lkey not registered",
+            0usize,
             (64u32, lkey + 5, 0x1_0000_0000u64),
             Syndrome::LocalProt,
         ),
         (
             "address outside the region",
+            0,
             (64, lkey, 0x10_0000),
             Syndrome::LocalProt,
         ),
         (
             "longer than the largest frame",
+            0,
             (20_000, lkey, 0x1_0000_0000),
             Syndrome::LocalLength,
         ),
         (
             "zero length",
+            0,
             (0, lkey, 0x1_0000_0000),
             Syndrome::LocalLength,
+        ),
+        (
+            "zero length after inline data",
+            20,
+            (0, lkey, 0x1_0000_0000),
+            Syndrome::LocalLength,
+        ),
+        (
+            "lkey not registered after inline data",
+            33,
+            (64, lkey + 5, 0x1_0000_0000),
+            Syndrome::LocalProt,
         ),
     ];
     // Completions of queue `q` until one matches, polling and waiting in device time.
@@ -167,7 +210,7 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
         panic!("queue {q}: nothing came back");
     };
     let (n_cases, mut reached, mut refused) = (cases.len(), 0, Vec::new());
-    for (what, (n, k, a), synd) in cases {
+    for (what, inline, (n, k, a), synd) in cases {
         let wqe = SendWqe {
             opcode: SendOpcode::Send,
             wqe_index: 0,
@@ -180,11 +223,17 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
                 },
                 header: L2Header::None,
             }),
-            gather: vec![Gather::Ptr(DataSeg {
-                byte_count: n,
-                lkey: k,
-                addr: a,
-            })],
+            gather: [
+                (inline > 0).then(|| Gather::Inline(vec![0x5A; inline])),
+                Some(Gather::Ptr(DataSeg {
+                    byte_count: n,
+                    lkey: k,
+                    addr: a,
+                })),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
         };
         // Every case must reach the hardware: a WQE the driver's encoder refuses would leave
         // the NIC's check untested.
@@ -194,7 +243,19 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
         }
         reached += 1;
         match next(&mut nd, 0) {
-            Completion::Error { syndrome, .. } => assert_eq!(syndrome, synd, "{what}"),
+            Completion::Error {
+                syndrome,
+                vendor_syndrome,
+                ..
+            } => {
+                // The failing segment: the pointer, after ctrl, eth and the inline data's DS.
+                let seg = 2 + if inline > 0 {
+                    (4 + inline).div_ceil(16)
+                } else {
+                    0
+                };
+                assert_eq!((syndrome, vendor_syndrome as usize), (synd, seg), "{what}")
+            }
             c => panic!("{what}: expected an error completion, got {c:?}"),
         }
         // Queue 1 still works while queue 0 is in error (the frame comes back on the RQ RSS

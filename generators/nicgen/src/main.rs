@@ -6,6 +6,7 @@
 //! nicgen sim rx [--preset P] --pcap-in F --report R.jsonl [--rss-key HEX40] [--mtu N]
 //! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
 //! nicgen sim loopback [--preset P] [--frames N] [--queues Q] [--max-len N] [--seed S]
+//!   [--tx-mode plain|inline]
 //! nicgen sim tap [--preset P] --wire-tap NAME[@NETNS] --host-tap NAME[@NETNS] [--seconds N]
 //!   every `sim` command also takes --trace FILE.fst [--trace-window FROM..TO]
 //! nicgen regmap [--write | --check] [--root DIR]
@@ -133,6 +134,9 @@ enum SimCmd {
         /// MAC ports, so that the frames cross them.
         #[arg(long, value_name = "FILE")]
         pcap_wire: Option<PathBuf>,
+        /// How the driver hands frames to the send engine.
+        #[arg(long, value_enum, default_value_t = nicgen::sim_loopback::TxMode::Plain)]
+        tx_mode: nicgen::sim_loopback::TxMode,
         /// Print the summary as one JSON object instead of `key value` lines.
         #[arg(long)]
         json: bool,
@@ -458,6 +462,7 @@ fn loopback_opts(
     max_len: usize,
     seed: u64,
     pcap_wire: Option<PathBuf>,
+    tx_mode: nicgen::sim_loopback::TxMode,
 ) -> nicgen::sim_loopback::LoopbackOpts {
     nicgen::sim_loopback::LoopbackOpts {
         frames,
@@ -471,6 +476,7 @@ fn loopback_opts(
         fixed_len: None,
         window: 0,
         pcap_wire,
+        tx_mode,
     }
 }
 
@@ -634,11 +640,12 @@ fn run(cli: Cli) -> Result<()> {
             max_len,
             seed,
             pcap_wire,
+            tx_mode,
             json,
             trace,
         }) => traced(trace, |trace| {
             let p = load_preset(preset.as_deref(), config.as_ref())?;
-            let opts = loopback_opts(frames, queues, max_len, seed, pcap_wire);
+            let opts = loopback_opts(frames, queues, max_len, seed, pcap_wire, tx_mode);
             sim_loopback(&p, opts, json, trace)
         })?,
         Cmd::Sim(SimCmd::Tap {

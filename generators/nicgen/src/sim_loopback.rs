@@ -4,7 +4,7 @@
 //! others, 60 bytes to `max_len`) with random checksum, VLAN and inline-header requests go out
 //! on every queue; each must come back exactly as the golden model says (`tx::tx_frame` then
 //! `rx::rx_frame`: bytes, L3 and L4 types, checksum verdicts, checksum-complete, RSS type, hash
-//! and queue, VLAN).
+//! and queue, VLAN). The driver hands frames over as [`TxMode`] says.
 //! What `nicgen sim loopback` runs and what `testbench/system/loopback.rs` checks.
 //!
 //! With a wire capture ([`LoopbackOpts::pcap_wire`]) the loop closes outside the NIC instead:
@@ -15,7 +15,7 @@
 use crate::wire::{MacWire, WireCapture, WireCounts};
 use anyhow::{anyhow, bail, Result};
 use nicgen_driver::device::{Device, RssEnables};
-use nicgen_driver::netdev::{Completion, NetDev, NetDevConfig, TxOffload};
+use nicgen_driver::netdev::{Completion, NetDev, NetDevConfig, TxOffload, MAX_TX_INLINE};
 use nicgen_edsl::{generate, EmitOptions};
 use nicgen_hdl::host::bar_regs::BuildInfo;
 use nicgen_hdl::nic::nic;
@@ -30,6 +30,30 @@ use nicgen_tb::{Model, VerilatorBuild, VerilatorOptions};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::VecDeque;
 use std::path::PathBuf;
+
+/// How the driver hands frames to the NIC's send engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TxMode {
+    /// Each frame in a buffer its WQE points to: the NIC reads it by DMA.
+    #[default]
+    Plain,
+    /// Frames up to 218 bytes wholly in the WQE (an inline data segment: no read of a
+    /// buffer); longer ones as plain.
+    Inline,
+}
+
+// `TxMode::Inline`'s doc (the CLI's help) names the limit.
+const _: () = assert!(MAX_TX_INLINE == 218);
+
+impl TxMode {
+    /// The driver's setting for this mode.
+    fn tx_inline(self) -> usize {
+        match self {
+            TxMode::Plain => 0,
+            TxMode::Inline => MAX_TX_INLINE,
+        }
+    }
+}
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -50,6 +74,8 @@ pub struct LoopbackOpts {
     /// Write every MAC frame, both ways, to this pcapng file (the loop then closes outside the
     /// NIC, see the module docs).
     pub pcap_wire: Option<PathBuf>,
+    /// How frames go to the send engine.
+    pub tx_mode: TxMode,
 }
 
 /// What came back.
@@ -258,6 +284,7 @@ pub fn run_loopback(
             rq_log_size: 5,
             eq_log_size: 7,
             tx_buf_size: o.max_len,
+            tx_inline: o.tx_mode.tx_inline(),
             ..NetDevConfig::default()
         },
         capture,

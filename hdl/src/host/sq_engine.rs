@@ -5,8 +5,9 @@
 //! s_db (SQ doorbells) -> pending bitmap -> round-robin pick -> SQ context (LUT RAM)
 //!   -> read the doorbell record (producer counter) -> per WQE: fetch its WQEBBs (<= 4)
 //!   -> check ctrl / Ethernet / data segments (lengths, opcode, memory regions)
-//!   -> inline header into the gather buffer, data segments by DMA reads (several tags in
-//!      flight, answers in any order, each landing at its byte position: `off`)
+//!   -> the frame into the gather buffer in WQE order: bytes in the WQE (inline header, inline
+//!      data segments) copied from the WQE register, pointer segments by DMA reads (several
+//!      tags in flight, answers in any order, each landing at its byte position: `off`)
 //!   -> m_axis_tx_cmd (`TxCmd`) with m_axis_tx (the frame; the TX path takes the request once
 //!      it has parsed the frame's headers) -> m_cmpl (CQE request) -> next WQE
 //! ```
@@ -14,14 +15,18 @@
 //! - WQEs follow mlx5 (`regmap` layouts `ctrl_seg`, `eth_seg`, `data_seg`): opcodes SEND and
 //!   NOP; `cs_flags` L3/L4 become the TX path's checksum requests; with no inline header,
 //!   `vlan_cmd` 0x8000 inserts `vlan_tci`; otherwise `inline_hdr_sz` bytes from Ethernet-segment
-//!   byte 14 on start the frame; then the data segments, gathered in order.
+//!   byte 14 on start the frame; then the data segments in order: pointer segments (gathered
+//!   by DMA) and inline data segments (`byte_count` with bit 31 set, the bytes right after it,
+//!   padded to whole DS units; they may span WQEBBs). A zero-length inline segment adds no
+//!   bytes (mlx5_ib writes one for a send whose gather entries are all empty).
 //! - A WQE fails, in this order, with an error CQE (REQ_ERR) carrying the syndrome and, in
 //!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND/NOP, a DS
-//!   count of 0 or over 16 (or under 2 for SEND), an inline data segment, or an inline header
-//!   beyond the WQE → LOCAL_QP_OP; a zero-length data segment, an empty frame or one over
-//!   `max_frame` → LOCAL_LENGTH; an lkey outside the table, invalid, or a segment outside its
-//!   region → LOCAL_PROT; a DMA read answered with an error → LOCAL_ACCESS. The WQE is consumed
-//!   and the SQ goes to the error state (QCMD QUERY shows it; RESET resumes at the next WQE).
+//!   count of 0 or over 16 (or under 2 for SEND), an inline header or inline data segment
+//!   beyond the WQE's DS count → LOCAL_QP_OP; a zero-length pointer segment, an empty frame
+//!   or one over `max_frame` → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer
+//!   segment outside its region → LOCAL_PROT; a DMA read answered with an error →
+//!   LOCAL_ACCESS. The WQE is consumed and the SQ goes to the error state (QCMD QUERY shows
+//!   it; RESET resumes at the next WQE).
 //! - A doorbell for an SQ that is not ready (never created, or in error) has no CQ to complete
 //!   to: it is counted in `stat_db_bad` and ignored.
 //! - Completions: a CQE for every WQE with `fm_ce_se` CQ_UPDATE, and for every failed WQE.
@@ -30,16 +35,22 @@
 //!   descriptors, 1..8 for data), `mr_lkey` → `mr_valid/_base/_len` ([`MrLookup`]:
 //!   combinational lookup in the memory-region table), `m_axis_tx_*`, `m_axis_tx_cmd_*`,
 //!   `m_cmpl_*` ([`Cmpl`] of `cq_engine`), `stat_*` ([`SqStats`]).
-//! - States: [`SqState`]; the stages in their own files: the WQE decode (`sq_engine/wqe.rs`)
-//!   and the frame out of the gather buffer (`sq_engine/frame_out.rs`).
+//! - States: [`SqState`]; the stages in their own files: the WQE decode (`sq_engine/wqe.rs`),
+//!   the copy of inline bytes into the gather buffer (`sq_engine/inline_copy.rs`) and the
+//!   frame out of the gather buffer (`sq_engine/frame_out.rs`).
 //! - Latency: about three DMA round trips per doorbell batch's first WQE (doorbell record,
-//!   WQE, data), then two per WQE.
-//! - Throughput: one WQE at a time (gather, then send); results/HOST.md.
+//!   WQE, data), then two per WQE: a WQE of several WQEBBs takes two reads (the first WQEBB,
+//!   which gives its size, then the rest; three where the ring wraps or a 4 KiB page ends),
+//!   and a WQE whose frame is all in the WQE makes no data read.
+//! - Throughput: one WQE at a time (gather, then send); inline bytes go into the buffer one
+//!   beat per cycle, pausing in the cycles a DMA answer writes it; results/HOST.md.
 //! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the gather
-//!   buffer in block RAM (one byte lane per RAM); no row in results/AREA.md.
+//!   buffer in block RAM (one byte lane per RAM), the inline copy's beat multiplexers and
+//!   byte shifter; no row in results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
 
 mod frame_out;
+mod inline_copy;
 mod wqe;
 
 use super::cq_engine::Cmpl;
@@ -167,7 +178,6 @@ nicgen_edsl::states! {
         WqeWait,
         Parse,
         Validate,
-        Inline,
         Gather,
         Drain,
         Cmd,
@@ -318,7 +328,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // ---- Per-WQE state ----
             let ci = reg(16).named("ci");
             let pc = reg(16).named("pc");
-            let wqebb = reg(2).named("wqebb"); // WQEBBs fetched so far - 1
+            let wqebb = reg(2).named("wqebb"); // WQEBBs fetched so far - 1 (in a read: its first)
+            let wqe_rd_bbs = reg(2).named("wqe_read_bbs"); // WQEBBs of the read in flight
             let wq = wqe::decode(wqe);
             let (ds, ihs, is_send, is_nop) = (wq.ds, wq.ihs, wq.is_send, wq.is_nop);
 
@@ -334,6 +345,14 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let more_ds = dsi.zext(8).lt(ds.zext(8)).named("more_segments");
             let total = reg(32).named("frame_len");
             let seg_total = (total + seg_len.zext(32)).named("len_with_segment");
+            // An inline data segment: its bytes start after its byte-count word and must end
+            // within the DS count; it takes (4 + len) / 16 DS units, rounded up.
+            let inl_start = (dsi.zext(32).shl(4) + 4u32).named("inline_start");
+            let inl_fits = (inl_start + seg_len.zext(32))
+                .le(ds.zext(32).shl(4))
+                .named("inline_segment_fits");
+            let inl_ds = ((seg_len.zext(32) + 19u32).shr(4)).resize(5);
+            let seg_step = mux(seg.inline, inl_ds, lit(5, 1u32)).named("segment_ds");
 
             // Verdict of the current WQE.
             let synd = reg(8).named("syndrome");
@@ -342,10 +361,10 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let v_in = is(S::Validate) & more_ds;
             let v_fail = select(
                 &[
-                    fail(seg.inline, syndrome::LOCAL_QP_OP),
-                    fail(seg_len.eq(0u32), syndrome::LOCAL_LENGTH),
+                    fail(seg.inline & !inl_fits, syndrome::LOCAL_QP_OP),
+                    fail(!seg.inline & seg_len.eq(0u32), syndrome::LOCAL_LENGTH),
                     fail(seg_total.gt(cfg.max_frame as u64), syndrome::LOCAL_LENGTH),
-                    fail(!lkey_ok | !in_region, syndrome::LOCAL_PROT),
+                    fail(!seg.inline & (!lkey_ok | !in_region), syndrome::LOCAL_PROT),
                 ],
                 lit(8, 0u32),
             )
@@ -356,18 +375,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
 
             // ---- Gather buffer: one byte-wide RAM per lane ----
             let pos = reg(pos_bits).named("pos"); // byte position of the next data
-            let inl_beat = reg(8).named("inline_beat");
-            let n_inl = ((ihs.zext(16) + (b - 1) as u64).shr(bb)).trunc(8);
-            let inl_src = wqe.shr(240).slice(2047 - 240, 0);
-            let inl_arms: Vec<(u64, Sig)> = (0..226u32.div_ceil(b))
-                .map(|k| {
-                    let hi = (w * k + w - 1).min(2047 - 240);
-                    let lo = w * k;
-                    (k as u64, inl_src.slice(hi, lo).zext(w))
-                })
-                .collect();
-            let inl_data = case(inl_beat, &inl_arms, lit(w, 0u32));
-            let in_inline = (is(S::Inline) & inl_beat.lt(n_inl)).named("inline_write");
 
             // Tags in flight: base beat per tag, busy bits.
             let busy = reg_init(TAGS, 0u32).named("tag_busy");
@@ -406,8 +413,14 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let chunk =
                 mux(g_left.zext(32).lt(to_4k.zext(32)), g_left.trunc(14), to_4k).named("chunk");
             let g_active = (is(S::Gather) & g_left.ne(0u32)).named("gather_active");
-            // Loading the gather cursor: at each new segment.
-            let load_seg = (is(S::Gather) & !g_active & more_ds).named("load_segment");
+            // Bytes in the WQE (the inline header, then each inline data segment) are copied
+            // into the buffer while DMA answers for earlier segments may still land.
+            let load_hdr = (v_done & !empty).named("load_inline_header");
+            let inl_busy = wire(1).named("inline_busy");
+            // Loading the gather cursor or the inline copy: at each new segment.
+            let load_seg = (is(S::Gather) & !g_active & !inl_busy & more_ds).named("load_segment");
+            let load_inl = (load_seg & seg.inline).named("load_inline_segment");
+            let load_ptr = (load_seg & !seg.inline).named("load_pointer_segment");
             let issue = (g_active & have_tag & rd_req_ready).named("issue_data_read");
             holding.set(g_active & have_tag & !rd_req_ready);
             held_tag.set(free_tag);
@@ -417,11 +430,28 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let mask16 = (lit(16, 1u32).shl_by(ctx.log_size) - 1u32).named("ring_mask");
             let slot = ((ci + wqebb.zext(16)) & mask16).named("wqebb_slot");
             let wqe_addr = ring + cat(&[slot.zext(58), lit(6, 0u32)]);
+            // The first WQEBB tells the WQE's size; the rest comes in one read, cut where the
+            // ring wraps or a 4 KiB page ends.
+            let bbs_left = (wq.nbb - wqebb.zext(3)).named("wqebbs_left");
+            let to_ring_end = (mask16 - slot + 1u32).named("wqebbs_to_ring_end");
+            let to_page_end =
+                (lit(7, 64u32) - slot.slice(5, 0).zext(7)).named("wqebbs_to_page_end");
+            let fits = |k: u64| bbs_left.ge(k) & to_ring_end.ge(k) & to_page_end.ge(k);
+            let wqe_bbs = select(
+                &[
+                    (wqebb.eq(0u32), lit(2, 1u32)),
+                    (fits(3), lit(2, 3u32)),
+                    (fits(2), lit(2, 2u32)),
+                ],
+                lit(2, 1u32),
+            )
+            .named("wqe_read_wqebbs");
+            wqe_rd_bbs.set_if(is(S::WqeReq), wqe_bbs);
             let dbr_addr = cat(&[ctx.dbr, lit(3, 0u32)]) + 4u32;
-            let rd = |addr: Sig, len: u32| {
+            let rd = |addr: Sig, len: Sig| {
                 DmaRdReq {
                     addr,
-                    len: lit(13, len),
+                    len,
                     ..DmaRdReq::zeros()
                 }
                 .pack()
@@ -436,8 +466,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             .pack();
             p.dma_rd_req.data.set(select(
                 &[
-                    (is(S::DbrReq), rd(dbr_addr, 4)),
-                    (is(S::WqeReq), rd(wqe_addr, 64)),
+                    (is(S::DbrReq), rd(dbr_addr, lit(13, 4u32))),
+                    (
+                        is(S::WqeReq),
+                        rd(wqe_addr, cat(&[wqe_bbs, lit(6, 0u32)]).zext(13)),
+                    ),
                 ],
                 data_req,
             ));
@@ -457,22 +490,33 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 );
             }
 
-            // Buffer writes: the inline header, then DMA answers (never at once).
+            // Buffer writes: DMA answers, or (when none lands) the inline copy.
+            let inl = inline_copy::inline_copy(
+                wqe,
+                w,
+                pos_bits,
+                inline_copy::Load {
+                    go: load_hdr | load_inl,
+                    src: mux(load_hdr, lit(8, 30u32), inl_start.trunc(8)),
+                    at: mux(load_hdr, lit(pos_bits, 0u32), pos),
+                    len: mux(load_hdr, ihs.resize(pos_bits), seg_len.resize(pos_bits)),
+                },
+                data_beat,
+            );
+            inl_busy.set(inl.busy);
             let lanes: Vec<Mem> = (0..b)
                 .map(|i| memory(&format!("gather_lane{i}"), 8, buf_beats))
                 .collect();
             let baw = lanes[0].addr_width();
-            let inl_keep_n = (ihs.zext(16) - inl_beat.zext(16).shl(bb)).named("inline_left");
             for (i, lane) in lanes.iter().enumerate() {
-                let inl_en = in_inline & inl_keep_n.gt(i as u64);
                 let dma_en = data_beat & cpl.keep().bit(i as u32);
                 lane.write(
-                    inl_en | dma_en,
-                    mux(in_inline, inl_beat.zext(16).trunc(baw), cpl_addr.trunc(baw)),
+                    inl.en[i] | dma_en,
+                    mux(data_beat, cpl_addr.trunc(baw), inl.row.trunc(baw)),
                     mux(
-                        in_inline,
-                        inl_data.slice(8 * i as u32 + 7, 8 * i as u32),
+                        data_beat,
                         cpl.data().slice(8 * i as u32 + 7, 8 * i as u32),
+                        inl.data[i],
                     ),
                 );
             }
@@ -588,7 +632,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 wqe_beat,
             ));
             wqebb.set(select(
-                &[(is(S::Check), lit(2, 0u32)), (fetch_more, wqebb + 1u32)],
+                &[
+                    (is(S::Check), lit(2, 0u32)),
+                    (fetch_more, wqebb + 1u32),
+                    (is(S::WqeWait) & desc_last, wqebb + wqe_rd_bbs - 1u32),
+                ],
                 wqebb,
             ));
             ci.set(select(
@@ -603,9 +651,9 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 &[
                     (parse_bad, lit(5, 0u32)),
                     (is(S::Parse), wq.first_ds.trunc(5)),
-                    (v_in & !v_bad, dsi + 1u32),
+                    (v_in & !v_bad, dsi + seg_step),
                     (v_done & !empty, wq.first_ds.trunc(5)),
-                    (load_seg, dsi + 1u32),
+                    (load_seg, dsi + seg_step),
                 ],
                 dsi,
             ));
@@ -616,18 +664,14 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 ],
                 total,
             ));
-            inl_beat.set(select(
-                &[(is(S::Parse), lit(8, 0u32)), (in_inline, inl_beat + 1u32)],
-                inl_beat,
-            ));
             g_addr.set(select(
-                &[(load_seg, seg_addr), (issue, g_addr + chunk.zext(64))],
+                &[(load_ptr, seg_addr), (issue, g_addr + chunk.zext(64))],
                 g_addr,
             ));
             g_left.set(select(
                 &[
                     (is(S::Parse), lit(31, 0u32)),
-                    (load_seg, seg_len),
+                    (load_ptr, seg_len),
                     (issue, g_left - chunk.zext(31)),
                 ],
                 g_left,
@@ -635,12 +679,13 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             pos.set(select(
                 &[
                     (is(S::Parse), ihs.trunc(pos_bits)),
+                    (load_inl, pos + seg_len.resize(pos_bits)),
                     (issue, pos + chunk.zext(pos_bits)),
                 ],
                 pos,
             ));
 
-            let gather_done = is(S::Gather) & !g_active & !more_ds;
+            let gather_done = is(S::Gather) & !g_active & !inl_busy & !more_ds;
             let to = |s: SqState| s.lit();
             state.set(select(
                 &[
@@ -662,8 +707,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     (parse_bad, to(S::Cmpl)),
                     (is(S::Parse), mux(is_nop, to(S::Cmpl), to(S::Validate))),
                     (v_bad | (v_done & empty), to(S::Cmpl)),
-                    (v_done, to(S::Inline)),
-                    (is(S::Inline) & !in_inline, to(S::Gather)),
+                    (v_done, to(S::Gather)),
                     (gather_done, to(S::Drain)),
                     (
                         is(S::Drain) & drained,

@@ -65,6 +65,14 @@ pub struct SqRun {
     pub cmpls: Vec<Cmpl>,
 }
 
+/// One entry of a WQE's gather list.
+enum Piece<'a> {
+    /// Bytes carried in the WQE (an inline data segment).
+    Inline(&'a [u8]),
+    /// Bytes at a bus address.
+    Ptr(u64, usize),
+}
+
 fn be16(b: &[u8]) -> u16 {
     u16::from_be_bytes([b[0], b[1]])
 }
@@ -155,6 +163,13 @@ impl Sq {
     }
 
     /// The frame of one WQE (`None` for a NOP), or the syndrome and failing segment index.
+    ///
+    /// The frame is the inline header, then the gather list in WQE order: pointer segments
+    /// (byte count, lkey, address) and inline data segments (byte count with bit 31 set, the
+    /// bytes right after it, the segment padded to 16-byte DS units; it may span WQEBBs). A
+    /// zero-length inline segment is accepted and adds nothing (one DS unit, as the kernel's
+    /// mlx5_ib writes for a send whose gather entries are all empty); a zero-length pointer
+    /// segment is LOCAL_LENGTH.
     fn check_and_gather(
         &self,
         wqe: &[u8],
@@ -184,20 +199,35 @@ impl Sq {
         }
         let first_ds = 2 + if ihs > 2 { (ihs - 2).div_ceil(16) } else { 0 };
         let mut frame = wqe[30..30 + ihs].to_vec();
-        let mut segs = Vec::new();
-        for i in first_ds..ds {
+        // The gather list in frame order; every check passes before any data is read.
+        let mut pieces = Vec::new();
+        let mut len = ihs;
+        let mut i = first_ds;
+        while i < ds {
             let s = &wqe[16 * i..16 * i + 16];
-            let (count, lkey, addr) = (be32(&s[0..4]), be32(&s[4..8]), be64(&s[8..16]));
+            let count = be32(&s[0..4]);
             let v = i as u8;
             if count & 0x8000_0000 != 0 {
-                return Err((syndrome::LOCAL_QP_OP, v));
+                // Inline data: the bytes follow the byte-count word, the segment padded to
+                // whole 16-byte DS units, all inside the WQE's DS count.
+                let n = (count & 0x7FFF_FFFF) as usize;
+                let start = 16 * i + 4;
+                if start as u64 + n as u64 > 16 * ds as u64 {
+                    return Err((syndrome::LOCAL_QP_OP, v));
+                }
+                if len + n > max_frame {
+                    return Err((syndrome::LOCAL_LENGTH, v));
+                }
+                pieces.push(Piece::Inline(&wqe[start..start + n]));
+                len += n;
+                i += (4 + n).div_ceil(16);
+                continue;
             }
+            let (lkey, addr) = (be32(&s[4..8]), be64(&s[8..16]));
             if count == 0 {
                 return Err((syndrome::LOCAL_LENGTH, v));
             }
-            if frame.len() + segs.iter().map(|x: &(u64, usize)| x.1).sum::<usize>() + count as usize
-                > max_frame
-            {
+            if len + count as usize > max_frame {
                 return Err((syndrome::LOCAL_LENGTH, v));
             }
             let mr = mrs.get(lkey as usize).copied().flatten();
@@ -207,15 +237,20 @@ impl Sq {
             if !inside {
                 return Err((syndrome::LOCAL_PROT, v));
             }
-            segs.push((addr, count as usize));
+            pieces.push(Piece::Ptr(addr, count as usize));
+            len += count as usize;
+            i += 1;
         }
-        if frame.is_empty() && segs.is_empty() {
+        if len == 0 {
             return Err((syndrome::LOCAL_LENGTH, ds as u8));
         }
-        for (addr, len) in segs {
-            match read(addr, len) {
-                Some(b) => frame.extend(b),
-                None => return Err((syndrome::LOCAL_ACCESS, ds as u8)),
+        for piece in pieces {
+            match piece {
+                Piece::Inline(b) => frame.extend_from_slice(b),
+                Piece::Ptr(addr, n) => match read(addr, n) {
+                    Some(b) => frame.extend(b),
+                    None => return Err((syndrome::LOCAL_ACCESS, ds as u8)),
+                },
             }
         }
         Ok(Some(Sent {
@@ -226,5 +261,85 @@ impl Sq {
                 vlan_tci: vlan,
             },
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RING: u64 = 0x1000;
+    const DATA: u64 = 0x8000;
+
+    /// A SEND WQE of `ds` DS units with no inline header, `segs` written from DS 2 on, run on
+    /// an SQ whose ring is at `RING` and whose one memory region (lkey 0) is 64 bytes at
+    /// `DATA` holding 0, 1, 2, ...
+    fn run(ds: u32, segs: &[u8]) -> SqRun {
+        let mut ring = vec![0u8; 4 * 64];
+        ring[3] = 0x0A;
+        ring[4..8].copy_from_slice(&(7 << 8 | ds).to_be_bytes());
+        ring[11] = 0x08;
+        ring[32..32 + segs.len()].copy_from_slice(segs);
+        let data: Vec<u8> = (0..64).collect();
+        let read = |addr: u64, len: usize| {
+            let within = |base: u64, mem: &[u8]| {
+                let at = addr.checked_sub(base)? as usize;
+                mem.get(at..at + len).map(<[u8]>::to_vec)
+            };
+            within(RING, &ring).or_else(|| within(DATA, &data))
+        };
+        let mut sq = Sq {
+            sqn: 7,
+            ring: RING,
+            log_size: 2,
+            cqn: 1,
+            ci: 0,
+            error: false,
+        };
+        let mrs = [Some(Mr {
+            base: DATA,
+            len: 64,
+        })];
+        sq.run(&read, (ds as u16).div_ceil(4), &mrs, 1514)
+    }
+
+    fn inline(bytes: &[u8]) -> Vec<u8> {
+        let mut s = (0x8000_0000u32 | bytes.len() as u32).to_be_bytes().to_vec();
+        s.extend(bytes);
+        s.resize(s.len().next_multiple_of(16), 0);
+        s
+    }
+
+    fn ptr(len: u32, at: u64) -> Vec<u8> {
+        let mut s = len.to_be_bytes().to_vec();
+        s.extend(0u32.to_be_bytes());
+        s.extend((DATA + at).to_be_bytes());
+        s
+    }
+
+    #[test]
+    fn inline_and_pointer_segments_build_the_frame_in_wqe_order() {
+        // DS 2-4: 40 inline bytes (crossing into the second WQEBB at WQE byte 64); DS 5: 5
+        // bytes from memory; DS 6: an empty inline segment; DS 7: 3 inline bytes.
+        let text: Vec<u8> = (100..140).collect();
+        let segs = [inline(&text), ptr(5, 10), inline(&[]), inline(&[1, 2, 3])].concat();
+        let r = run(8, &segs);
+        let mut want = text.clone();
+        want.extend([10, 11, 12, 13, 14, 1, 2, 3]);
+        assert_eq!(r.sent.len(), 1);
+        assert_eq!(r.sent[0].frame, want);
+        assert_eq!((r.cmpls[0].opcode, r.cmpls[0].byte_cnt), (0, 48));
+    }
+
+    #[test]
+    fn inline_errors_name_their_segment() {
+        let fail = |r: SqRun| (r.cmpls[0].syndrome, r.cmpls[0].vendor_err_synd);
+        // 20 bytes need DS 3-4 but the WQE ends after DS 3.
+        let segs = [ptr(5, 0), inline(&[9; 20])].concat();
+        assert_eq!(fail(run(4, &segs)), (syndrome::LOCAL_QP_OP, 3));
+        assert_eq!(fail(run(5, &segs)).0, 0);
+        // Only empty inline segments: an empty frame, blamed on the DS count.
+        let segs = [inline(&[]), inline(&[])].concat();
+        assert_eq!(fail(run(4, &segs)), (syndrome::LOCAL_LENGTH, 4));
     }
 }

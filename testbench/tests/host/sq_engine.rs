@@ -1,10 +1,11 @@
 //! `sq_engine` (with `mr_table`) against the golden model `nicgen_model::sq`, served by the
 //! simulated host's DMA (random latency, answers out of order, stalls) at 8, 64 and 512 bits:
 //! random SEND and NOP WQEs (inline headers of every size, VLAN insert, checksum requests, up
-//! to 14 gather segments at any alignment, WQEs of up to 4 WQEBBs wrapping the ring), every
+//! to 14 gather segments at any alignment: pointer segments, inline data segments of 0 up to
+//! the most the WQE holds, or both mixed; WQEs of up to 4 WQEBBs wrapping the ring), every
 //! frame, offload request and completion compared; then each bad-descriptor case: an error
-//! CQE with its syndrome, the SQ in error (QUERY), doorbells ignored and counted until RESET,
-//! and the queue working again after it.
+//! CQE with its syndrome and failing segment, the SQ in error (QUERY), doorbells ignored and
+//! counted until RESET, and the queue working again after it.
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_tx::TxCmd;
@@ -85,18 +86,47 @@ struct Wqe {
     cq_update: bool,
     inline: Vec<u8>,
     vlan: Option<u16>,
-    segs: Vec<(u32, u32, u64)>, // byte_count, lkey, addr
+    segs: Vec<Seg>,
+}
+
+/// A data segment.
+#[derive(Clone)]
+enum Seg {
+    /// Pointer: byte_count (as written, bit 31 included), lkey, addr.
+    Ptr(u32, u32, u64),
+    /// Inline: the byte count written (bit 31 added), and the bytes that follow it (the
+    /// segment's DS units are those of the bytes, so a count above their length lies).
+    Inline(u32, Vec<u8>),
+}
+
+impl Seg {
+    fn inline(data: Vec<u8>) -> Seg {
+        Seg::Inline(data.len() as u32, data)
+    }
+    /// DS units it takes.
+    fn ds(&self) -> usize {
+        match self {
+            Seg::Ptr(..) => 1,
+            Seg::Inline(_, d) => (4 + d.len()).div_ceil(16),
+        }
+    }
+    /// Frame bytes it adds.
+    fn len(&self) -> usize {
+        match self {
+            Seg::Ptr(n, ..) => *n as usize,
+            Seg::Inline(_, d) => d.len(),
+        }
+    }
 }
 
 impl Wqe {
     fn bytes(&self, index: u16) -> Vec<u8> {
         let ihs = self.inline.len();
         let inl_ds = if ihs > 2 { (ihs - 2).div_ceil(16) } else { 0 };
-        let ds = self
-            .ds_override
-            .unwrap_or((2 + inl_ds + self.segs.len()) as u8);
+        let real_ds = 2 + inl_ds + self.segs.iter().map(Seg::ds).sum::<usize>();
+        let ds = self.ds_override.unwrap_or(real_ds as u8);
         // The WQE's real size (a wrong DS count does not change what was posted).
-        let mut b = vec![0u8; 64 * (2 + inl_ds + self.segs.len()).div_ceil(4)];
+        let mut b = vec![0u8; 64 * real_ds.div_ceil(4)];
         b[0..4].copy_from_slice(&((index as u32) << 8 | self.opcode as u32).to_be_bytes());
         b[4..8].copy_from_slice(&(SQN << 8 | ds as u32).to_be_bytes());
         b[11] = if self.cq_update { 0x08 } else { 0 };
@@ -108,11 +138,20 @@ impl Wqe {
             b[28..30].copy_from_slice(&0x8000u16.to_be_bytes());
             b[30..32].copy_from_slice(&t.to_be_bytes());
         }
-        for (i, (n, lkey, addr)) in self.segs.iter().enumerate() {
-            let o = 16 * (2 + inl_ds + i);
-            b[o..o + 4].copy_from_slice(&n.to_be_bytes());
-            b[o + 4..o + 8].copy_from_slice(&lkey.to_be_bytes());
-            b[o + 8..o + 16].copy_from_slice(&addr.to_be_bytes());
+        let mut o = 16 * (2 + inl_ds);
+        for s in &self.segs {
+            match s {
+                Seg::Ptr(n, lkey, addr) => {
+                    b[o..o + 4].copy_from_slice(&n.to_be_bytes());
+                    b[o + 4..o + 8].copy_from_slice(&lkey.to_be_bytes());
+                    b[o + 8..o + 16].copy_from_slice(&addr.to_be_bytes());
+                }
+                Seg::Inline(n, d) => {
+                    b[o..o + 4].copy_from_slice(&(n | 0x8000_0000).to_be_bytes());
+                    b[o + 4..o + 4 + d.len()].copy_from_slice(d);
+                }
+            }
+            o += 16 * s.ds();
         }
         b
     }
@@ -120,6 +159,8 @@ impl Wqe {
 
 struct Queue {
     ring: u64,
+    /// log2 WQEBBs in the ring.
+    log_size: u32,
     dbr: u64,
     pc: u16,
     model: Sq,
@@ -130,7 +171,7 @@ impl Queue {
     fn post(&mut self, mem: &mut HostMemory, wqe: &Wqe) {
         let bytes = wqe.bytes(self.pc);
         for (j, bb) in bytes.chunks(64).enumerate() {
-            let slot = (self.pc as u64 + j as u64) & ((1 << LOG_SIZE) - 1);
+            let slot = (self.pc as u64 + j as u64) & ((1 << self.log_size) - 1);
             mem.write(self.ring + slot * 64, bb).unwrap();
         }
         self.pc = self.pc.wrapping_add((bytes.len() / 64) as u16);
@@ -170,7 +211,8 @@ fn decode_cmd(item: &[u8]) -> TxRequest {
     }
 }
 
-/// Random good WQEs whose segments lie in `buf` (registered as lkey 1).
+/// Random good WQEs whose pointer segments lie in `buf` (registered as lkey 1): gather lists
+/// of pointer segments only, inline data segments only, or both mixed.
 fn random_wqe(rng: &mut StdRng, buf: (u64, usize), room_bbs: usize) -> Wqe {
     loop {
         let nop = rng.gen_bool(0.1);
@@ -181,24 +223,43 @@ fn random_wqe(rng: &mut StdRng, buf: (u64, usize), room_bbs: usize) -> Wqe {
         } else {
             rng.gen_range(usize::from(ihs == 0)..=most)
         };
+        // 0: pointer segments, 1: inline data segments, 2: mixed.
+        let kind = rng.gen_range(0..3);
         let inl_ds = if ihs > 2 { (ihs - 2).div_ceil(16) } else { 0 };
-        let ds = 2 + inl_ds + nseg;
-        if ds > 16 || ds.div_ceil(4) > room_bbs {
-            continue;
-        }
-        let segs = (0..nseg)
-            .map(|_| {
+        let mut ds = 2 + inl_ds;
+        let mut segs = Vec::new();
+        for _ in 0..nseg {
+            if ds >= 16 {
+                break;
+            }
+            let inline = kind == 1 || (kind == 2 && rng.gen_bool(0.5));
+            let seg = if inline {
+                // 0 up to all the DS units left.
+                let most = 16 * (16 - ds) - 4;
+                let len = match rng.gen_range(0..10) {
+                    0 => 0,
+                    1 | 2 => most,
+                    3..=6 => rng.gen_range(1..=most.min(40)),
+                    _ => rng.gen_range(0..=most),
+                };
+                Seg::inline((0..len).map(|_| rng.gen()).collect())
+            } else {
                 let len = if rng.gen_bool(0.3) {
                     rng.gen_range(1..40)
                 } else {
                     rng.gen_range(40..1400)
                 };
                 let at = rng.gen_range(0..buf.1 - len);
-                (len as u32, 1u32, buf.0 + at as u64)
-            })
-            .collect::<Vec<_>>();
-        let total: usize = ihs + segs.iter().map(|s| s.0 as usize).sum::<usize>();
-        if total > MAX_FRAME as usize {
+                Seg::Ptr(len as u32, 1, buf.0 + at as u64)
+            };
+            ds += seg.ds();
+            segs.push(seg);
+        }
+        if ds > 16 || ds.div_ceil(4) > room_bbs {
+            continue;
+        }
+        let total: usize = ihs + segs.iter().map(Seg::len).sum::<usize>();
+        if total > MAX_FRAME as usize || (!nop && total == 0) {
             continue;
         }
         return Wqe {
@@ -223,7 +284,12 @@ struct Setup {
 }
 
 fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
-    let mut s = setup_raw(m, seed, dma, backpressure);
+    setup_sized(m, seed, dma, backpressure, LOG_SIZE)
+}
+
+/// [`setup`] with a ring of `2^log_size` WQEBBs.
+fn setup_sized(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size: u32) -> Setup {
+    let mut s = setup_raw(m, seed, dma, backpressure, log_size);
     let (ring, dbr) = (s.q.ring, s.q.dbr);
     let create = sq_cmd(
         1,
@@ -231,7 +297,7 @@ fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
         [
             (ring & 0xFFFF_FFFF) as u128,
             (ring >> 32) as u128,
-            LOG_SIZE as u128,
+            log_size as u128,
             (dbr & 0xFFFF_FFFF) as u128,
             (dbr >> 32) as u128,
             CQN as u128,
@@ -243,10 +309,10 @@ fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
     s
 }
 
-fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
+fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size: u32) -> Setup {
     let mut sim = m.instance();
     let mut mem = HostMemory::new(MemoryConfig::default()).unwrap();
-    let ring = mem.alloc(64 << LOG_SIZE, 4096).unwrap().addr;
+    let ring = mem.alloc(64 << log_size, 4096).unwrap().addr;
     let dbr = mem.alloc(8, 8).unwrap().addr;
     let buf = mem.alloc(64 * 1024, 64).unwrap();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -287,12 +353,13 @@ fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
         b,
         q: Queue {
             ring,
+            log_size,
             dbr,
             pc: 0,
             model: Sq {
                 sqn: SQN,
                 ring,
-                log_size: LOG_SIZE,
+                log_size,
                 cqn: CQN,
                 ci: 0,
                 error: false,
@@ -429,6 +496,50 @@ fn sq_engine_matches_the_model() {
     }
 }
 
+/// The rest of a WQE of several WQEBBs comes in one read, cut where a 4 KiB page or the ring
+/// ends (the simulated host refuses a read across a page): on a ring of two pages, NOPs bring
+/// the producer counter 1, 2 or 3 WQEBBs short of a boundary (alternately the page end and the
+/// ring end), then WQEs of 4 and 3 WQEBBs (all inline) go across it.
+#[test]
+fn long_wqes_across_a_page_end_and_the_ring_end() {
+    let Some(m) = model(64) else { return };
+    let dma = DmaConfig {
+        seed: 9,
+        ..DmaConfig::default()
+    };
+    let mut s = setup_sized(&m, 9, dma, 0.3, 7);
+    let mut rng = StdRng::seed_from_u64(9);
+    for round in 0..6u16 {
+        let short = 1 + round % 3;
+        let nops = (64 - short).wrapping_sub(s.q.pc) % 64;
+        let mut wqes: Vec<Wqe> = (0..nops)
+            .map(|_| Wqe {
+                opcode: 0x00,
+                ds_override: None,
+                cs: 0,
+                cq_update: false,
+                inline: vec![],
+                vlan: None,
+                segs: vec![],
+            })
+            .collect();
+        for len in [rng.gen_range(157..=220), rng.gen_range(93..=156)] {
+            wqes.push(Wqe {
+                opcode: 0x0A,
+                ds_override: None,
+                cs: 0,
+                cq_update: true,
+                inline: vec![],
+                vlan: None,
+                segs: vec![Seg::inline((0..len).map(|_| rng.gen()).collect())],
+            });
+        }
+        let run = s.round(&wqes, 9, &format!("round {round}"));
+        assert_eq!(run.sent.len(), 2, "round {round}");
+        assert!(!s.q.model.error, "round {round}: {:?}", run.cmpls);
+    }
+}
+
 #[test]
 fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
     let Some(m) = model(64) else { return };
@@ -441,61 +552,135 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
         cq_update: true,
         inline: vec![],
         vlan: None,
-        segs: vec![(n, 1, buf.0 + 100)],
+        segs: vec![Seg::Ptr(n, 1, buf.0 + 100)],
     };
     let with = |f: &dyn Fn(&mut Wqe)| {
         let mut w = good(60);
         f(&mut w);
         w
     };
-    let cases: Vec<(&str, Wqe, u8)> = vec![
+    let cases: Vec<(&str, Wqe, u8, u8)> = vec![
         (
             "zero-length segment",
-            with(&|w| w.segs.push((0, 1, buf.0))),
+            with(&|w| w.segs.push(Seg::Ptr(0, 1, buf.0))),
             0x01,
+            3,
         ),
         (
             "frame over the maximum",
-            with(&|w| w.segs.push((MAX_FRAME, 1, buf.0))),
+            with(&|w| w.segs.push(Seg::Ptr(MAX_FRAME, 1, buf.0))),
             0x01,
+            3,
         ),
-        ("empty frame", with(&|w| w.segs.clear()), 0x01),
-        ("invalid lkey", with(&|w| w.segs[0].1 = 3), 0x04),
-        ("lkey beyond the table", with(&|w| w.segs[0].1 = 77), 0x04),
+        ("empty frame", with(&|w| w.segs.clear()), 0x01, 2),
+        (
+            "invalid lkey",
+            with(&|w| w.segs[0] = Seg::Ptr(60, 3, buf.0 + 100)),
+            0x04,
+            2,
+        ),
+        (
+            "lkey beyond the table",
+            with(&|w| w.segs[0] = Seg::Ptr(60, 77, buf.0 + 100)),
+            0x04,
+            2,
+        ),
         (
             "segment outside its region",
-            with(&|w| w.segs[0].2 = buf.0 + buf.1 as u64 - 10),
+            with(&|w| w.segs[0] = Seg::Ptr(60, 1, buf.0 + buf.1 as u64 - 10)),
             0x04,
+            2,
         ),
-        ("unknown opcode", with(&|w| w.opcode = 0x0E), 0x02),
-        ("DS count 0", with(&|w| w.ds_override = Some(0)), 0x02),
+        ("unknown opcode", with(&|w| w.opcode = 0x0E), 0x02, 0),
+        ("DS count 0", with(&|w| w.ds_override = Some(0)), 0x02, 0),
         (
             "DS count over 16",
             with(&|w| w.ds_override = Some(20)),
             0x02,
+            0,
         ),
         (
-            "inline data segment",
-            with(&|w| w.segs[0].0 |= 0x8000_0000),
+            "inline data segment longer than the WQE",
+            with(&|w| w.segs[0] = Seg::Ptr(60 | 0x8000_0000, 1, buf.0 + 100)),
             0x02,
+            2,
+        ),
+        (
+            "inline data beyond the DS count, after good inline data",
+            with(&|w| {
+                w.segs.push(Seg::inline(vec![7; 30]));
+                w.segs.push(Seg::Inline(29, vec![8; 12]));
+            }),
+            0x02,
+            6,
+        ),
+        (
+            "inline byte count of 2^31 - 1",
+            with(&|w| w.segs.insert(0, Seg::Inline(0x7FFF_FFFF, vec![9; 40]))),
+            0x02,
+            2,
+        ),
+        (
+            "inline data over the largest frame",
+            with(&|w| {
+                w.segs[0] = Seg::Ptr(MAX_FRAME - 20, 1, buf.0);
+                w.segs.push(Seg::inline(vec![5; 21]));
+            }),
+            0x01,
+            3,
+        ),
+        (
+            "zero-length pointer segment after inline data",
+            with(&|w| {
+                w.segs.insert(0, Seg::inline(vec![3; 5]));
+                w.segs.push(Seg::Ptr(0, 1, buf.0));
+            }),
+            0x01,
+            4,
+        ),
+        (
+            "empty frame of zero-length inline segments",
+            with(&|w| w.segs = vec![Seg::inline(vec![]), Seg::inline(vec![])]),
+            0x01,
+            4,
+        ),
+        (
+            "invalid lkey after inline data",
+            with(&|w| {
+                w.segs.insert(0, Seg::inline(vec![4; 44]));
+                w.segs.push(Seg::Ptr(8, 0, buf.0));
+            }),
+            0x04,
+            6,
         ),
         (
             "unreadable memory",
-            with(&|w| w.segs[0] = (64, 2, buf.0 + (1 << 30))),
+            with(&|w| w.segs[0] = Seg::Ptr(64, 2, buf.0 + (1 << 30))),
             0x11,
+            3,
+        ),
+        (
+            "unreadable memory between inline data",
+            with(&|w| {
+                w.segs.insert(0, Seg::inline(vec![6; 20]));
+                w.segs.push(Seg::Ptr(64, 2, buf.0 + (1 << 30)));
+                w.segs.push(Seg::inline(vec![6; 9]));
+            }),
+            0x11,
+            7,
         ),
     ];
     let bad_before = |s: &Setup| s.sim.get_u64(s.sim.port("stat_db_bad").unwrap());
-    for (what, wqe, synd) in cases {
+    for (what, wqe, synd, seg) in cases {
         let run = s.round(&[wqe, good(100)], 7, what);
         let last = run
             .cmpls
             .last()
             .unwrap_or_else(|| panic!("{what}: the model completed nothing: {run:?}"));
         assert_eq!(
-            (last.opcode, last.syndrome),
-            (13, synd),
-            "{what}: error CQE"
+            (last.opcode, last.syndrome, last.vendor_err_synd),
+            (13, synd, seg),
+            "{what}: error CQE (opcode, syndrome, failing segment)"
         );
         assert!(s.q.model.error);
         let [state, _, ci, err] = s.query(7);

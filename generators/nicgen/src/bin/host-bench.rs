@@ -8,7 +8,7 @@
 //!    simulated cycles), and how fast the simulation itself ran.
 
 use anyhow::Result;
-use nicgen::sim_loopback::{doorbell_to_cqe, nic_model, run_loopback, LoopbackOpts};
+use nicgen::sim_loopback::{doorbell_to_cqe, nic_model, run_loopback, LoopbackOpts, TxMode};
 use nicgen_hdl::preset::Preset;
 use nicgen_host::DmaConfig;
 use std::fmt::Write;
@@ -86,6 +86,7 @@ fn main() -> Result<()> {
                 fixed_len: Some(len),
                 window: 16,
                 pcap_wire: None,
+                tx_mode: TxMode::Plain,
             };
             let t0 = Instant::now();
             let r = run_loopback(&p, &model, &o, |_| {})?;
