@@ -176,7 +176,16 @@ pub(crate) fn splice(cfg: &SpliceCfg, en_plan: &Plan, dis_plan: &Plan, sat: usiz
     let used = lane_use(&progs, w, cfg.n as usize);
     let hist = history(cfg, s, cmd.fields.bytes, &mut ctl, take_data, &used);
     let acts = acts(&progs);
-    let hs = handshake(cfg, &progs, &acts, &mut ctl, &hist, s, &cmd, (take, take_data));
+    let hs = handshake(
+        cfg,
+        &progs,
+        &acts,
+        &mut ctl,
+        &hist,
+        s,
+        &cmd,
+        (take, take_data),
+    );
     next_state(&ctl, &hs, cmd.fields.en, take, s.last());
     let out_reg =
         (cfg.out == OutStage::Register).then(|| out_reg_handshake(m, ctl.oready, hs.emit_valid));
