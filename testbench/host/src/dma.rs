@@ -521,7 +521,7 @@ impl DmaService {
             l.up.tick();
             l.down.tick();
         }
-        let up_free = self.link.as_ref().map_or(true, |l| l.up.free());
+        let up_free = self.link.as_ref().is_none_or(|l| l.up.free());
         let room = self.outstanding_reads() < self.config.max_outstanding_reads;
         let rd_ready = room && up_free && !self.stall(self.config.req_stall);
         sim.set_bool(self.rd_req.ready, rd_ready);
@@ -578,7 +578,7 @@ impl DmaService {
             let index = a.sent / self.beat;
             let (keep, range) = beat_span(a.off, a.data.len(), self.beat, index);
             let n = range.len();
-            let down_free = self.link.as_ref().map_or(true, |l| l.down.free());
+            let down_free = self.link.as_ref().is_none_or(|l| l.down.free());
             if self.rd_bw.credit >= n as u64 && down_free {
                 self.rd_bw.credit -= n as u64;
                 if let Some(l) = &mut self.link {
