@@ -24,6 +24,7 @@ fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
     let o = LoopbackOpts {
         frames: frames(),
         queues,
+        min_len: 60,
         max_len,
         seed: dma.seed,
         dma,
