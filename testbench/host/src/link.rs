@@ -24,7 +24,7 @@
 //! completions at its read completion boundary rather than at the MPS.
 //!
 //! The service keeps time in cycles: [`PcieLink::timing`] turns a link into bytes per cycle
-//! at a clock, and a [`Wire`] per direction spends them.
+//! at a clock, and a wire per direction (`Wire`) spends them.
 
 /// Framing and header bytes of a completion TLP (see the module docs).
 pub const CPL_TLP_OVERHEAD: u64 = 20;
