@@ -224,6 +224,12 @@ pub struct DmaStats {
     pub dropped_writes: u64,
     /// Bytes of the dropped writes.
     pub dropped_write_bytes: u64,
+    /// Wire bytes spent on the link from the NIC to the host: write payloads, request and
+    /// write TLP overhead, the DLLPs of the completions (0 without a link).
+    pub link_up_bytes: u64,
+    /// Wire bytes spent on the link from the host to the NIC: completion payloads and
+    /// overhead, the DLLPs of the requests and writes (0 without a link).
+    pub link_down_bytes: u64,
 }
 
 /// A request channel: record `tdata`, `tvalid`, `tready`.
@@ -309,6 +315,16 @@ struct Link {
     up: Wire,
     /// Host to NIC: read completions.
     down: Wire,
+}
+
+impl Link {
+    /// Spends `up` and `down` wire bytes, counted in `stats`.
+    fn charge(&mut self, stats: &mut DmaStats, up: u64, down: u64) {
+        self.up.charge(up);
+        self.down.charge(down);
+        stats.link_up_bytes += up;
+        stats.link_down_bytes += down;
+    }
 }
 
 #[derive(Debug)]
@@ -584,8 +600,8 @@ impl DmaService {
                 if let Some(l) = &mut self.link {
                     let (lo, hi) = (range.start as u64, range.end as u64);
                     let tlps = tlp_starts(a.addr, lo, hi, l.timing.mps.into());
-                    l.down.charge(hi - lo + tlps * CPL_TLP_OVERHEAD);
-                    l.up.charge(tlps * DLLP_PER_TLP);
+                    let (up, down) = (tlps * DLLP_PER_TLP, hi - lo + tlps * CPL_TLP_OVERHEAD);
+                    l.charge(&mut self.stats, up, down);
                 }
                 // Bytes outside the data are junk (the NIC must look at tkeep).
                 let mut beat: Vec<u8> = (0..self.beat).map(|_| self.rng.gen()).collect();
@@ -711,8 +727,11 @@ impl DmaService {
         self.tag_busy[usize::from(tag)] = true;
         if let Some(l) = &mut self.link {
             let tlps = tlp_starts(addr, 0, len as u64, l.timing.mrrs.into());
-            l.up.charge(tlps * REQ_TLP_OVERHEAD);
-            l.down.charge(tlps * DLLP_PER_TLP);
+            l.charge(
+                &mut self.stats,
+                tlps * REQ_TLP_OVERHEAD,
+                tlps * DLLP_PER_TLP,
+            );
         }
         let latency = self
             .rng
@@ -784,8 +803,8 @@ impl DmaService {
         if let Some(l) = &mut self.link {
             let lo = w.data.len() as u64;
             let tlps = tlp_starts(w.addr, lo, lo + n as u64, l.timing.mps.into());
-            l.up.charge(n as u64 + tlps * REQ_TLP_OVERHEAD);
-            l.down.charge(tlps * DLLP_PER_TLP);
+            let up = n as u64 + tlps * REQ_TLP_OVERHEAD;
+            l.charge(&mut self.stats, up, tlps * DLLP_PER_TLP);
         }
         w.data.extend_from_slice(&data[first..first + n]);
         w.beats += 1;

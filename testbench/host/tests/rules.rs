@@ -631,6 +631,15 @@ fn pcie_reads_stream_at_the_link_rate_less_the_completion_headers() {
         predicted > reads * 512 + 500,
         "the link, not the port's beat, must be the limit"
     );
+    let s = nic.host.dma().stats();
+    assert_eq!(
+        (s.link_up_bytes, s.link_down_bytes),
+        (
+            reads * timing.read_cost(0, 4096).0,
+            reads * timing.read_cost(0, 4096).1
+        ),
+        "{s:?}"
+    );
 }
 
 #[test]
@@ -657,6 +666,12 @@ fn pcie_writes_stream_at_the_link_rate_less_the_write_headers() {
     assert!(
         took + 2 >= predicted && took <= predicted + 2 + writes,
         "{took} cycles for {writes} writes of 4 KiB, the link model says {predicted}"
+    );
+    let s = nic.host.dma().stats();
+    assert_eq!(
+        (s.link_up_bytes, s.link_down_bytes),
+        (writes * per_write, writes * timing.write_cost(0, 4096).1),
+        "{s:?}"
     );
     let mut back = vec![0; 4096];
     nic.host.read(r.addr + 3 * 4096, &mut back);
