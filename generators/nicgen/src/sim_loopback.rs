@@ -62,6 +62,9 @@ pub struct LoopbackReport {
     /// Frames that came back different from the model's prediction (0 for a pass).
     pub mismatches: usize,
     pub cycles: u64,
+    /// Wire bytes the PCIe link carried over those cycles, NIC to host and host to NIC
+    /// (`nicgen_host::DmaStats::link_up_bytes`; 0 without a link).
+    pub link_bytes: (u64, u64),
     /// First mismatches, described.
     pub notes: Vec<String>,
     /// Frames that crossed the MAC ports each way (zero with the NIC's own loopback, where no
@@ -299,6 +302,7 @@ pub fn run_loopback(
         table: table.iter().map(|&q| q as u32).collect(),
     };
     let start_cycles = nd.device().backend().cycles();
+    let link0 = link_bytes(nd.device().backend());
     let mut rng = StdRng::seed_from_u64(o.seed);
     let mut expected: VecDeque<(Vec<u8>, RxReport)> = VecDeque::new();
     let mut rep = LoopbackReport::default();
@@ -406,6 +410,8 @@ pub fn run_loopback(
         }
     }
     rep.cycles = nd.device().backend().cycles() - start_cycles;
+    let link1 = link_bytes(nd.device().backend());
+    rep.link_bytes = (link1.0 - link0.0, link1.1 - link0.1);
     let mac = nd
         .device()
         .backend()
@@ -425,6 +431,12 @@ pub fn run_loopback(
         );
     }
     Ok(rep)
+}
+
+/// The wire bytes `host`'s PCIe link has carried so far: (to the host, to the NIC).
+fn link_bytes(host: &SimHost) -> (u64, u64) {
+    let s = host.dma().stats();
+    (s.link_up_bytes, s.link_down_bytes)
 }
 
 /// Cycles from the SQ doorbell (the BAR write done) to the send CQE in host memory, for one

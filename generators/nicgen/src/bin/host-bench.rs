@@ -101,13 +101,16 @@ fn main() -> Result<()> {
             "\nThroughput through the driver loopback (`{command}`): UDP/IPv4 frames of one \
              size, both checksum offloads, 4 queues, 16 frames in flight, {DMA_LATENCY_NS} ns DMA latency. \
              Mpps and Gb/s (frame bytes without FCS) are simulated time at the preset clock; \
-             `sim cycles/s` and `sim frames/s` are how fast the simulation ran on this machine.\n"
+             `link up` and `link down` are the share of the PCIe link's wire bandwidth the run \
+             used, NIC to host and host to NIC (payload, TLP overhead and DLLPs); `sim \
+             cycles/s` and `sim frames/s` are how fast the simulation ran on this machine.\n"
         );
         let _ = writeln!(
             md,
-            "| bytes | frames | cycles/frame | Mpps | Gb/s | sim cycles/s | sim frames/s |"
+            "| bytes | frames | cycles/frame | Mpps | Gb/s | link up | link down | sim cycles/s | \
+             sim frames/s |"
         );
-        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for len in SIZES {
             eprintln!("host-bench: {preset} {len} bytes");
             let o = LoopbackOpts {
@@ -132,11 +135,15 @@ fn main() -> Result<()> {
             );
             let per = r.cycles as f64 / r.frames as f64;
             let mpps = p.clock_mhz / per;
+            let busy =
+                |bytes: u64| 100.0 * bytes as f64 / (r.cycles as f64 * timing.bytes_per_cycle);
             let _ = writeln!(
                 md,
-                "| {len} | {} | {per:.0} | {mpps:.3} | {:.2} | {:.0} | {:.0} |",
+                "| {len} | {} | {per:.0} | {mpps:.3} | {:.2} | {:.1} % | {:.1} % | {:.0} | {:.0} |",
                 r.frames,
                 mpps * len as f64 * 8.0 / 1000.0,
+                busy(r.link_bytes.0),
+                busy(r.link_bytes.1),
                 r.cycles as f64 / wall,
                 r.frames as f64 / wall
             );
