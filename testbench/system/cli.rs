@@ -298,6 +298,46 @@ fn sim_tap_exit_codes_for_root_and_namespace() {
     assert!(err.contains("root"), "{err}");
 }
 
+/// `sim loopback`: a `--min-len` outside 60..=`--max-len` or a `--dma-latency-ns` above 100 µs
+/// exits 2 before any model is built, saying what range to use; `--help` gives the defaults.
+#[test]
+fn bad_loopback_lengths_and_latency_exit_2_and_say_what_to_use() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--min-len", "59"],
+            "--min-len 59 must be from 60 to --max-len (1514)",
+        ),
+        (
+            &["--min-len", "2000"],
+            "--min-len 2000 must be from 60 to --max-len (1514)",
+        ),
+        (
+            &["--min-len", "300", "--max-len", "200"],
+            "--min-len 300 must be from 60 to --max-len (200)",
+        ),
+        (&["--dma-latency-ns", "100001"], "use 0 to 100000"),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["sim", "loopback"];
+        args.extend(extra);
+        let (code, out, err) = nicgen_code(&args, &[]);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(
+            !err.contains("building"),
+            "{args:?}: checked before the build: {err}"
+        );
+    }
+    let (code, out, _) = nicgen_code(&["sim", "loopback", "--help"], &[]);
+    assert_eq!(code, 0);
+    for says in ["--min-len", "--dma-latency-ns", "default 1000", "PCIe Gen3"] {
+        assert!(
+            out.contains(says),
+            "`sim loopback --help` lacks `{says}`:\n{out}"
+        );
+    }
+}
+
 /// Every option of every `sim` command says what it does in `--help`.
 #[test]
 fn every_sim_option_has_help_text() {

@@ -29,6 +29,7 @@ fn run_mode(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, tx_mode
     let o = LoopbackOpts {
         frames: frames(),
         queues,
+        min_len: 60,
         max_len,
         seed: dma.seed,
         dma,

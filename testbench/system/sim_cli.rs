@@ -429,7 +429,9 @@ fn sim_tx_inserts_the_vlan_tag_and_pads() {
 }
 
 /// `nicgen sim loopback --json`: one JSON object with the text's figures, every frame back and
-/// none different from the golden model.
+/// none different from the golden model; Mpps and Gb/s are the frames and bytes over the
+/// simulated cycles at the preset clock (nic64: 156.25 MHz), the simulation speeds agree with
+/// each other, and the DMA latency is the default 1 µs.
 #[test]
 fn sim_loopback_prints_one_json_object() {
     if !nicgen_tb::verilator::verilator_required() {
@@ -442,10 +444,29 @@ fn sim_loopback_prints_one_json_object() {
     let s: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     assert_eq!(s["frames"], 40, "{s}");
     assert_eq!(s["errors"], 0, "{s}");
-    for k in ["bytes", "frames_per_second", "cycles"] {
+    assert_eq!(s["dma_latency_ns"], 1000, "{s}");
+    for k in [
+        "bytes",
+        "frames_per_second",
+        "cycles",
+        "sim_cycles_per_s",
+        "sim_frames_per_s",
+    ] {
         assert!(s[k].as_u64().unwrap() > 0, "{k}: {s}");
     }
-    assert!(s["simulated_gbps"].as_f64().unwrap() > 0.0, "{s}");
+    let f = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("{k}: {s}"));
+    let seconds = f("cycles") / 156.25e6;
+    assert!((f("mpps") - 40.0 / seconds / 1e6).abs() < 0.001, "{s}");
+    assert!(
+        (f("gbps") - f("bytes") * 8.0 / seconds / 1e9).abs() < 0.001,
+        "{s}"
+    );
+    assert!((f("simulated_gbps") - f("gbps")).abs() < 0.006, "{s}");
+    assert!(f("bytes") >= 40.0 * 60.0 && f("gbps") > 0.0, "{s}");
+    // Both speeds come from the same wall-clock time.
+    let ratio = f("sim_cycles_per_s") / f("sim_frames_per_s");
+    let want = f("cycles") / 40.0;
+    assert!((ratio - want).abs() / want < 0.05, "{s}");
     let (ok, text, err) = nicgen(&[
         "sim", "loopback", "--frames", "40", "--queues", "2", "--seed", "5",
     ]);
@@ -457,6 +478,49 @@ fn sim_loopback_prints_one_json_object() {
             "text lacks `{line}`:\n{text}"
         );
     }
+}
+
+/// `nicgen sim loopback --min-len --max-len --dma-latency-ns`: the bytes back are within the
+/// lengths, and a longer DMA latency makes the same frames take more simulated cycles.
+#[test]
+fn sim_loopback_takes_frame_lengths_and_dma_latency() {
+    if !nicgen_tb::verilator::verilator_required() {
+        return;
+    }
+    let run = |latency: &str| {
+        let (ok, stdout, err) = nicgen(&[
+            "sim",
+            "loopback",
+            "--frames",
+            "30",
+            "--queues",
+            "2",
+            "--min-len",
+            "1000",
+            "--max-len",
+            "1200",
+            "--dma-latency-ns",
+            latency,
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        let s: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+        assert_eq!(
+            (s["frames"].as_u64(), s["errors"].as_u64()),
+            (Some(30), Some(0)),
+            "{s}"
+        );
+        assert_eq!(s["dma_latency_ns"].to_string(), latency, "{s}");
+        let bytes = s["bytes"].as_u64().unwrap();
+        // A VLAN tag the NIC inserted on the way out may come back in the frame: 4 bytes.
+        assert!((30 * 1000..=30 * 1204).contains(&bytes), "{s}");
+        s["cycles"].as_u64().unwrap()
+    };
+    let (near, far) = (run("200"), run("3000"));
+    assert!(
+        far > near,
+        "3 us of DMA latency took {far} cycles, 200 ns took {near}"
+    );
 }
 
 /// `nicgen sim loopback --pcap-wire`: tshark reads the capture; every frame is in it once

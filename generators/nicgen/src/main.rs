@@ -5,8 +5,8 @@
 //! nicgen generate [--preset NAME | --config FILE.toml] --out DIR
 //! nicgen sim rx [--preset P] --pcap-in F --report R.jsonl [--rss-key HEX40] [--mtu N]
 //! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
-//! nicgen sim loopback [--preset P] [--frames N] [--queues Q] [--max-len N] [--seed S]
-//!   [--tx-mode plain|inline]
+//! nicgen sim loopback [--preset P] [--frames N] [--queues Q] [--min-len N] [--max-len N]
+//!                     [--seed S] [--tx-mode plain|inline] [--dma-latency-ns N]
 //! nicgen sim tap [--preset P] --wire-tap NAME[@NETNS] --host-tap NAME[@NETNS] [--seconds N]
 //!   every `sim` command also takes --trace FILE.fst [--trace-window FROM..TO]
 //! nicgen regmap [--write | --check] [--root DIR]
@@ -123,12 +123,21 @@ enum SimCmd {
         /// Queue pairs to use (at most the preset's RSS queue count).
         #[arg(long, default_value_t = 4)]
         queues: usize,
+        /// Smallest frame, bytes without FCS (at least 60, at most --max-len).
+        #[arg(long, default_value_t = 60)]
+        min_len: usize,
         /// Largest frame, bytes without FCS (at most the preset's MTU + 14).
         #[arg(long, default_value_t = 1514)]
         max_len: usize,
         /// Seed of the frames and of the simulated host's DMA timing.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Nanoseconds from a DMA read request to its first answer (0 to 100000; default 1000,
+        /// a PCIe round trip to host memory). The simulated host is a PCIe Gen3 link, x8 for
+        /// presets narrower than 512 bits and x16 for 512, whose bandwidth (less the TLP
+        /// headers at MPS 256 B and MRRS 512 B) bounds the DMA in each direction.
+        #[arg(long, default_value_t = nicgen::sim_loopback::DMA_LATENCY_NS)]
+        dma_latency_ns: u64,
         /// Write every MAC frame, both ways, to this pcapng file (direction in each packet's
         /// flags, time from the simulated cycle); the loop then closes outside the NIC, at its
         /// MAC ports, so that the frames cross them.
@@ -455,34 +464,48 @@ fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset>
     Preset::builtin(preset.unwrap_or(DEFAULT)).map_err(Failure::input)
 }
 
-/// The options of `sim loopback` as the runner takes them.
-fn loopback_opts(
+/// The most `--dma-latency-ns` takes: 100 µs, well inside the driver's 1 ms waits.
+const MAX_DMA_LATENCY_NS: u64 = 100_000;
+
+/// `sim loopback`'s command-line options.
+struct LoopbackArgs {
     frames: usize,
     queues: usize,
+    min_len: usize,
     max_len: usize,
     seed: u64,
+    dma_latency_ns: u64,
     pcap_wire: Option<PathBuf>,
     tx_mode: nicgen::sim_loopback::TxMode,
-) -> nicgen::sim_loopback::LoopbackOpts {
-    nicgen::sim_loopback::LoopbackOpts {
-        frames,
-        queues,
-        max_len,
-        seed,
-        dma: nicgen_host::DmaConfig {
-            seed,
-            ..Default::default()
-        },
+}
+
+/// The options of `sim loopback` as the runner takes them, for preset `p`.
+fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::LoopbackOpts> {
+    use nicgen::sim_loopback::{pcie_dma, LoopbackOpts};
+    if a.dma_latency_ns > MAX_DMA_LATENCY_NS {
+        bad_input!(
+            "--dma-latency-ns {} is too long; use 0 to {MAX_DMA_LATENCY_NS} (100 µs)",
+            a.dma_latency_ns
+        );
+    }
+    Ok(LoopbackOpts {
+        frames: a.frames,
+        queues: a.queues,
+        min_len: a.min_len,
+        max_len: a.max_len,
+        seed: a.seed,
+        dma: pcie_dma(p, a.dma_latency_ns, a.seed),
         fixed_len: None,
         window: 0,
-        pcap_wire,
-        tx_mode,
-    }
+        pcap_wire: a.pcap_wire,
+        tx_mode: a.tx_mode,
+    })
 }
 
 fn sim_loopback(
     p: &Preset,
     opts: nicgen::sim_loopback::LoopbackOpts,
+    dma_latency_ns: u64,
     json: bool,
     trace: Option<&Trace>,
 ) -> Result<()> {
@@ -510,20 +533,7 @@ fn sim_loopback(
         .map_err(Failure::classify)?;
     bar.finish_and_clear();
     let wall = t0.elapsed().as_secs_f64();
-    summary::print(
-        &LoopbackSummary {
-            preset: p.name.clone(),
-            frames: r.frames,
-            bytes: r.bytes,
-            errors: r.mismatches,
-            frames_per_second: (r.frames as f64 / wall).round() as u64,
-            cycles: r.cycles,
-            simulated_gbps: summary::two_decimals(
-                r.bytes as f64 * 8.0 * p.clock_mhz / 1000.0 / r.cycles as f64,
-            ),
-        },
-        json,
-    );
+    summary::print(&LoopbackSummary::new(p, &r, wall, dma_latency_ns), json);
     for n in &r.notes {
         eprintln!("nicgen: mismatch: {n}");
     }
@@ -637,16 +647,28 @@ fn run(cli: Cli) -> Result<()> {
             config,
             frames,
             queues,
+            min_len,
             max_len,
             seed,
+            dma_latency_ns,
             pcap_wire,
             tx_mode,
             json,
             trace,
         }) => traced(trace, |trace| {
             let p = load_preset(preset.as_deref(), config.as_ref())?;
-            let opts = loopback_opts(frames, queues, max_len, seed, pcap_wire, tx_mode);
-            sim_loopback(&p, opts, json, trace)
+            let args = LoopbackArgs {
+                frames,
+                queues,
+                min_len,
+                max_len,
+                seed,
+                dma_latency_ns,
+                pcap_wire,
+                tx_mode,
+            };
+            let opts = loopback_opts(&p, args)?;
+            sim_loopback(&p, opts, dma_latency_ns, json, trace)
         })?,
         Cmd::Sim(SimCmd::Tap {
             preset,

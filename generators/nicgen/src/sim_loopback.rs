@@ -1,7 +1,7 @@
 //! The driver loopback: the whole NIC (`nicgen_hdl::nic`) simulated by Verilator behind the
 //! simulated host (`nicgen_host::SimHost`), driven by the real driver (`nicgen_driver`'s
 //! `Device` and `NetDev`) with the MAC loopback on. Random frames (IPv4/IPv6 TCP/UDP and
-//! others, 60 bytes to `max_len`) with random checksum, VLAN and inline-header requests go out
+//! others, `min_len` to `max_len` bytes) with random checksum, VLAN and inline-header requests go out
 //! on every queue; each must come back exactly as the golden model says (`tx::tx_frame` then
 //! `rx::rx_frame`: bytes, L3 and L4 types, checksum verdicts, checksum-complete, RSS type, hash
 //! and queue, VLAN). The driver hands frames over as [`TxMode`] says.
@@ -22,7 +22,7 @@ use nicgen_hdl::nic::nic;
 use nicgen_hdl::preset::Preset;
 use nicgen_hdl::top::rx_cfg;
 use nicgen_host::AgentId;
-use nicgen_host::{DmaConfig, HostConfig, SimHost};
+use nicgen_host::{DmaConfig, HostConfig, PcieLink, SimHost};
 use nicgen_model::rx::{rx_frame, RxConfig, RxReport};
 use nicgen_model::toeplitz::MICROSOFT_KEY;
 use nicgen_model::tx::{tx_frame, TxRequest};
@@ -61,6 +61,8 @@ pub struct LoopbackOpts {
     pub frames: usize,
     /// Queue pairs in use (frames are sent round robin; RSS spreads them back).
     pub queues: usize,
+    /// Smallest random frame, bytes (without FCS): 60 ..= `max_len`.
+    pub min_len: usize,
     /// Largest frame, bytes (without FCS): 60 ..= the preset's MTU + 14.
     pub max_len: usize,
     pub seed: u64,
@@ -86,11 +88,31 @@ pub struct LoopbackReport {
     /// Frames that came back different from the model's prediction (0 for a pass).
     pub mismatches: usize,
     pub cycles: u64,
+    /// Wire bytes the PCIe link carried over those cycles, NIC to host and host to NIC
+    /// (`nicgen_host::DmaStats::link_up_bytes`; 0 without a link).
+    pub link_bytes: (u64, u64),
     /// First mismatches, described.
     pub notes: Vec<String>,
     /// Frames that crossed the MAC ports each way (zero with the NIC's own loopback, where no
     /// frame leaves the NIC).
     pub wire: WireCounts,
+}
+
+/// DMA read latency of the simulated host when none is asked for: 1 µs, a PCIe read's round
+/// trip through a server's root complex to DRAM.
+pub const DMA_LATENCY_NS: u64 = 1000;
+
+/// The PCIe link a board with preset `p`'s datapath would have: Gen3 x16 (126 Gb/s a
+/// direction) for a 512-bit datapath (100GbE), Gen3 x8 (63 Gb/s) for the narrower ones (10 and
+/// 25GbE), as ConnectX-4 Lx boards have.
+pub fn host_link(p: &Preset) -> PcieLink {
+    PcieLink::gen3(if p.data_bits >= 512 { 16 } else { 8 })
+}
+
+/// The simulated host's DMA for preset `p`: its [`host_link`] at its clock, every read answered
+/// `latency_ns` after its request ([`DmaConfig::pcie`]).
+pub fn pcie_dma(p: &Preset, latency_ns: u64, seed: u64) -> DmaConfig {
+    DmaConfig::pcie(host_link(p), p.clock_mhz, latency_ns, seed)
 }
 
 /// Build (or take from the cache) the model of the whole NIC. The identification block is
@@ -233,7 +255,7 @@ fn differs(r: &nicgen_driver::netdev::RxFrame, rep: &RxReport) -> Option<String>
 }
 
 /// Whether `o` asks for something preset `p` can do: 1 to the preset's RSS queue count of
-/// queues, frames from 60 bytes to its MTU + 14.
+/// queues, frames from 60 bytes to its MTU + 14, the smallest no larger than the largest.
 pub fn check_opts(p: &Preset, o: &LoopbackOpts) -> Result<()> {
     if o.queues == 0 || o.queues > p.rss.queues as usize {
         bail!(
@@ -246,6 +268,14 @@ pub fn check_opts(p: &Preset, o: &LoopbackOpts) -> Result<()> {
     if !(60..=max_wire).contains(&o.max_len) {
         bail!(
             "--max-len {} must be from 60 to {max_wire} (the preset's MTU + 14)",
+            o.max_len
+        );
+    }
+    if !(60..=o.max_len).contains(&o.min_len) {
+        bail!(
+            "--min-len {} must be from 60 to --max-len ({}); use a value in that range or raise \
+             --max-len",
+            o.min_len,
             o.max_len
         );
     }
@@ -275,6 +305,7 @@ pub fn run_loopback(
         model,
         HostConfig {
             dma: o.dma.clone(),
+            clock_mhz: p.clock_mhz,
             ..HostConfig::from_seed(o.seed)
         },
         &table,
@@ -298,6 +329,7 @@ pub fn run_loopback(
         table: table.iter().map(|&q| q as u32).collect(),
     };
     let start_cycles = nd.device().backend().cycles();
+    let link0 = link_bytes(nd.device().backend());
     let mut rng = StdRng::seed_from_u64(o.seed);
     let mut expected: VecDeque<(Vec<u8>, RxReport)> = VecDeque::new();
     let mut rep = LoopbackReport::default();
@@ -322,9 +354,9 @@ pub fn run_loopback(
                 ),
                 None => {
                     let len = if rng.gen_bool(0.1) {
-                        rng.gen_range(60..=o.max_len)
+                        rng.gen_range(o.min_len..=o.max_len)
                     } else {
-                        rng.gen_range(60..=o.max_len.min(400))
+                        rng.gen_range(o.min_len..=o.max_len.min(400).max(o.min_len))
                     };
                     let off = TxOffload {
                         csum_l3: rng.gen(),
@@ -405,6 +437,8 @@ pub fn run_loopback(
         }
     }
     rep.cycles = nd.device().backend().cycles() - start_cycles;
+    let link1 = link_bytes(nd.device().backend());
+    rep.link_bytes = (link1.0 - link0.0, link1.1 - link0.1);
     let mac = nd
         .device()
         .backend()
@@ -426,21 +460,27 @@ pub fn run_loopback(
     Ok(rep)
 }
 
+/// The wire bytes `host`'s PCIe link has carried so far: (to the host, to the NIC).
+fn link_bytes(host: &SimHost) -> (u64, u64) {
+    let s = host.dma().stats();
+    (s.link_up_bytes, s.link_down_bytes)
+}
+
 /// Cycles from the SQ doorbell (the BAR write done) to the send CQE in host memory, for one
-/// `len`-byte UDP/IPv4 frame in loopback on an idle NIC, with every DMA read answered after
-/// exactly `dma_latency` cycles. Polls the CQ every cycle.
-pub fn doorbell_to_cqe(p: &Preset, model: &Model, len: usize, dma_latency: u64) -> Result<u64> {
+/// `len`-byte UDP/IPv4 frame in loopback on an idle NIC, behind the preset's PCIe link with
+/// every DMA read answered `latency_ns` after its request ([`pcie_dma`], answers in order).
+/// Polls the CQ every cycle.
+pub fn doorbell_to_cqe(p: &Preset, model: &Model, len: usize, latency_ns: u64) -> Result<u64> {
     use nicgen_driver::hw::Interrupts;
     let (mut nd, _) = open_loopback(
         p,
         model,
         HostConfig {
             dma: DmaConfig {
-                latency_min: dma_latency,
-                latency_max: dma_latency,
                 reorder: false,
-                ..DmaConfig::default()
+                ..pcie_dma(p, latency_ns, 0)
             },
+            clock_mhz: p.clock_mhz,
             relax_cycles: 1,
             ..HostConfig::default()
         },

@@ -13,6 +13,13 @@
 //! - moves data at `bytes_per_cycle` in each direction (a token bucket that holds at most one
 //!   beat or one cycle's worth, whichever is larger), with extra random `tready` stalls on the
 //!   write data (`wr_data_stall`);
+//! - with a `link` ([`crate::link`]), also spends a PCIe link's bandwidth per direction:
+//!   downstream the read completions (payload and 20 B per completion TLP, cut at the MPS),
+//!   upstream the posted writes (payload and 24 B per TLP) and the read requests (24 B per
+//!   request TLP, cut at the MRRS), each direction also carrying the DLLPs the other's TLPs
+//!   cause. A beat or a request goes while its direction is not in debt and is charged its
+//!   wire bytes when it goes. [`DmaConfig::pcie`] builds this configuration from a link, a
+//!   clock and a latency in nanoseconds;
 //! - takes the write data in request order and applies each write to [`HostMemory`] when its
 //!   last beat arrives, so writes become visible in order (rule 3);
 //! - serves a read only after every write accepted before it has been applied (PCIe's rule
@@ -29,6 +36,9 @@
 //! Randomness comes from one `StdRng` seeded by `DmaConfig::seed`: a run reproduces exactly.
 
 use crate::error::{port, HostError};
+use crate::link::{
+    tlp_starts, LinkTiming, PcieLink, Wire, CPL_TLP_OVERHEAD, DLLP_PER_TLP, REQ_TLP_OVERHEAD,
+};
 use crate::memory::HostMemory;
 use nicgen_hdl::host::{DmaRdCplUser, DmaRdReq, DmaWrReq, Shape, DMA_MAX_LEN};
 use nicgen_tb::stream::{Role, StreamPorts};
@@ -57,6 +67,9 @@ pub struct DmaConfig {
     pub req_stall: f64,
     /// Probability of `tready` low in a cycle on the write data channel.
     pub wr_data_stall: f64,
+    /// A PCIe link's bandwidth and TLP costs on top of the port's (see [`crate::link`]);
+    /// `None`: the port's beats and `bytes_per_cycle` alone.
+    pub link: Option<LinkTiming>,
 }
 
 impl Default for DmaConfig {
@@ -71,11 +84,37 @@ impl Default for DmaConfig {
             bytes_per_cycle: None,
             req_stall: 0.0,
             wr_data_stall: 0.0,
+            link: None,
         }
     }
 }
 
 impl DmaConfig {
+    /// A host behind `link` for a NIC clocked at `clock_mhz`: every read answered
+    /// `latency_ns` after its request (rounded to whole cycles, at least one), answers free
+    /// to overtake each other as a root complex's may, 256 reads outstanding at most (8-bit
+    /// tags: the NIC's own tags are the limit), no random stalls, and the link's bandwidth
+    /// with its TLP costs in each direction.
+    pub fn pcie(link: PcieLink, clock_mhz: f64, latency_ns: u64, seed: u64) -> DmaConfig {
+        let latency = Self::ns_to_cycles(latency_ns, clock_mhz);
+        DmaConfig {
+            seed,
+            max_outstanding_reads: 256,
+            latency_min: latency,
+            latency_max: latency,
+            reorder: true,
+            bytes_per_cycle: None,
+            req_stall: 0.0,
+            wr_data_stall: 0.0,
+            link: Some(link.timing(clock_mhz)),
+        }
+    }
+
+    /// `ns` nanoseconds in whole cycles of `clock_mhz` (rounded, at least one).
+    pub fn ns_to_cycles(ns: u64, clock_mhz: f64) -> u64 {
+        ((ns as f64 * clock_mhz / 1000.0).round() as u64).max(1)
+    }
+
     fn check(&self) -> Result<(), HostError> {
         let bad = |field, message: String| Err(HostError::Config { field, message });
         if !(1..=256).contains(&self.max_outstanding_reads) {
@@ -98,6 +137,9 @@ impl DmaConfig {
         }
         if self.bytes_per_cycle == Some(0) {
             return bad("bytes_per_cycle", "is 0: nothing would move".into());
+        }
+        if let Some((field, message)) = self.link.as_ref().and_then(LinkTiming::problem) {
+            return bad(field, message);
         }
         for (field, p) in [
             ("req_stall", self.req_stall),
@@ -182,6 +224,12 @@ pub struct DmaStats {
     pub dropped_writes: u64,
     /// Bytes of the dropped writes.
     pub dropped_write_bytes: u64,
+    /// Wire bytes spent on the link from the NIC to the host: write payloads, request and
+    /// write TLP overhead, the DLLPs of the completions (0 without a link).
+    pub link_up_bytes: u64,
+    /// Wire bytes spent on the link from the host to the NIC: completion payloads and
+    /// overhead, the DLLPs of the requests and writes (0 without a link).
+    pub link_down_bytes: u64,
 }
 
 /// A request channel: record `tdata`, `tvalid`, `tready`.
@@ -259,6 +307,26 @@ impl Throttle {
     }
 }
 
+/// The PCIe link's state: its timing and a wire per direction.
+#[derive(Debug)]
+struct Link {
+    timing: LinkTiming,
+    /// NIC to host: read requests and posted writes.
+    up: Wire,
+    /// Host to NIC: read completions.
+    down: Wire,
+}
+
+impl Link {
+    /// Spends `up` and `down` wire bytes, counted in `stats`.
+    fn charge(&mut self, stats: &mut DmaStats, up: u64, down: u64) {
+        self.up.charge(up);
+        self.down.charge(down);
+        stats.link_up_bytes += up;
+        stats.link_down_bytes += down;
+    }
+}
+
 #[derive(Debug)]
 struct Read {
     seq: u64,
@@ -276,6 +344,8 @@ struct Read {
 #[derive(Debug)]
 struct Answer {
     tag: u8,
+    /// Host address of the first data byte.
+    addr: u64,
     data: Vec<u8>,
     err: bool,
     /// Byte position of the first data byte in the first beat.
@@ -311,6 +381,7 @@ pub struct DmaService {
     beat: usize,
     rd_bw: Throttle,
     wr_bw: Throttle,
+    link: Option<Link>,
     tag_busy: [bool; 256],
     /// Accepted reads not yet being answered, in acceptance order.
     waiting: Vec<Read>,
@@ -393,6 +464,11 @@ impl DmaService {
                 held: None,
             },
         ];
+        let link = config.link.map(|timing| Link {
+            up: Wire::new(timing.bytes_per_cycle),
+            down: Wire::new(timing.bytes_per_cycle),
+            timing,
+        });
         Ok(DmaService {
             rng: StdRng::seed_from_u64(config.seed),
             config,
@@ -404,6 +480,7 @@ impl DmaService {
             beat,
             rd_bw: Throttle::new(per_cycle, beat as u64),
             wr_bw: Throttle::new(per_cycle, beat as u64),
+            link,
             tag_busy: [false; 256],
             waiting: Vec::new(),
             answer: None,
@@ -456,15 +533,20 @@ impl DmaService {
         let now = sim.cycles();
         self.rd_bw.tick();
         self.wr_bw.tick();
+        if let Some(l) = &mut self.link {
+            l.up.tick();
+            l.down.tick();
+        }
+        let up_free = self.link.as_ref().is_none_or(|l| l.up.free());
         let room = self.outstanding_reads() < self.config.max_outstanding_reads;
-        let rd_ready = room && !self.stall(self.config.req_stall);
+        let rd_ready = room && up_free && !self.stall(self.config.req_stall);
         sim.set_bool(self.rd_req.ready, rd_ready);
         let wr_req_ready = !self.stall(self.config.req_stall);
         sim.set_bool(self.wr_req.ready, wr_req_ready);
         let wr_ready = match self.writes.front() {
             Some(w) => {
                 let next = beat_span(w.off, w.len, self.beat, w.beats).1.len() as u64;
-                self.wr_bw.credit >= next && !self.stall(self.config.wr_data_stall)
+                self.wr_bw.credit >= next && up_free && !self.stall(self.config.wr_data_stall)
             }
             None => false,
         };
@@ -497,6 +579,7 @@ impl DmaService {
         let err = mem.read(read.addr, &mut data).is_err();
         Some(Answer {
             tag: read.tag,
+            addr: read.addr,
             data,
             err,
             off: read.off,
@@ -511,8 +594,15 @@ impl DmaService {
             let index = a.sent / self.beat;
             let (keep, range) = beat_span(a.off, a.data.len(), self.beat, index);
             let n = range.len();
-            if self.rd_bw.credit >= n as u64 {
+            let down_free = self.link.as_ref().is_none_or(|l| l.down.free());
+            if self.rd_bw.credit >= n as u64 && down_free {
                 self.rd_bw.credit -= n as u64;
+                if let Some(l) = &mut self.link {
+                    let (lo, hi) = (range.start as u64, range.end as u64);
+                    let tlps = tlp_starts(a.addr, lo, hi, l.timing.mps.into());
+                    let (up, down) = (tlps * DLLP_PER_TLP, hi - lo + tlps * CPL_TLP_OVERHEAD);
+                    l.charge(&mut self.stats, up, down);
+                }
                 // Bytes outside the data are junk (the NIC must look at tkeep).
                 let mut beat: Vec<u8> = (0..self.beat).map(|_| self.rng.gen()).collect();
                 let first = if index == 0 { a.off } else { 0 };
@@ -635,6 +725,14 @@ impl DmaService {
             ));
         }
         self.tag_busy[usize::from(tag)] = true;
+        if let Some(l) = &mut self.link {
+            let tlps = tlp_starts(addr, 0, len as u64, l.timing.mrrs.into());
+            l.charge(
+                &mut self.stats,
+                tlps * REQ_TLP_OVERHEAD,
+                tlps * DLLP_PER_TLP,
+            );
+        }
         let latency = self
             .rng
             .gen_range(self.config.latency_min..=self.config.latency_max);
@@ -702,6 +800,12 @@ impl DmaService {
         }
         let data = sim.get_bytes_le(self.wr.tdata);
         let first = if index == 0 { w.off } else { 0 };
+        if let Some(l) = &mut self.link {
+            let lo = w.data.len() as u64;
+            let tlps = tlp_starts(w.addr, lo, lo + n as u64, l.timing.mps.into());
+            let up = n as u64 + tlps * REQ_TLP_OVERHEAD;
+            l.charge(&mut self.stats, up, tlps * DLLP_PER_TLP);
+        }
         w.data.extend_from_slice(&data[first..first + n]);
         w.beats += 1;
         if w.data.len() == w.len {
@@ -870,10 +974,21 @@ mod tests {
                 req_stall: 1.5,
                 ..Default::default()
             },
+            DmaConfig {
+                link: Some(LinkTiming {
+                    mps: 100,
+                    ..PcieLink::gen3(8).timing(250.0)
+                }),
+                ..Default::default()
+            },
         ];
         for c in bad {
             assert!(matches!(c.check(), Err(HostError::Config { .. })), "{c:?}");
         }
         assert_eq!(DmaConfig::default().check(), Ok(()));
+        assert_eq!(
+            DmaConfig::pcie(PcieLink::gen3(16), 250.0, 1000, 0).check(),
+            Ok(())
+        );
     }
 }

@@ -31,6 +31,7 @@
 //! | `dma.bytes_per_cycle` | one beat (`W/8`) | data bandwidth in each direction |
 //! | `dma.req_stall` | 0 | probability of `tready` low per cycle on the request channels |
 //! | `dma.wr_data_stall` | 0 | the same on the write data channel |
+//! | `dma.link` | none | a PCIe link's bandwidth per direction with its TLP costs ([`link`]) |
 //! | `memory.base`, `memory.size` | 4 GiB, 256 MiB | the DMA address space (above 32 bits on purpose) |
 //! | `clock_mhz` | 250 | nanoseconds of the driver's API to cycles |
 //! | `axil_budget` | 10 000 cycles | a BAR transaction's limit |
@@ -40,9 +41,12 @@
 //! Latency, reordering, bandwidth and backpressure of a PCIe link as the NIC sees them at the
 //! contract; reads of unallocated memory answered with `tuser.err` (an IOMMU fault or an
 //! unsupported request), writes to it dropped and counted; posted writes applied in order and
-//! never overtaken by later reads. Not modelled: TLP framing, credits per TLP type, the
-//! maximum payload and read request sizes beyond the contract's 4 KiB, cache coherence
-//! costs, and interrupt moderation.
+//! never overtaken by later reads. With [`DmaConfig::pcie`] (a [`PcieLink`], the NIC's clock
+//! and a latency in nanoseconds) the bandwidth is a PCIe link's: each transfer cut into TLPs
+//! at the max payload and read request sizes, each TLP paying its framing, header and a share
+//! of the DLLPs, per direction ([`link`] says which bytes and why). Not modelled: credits per
+//! TLP type, cache coherence costs, the flight time of posted writes, and interrupt
+//! moderation.
 //!
 //! ```no_run
 //! # fn demo(sim: nicgen_tb::Sim) -> Result<(), nicgen_host::HostError> {
@@ -61,6 +65,7 @@ mod dma;
 mod error;
 mod host;
 mod irq;
+pub mod link;
 mod memory;
 
 pub use axil::{AxilError, AxilMaster, AxilOp};
@@ -68,4 +73,5 @@ pub use dma::{DmaConfig, DmaRule, DmaService, DmaStats, DmaViolation};
 pub use error::HostError;
 pub use host::{AgentId, HostConfig, SimHost};
 pub use irq::Irq;
+pub use link::{LinkTiming, PcieLink};
 pub use memory::{HostMemory, MemError, MemoryConfig, PAGE};

@@ -2,13 +2,15 @@
 //! (`fixtures::puppet`): every DMA rule violation is caught and named; answers are contiguous,
 //! reordered only when asked, and `err` for unallocated memory; unallocated writes are dropped
 //! and counted; reads wait for earlier writes; `irq` pulses are latched per vector; a BAR
-//! transaction that is never answered fails after its budget, naming the missing handshake.
+//! transaction that is never answered fails after its budget, naming the missing handshake;
+//! with a PCIe link model, a read is answered after the configured latency and reads and writes
+//! stream at the link's rate less its TLP costs, as `nicgen_host::link` predicts.
 
 mod fixtures;
 use fixtures::*;
 use nicgen_driver::hw::{DmaMemory, Interrupts, RegisterSpace};
 use nicgen_hdl::host::{DmaRdCplUser, DmaRdReq, DmaWrReq, Shape};
-use nicgen_host::{AxilError, DmaConfig, DmaRule, HostConfig, HostError, SimHost};
+use nicgen_host::{AxilError, DmaConfig, DmaRule, HostConfig, HostError, PcieLink, SimHost};
 use nicgen_tb::stream::{StreamMonitor, StreamPorts};
 use nicgen_tb::Model;
 
@@ -152,6 +154,31 @@ impl Nic {
             }
         }
         out
+    }
+
+    /// Takes answer beats (with `tready` always high) until `n` answers are complete; returns
+    /// the cycle indices of the first and the last beat.
+    fn beat_cycles(&mut self, n: usize, limit: u64) -> (u64, u64) {
+        self.drive_bit("s_dma_rd_cpl_tready", true);
+        let sim = self.host.sim();
+        let valid = sim.port("s_dma_rd_cpl_tvalid").unwrap();
+        let last = sim.port("s_dma_rd_cpl_tlast").unwrap();
+        let (mut first, mut done) = (None, 0);
+        for _ in 0..limit {
+            self.host.cycle().unwrap_or_else(|e| panic!("{e}"));
+            let sim = self.host.sim();
+            if sim.get_bool(valid) {
+                let now = sim.cycles() - 1;
+                first.get_or_insert(now);
+                if sim.get_bool(last) {
+                    done += 1;
+                    if done == n {
+                        return (first.unwrap(), now);
+                    }
+                }
+            }
+        }
+        panic!("{done} of {n} answers in {limit} cycles");
     }
 }
 
@@ -545,4 +572,108 @@ fn contract_without_irq() -> std::rc::Rc<nicgen_edsl::ModuleDef> {
         }
     })
     .unwrap()
+}
+
+/// PCIe Gen3 x1 at 250 MHz: 3.94 wire bytes a cycle, narrower than the puppet's 8-byte beats,
+/// so the link and not the port sets the pace.
+const X1_MHZ: f64 = 250.0;
+
+fn x1(latency_ns: u64) -> DmaConfig {
+    DmaConfig::pcie(PcieLink::gen3(1), X1_MHZ, latency_ns, 3)
+}
+
+#[test]
+fn a_pcie_read_is_answered_after_its_latency_in_cycles() {
+    let Some(m) = puppet_model() else { return };
+    for (ns, cycles) in [(1000, 250), (2000, 500), (10, 3)] {
+        let config = DmaConfig::pcie(PcieLink::gen3(16), X1_MHZ, ns, 1);
+        assert_eq!((config.latency_min, config.latency_max), (cycles, cycles));
+        let mut nic = Nic::new(&m, config);
+        let r = nic.host.alloc(64, 64).expect("region");
+        nic.read(r.addr, 64, 0).unwrap();
+        let accepted = nic.host.cycles() - 1;
+        let (first, last) = nic.beat_cycles(1, 10_000);
+        assert_eq!(first - accepted, cycles, "{ns} ns at {X1_MHZ} MHz");
+        assert_eq!(
+            last - first,
+            7,
+            "eight beats, the x16 link never holds one back"
+        );
+    }
+}
+
+#[test]
+fn pcie_reads_stream_at_the_link_rate_less_the_completion_headers() {
+    let Some(m) = puppet_model() else { return };
+    // Eight aligned 4 KiB reads, all accepted before the first answer is due (each costs 8
+    // request TLPs upstream: 49 cycles), so the answers stream back to back.
+    let reads = 8u64;
+    let config = x1(4000);
+    let timing = config.link.expect("a link");
+    let mut nic = Nic::new(&m, config);
+    let r = nic.host.alloc(4096 * reads as usize, 4096).expect("region");
+    for tag in 0..reads {
+        nic.read(r.addr + tag * 4096, 4096, tag as u8).unwrap();
+    }
+    let (first, last) = nic.beat_cycles(reads as usize, 100_000);
+    // Downstream per read: the data and 16 completion TLPs of 256 B, 20 B each. The last
+    // beat (8 B, no TLP start) goes as soon as the wire is free, before it is paid for.
+    let per_read = timing.read_cost(0, 4096).1 - 8 * 4;
+    assert_eq!(per_read, 4096 + 16 * 20);
+    let predicted = ((reads * per_read - 8) as f64 / timing.bytes_per_cycle).round() as u64;
+    // The wire moves in whole cycles: one cycle at each end.
+    assert!(
+        last - first + 2 >= predicted && last - first <= predicted + 2,
+        "{} cycles from first to last beat, the link model says {predicted}",
+        last - first
+    );
+    assert!(
+        predicted > reads * 512 + 500,
+        "the link, not the port's beat, must be the limit"
+    );
+    let s = nic.host.dma().stats();
+    assert_eq!(
+        (s.link_up_bytes, s.link_down_bytes),
+        (
+            reads * timing.read_cost(0, 4096).0,
+            reads * timing.read_cost(0, 4096).1
+        ),
+        "{s:?}"
+    );
+}
+
+#[test]
+fn pcie_writes_stream_at_the_link_rate_less_the_write_headers() {
+    let Some(m) = puppet_model() else { return };
+    let writes = 4u64;
+    let config = x1(1000);
+    let timing = config.link.expect("a link");
+    let mut nic = Nic::new(&m, config);
+    let r = nic
+        .host
+        .alloc(4096 * writes as usize, 4096)
+        .expect("region");
+    let data: Vec<u8> = (0..4096u32).map(|i| (i * 7) as u8).collect();
+    let t0 = nic.host.cycles();
+    for w in 0..writes {
+        nic.write(r.addr + w * 4096, &data).unwrap();
+    }
+    let took = nic.host.cycles() - t0;
+    // Upstream per write: the data and 16 posted write TLPs of 256 B, 24 B each.
+    let per_write = timing.write_cost(0, 4096).0;
+    assert_eq!(per_write, 4096 + 16 * 24);
+    let predicted = ((writes * per_write - 8) as f64 / timing.bytes_per_cycle).round() as u64;
+    assert!(
+        took + 2 >= predicted && took <= predicted + 2 + writes,
+        "{took} cycles for {writes} writes of 4 KiB, the link model says {predicted}"
+    );
+    let s = nic.host.dma().stats();
+    assert_eq!(
+        (s.link_up_bytes, s.link_down_bytes),
+        (writes * per_write, writes * timing.write_cost(0, 4096).1),
+        "{s:?}"
+    );
+    let mut back = vec![0; 4096];
+    nic.host.read(r.addr + 3 * 4096, &mut back);
+    assert!(back == data, "the last write landed");
 }

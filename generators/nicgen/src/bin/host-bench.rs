@@ -1,20 +1,29 @@
 //! `host-bench [--quick] [--out FILE]`: the host interface measured through the real driver in
 //! loopback, written to `results/HOST.md` (run it as `cargo xtask bench-host`), with the tool
-//! versions and cores detected on the machine that ran it:
+//! versions and cores detected on the machine that ran it. The simulated host is the preset's
+//! PCIe link (`nicgen::sim_loopback::pcie_dma`: Gen3 x8 below 512 bits, x16 at 512, TLP costs
+//! at MPS 256 B and MRRS 512 B) with a 1 µs DMA read latency unless said otherwise.
 //!
-//! 1. doorbell-to-CQE latency in cycles for a 64-byte send on an idle NIC, at several fixed DMA
-//!    read latencies (the time a PCIe read takes, in cycles);
-//! 2. frames/s and Gb/s through the driver loopback per frame size, at the preset clock (from
-//!    simulated cycles), and how fast the simulation itself ran.
+//! 1. doorbell-to-CQE latency in cycles for a 64-byte send on an idle NIC, at several DMA read
+//!    latencies;
+//! 2. Mpps and Gb/s through the driver loopback per frame size, at the preset clock (from
+//!    simulated cycles), and how fast the simulation itself ran (cycles/s, frames/s).
+//!
+//! `--quick` runs 64 frames per size (16 from 1514 bytes up) instead of 1000 (250).
 
 use anyhow::Result;
-use nicgen::sim_loopback::{doorbell_to_cqe, nic_model, run_loopback, LoopbackOpts, TxMode};
+use nicgen::sim_loopback::{
+    doorbell_to_cqe, host_link, nic_model, pcie_dma, run_loopback, LoopbackOpts, TxMode,
+    DMA_LATENCY_NS,
+};
 use nicgen_hdl::preset::Preset;
-use nicgen_host::DmaConfig;
 use std::fmt::Write;
 use std::time::Instant;
 
 const SIZES: [usize; 7] = [64, 128, 256, 512, 1024, 1514, 9000];
+/// DMA read latencies of the doorbell-to-CQE table, ns.
+const LATENCIES_NS: [u64; 4] = [0, 500, 1000, 2000];
+const SEED: u64 = 7;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -23,6 +32,10 @@ fn main() -> Result<()> {
     let machine = nicgen::results::describe_machine()?;
     nicgen::progress::show_builds();
     let n = if quick { 64 } else { 1000 };
+    let command = format!(
+        "cargo xtask bench-host{}",
+        if quick { " --quick" } else { "" }
+    );
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -30,59 +43,84 @@ fn main() -> Result<()> {
     );
     let _ = writeln!(
         md,
-        "Written by `cargo xtask bench-host{}` ({machine}). The whole NIC (`nic`) behind the \
-         simulated host (`testbench/host`), driven by `sw-driver` in MAC loopback.\n",
-        if quick { " --quick" } else { "" }
+        "Every table below was written by `{command}` ({machine}). The whole NIC \
+         (`nic`) behind the simulated host (`testbench/host`), driven by `sw-driver` in MAC \
+         loopback. The host is a PCIe Gen3 link (`nicgen_host::link`): x8 for nic64, x16 for \
+         nic512, each transfer cut into TLPs at MPS 256 B (completions, writes) and MRRS 512 B \
+         (read requests), each TLP paying 20 B (completion) or 24 B (request, write) of framing \
+         and header plus 4 B of DLLPs on the other direction; every DMA read is answered \
+         {DMA_LATENCY_NS} ns after its request unless a table says otherwise, answers free to \
+         overtake each other.\n"
     );
     for preset in ["nic64", "nic512"] {
         let p = Preset::builtin(preset)?;
         eprintln!("host-bench: building {preset}...");
         let model = nic_model(&p)?;
+        let link = host_link(&p);
+        let timing = link.timing(p.clock_mhz);
+        let port = p.data_bits / 8;
         let _ = writeln!(
             md,
-            "## {preset}: {} bits at {} MHz\n",
-            p.data_bits, p.clock_mhz
+            "## {preset}: {} bits at {} MHz, PCIe Gen3 x{}\n",
+            p.data_bits, p.clock_mhz, link.lanes
         );
         let _ = writeln!(
             md,
-            "Doorbell-to-CQE latency, 64-byte UDP/IPv4 send with both checksum offloads, idle NIC, \
-             every DMA read answered after a fixed latency (best of two after a warm-up; the CQ \
+            "The link moves {:.1} Gb/s a direction on the wire ({:.1} B a cycle); the DMA port \
+             moves one {port}-byte beat a cycle ({:.1} Gb/s) each way, so the {} bounds raw DMA.\n",
+            link.bytes_per_second() * 8.0 / 1e9,
+            timing.bytes_per_cycle,
+            port as f64 * 8.0 * p.clock_mhz / 1000.0,
+            if timing.bytes_per_cycle < port as f64 {
+                "link"
+            } else {
+                "port"
+            },
+        );
+        let _ = writeln!(
+            md,
+            "Doorbell-to-CQE latency (`{command}`), 64-byte UDP/IPv4 send with both checksum \
+             offloads, idle NIC, answers in request order (best of two after a warm-up; the CQ \
              polled every cycle):\n"
         );
         let _ = writeln!(
             md,
-            "| DMA read latency (cycles) | doorbell to CQE (cycles) | at {} MHz (ns) |",
-            p.clock_mhz
+            "| DMA read latency (ns) | (cycles) | doorbell to CQE (cycles) | (ns) |"
         );
-        let _ = writeln!(md, "|---:|---:|---:|");
-        for lat in [1u64, 50, 100, 200] {
-            let c = doorbell_to_cqe(&p, &model, 64, lat)?;
+        let _ = writeln!(md, "|---:|---:|---:|---:|");
+        for ns in LATENCIES_NS {
+            let c = doorbell_to_cqe(&p, &model, 64, ns)?;
             let _ = writeln!(
                 md,
-                "| {lat} | {c} | {:.0} |",
+                "| {ns} | {} | {c} | {:.0} |",
+                nicgen_host::DmaConfig::ns_to_cycles(ns, p.clock_mhz),
                 c as f64 * 1000.0 / p.clock_mhz
             );
         }
         let _ = writeln!(
             md,
-            "\nThroughput through the driver loopback: {n} frames per size, UDP/IPv4, both checksum \
-             offloads, 4 queues, 16 frames in flight, DMA latency 50-200 cycles with reordering. \
-             Mpps and Gb/s are simulated time at the preset clock; `sim frames/s` is how fast the \
-             simulation ran on this machine.\n"
+            "\nThroughput through the driver loopback (`{command}`): UDP/IPv4 frames of one \
+             size, both checksum offloads, 4 queues, 16 frames in flight, {DMA_LATENCY_NS} ns DMA latency. \
+             Mpps and Gb/s (frame bytes without FCS) are simulated time at the preset clock; \
+             `link up` and `link down` are the share of the PCIe link's wire bandwidth the run \
+             used, NIC to host and host to NIC (payload, TLP overhead and DLLPs); `sim \
+             cycles/s` and `sim frames/s` are how fast the simulation ran on this machine.\n"
         );
-        let _ = writeln!(md, "| bytes | cycles/frame | Mpps | Gb/s | sim frames/s |");
-        let _ = writeln!(md, "|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            md,
+            "| bytes | frames | cycles/frame | Mpps | Gb/s | link up | link down | sim cycles/s | \
+             sim frames/s |"
+        );
+        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for len in SIZES {
             eprintln!("host-bench: {preset} {len} bytes");
             let o = LoopbackOpts {
                 frames: if len >= 1514 { n / 4 } else { n },
                 queues: 4,
+                min_len: 60,
                 max_len: len.max(60),
-                seed: 7,
-                dma: DmaConfig {
-                    seed: 7,
-                    ..DmaConfig::default()
-                },
+                seed: SEED,
+                dma: pcie_dma(&p, DMA_LATENCY_NS, SEED),
                 fixed_len: Some(len),
                 window: 16,
                 pcap_wire: None,
@@ -91,16 +129,40 @@ fn main() -> Result<()> {
             let t0 = Instant::now();
             let r = run_loopback(&p, &model, &o, |_| {})?;
             let wall = t0.elapsed().as_secs_f64();
+            anyhow::ensure!(
+                r.mismatches == 0,
+                "{preset}, {len} bytes: {} frames differ from the model: {:?}",
+                r.mismatches,
+                r.notes
+            );
             let per = r.cycles as f64 / r.frames as f64;
             let mpps = p.clock_mhz / per;
+            let busy =
+                |bytes: u64| 100.0 * bytes as f64 / (r.cycles as f64 * timing.bytes_per_cycle);
             let _ = writeln!(
                 md,
-                "| {len} | {per:.0} | {mpps:.2} | {:.2} | {:.0} |",
+                "| {len} | {} | {per:.0} | {mpps:.3} | {:.2} | {:.1} % | {:.1} % | {:.0} | {:.0} |",
+                r.frames,
                 mpps * len as f64 * 8.0 / 1000.0,
+                busy(r.link_bytes.0),
+                busy(r.link_bytes.1),
+                r.cycles as f64 / wall,
                 r.frames as f64 / wall
             );
         }
         md.push('\n');
+    }
+    // The simulation speeds depend on the share of a core the run got: say how busy the
+    // machine was.
+    if let Some(load) = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
+    {
+        let _ = writeln!(
+            md,
+            "The machine's 5-minute load average was {load} when the run ended; `sim cycles/s` \
+             and `sim frames/s` scale with the share of a core the simulation got.\n"
+        );
     }
     std::fs::write(&out, md)?;
     eprintln!("host-bench: wrote {}", out.display());
