@@ -478,6 +478,21 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Block<RssPorts>, ElabError> {
         s_ready.set(ready_port);
         let accept = (s_valid & ready).named("accept");
 
+        // Copies of a register: Yosys merges identical flip-flops, so every copy gets its own
+        // control set (flavor bit 0: clock enable `ce`; bit 1: synchronous reset to 0, both
+        // free in the FF); the copies agree wherever their values are used.
+        let replica = |d: Sig, flavor: u32, ce: Sig, name: String| {
+            let q = reg(d.width());
+            if flavor & 1 != 0 {
+                q.enable(ce);
+            }
+            if flavor & 2 != 0 {
+                q.init(0u32);
+            }
+            q.set(d);
+            q.named(&name)
+        };
+
         // ---- Stage A: decode the type from the ports; register the fields and the masks
         // (the ports drive a few LUT levels and flip-flops only).
         let r = p.req.fields();
@@ -497,7 +512,21 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Block<RssPorts>, ElabError> {
         let valid_a = reg_init(1, 0u32).named("valid_a");
         valid_a.set(accept);
         let m4 = delay(v4 & hashed).named("mask_v4");
-        let m6 = delay(v6 & hashed).named("mask_v6");
+        // The IPv6 mask gates both addresses, 256 bits of the hash input: four copies, each
+        // over 64 of them, so that no copy is pulled away from the decode that feeds it by a
+        // net of 256 loads (docs/TIMING.md, rules 3 and 4). Their control sets differ (see
+        // `replica`); all four hold the request's mask whenever `valid_a` does, the only cycles
+        // whose hash input is used.
+        let m6: Vec<Sig> = (0..4)
+            .map(|k| {
+                let name = if k == 0 {
+                    "mask_v6".to_string()
+                } else {
+                    format!("mask_v6_r{k}")
+                };
+                replica(v6 & hashed, k, accept, name)
+            })
+            .collect();
         let p4 = delay(v4 & four).named("mask_v4_ports");
         let p6 = delay(v6 & four).named("mask_v6_ports");
         let src = delay(r.src_ip).named("src_a");
@@ -510,20 +539,21 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Block<RssPorts>, ElabError> {
         let base = mux(
             p4 | p6,
             mux(tcp_a, lit(3, 2u32), lit(3, 3u32)),
-            mux(m4 | m6, lit(3, 1u32), lit(3, 0u32)),
+            mux(m4 | m6[0], lit(3, 1u32), lit(3, 0u32)),
         );
-        let ty_a = mux(m6, base + 3u32, base).named("rss_type");
+        let ty_a = mux(m6[0], base + 3u32, base).named("rss_type");
         let tag_a = delay(r.tag).named("tag_a");
 
         // ---- Stage B: the masked 288-bit input vector, one copy per tree group.
         let f = |s: Sig, m: Sig| s & m.repl(s.width());
         // X as a big-endian integer: input byte 0 in bits 287:280 (input bit i is X[287 - i]).
         let x = cat(&[
-            f(src.slice(127, 96), m6) | f(src.slice(31, 0), m4),
-            f(src.slice(95, 64), m6) | f(dst.slice(31, 0), m4),
-            f(src.slice(63, 32), m6) | f(ports, p4),
-            f(src.slice(31, 0), m6),
-            f(dst, m6),
+            f(src.slice(127, 96), m6[0]) | f(src.slice(31, 0), m4),
+            f(src.slice(95, 64), m6[0]) | f(dst.slice(31, 0), m4),
+            f(src.slice(63, 32), m6[1]) | f(ports, p4),
+            f(src.slice(31, 0), m6[1]),
+            f(dst.slice(127, 64), m6[2]),
+            f(dst.slice(63, 0), m6[3]),
             f(ports, p6),
         ])
         .named("hash_in");
@@ -532,17 +562,6 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Block<RssPorts>, ElabError> {
         // synchronous reset, both free in the FF); the values are the same wherever they matter.
         let key_load = reg_init(1, 1u32).named("key_load");
         key_load.set(cfg_we);
-        let replica = |d: Sig, flavor: u32, ce: Sig, name: String| {
-            let q = reg(d.width());
-            if flavor & 1 != 0 {
-                q.enable(ce);
-            }
-            if flavor & 2 != 0 {
-                q.init(0u32);
-            }
-            q.set(d);
-            q.named(&name)
-        };
         let per = 32 / cfg.replicas;
         let x_rep: Vec<Sig> = (0..cfg.replicas)
             .map(|q| replica(x, q, valid_a, format!("hash_in_r{q}")))

@@ -7,6 +7,8 @@
 //!   register with a skid register behind its ready, SpinalHDL's `m2sPipe().s2mPipe()`;
 //!   docs/TIMING.md, rule 2). The data registers' enables and the upstream ready read copies of
 //!   the valid flops of their own ([`Replicated`], rule 3).
+//! - [`record_reg_slice_ctl`]: the same with one more copy of the output valid for a consumer
+//!   whose handshake waits on it (a splice's command).
 //! - [`record_reg_slice_wide`]: the same for records of hundreds of bits, each half of the data
 //!   registers with control flops of its own, so that no enable net spans the whole record
 //!   (rule 4).
