@@ -204,7 +204,9 @@ impl Sim {
         let width = self.width(port);
         let nbytes = (width as usize).div_ceil(8);
         let fits = bytes.len() <= nbytes
-            && (bytes.len() < nbytes || width % 8 == 0 || bytes[nbytes - 1] >> (width % 8) == 0);
+            && (bytes.len() < nbytes
+                || width.is_multiple_of(8)
+                || bytes[nbytes - 1] >> (width % 8) == 0);
         assert!(
             fits,
             "set_bytes_le: {} bytes do not fit input `{}` ({width} bits)",
