@@ -374,9 +374,10 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // ---- Per-WQE state ----
             let ci = reg(16).named("ci");
             let pc = reg(16).named("pc");
-            let wqebb = reg(2).named("wqebb"); // the WQE's WQEBB being brought in
-                                               // WQEBB counters `ci .. pf_end` are in the prefetch buffer (at most PREFETCH_WQEBBS;
-                                               // emptied at each doorbell taken, so nothing outlives its SQ's turn or error).
+            // The WQE's WQEBB being brought in.
+            let wqebb = reg(2).named("wqebb");
+            // WQEBB counters `ci .. pf_end` are in the prefetch buffer (at most PREFETCH_WQEBBS;
+            // emptied at each doorbell taken, so nothing outlives its SQ's turn or error).
             let pf_end = reg(16).named("prefetch_end");
             let wqe_rd_bbs = reg(pf_log + 1).named("wqe_read_bbs"); // WQEBBs of the read in flight
             let wq = wqe::decode(wqe);

@@ -912,7 +912,7 @@ fn prefetch_window_across_a_page_end_and_the_ring_end() {
 
 /// An error WQE in the middle of a prefetched batch ends only itself: the WQEs after it,
 /// already in the prefetch buffer, do not execute (not even on a new doorbell) until RESET,
-/// and then all execute.
+/// and then all execute, read again from the ring (some rewritten while the SQ was in error).
 #[test]
 fn an_error_in_a_prefetched_batch_stops_the_rest_until_reset() {
     let Some(m) = model(64) else { return };
@@ -954,6 +954,15 @@ fn an_error_in_a_prefetched_batch_stops_the_rest_until_reset() {
             (f, c),
             "{what}: the prefetched rest ran in error"
         );
+        if at % 2 == 1 {
+            // The driver takes back the WQEs after the failed one and posts others in their
+            // slots: what runs after RESET is what the ring holds then, not what was prefetched.
+            s.q.pc = s.q.model.ci;
+            for _ in 0..6 - at {
+                let w = inline_send(&mut rng, 1);
+                s.q.post(&mut s.b.host.mem, &w);
+            }
+        }
         assert_eq!(s.command(sq_cmd(3, SQN as u128, [0; 8]), 13), 0, "RESET");
         s.q.model.error = false;
         let run = s.round(&[], 13, &format!("{what}: after RESET"));
