@@ -3,7 +3,10 @@
 //!
 //! ```text
 //! s_db (SQ doorbells) -> pending bitmap -> round-robin pick -> SQ context (LUT RAM)
-//!   -> read the doorbell record (producer counter) -> per WQE: fetch its WQEBBs (<= 4)
+//!   -> read the doorbell record (producer counter)
+//!   -> the posted WQEBBs, up to PREFETCH_WQEBBS (8) per DMA read, into the prefetch buffer
+//!   -> per WQE: its WQEBBs (<= 4) copied from the buffer into the WQE register (a WQE that
+//!      runs past what was fetched: a read of its rest first)
 //!   -> check ctrl / Ethernet / data segments (lengths, opcode, memory regions)
 //!   -> the frame into the gather buffer in WQE order: bytes in the WQE (inline header, inline
 //!      data segments) copied from the WQE register, pointer segments by DMA reads (several
@@ -26,7 +29,9 @@
 //!   or one over `max_frame` → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer
 //!   segment outside its region → LOCAL_PROT; a DMA read answered with an error →
 //!   LOCAL_ACCESS. The WQE is consumed and the SQ goes to the error state (QCMD QUERY shows
-//!   it; RESET resumes at the next WQE).
+//!   it; RESET resumes at the next WQE). The prefetch buffer holds one SQ's WQEBBs for one
+//!   doorbell's turn: it is emptied at every doorbell taken, so WQEBBs fetched after a failed
+//!   WQE are read again after RESET.
 //! - A doorbell for an SQ that is not ready (never created, or in error) has no CQ to complete
 //!   to: it is counted in `stat_db_bad` and ignored.
 //! - Completions: a CQE for every WQE with `fm_ce_se` CQ_UPDATE, and for every failed WQE.
@@ -38,15 +43,19 @@
 //! - States: [`SqState`]; the stages in their own files: the WQE decode (`sq_engine/wqe.rs`),
 //!   the copy of inline bytes into the gather buffer (`sq_engine/inline_copy.rs`) and the
 //!   frame out of the gather buffer (`sq_engine/frame_out.rs`).
-//! - Latency: about three DMA round trips per doorbell batch's first WQE (doorbell record,
-//!   WQE, data), then two per WQE: a WQE of several WQEBBs takes two reads (the first WQEBB,
-//!   which gives its size, then the rest; three where the ring wraps or a 4 KiB page ends),
-//!   and a WQE whose frame is all in the WQE makes no data read.
-//! - Throughput: one WQE at a time (gather, then send); inline bytes go into the buffer one
-//!   beat per cycle, pausing in the cycles a DMA answer writes it; results/HOST.md.
-//! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the gather
-//!   buffer in block RAM (one byte lane per RAM), the inline copy's beat multiplexers and
-//!   byte shifter; no row in results/AREA.md.
+//! - Latency: about three DMA round trips for a doorbell batch's first WQE (doorbell record,
+//!   WQEBBs, data); a later WQE whose WQEBBs were prefetched waits for no descriptor read,
+//!   only for its data (none when its frame is all in the WQE). A descriptor read fetches from
+//!   the next WQEBB needed up to the producer counter (at least the rest of the current WQE),
+//!   at most PREFETCH_WQEBBS, cut where the ring wraps or a 4 KiB page ends; a WQE cut that
+//!   way reads its rest when it gets there. Each WQEBB copied from the buffer: 512/W + 2 cycles.
+//! - Throughput: one WQE at a time (gather, then send); one descriptor read per
+//!   PREFETCH_WQEBBS WQEBBs rung at once; inline bytes go into the buffer one beat per cycle,
+//!   pausing in the cycles a DMA answer writes it; results/HOST.md.
+//! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the WQE
+//!   prefetch buffer (PREFETCH_WQEBBS x 64 bytes of block RAM, read into a register), the
+//!   gather buffer in block RAM (one byte lane per RAM), the inline copy's beat multiplexers
+//!   and byte shifter; no row in results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
 
 mod frame_out;
@@ -147,6 +156,12 @@ impl Ports for SqPorts {
 /// Tags: 0 for descriptor reads, 1..DATA_TAGS for data.
 const TAGS: u32 = 8;
 
+/// WQEBBs the prefetch buffer holds (a power of two). Eight: two WQEs of the largest size (4
+/// WQEBBs) or eight one-WQEBB sends per read, and 512 bytes, the read request size PCIe hosts
+/// commonly allow, so a batch is one request's answer; deeper would save little once the
+/// descriptor read is a small share of a batch and would cost buffer RAM at every width.
+pub const PREFETCH_WQEBBS: u32 = 8;
+
 nicgen_edsl::record! {
     /// SQ context word in the RAM.
     struct SqCtx {
@@ -184,8 +199,10 @@ nicgen_edsl::states! {
         Send,
         Cmpl,
         Advance,
-        /// The doorbell record has landed in the WQE register: take the producer counter.
+        /// The doorbell record has landed in its register: take the producer counter.
         DbrGot,
+        /// One WQEBB from the prefetch buffer into the WQE register.
+        WqeCopy,
     }
 }
 
@@ -305,7 +322,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 ],
             );
 
-            // ---- Descriptor reads land in the WQE register (the doorbell record too) ----
+            // ---- Descriptor reads: the doorbell record into its register, WQEBBs into the
+            // prefetch buffer, from which each WQEBB is copied into the WQE register ----
             // Tags above 7 are never issued: only the low bits are looked at.
             let cpl_u = DmaRdCplUser::unpack(cpl.user().expect("tuser").unused());
             let cpl_tag = cpl_u.tag.trunc(tag_bits).named("cpl_tag");
@@ -314,22 +332,54 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let desc_beat = (cpl_beat & cpl_tag.eq(0u32)).named("desc_beat");
             let data_beat = (cpl_beat & cpl_tag.ne(0u32)).named("data_beat");
             let wqe_beat = reg_init(wqe_beat_bits, 0u32).named("wqe_beat");
+            // The prefetch buffer (block RAM, read into a register): WQEBB counter `c` at
+            // `c % PREFETCH_WQEBBS`, `512 / w` beats each.
+            let bb_shift = (512 / w).trailing_zeros(); // log2 beats per WQEBB
+            let bpb = 1u32 << bb_shift;
+            let pf_log = PREFETCH_WQEBBS.trailing_zeros();
+            let pf_mem = memory("wqe_prefetch", w, PREFETCH_WQEBBS * bpb);
+            let pf_at = |counter: Sig, beat: Sig| {
+                if bb_shift == 0 {
+                    counter.trunc(pf_log)
+                } else {
+                    cat(&[counter.trunc(pf_log), beat.trunc(bb_shift)])
+                }
+            };
+            let pf_wr = reg(pf_mem.addr_width()).named("prefetch_wr_beat");
+            let pf_rd_beat = reg(bb_shift + 1).named("copy_beat"); // beats addressed so far
+            let copy_v = reg_init(1, 0u32).named("copy_valid"); // the RAM's word is for the WQE
+            let pf_q = wire(w).named("prefetch_q");
             let wqe_slots: Vec<Sig> = (0..wqe_beats)
                 .map(|i| {
                     let r = reg(w).named(&format!("wqe_b{i}"));
-                    r.set_if(desc_beat & wqe_beat.eq(i as u64), cpl.data());
+                    r.set_if(copy_v & wqe_beat.eq(i as u64), pf_q);
                     r
                 })
                 .collect();
             let wqe = cat(&wqe_slots.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
+            // The doorbell record's 4 bytes (byte 0 lowest), shifted in a beat at a time.
+            let dbr_q = reg(32).named("dbr_word");
+            let dbr_beat = desc_beat & is(S::DbrWait);
+            dbr_q.set_if(
+                dbr_beat,
+                if w >= 32 {
+                    cpl.data().slice(31, 0)
+                } else {
+                    cat(&[cpl.data(), dbr_q.slice(31, w)])
+                },
+            );
             let desc_err = reg_init(1, 0u32).named("desc_err");
             let desc_last = (desc_beat & cpl.last()).named("desc_done");
 
             // ---- Per-WQE state ----
             let ci = reg(16).named("ci");
             let pc = reg(16).named("pc");
-            let wqebb = reg(2).named("wqebb"); // WQEBBs fetched so far - 1 (in a read: its first)
-            let wqe_rd_bbs = reg(2).named("wqe_read_bbs"); // WQEBBs of the read in flight
+            // The WQE's WQEBB being brought in.
+            let wqebb = reg(2).named("wqebb");
+            // WQEBB counters `ci .. pf_end` are in the prefetch buffer (at most PREFETCH_WQEBBS;
+            // emptied at each doorbell taken, so nothing outlives its SQ's turn or error).
+            let pf_end = reg(16).named("prefetch_end");
+            let wqe_rd_bbs = reg(pf_log + 1).named("wqe_read_bbs"); // WQEBBs of the read in flight
             let wq = wqe::decode(wqe);
             let (ds, ihs, is_send, is_nop) = (wq.ds, wq.ihs, wq.is_send, wq.is_nop);
 
@@ -428,24 +478,26 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // DMA read requests: descriptors (tag 0) or data.
             let ring = cat(&[ctx.base, lit(12, 0u32)]);
             let mask16 = (lit(16, 1u32).shl_by(ctx.log_size) - 1u32).named("ring_mask");
-            let slot = ((ci + wqebb.zext(16)) & mask16).named("wqebb_slot");
+            let cur = (ci + wqebb.zext(16)).named("wqebb_counter");
+            let slot = (cur & mask16).named("wqebb_slot");
             let wqe_addr = ring + cat(&[slot.zext(58), lit(6, 0u32)]);
-            // The first WQEBB tells the WQE's size; the rest comes in one read, cut where the
-            // ring wraps or a 4 KiB page ends.
+            // The WQEBB is in the buffer, or is the next to fetch (`cur == pf_end`).
+            let pf_hit = wqebb.zext(16).lt(pf_end - ci).named("prefetch_hit");
+            // A read fetches from `cur` what the producer counter shows posted (at least the
+            // rest of the WQE, once its first WQEBB gave its size), as much as the buffer holds,
+            // cut where the ring wraps or a 4 KiB page ends.
             let bbs_left = (wq.nbb - wqebb.zext(3)).named("wqebbs_left");
+            let need = mux(wqebb.eq(0u32), lit(16, 1u32), bbs_left.zext(16));
+            let posted = (pc - cur).named("wqebbs_posted");
+            let want = mux(posted.lt(need), need, posted);
             let to_ring_end = (mask16 - slot + 1u32).named("wqebbs_to_ring_end");
             let to_page_end =
-                (lit(7, 64u32) - slot.slice(5, 0).zext(7)).named("wqebbs_to_page_end");
-            let fits = |k: u64| bbs_left.ge(k) & to_ring_end.ge(k) & to_page_end.ge(k);
-            let wqe_bbs = select(
-                &[
-                    (wqebb.eq(0u32), lit(2, 1u32)),
-                    (fits(3), lit(2, 3u32)),
-                    (fits(2), lit(2, 2u32)),
-                ],
-                lit(2, 1u32),
-            )
-            .named("wqe_read_wqebbs");
+                (lit(16, 64u32) - slot.slice(5, 0).zext(16)).named("wqebbs_to_page_end");
+            let room = (lit(16, PREFETCH_WQEBBS) - wqebb.zext(16)).named("wqebbs_room");
+            let min16 = |a: Sig, b: Sig| mux(a.lt(b), a, b);
+            let wqe_bbs = min16(min16(want, room), min16(to_ring_end, to_page_end))
+                .trunc(pf_log + 1)
+                .named("wqe_read_wqebbs");
             wqe_rd_bbs.set_if(is(S::WqeReq), wqe_bbs);
             let dbr_addr = cat(&[ctx.dbr, lit(3, 0u32)]) + 4u32;
             let rd = |addr: Sig, len: Sig| {
@@ -474,7 +526,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 ],
                 data_req,
             ));
-            let desc_req = is(S::DbrReq) | is(S::WqeReq);
+            let desc_req = is(S::DbrReq) | (is(S::WqeReq) & !pf_hit);
             p.dma_rd_req.valid.set(desc_req | (g_active & have_tag));
             let desc_go = (desc_req & rd_req_ready).named("desc_read_go");
 
@@ -562,7 +614,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // ---- Sequencing ----
             let sq_ready = ctx.state.eq(qstate::RDY).named("sq_ready");
             // The 4 bytes read from the doorbell record + 4 are its bytes 4..8.
-            let dbr_word = cat(&[wqe.slice(31, 0), lit(32, 0u32)]);
+            let dbr_word = cat(&[dbr_q, lit(32, 0u32)]);
             let pc_rec = desc::get(dbr::SQ_PC, dbr_word).named("doorbell_pc");
             let need_more_bb = (wqebb.zext(3) + 1u32).lt(wq.nbb).named("more_wqebbs");
             let drained = busy.eq(0u32).named("reads_done");
@@ -577,7 +629,10 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 lit(8, syndrome::LOCAL_ACCESS),
                 lit(8, syndrome::LOCAL_QP_OP),
             );
-            let nbb_eff = mux(wq.ds_ok, wq.nbb, lit(3, 1u32)).named("wqe_bbs_consumed");
+            // A WQE whose first WQEBB could not be read counts as one WQEBB.
+            let first_unread = desc_err & wqebb.eq(0u32);
+            let nbb_eff =
+                mux(wq.ds_ok & !first_unread, wq.nbb, lit(3, 1u32)).named("wqe_bbs_consumed");
 
             // Failure bookkeeping.
             let drain_err = is(S::Drain) & drained & data_err;
@@ -616,10 +671,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 desc_err,
             ));
             // WQEBB j lands at beat j * 512 / W of the WQE register.
-            let bb_shift = (512 / w).trailing_zeros();
             wqe_beat.set(select(
                 &[
-                    (is(S::DbrReq), lit(wqe_beat_bits, 0u32)),
                     (
                         is(S::WqeReq),
                         wqebb
@@ -627,17 +680,43 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                             .shl(bb_shift)
                             .trunc(wqe_beat_bits),
                     ),
-                    (desc_beat, wqe_beat + 1u32),
+                    (copy_v, wqe_beat + 1u32),
                 ],
                 wqe_beat,
             ));
             wqebb.set(select(
-                &[
-                    (is(S::Check), lit(2, 0u32)),
-                    (fetch_more, wqebb + 1u32),
-                    (is(S::WqeWait) & desc_last, wqebb + wqe_rd_bbs - 1u32),
-                ],
+                &[(is(S::Check), lit(2, 0u32)), (fetch_more, wqebb + 1u32)],
                 wqebb,
+            ));
+            // The prefetch buffer: descriptor answers written from `cur` on; a copy reads the
+            // WQEBB's beats one a cycle into the WQE register a cycle later.
+            let wqe_landing = (desc_beat & is(S::WqeWait)).named("wqebb_beat_lands");
+            pf_mem.write(wqe_landing, pf_wr, cpl.data());
+            pf_wr.set(select(
+                &[
+                    (is(S::WqeReq), pf_at(cur, lit(bb_shift.max(1), 0u32))),
+                    (wqe_landing, pf_wr + 1u32),
+                ],
+                pf_wr,
+            ));
+            let copy_addr = (is(S::WqeCopy) & pf_rd_beat.lt(bpb as u64)).named("copy_addressed");
+            let copy_done = (is(S::WqeCopy) & pf_rd_beat.eq(bpb as u64)).named("copy_done");
+            pf_q.set(pf_mem.read_sync(pf_at(cur, pf_rd_beat), Some(copy_addr)));
+            copy_v.set(copy_addr);
+            pf_rd_beat.set(select(
+                &[
+                    (is(S::WqeReq), lit(bb_shift + 1, 0u32)),
+                    (copy_addr, pf_rd_beat + 1u32),
+                ],
+                pf_rd_beat,
+            ));
+            pf_end.set(select(
+                &[
+                    (is(S::Ctx), ctx.ci),
+                    (is(S::WqeWait) & desc_last & desc_err_now, ci),
+                    (is(S::WqeWait) & desc_last, cur + wqe_rd_bbs.zext(16)),
+                ],
+                pf_end,
             ));
             ci.set(select(
                 &[
@@ -701,8 +780,13 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     ),
                     (is(S::DbrGot), to(S::Check)),
                     (is(S::Check), mux(ci.eq(pc), to(S::Idle), to(S::WqeReq))),
+                    (is(S::WqeReq) & pf_hit, to(S::WqeCopy)),
                     (is(S::WqeReq) & desc_go, to(S::WqeWait)),
-                    (is(S::WqeWait) & desc_last, to(S::Parse)),
+                    (
+                        is(S::WqeWait) & desc_last,
+                        mux(desc_err_now, to(S::Parse), to(S::WqeReq)),
+                    ),
+                    (copy_done, to(S::Parse)),
                     (fetch_more, to(S::WqeReq)),
                     (parse_bad, to(S::Cmpl)),
                     (is(S::Parse), mux(is_nop, to(S::Cmpl), to(S::Validate))),

@@ -281,6 +281,9 @@ struct Setup {
     buf: (u64, usize),
     mrs: Vec<Option<Mr>>,
     answers: usize,
+    /// Frames, offload requests and completions seen when the first doorbell not yet checked
+    /// was rung.
+    mark: Option<(usize, usize, usize)>,
 }
 
 fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
@@ -368,6 +371,7 @@ fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size: 
         buf: (buf.addr, buf.len),
         mrs,
         answers: 0,
+        mark: None,
     }
 }
 
@@ -390,11 +394,48 @@ impl Setup {
 
     /// Post `wqes`, publish, ring, and check what the engine does against the model.
     fn round(&mut self, wqes: &[Wqe], seed: u64, what: &str) -> SqRun {
+        self.ring(wqes);
+        self.check(seed, what)
+    }
+
+    /// Post `wqes`, publish and ring the doorbell (without waiting).
+    fn ring(&mut self, wqes: &[Wqe]) {
         for w in wqes {
             self.q.post(&mut self.b.host.mem, w);
         }
         self.q.publish(&mut self.b.host.mem);
         self.b.db.push((SQN as u16).to_le_bytes().to_vec());
+        if self.mark.is_none() {
+            self.mark = Some((
+                self.b.tx.frames().len(),
+                self.b.txcmd.items.len(),
+                self.b.cmpl.items.len(),
+            ));
+        }
+    }
+
+    /// Run `n` cycles.
+    fn cycles(&mut self, n: usize) {
+        let b = &mut self.b;
+        for _ in 0..n {
+            step(
+                &mut self.sim,
+                &mut [
+                    &mut b.host,
+                    &mut b.db,
+                    &mut b.qcmd,
+                    &mut b.qres,
+                    &mut b.tx,
+                    &mut b.txcmd,
+                    &mut b.cmpl,
+                ],
+            )
+            .unwrap();
+        }
+    }
+
+    /// Check what the engine does for everything rung so far against the model.
+    fn check(&mut self, seed: u64, what: &str) -> SqRun {
         let mem = &self.b.host.mem;
         let read = |addr: u64, len: usize| {
             let mut v = vec![0; len];
@@ -404,11 +445,11 @@ impl Setup {
             .q
             .model
             .run(&read, self.q.pc, &self.mrs, MAX_FRAME as usize);
-        let (f0, c0, k0) = (
+        let (f0, c0, k0) = self.mark.take().unwrap_or((
             self.b.tx.frames().len(),
             self.b.txcmd.items.len(),
             self.b.cmpl.items.len(),
-        );
+        ));
         let (nf, nc) = (want.sent.len(), want.cmpls.len());
         self.b.step_until(&mut self.sim, seed, |b| {
             b.tx.frames().len() >= f0 + nf
@@ -742,4 +783,219 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
         0x09,
         "DESTROY of nothing"
     );
+}
+
+/// A send of exactly `bbs` WQEBBs (1 or 2) whose frame is all inline data.
+fn inline_send(rng: &mut StdRng, bbs: usize) -> Wqe {
+    // 2 + ceil((4 + len) / 16) DS units: up to 28 bytes in one WQEBB, 29..=92 in two.
+    let len = if bbs == 1 {
+        rng.gen_range(1..=28)
+    } else {
+        rng.gen_range(29..=92)
+    };
+    Wqe {
+        opcode: 0x0A,
+        ds_override: None,
+        cs: 0,
+        cq_update: true,
+        inline: vec![],
+        vlan: None,
+        segs: vec![Seg::inline((0..len).map(|_| rng.gen()).collect())],
+    }
+}
+
+/// A NOP of one WQEBB, without a completion.
+fn nop() -> Wqe {
+    Wqe {
+        opcode: 0x00,
+        ds_override: None,
+        cs: 0,
+        cq_update: false,
+        inline: vec![],
+        vlan: None,
+        segs: vec![],
+    }
+}
+
+/// WQE prefetch: many small WQEs (inline, pointer or mixed, one or two WQEBBs) posted in
+/// batches, each batch's doorbell rung while the engine still works on the earlier ones, with
+/// answers out of order, request stalls and backpressure; everything against the model.
+#[test]
+fn back_to_back_doorbells_of_small_wqes() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let knobs = [
+            (
+                DmaConfig {
+                    seed: 30 + wi as u64,
+                    latency_min: 1,
+                    latency_max: 60,
+                    req_stall: 0.2,
+                    ..DmaConfig::default()
+                },
+                0.3,
+            ),
+            (
+                DmaConfig {
+                    seed: 40 + wi as u64,
+                    req_stall: 0.5,
+                    ..DmaConfig::default()
+                },
+                0.6,
+            ),
+        ];
+        for (ki, (dma, bp)) in knobs.into_iter().enumerate() {
+            let seed = 500 + 10 * wi as u64 + ki as u64;
+            let mut s = setup_sized(&m, seed, dma, bp, 7);
+            let mut rng = StdRng::seed_from_u64(seed);
+            for round in 0..3 {
+                for _ in 0..rng.gen_range(2..=5) {
+                    let wqes: Vec<Wqe> = (0..rng.gen_range(1..=8))
+                        .map(|_| {
+                            let bbs = if rng.gen_bool(0.8) { 1 } else { 2 };
+                            if rng.gen_bool(0.4) {
+                                inline_send(&mut rng, bbs)
+                            } else {
+                                random_wqe(&mut rng, s.buf, bbs)
+                            }
+                        })
+                        .collect();
+                    s.ring(&wqes);
+                    let gap = rng.gen_range(0..40);
+                    s.cycles(gap);
+                }
+                let what = format!("w={w} knobs {ki} round {round}");
+                let run = s.check(seed, &what);
+                assert!(!s.q.model.error, "{what}: {:?}", run.cmpls.last());
+            }
+            let [state, pc, ci, _] = s.query(seed);
+            assert_eq!((state, pc, ci), (1, s.q.pc as u64, s.q.pc as u64), "w={w}");
+        }
+    }
+}
+
+/// A prefetch window across a 4 KiB page end and across the ring end (a ring of two pages;
+/// the simulated host refuses a read across a page): NOPs bring the producer counter 1..7
+/// WQEBBs short of a boundary (alternately the page end and the ring end), then a batch of
+/// small sends, some of two WQEBBs, is rung at once.
+#[test]
+fn prefetch_window_across_a_page_end_and_the_ring_end() {
+    for w in [64u32, 512] {
+        let Some(m) = model(w) else { return };
+        let dma = DmaConfig {
+            seed: 11,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_sized(&m, 11, dma, 0.3, 7);
+        let mut rng = StdRng::seed_from_u64(11);
+        for round in 0..8u16 {
+            let short = 1 + round % 7;
+            let nops = (64 - short).wrapping_sub(s.q.pc) % 64;
+            let pad: Vec<Wqe> = (0..nops).map(|_| nop()).collect();
+            s.round(&pad, 11, &format!("w={w} round {round}: NOPs"));
+            let wqes: Vec<Wqe> = (0..10)
+                .map(|i| {
+                    let bbs = if rng.gen_bool(0.5) { 1 } else { 2 };
+                    if i % 3 == 1 {
+                        inline_send(&mut rng, bbs)
+                    } else {
+                        random_wqe(&mut rng, s.buf, 1)
+                    }
+                })
+                .collect();
+            let what = format!("w={w} round {round}");
+            let run = s.round(&wqes, 11, &what);
+            assert!(!s.q.model.error, "{what}: {:?}", run.cmpls.last());
+        }
+    }
+}
+
+/// An error WQE in the middle of a prefetched batch ends only itself: the WQEs after it,
+/// already in the prefetch buffer, do not execute (not even on a new doorbell) until RESET,
+/// and then all execute, read again from the ring (some rewritten while the SQ was in error).
+#[test]
+fn an_error_in_a_prefetched_batch_stops_the_rest_until_reset() {
+    let Some(m) = model(64) else { return };
+    let mut s = setup_sized(&m, 13, DmaConfig::default(), 0.3, 7);
+    let mut rng = StdRng::seed_from_u64(13);
+    let buf = s.buf;
+    for at in [0usize, 1, 3, 6] {
+        let what = format!("error WQE at {at}");
+        let mut wqes: Vec<Wqe> = (0..7)
+            .map(|i| {
+                if i % 2 == 0 {
+                    inline_send(&mut rng, 1)
+                } else {
+                    Wqe {
+                        opcode: 0x0A,
+                        ds_override: None,
+                        cs: 0,
+                        cq_update: true,
+                        inline: vec![],
+                        vlan: None,
+                        segs: vec![Seg::Ptr(rng.gen_range(60..300), 1, buf.0 + 64)],
+                    }
+                }
+            })
+            .collect();
+        // An invalid lkey: LOCAL_PROT on segment 2.
+        wqes[at].segs = vec![Seg::Ptr(60, 3, buf.0)];
+        let run = s.round(&wqes, 13, &what);
+        assert_eq!(run.sent.len(), at, "{what}: WQEs before the error");
+        assert!(s.q.model.error, "{what}");
+        let [state, _, ci, _] = s.query(13);
+        assert_eq!((state, ci), (3, s.q.model.ci as u64), "{what}: SQ in error");
+        // Nothing more runs, not even on a doorbell.
+        let (f, c) = (s.b.tx.frames().len(), s.b.cmpl.items.len());
+        s.b.db.push((SQN as u16).to_le_bytes().to_vec());
+        s.cycles(600);
+        assert_eq!(
+            (s.b.tx.frames().len(), s.b.cmpl.items.len()),
+            (f, c),
+            "{what}: the prefetched rest ran in error"
+        );
+        if at % 2 == 1 {
+            // The driver takes back the WQEs after the failed one and posts others in their
+            // slots: what runs after RESET is what the ring holds then, not what was prefetched.
+            s.q.pc = s.q.model.ci;
+            for _ in 0..6 - at {
+                let w = inline_send(&mut rng, 1);
+                s.q.post(&mut s.b.host.mem, &w);
+            }
+        }
+        assert_eq!(s.command(sq_cmd(3, SQN as u128, [0; 8]), 13), 0, "RESET");
+        s.q.model.error = false;
+        let run = s.round(&[], 13, &format!("{what}: after RESET"));
+        assert_eq!(run.sent.len(), 6 - at, "{what}: the rest after RESET");
+        assert!(!s.q.model.error);
+    }
+}
+
+/// Descriptor reads per WQE: N small WQEs rung at once take one read of the doorbell record
+/// and one read per PREFETCH_WQEBBS WQEBBs (the batch starts page-aligned), not one per WQE.
+#[test]
+fn prefetch_reads_several_wqes_per_descriptor_read() {
+    use nicgen_hdl::host::sq_engine::PREFETCH_WQEBBS;
+    for w in [64u32, 512] {
+        let Some(m) = model(w) else { return };
+        let dma = DmaConfig {
+            seed: 17,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_sized(&m, 17, dma, 0.0, 7);
+        let mut rng = StdRng::seed_from_u64(17);
+        for (n, bbs) in [(32usize, 1usize), (16, 2)] {
+            let wqes: Vec<Wqe> = (0..n).map(|_| inline_send(&mut rng, bbs)).collect();
+            let before = s.b.host.dma.stats().read_requests;
+            let run = s.round(&wqes, 17, &format!("w={w} {n} x {bbs}"));
+            assert_eq!(run.sent.len(), n);
+            // All frames are inline: every read is a descriptor read (tag 0).
+            let reads = s.b.host.dma.stats().read_requests - before;
+            let most = (n * bbs).div_ceil(PREFETCH_WQEBBS as usize) as u64 + 1;
+            assert!(
+                reads <= most,
+                "w={w}: {n} WQEs of {bbs} WQEBBs took {reads} descriptor reads (at most {most})"
+            );
+        }
+    }
 }
