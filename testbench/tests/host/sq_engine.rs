@@ -10,6 +10,7 @@
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_tx::TxCmd;
 use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
+use nicgen_hdl::host::regs::consts::{cqe_opcode, syndrome};
 use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg};
 use nicgen_hdl::host::QcmdRes;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
@@ -600,36 +601,36 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
         f(&mut w);
         w
     };
-    let cases: Vec<(&str, Wqe, u8, u8)> = vec![
+    let cases: Vec<(&str, Wqe, u64, u8)> = vec![
         (
             "zero-length segment",
             with(&|w| w.segs.push(Seg::Ptr(0, 1, buf.0))),
-            0x01,
+            syndrome::LOCAL_LENGTH,
             3,
         ),
         (
             "frame over the maximum",
             with(&|w| w.segs.push(Seg::Ptr(MAX_FRAME, 1, buf.0))),
-            0x01,
+            syndrome::LOCAL_LENGTH,
             3,
         ),
         ("empty frame", with(&|w| w.segs.clear()), 0x01, 2),
         (
             "invalid lkey",
             with(&|w| w.segs[0] = Seg::Ptr(60, 3, buf.0 + 100)),
-            0x04,
+            syndrome::LOCAL_PROT,
             2,
         ),
         (
             "lkey beyond the table",
             with(&|w| w.segs[0] = Seg::Ptr(60, 77, buf.0 + 100)),
-            0x04,
+            syndrome::LOCAL_PROT,
             2,
         ),
         (
             "segment outside its region",
             with(&|w| w.segs[0] = Seg::Ptr(60, 1, buf.0 + buf.1 as u64 - 10)),
-            0x04,
+            syndrome::LOCAL_PROT,
             2,
         ),
         ("unknown opcode", with(&|w| w.opcode = 0x0E), 0x02, 0),
@@ -637,13 +638,13 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
         (
             "DS count over 16",
             with(&|w| w.ds_override = Some(20)),
-            0x02,
+            syndrome::LOCAL_QP_OP,
             0,
         ),
         (
             "inline data segment longer than the WQE",
             with(&|w| w.segs[0] = Seg::Ptr(60 | 0x8000_0000, 1, buf.0 + 100)),
-            0x02,
+            syndrome::LOCAL_QP_OP,
             2,
         ),
         (
@@ -652,13 +653,13 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
                 w.segs.push(Seg::inline(vec![7; 30]));
                 w.segs.push(Seg::Inline(29, vec![8; 12]));
             }),
-            0x02,
+            syndrome::LOCAL_QP_OP,
             6,
         ),
         (
             "inline byte count of 2^31 - 1",
             with(&|w| w.segs.insert(0, Seg::Inline(0x7FFF_FFFF, vec![9; 40]))),
-            0x02,
+            syndrome::LOCAL_QP_OP,
             2,
         ),
         (
@@ -667,7 +668,7 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
                 w.segs[0] = Seg::Ptr(MAX_FRAME - 20, 1, buf.0);
                 w.segs.push(Seg::inline(vec![5; 21]));
             }),
-            0x01,
+            syndrome::LOCAL_LENGTH,
             3,
         ),
         (
@@ -676,13 +677,13 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
                 w.segs.insert(0, Seg::inline(vec![3; 5]));
                 w.segs.push(Seg::Ptr(0, 1, buf.0));
             }),
-            0x01,
+            syndrome::LOCAL_LENGTH,
             4,
         ),
         (
             "empty frame of zero-length inline segments",
             with(&|w| w.segs = vec![Seg::inline(vec![]), Seg::inline(vec![])]),
-            0x01,
+            syndrome::LOCAL_LENGTH,
             4,
         ),
         (
@@ -691,13 +692,13 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
                 w.segs.insert(0, Seg::inline(vec![4; 44]));
                 w.segs.push(Seg::Ptr(8, 0, buf.0));
             }),
-            0x04,
+            syndrome::LOCAL_PROT,
             6,
         ),
         (
             "unreadable memory",
             with(&|w| w.segs[0] = Seg::Ptr(64, 2, buf.0 + (1 << 30))),
-            0x11,
+            syndrome::LOCAL_ACCESS,
             3,
         ),
         (
@@ -707,7 +708,7 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
                 w.segs.push(Seg::Ptr(64, 2, buf.0 + (1 << 30)));
                 w.segs.push(Seg::inline(vec![6; 9]));
             }),
-            0x11,
+            syndrome::LOCAL_ACCESS,
             7,
         ),
     ];
@@ -719,8 +720,12 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
             .last()
             .unwrap_or_else(|| panic!("{what}: the model completed nothing: {run:?}"));
         assert_eq!(
-            (last.opcode, last.syndrome, last.vendor_err_synd),
-            (13, synd, seg),
+            (
+                u64::from(last.opcode),
+                u64::from(last.syndrome),
+                last.vendor_err_synd
+            ),
+            (cqe_opcode::REQ_ERR, synd, seg),
             "{what}: error CQE (opcode, syndrome, failing segment)"
         );
         assert!(s.q.model.error);
@@ -730,7 +735,7 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
             ci, s.q.model.ci as u64,
             "{what}: the failed WQE is consumed"
         );
-        assert_eq!(err & 0xFF, synd as u64, "{what}: QUERY shows the syndrome");
+        assert_eq!(err & 0xFF, synd, "{what}: QUERY shows the syndrome");
         // A doorbell now is ignored and counted; RESET resumes with the next WQE.
         let before = bad_before(&s);
         s.b.db.push((SQN as u16).to_le_bytes().to_vec());
