@@ -117,35 +117,8 @@ enum SimCmd {
         /// A preset file (TOML, the same fields as the built-in ones).
         #[arg(long, value_name = "FILE.toml")]
         config: Option<PathBuf>,
-        /// Frames to send (and check on return).
-        #[arg(long, default_value_t = 1000)]
-        frames: usize,
-        /// Queue pairs to use (at most the preset's RSS queue count).
-        #[arg(long, default_value_t = 4)]
-        queues: usize,
-        /// Smallest frame, bytes without FCS (at least 60, at most --max-len).
-        #[arg(long, default_value_t = 60)]
-        min_len: usize,
-        /// Largest frame, bytes without FCS (at most the preset's MTU + 14).
-        #[arg(long, default_value_t = 1514)]
-        max_len: usize,
-        /// Seed of the frames and of the simulated host's DMA timing.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Nanoseconds from a DMA read request to its first answer (0 to 100000; default 1000,
-        /// a PCIe round trip to host memory). The simulated host is a PCIe Gen3 link, x8 for
-        /// presets narrower than 512 bits and x16 for 512, whose bandwidth (less the TLP
-        /// headers at MPS 256 B and MRRS 512 B) bounds the DMA in each direction.
-        #[arg(long, default_value_t = nicgen::sim_loopback::DMA_LATENCY_NS)]
-        dma_latency_ns: u64,
-        /// Write every MAC frame, both ways, to this pcapng file (direction in each packet's
-        /// flags, time from the simulated cycle); the loop then closes outside the NIC, at its
-        /// MAC ports, so that the frames cross them.
-        #[arg(long, value_name = "FILE")]
-        pcap_wire: Option<PathBuf>,
-        /// How the driver hands frames to the send engine.
-        #[arg(long, value_enum, default_value_t = nicgen::sim_loopback::TxMode::Plain)]
-        tx_mode: nicgen::sim_loopback::TxMode,
+        #[command(flatten)]
+        run: LoopbackArgs,
         /// Print the summary as one JSON object instead of `key value` lines.
         #[arg(long)]
         json: bool,
@@ -467,15 +440,37 @@ fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset>
 /// The most `--dma-latency-ns` takes: 100 µs, well inside the driver's 1 ms waits.
 const MAX_DMA_LATENCY_NS: u64 = 100_000;
 
-/// `sim loopback`'s command-line options.
+/// `sim loopback`'s options of the run itself.
+#[derive(clap::Args)]
 struct LoopbackArgs {
+    /// Frames to send (and check on return).
+    #[arg(long, default_value_t = 1000)]
     frames: usize,
+    /// Queue pairs to use (at most the preset's RSS queue count).
+    #[arg(long, default_value_t = 4)]
     queues: usize,
+    /// Smallest frame, bytes without FCS (at least 60, at most --max-len).
+    #[arg(long, default_value_t = 60)]
     min_len: usize,
+    /// Largest frame, bytes without FCS (at most the preset's MTU + 14).
+    #[arg(long, default_value_t = 1514)]
     max_len: usize,
+    /// Seed of the frames and of the simulated host's DMA timing.
+    #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Nanoseconds from a DMA read request to its first answer (0 to 100000; default 1000,
+    /// a PCIe round trip to host memory). The simulated host is a PCIe Gen3 link, x8 for
+    /// presets narrower than 512 bits and x16 for 512, whose bandwidth (less the TLP
+    /// headers at MPS 256 B and MRRS 512 B) bounds the DMA in each direction.
+    #[arg(long, default_value_t = nicgen::sim_loopback::DMA_LATENCY_NS)]
     dma_latency_ns: u64,
+    /// Write every MAC frame, both ways, to this pcapng file (direction in each packet's
+    /// flags, time from the simulated cycle); the loop then closes outside the NIC, at its
+    /// MAC ports, so that the frames cross them.
+    #[arg(long, value_name = "FILE")]
     pcap_wire: Option<PathBuf>,
+    /// How the driver hands frames to the send engine.
+    #[arg(long, value_enum, default_value_t = nicgen::sim_loopback::TxMode::Plain)]
     tx_mode: nicgen::sim_loopback::TxMode,
 }
 
@@ -645,29 +640,13 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Sim(SimCmd::Loopback {
             preset,
             config,
-            frames,
-            queues,
-            min_len,
-            max_len,
-            seed,
-            dma_latency_ns,
-            pcap_wire,
-            tx_mode,
+            run,
             json,
             trace,
         }) => traced(trace, |trace| {
             let p = load_preset(preset.as_deref(), config.as_ref())?;
-            let args = LoopbackArgs {
-                frames,
-                queues,
-                min_len,
-                max_len,
-                seed,
-                dma_latency_ns,
-                pcap_wire,
-                tx_mode,
-            };
-            let opts = loopback_opts(&p, args)?;
+            let dma_latency_ns = run.dma_latency_ns;
+            let opts = loopback_opts(&p, run)?;
             sim_loopback(&p, opts, dma_latency_ns, json, trace)
         })?,
         Cmd::Sim(SimCmd::Tap {
