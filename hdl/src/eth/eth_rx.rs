@@ -269,9 +269,9 @@ nicgen_edsl::record! {
     }
 }
 
-/// Entries of each FIFO of the buffered fork to rx_csum and the VLAN strip (4 keep 1
+/// Entries of each FIFO of the buffered fork to rx_csum and the VLAN strip (8 keep 1
 /// beat/cycle).
-const OUT_FORK_DEPTH: u32 = 4;
+const OUT_FORK_DEPTH: u32 = 8;
 
 /// Depth of the LUT-RAM FIFOs after the FCS check.
 const FCS_Q_DEPTH: u32 = 16;

@@ -14,15 +14,19 @@
 //! - Golden model: identity to every output; test: `testbench/tests/stream/stream_fork.rs`.
 //!
 //! [`stream_fork_buffered`] decouples the outputs instead (docs/TIMING.md, rule 11): a small
-//! LUT-RAM FIFO per output, all written with the same beat, the input taken while none is full.
-//! Its `s_axis_tready` is an AND of the FIFOs' `full` flops, which no consumer's `tready` reaches,
-//! and no output's `tvalid` depends on another consumer. Latency 2 cycles (a LUT-RAM FIFO's write
-//! to its `tvalid`); 1 beat/cycle with `depth` 4 or more; a slow consumer holds the others back
-//! only once its FIFO is full. Cost: a `depth`-entry LUT-RAM FIFO per output; each output's
-//! payload is that FIFO's LUT-RAM read (put a register behind it where the consumer's first logic
-//! is deep).
+//! LUT-RAM FIFO per output, all written with the same beat. The input is taken while every FIFO
+//! has room for two more beats (their `s_axis_room` flops, so `s_axis_tready` is an AND of flops
+//! that no consumer's `tready` reaches) and goes through a register that writes every FIFO in the
+//! next cycle: each FIFO's write is that register's valid, so no FIFO's occupancy logic waits on
+//! another FIFO's flags (rule 8), and no output's `tvalid` depends on another consumer. Latency 3
+//! cycles (the input register, then a LUT-RAM FIFO's write to its `tvalid`); 1 beat/cycle with
+//! `depth` 8 or more (the room flags count a beat from its take, two cycles before a read can
+//! free its entry); a slow consumer holds the others back only once its FIFO is nearly full.
+//! Cost: a `depth`-entry LUT-RAM FIFO per output (16 entries cost the same LUT RAM on ECP5 and
+//! Xilinx parts), one beat of flops; each output's payload is that FIFO's LUT-RAM read (put a
+//! register behind it where the consumer's first logic is deep).
 
-use super::stream_fifo::{stream_fifo, FifoPorts};
+use super::stream_fifo::{stream_fifo_room, FifoPorts, FifoRam};
 use super::{FifoCfg, Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
@@ -103,14 +107,16 @@ pub fn stream_fork_buffered(
     depth: u32,
 ) -> Result<Block<ForkPorts>, ElabError> {
     check("stream_fork_buffered", cfg, outputs)?;
-    if depth < 4 {
+    if depth < 8 {
         return Err(ElabError::config(
             "stream_fork_buffered",
-            format!("depth {depth}: at least 4 entries keep 1 beat/cycle"),
+            format!("depth {depth}: at least 8 entries keep 1 beat/cycle"),
         ));
     }
-    let fifo = stream_fifo(&FifoCfg::new(*cfg, depth))?;
+    // Room for two beats: the one in the input register and the one taken this cycle.
+    let fifo = stream_fifo_room(&FifoCfg::new(*cfg, depth), FifoRam::Lut, 2)?;
     let names: Vec<String> = outputs.iter().map(|s| s.to_string()).collect();
+    let shape = cfg.beat();
     Block::build(
         format!(
             "stream_fork_buffered_{}_n{depth}_{}",
@@ -128,16 +134,27 @@ pub fn stream_fork_buffered(
                 .iter()
                 .map(|n| fifo.instance(&format!("u_q_{n}")))
                 .collect();
+            // The input is taken while every FIFO has room for two more beats (flops), and
+            // lands in a register that writes every FIFO in the next cycle: each FIFO's write
+            // is a flop, so no FIFO's state waits on another's (docs/TIMING.md, rule 8).
             let all = fifos
                 .iter()
-                .map(|q| q.s_axis.ready())
+                .map(|q| q.room.expect("built with a room flag"))
                 .reduce(|a, b| a & b)
                 .expect("at least two outputs")
                 .named("all_room");
             s.ready().set(all);
+            let in_valid = reg_init(1, 0u32).named("in_valid");
+            in_valid.set(s.valid() & all);
+            // The beat register loads every cycle; only `in_valid` says it holds a beat.
+            let held = reg(shape.width()).named("in_beat");
+            held.set(shape.pack(&s.beat()));
+            let held = shape.unpack(held);
             for (q, o) in fifos.iter().zip(&p.m_axis) {
-                q.s_axis.set_beat(&s.beat());
-                q.s_axis.valid().set(s.valid() & all);
+                q.s_axis.set_beat(&held);
+                q.s_axis.valid().set(in_valid);
+                // Always ready while `in_valid`: its room was reserved when the beat was taken.
+                q.s_axis.ready().unused();
                 connect(&q.m_axis, o);
             }
         },

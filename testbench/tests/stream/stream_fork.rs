@@ -17,7 +17,7 @@ fn fork_is_identity_on_every_output() {
 fn buffered_fork_is_identity_on_every_output() {
     fork_identity(
         |c| {
-            stream_fork_buffered(c, &["a", "b", "c"], 4)
+            stream_fork_buffered(c, &["a", "b", "c"], 8)
                 .unwrap()
                 .into_def()
         },
@@ -28,7 +28,7 @@ fn buffered_fork_is_identity_on_every_output() {
 #[test]
 fn buffered_fork_has_no_bubbles() {
     for w in [8u32, 64] {
-        let Some(d) = dut(&stream_fork_buffered(&StreamCfg::new(w, 0), &["a", "b"], 4).unwrap())
+        let Some(d) = dut(&stream_fork_buffered(&StreamCfg::new(w, 0), &["a", "b"], 8).unwrap())
         else {
             return;
         };
