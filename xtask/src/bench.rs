@@ -1,5 +1,8 @@
-//! `cargo xtask bench [--quick] [--only xilinx,ecp5,sim] [--cycles N]`: area, timing and
-//! simulation-speed benchmarks; writes `results/BENCH.md` (overwritten on every run).
+//! `cargo xtask bench [--quick] [--only xilinx,ecp5,sim] [--cycles N] [--anchor DIR]`: area,
+//! timing and simulation-speed benchmarks; writes `results/BENCH.md` (overwritten on every run).
+//! With `--anchor ../shared/anchors/rust-hdl` every section also measures the rust-hdl checksum
+//! stage in the same run ([`crate::anchor`]), and the simulation section runs it interleaved with
+//! nicgen's stage under one harness and stimulus.
 //!
 //! 1. **Area, Xilinx** (Debian `yosys synth_xilinx -noiopad`): the checksum stage alone and
 //!    the checksum stage behind a 16-deep frame FIFO, at 512 and 64 bits.
@@ -15,12 +18,13 @@
 //! `target/bench/<design>/`. The synthesis and place-and-route runs are [`crate::fpga::flow`]'s,
 //! shared with `bench-area`.
 
+use crate::cpp_loop::{build, Loop, FLAGS};
 use crate::fpga::flow::{
     critical_paths, ecp5_pnr, ecp5_synth, ecp5_tool_versions, ensure_yowasp, median_run,
     xilinx_area, PnrRun, ECP5_FREQ_MHZ,
 };
 use crate::report::{median, one_line, thousands, utc_now};
-use crate::tools::{have, run_in, version, Design};
+use crate::tools::{have, version, Design};
 use anyhow::{anyhow, bail, Context, Result};
 use nicgen_edsl::ir::Dir;
 use nicgen_edsl::prelude::*;
@@ -31,24 +35,33 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// Figures from other implementations of the same function, for comparison.
-mod anchor {
-    /// rust-hdl checksum stage + FIFO, `synth_xilinx`: LUT, FF, RAM32M.
-    pub const XILINX_STAGE_FIFO: (u32, u32, u32) = (1285, 1234, 99);
-    /// rust-hdl 512-bit checksum stage on ECP5-85k: LUT, FF, Fmax (MHz).
-    pub const ECP5_STAGE_512: (u32, u32, f64) = (2409, 626, 57.6);
-    /// rust-hdl Verilog in a C++ Verilator loop at -O2 (cycles/s): stage alone, stage + FIFO.
-    pub const SIM_STAGE: f64 = 8.1e6;
-    pub const SIM_STAGE_FIFO: f64 = 3.6e6;
-}
-
 const FIFO_DEPTH: u32 = 16;
+
+/// The anchor's files measured beside nicgen's designs (`--anchor`), with their row labels:
+/// the stage alone and the stage behind its FIFO, matching [`Kind::Csum`] and [`Kind::FifoCsum`]
+/// at 512 bits.
+const ANCHORS: [(&str, &str); 2] = [
+    (crate::anchor::STAGE, "checksum stage 512 b"),
+    (
+        crate::anchor::STAGE_FIFO,
+        "checksum stage 512 b + 16-deep FIFO",
+    ),
+];
+
+/// A design to generate (or copy) when its row is measured.
+type MakeDesign<'a> = Box<dyn Fn() -> Result<Design> + 'a>;
+
+/// The anchor rows' text when `--anchor` was not given.
+const NO_ANCHOR: &str =
+    "not measured: run with `--anchor ../shared/anchors/rust-hdl` to measure it in the same run";
 
 struct Opts {
     quick: bool,
     cycles: u64,
     seeds: Vec<u32>,
     sections: Vec<String>,
+    /// The rust-hdl anchor's directory (`--anchor`): measured in the same run when given.
+    anchor: Option<PathBuf>,
     command: String,
 }
 
@@ -56,6 +69,7 @@ fn parse(args: &[String]) -> Result<Opts> {
     let mut quick = false;
     let mut cycles = None;
     let mut sections: Vec<String> = vec!["xilinx".into(), "ecp5".into(), "sim".into()];
+    let mut anchor = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -63,6 +77,14 @@ fn parse(args: &[String]) -> Result<Opts> {
             "--cycles" => {
                 let v = it.next().ok_or_else(|| anyhow!("--cycles needs a number"))?;
                 cycles = Some(v.replace('_', "").parse::<u64>().with_context(|| format!("--cycles {v}"))?);
+            }
+            "--anchor" => {
+                let v = it.next().ok_or_else(|| anyhow!("--anchor needs a directory, e.g. ../shared/anchors/rust-hdl"))?;
+                let dir = PathBuf::from(v);
+                if !dir.join(crate::anchor::STAGE).is_file() {
+                    bail!("--anchor {v}: no {} there (give the rust-hdl anchor directory, e.g. ../shared/anchors/rust-hdl)", crate::anchor::STAGE);
+                }
+                anchor = Some(dir);
             }
             "--only" => {
                 let v = it.next().ok_or_else(|| anyhow!("--only needs a list, e.g. xilinx,ecp5,sim"))?;
@@ -73,7 +95,7 @@ fn parse(args: &[String]) -> Result<Opts> {
                     }
                 }
             }
-            other => bail!("bench: unknown argument `{other}` (usage: cargo xtask bench [--quick] [--only xilinx,ecp5,sim] [--cycles N])"),
+            other => bail!("bench: unknown argument `{other}` (usage: cargo xtask bench [--quick] [--only xilinx,ecp5,sim] [--cycles N] [--anchor DIR])"),
         }
     }
     let cycles = cycles.unwrap_or(if quick { 200_000 } else { 2_000_000 });
@@ -87,6 +109,7 @@ fn parse(args: &[String]) -> Result<Opts> {
         cycles,
         seeds,
         sections,
+        anchor,
         command,
     })
 }
@@ -297,13 +320,23 @@ fn section_xilinx(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<(
             }
         }
     }
-    let (l, f, r) = anchor::XILINX_STAGE_FIFO;
-    let _ = writeln!(
-        md,
-        "| *anchor: rust-hdl checksum stage + FIFO (`synth_xilinx`)* | {} | {} | — | {r} RAM32M | — | — | — | — | — |\n",
-        thousands(l as u64),
-        thousands(f as u64)
-    );
+    for (file, label) in ANCHORS {
+        let label = format!("*anchor: rust-hdl {label}*");
+        let Some(dir) = &o.anchor else {
+            let _ = writeln!(md, "| {label} | {NO_ANCHOR} |||||||||");
+            continue;
+        };
+        match crate::anchor::design(root, dir, file).and_then(|d| xilinx_area(&d)) {
+            Ok((c, secs)) => {
+                let _ = writeln!(md, "| {label} | {} | {:.1} |", c.cells(), secs);
+            }
+            Err(e) => {
+                eprintln!("bench: xilinx: {label}: {e:#}");
+                let _ = writeln!(md, "| {label} | not measured: {} |||||||||", one_line(&e));
+            }
+        }
+    }
+    md.push('\n');
     Ok(())
 }
 
@@ -348,10 +381,21 @@ fn section_ecp5(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()>
         Kind::Fifo { bits: 64 },
         Kind::FifoCsum { bits: 512, lps: 1 },
     ];
+    let mut rows: Vec<(String, MakeDesign)> = kinds
+        .iter()
+        .map(|&k| (k.label(), Box::new(move || design(root, k)) as MakeDesign))
+        .collect();
+    if let Some(dir) = &o.anchor {
+        let (file, label) = ANCHORS[0];
+        rows.push((
+            format!("*anchor: rust-hdl {label}*"),
+            Box::new(move || crate::anchor::design(root, dir, file)),
+        ));
+    }
     let mut crit = Vec::new();
-    for k in kinds {
+    for (label, make) in rows {
         let r = (|| -> Result<Vec<PnrRun>> {
-            let d = design(root, k)?;
+            let d = make()?;
             eprintln!("bench: ecp5: {} synth_ecp5 ...", d.top);
             let net = ecp5_synth(&d)?;
             let mut runs = Vec::new();
@@ -375,7 +419,7 @@ fn section_ecp5(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()>
                 let _ = writeln!(
                     md,
                     "| {} | {} | {} | {} | **{med:.1}** | {per} | {secs:.0} |",
-                    k.label(),
+                    label,
                     thousands(r0.comb),
                     thousands(r0.ff),
                     r0.ramw,
@@ -383,29 +427,23 @@ fn section_ecp5(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()>
                 // Critical path of the median-Fmax run (`mi`).
                 crit.push(format!(
                     "- {} (seed {}, {:.1} MHz): {}",
-                    k.label(),
-                    o.seeds[mi],
-                    runs[mi].fmax,
-                    runs[mi].crit
+                    label, o.seeds[mi], runs[mi].fmax, runs[mi].crit
                 ));
             }
             Err(e) => {
-                eprintln!("bench: ecp5: {}: {e:#}", k.label());
-                let _ = writeln!(
-                    md,
-                    "| {} | not measured: {} ||||||",
-                    k.label(),
-                    one_line(&e)
-                );
+                eprintln!("bench: ecp5: {}: {e:#}", label);
+                let _ = writeln!(md, "| {} | not measured: {} ||||||", label, one_line(&e));
             }
         }
     }
-    let (l, f, fm) = anchor::ECP5_STAGE_512;
-    let _ = writeln!(
-        md,
-        "| *anchor: rust-hdl checksum stage 512 b* | {} | {f} | — | {fm} | — | — |\n",
-        thousands(l as u64)
-    );
+    if o.anchor.is_none() {
+        let _ = writeln!(
+            md,
+            "| *anchor: rust-hdl {}* | {NO_ANCHOR} ||||||",
+            ANCHORS[0].1
+        );
+    }
+    md.push('\n');
     critical_paths(md, &crit);
     Ok(())
 }
@@ -424,12 +462,7 @@ fn sim_main(d: &Design, random_keep: bool) -> String {
             continue;
         }
         if *dir == Dir::Output {
-            // Fold every output into a sink so nothing can be optimised away.
-            if *w <= 64 {
-                let _ = writeln!(sink, "        sink = sink * 31 + (uint64_t)top->{name};");
-            } else {
-                let _ = writeln!(sink, "        sink = sink * 31 + top->{name}[0];");
-            }
+            crate::cpp_loop::fold_output(&mut sink, name, *w);
             continue;
         }
         let random = ["s_axis_tdata", "s_axis_tvalid", "s_axis_tlast"].contains(&name.as_str())
@@ -446,7 +479,7 @@ fn sim_main(d: &Design, random_keep: bool) -> String {
                 format!("((1ULL << {w}) - 1)")
             };
             let v = format!("({} & {mask})", if random { "rnd()" } else { fixed });
-            let _ = writeln!(drive, "        top->{name} = {v};");
+            let _ = writeln!(drive, "        t->{name} = {v};");
         } else {
             let words = w.div_ceil(32);
             for i in 0..words {
@@ -460,47 +493,21 @@ fn sim_main(d: &Design, random_keep: bool) -> String {
                     "((uint32_t){} & {mask})",
                     if random { "rnd()" } else { fixed }
                 );
-                let _ = writeln!(drive, "        top->{name}[{i}] = {v};");
+                let _ = writeln!(drive, "        t->{name}[{i}] = {v};");
             }
         }
     }
-    format!(
-        r#"// Generated by `cargo xtask bench`: Verilator speed of `{top}` driven from a plain C++ loop.
-#include "V{top}.h"
-#include "verilated.h"
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-
-static uint64_t s = 0x9E3779B97F4A7C15ULL;
-static inline uint64_t rnd() {{ s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; }}
-
-int main(int argc, char** argv) {{
-    uint64_t cycles = argc > 1 ? strtoull(argv[1], nullptr, 10) : 2000000;
-    VerilatedContext* ctx = new VerilatedContext;
-    V{top}* top = new V{top}{{ctx}};
-    top->clk = 0;
-    top->rst = 1;
-    for (int i = 0; i < 4; ++i) {{ top->clk = 0; top->eval(); top->clk = 1; top->eval(); }}
-    top->rst = 0;
-    uint64_t sink = 0;
-    auto t0 = std::chrono::steady_clock::now();
-    for (uint64_t c = 0; c < cycles; ++c) {{
-{drive}        top->clk = 0; top->eval();
-        top->clk = 1; top->eval();
-{sink}    }}
-    auto t1 = std::chrono::steady_clock::now();
-    double secs = std::chrono::duration<double>(t1 - t0).count();
-    printf("cycles %llu seconds %.6f cycles_per_s %.1f sink %llu\n", (unsigned long long)cycles, secs, cycles / secs, (unsigned long long)sink);
-    top->final();
-    delete top;
-    delete ctx;
-    return 0;
-}}
-"#,
-        top = d.top
-    )
+    Loop {
+        what: "random data every cycle from a plain C++ loop",
+        globals: "static uint64_t s = 0x9E3779B97F4A7C15ULL;\n\
+                  static inline uint64_t rnd() { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; }\n",
+        state: "",
+        clock: "clk",
+        reset: Some("rst"),
+        drive: &drive,
+        sink: &sink,
+    }
+    .source(&d.top)
 }
 
 /// Verilate `d` with the C++ main; returns the binary.
@@ -510,31 +517,7 @@ fn sim_build(d: &Design, random_keep: bool) -> Result<PathBuf> {
     } else {
         ("bench_main_keep1.cpp", "obj_bench_keep1")
     };
-    std::fs::write(d.dir.join(main), sim_main(d, random_keep))?;
-    let _ = std::fs::remove_dir_all(d.dir.join(mdir));
-    let mut args: Vec<String> = [
-        "--cc",
-        "--exe",
-        "--build",
-        "-O3",
-        "--threads",
-        "1",
-        "-CFLAGS",
-        "-O2",
-        "--top-module",
-        &d.top,
-        "-Mdir",
-        mdir,
-        "-o",
-        "simbench",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(d.files.iter().cloned());
-    args.push(main.into());
-    run_in(&d.dir, "verilator", &args)?;
-    Ok(d.dir.join(mdir).join("simbench"))
+    build(d, main, &sim_main(d, random_keep), mdir, &[])
 }
 
 fn sim_run(bin: &Path, cycles: u64) -> Result<f64> {
@@ -600,6 +583,16 @@ fn mcyc(v: f64) -> String {
     format!("{:.2} M", v / 1e6)
 }
 
+/// A table cell of cycles/s runs: the median in bold, then each run in order.
+fn runs_cell(v: &[f64]) -> String {
+    let per = v
+        .iter()
+        .map(|x| format!("{:.2}", x / 1e6))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    format!("**{}** ({per})", mcyc(median(v)))
+}
+
 fn section_sim(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> {
     let _ = writeln!(
         md,
@@ -635,9 +628,7 @@ fn section_sim(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> 
     let mut cpp: Vec<String> = Vec::new();
     let mut keep1: Vec<String> = Vec::new();
     let mut rust: Vec<String> = Vec::new();
-    let mut ratio: Vec<String> = Vec::new();
-    let anchors = [anchor::SIM_STAGE, anchor::SIM_STAGE_FIFO];
-    for (k, a) in kinds.iter().zip(anchors) {
+    for k in kinds.iter() {
         let r = (|| -> Result<([Vec<f64>; 2], Option<f64>)> {
             let d = design(root, *k)?;
             eprintln!("bench: sim: {} verilating ...", d.top);
@@ -657,19 +648,10 @@ fn section_sim(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> 
             let rs = rust_driven_speed(&d, o.cycles, 3)?;
             Ok((v, rs))
         })();
-        let cell = |v: &[f64]| {
-            let runs = v
-                .iter()
-                .map(|x| format!("{:.2}", x / 1e6))
-                .collect::<Vec<_>>()
-                .join(" / ");
-            format!("**{}** ({runs})", mcyc(median(v)))
-        };
         match r {
             Ok((v, rs)) => {
-                cpp.push(cell(&v[0]));
-                keep1.push(cell(&v[1]));
-                ratio.push(format!("{:.2}x", median(&v[0]) / a));
+                cpp.push(runs_cell(&v[0]));
+                keep1.push(runs_cell(&v[1]));
                 rust.push(
                     rs.map(mcyc)
                         .unwrap_or_else(|| "— (typed binding built for the stage only)".into()),
@@ -679,7 +661,6 @@ fn section_sim(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> 
                 eprintln!("bench: sim: {}: {e:#}", k.label());
                 cpp.push(format!("not measured: {}", one_line(&e)));
                 keep1.push("—".into());
-                ratio.push("—".into());
                 rust.push("—".into());
             }
         }
@@ -701,18 +682,73 @@ fn section_sim(root: &Path, o: &Opts, env: &Env, md: &mut String) -> Result<()> 
         "| Verilator from Rust (random data every cycle) | {} | {} |",
         rust[0], rust[1]
     );
-    let _ = writeln!(
-        md,
-        "| *anchor: rust-hdl Verilog, C++ loop at -O2* | {} | {} |",
-        mcyc(anchor::SIM_STAGE),
-        mcyc(anchor::SIM_STAGE_FIFO)
-    );
-    let _ = writeln!(
-        md,
-        "| nicgen C++ loop / anchor | {} | {} |\n",
-        ratio[0], ratio[1]
-    );
+    md.push('\n');
+    side_by_side(root, o, kinds, md);
     Ok(())
+}
+
+/// nicgen's checksum stage (alone and behind the FIFO) and the rust-hdl anchor's, built with the
+/// same flags under the same stimulus (the anchor's, see [`crate::anchor`]), their runs
+/// interleaved: per run, each nicgen design then its anchor, so machine load falls on both.
+fn side_by_side(root: &Path, o: &Opts, kinds: [Kind; 2], md: &mut String) {
+    let _ = writeln!(
+        md,
+        "### Side by side with the rust-hdl anchor (same run, same harness, same stimulus)\n"
+    );
+    let Some(dir) = &o.anchor else {
+        let _ = writeln!(md, "{NO_ANCHOR}.\n");
+        return;
+    };
+    let _ = writeln!(
+        md,
+        "Both designs of each pair: `verilator {} -Wno-fatal --top-module <top> <files> anchor_main.cpp`; `anchor_main.cpp` \
+         (generated per design from its ports, in `target/bench/<top>/`) is the anchor's own loop: `tdata` words from the LCG \
+         `x = x * 1103515245 + 12345`, `tkeep` all ones, `tvalid` = 1, `tlast` every 24th beat, output `tready` = bit 7 of the LCG; \
+         every output folded into a sink each cycle. {} cycles per run, 3 runs, nicgen and anchor alternating. \
+         The ratio is the median of the per-run ratios nicgen / anchor (above 1: nicgen simulates faster).\n",
+        FLAGS.join(" "),
+        thousands(o.cycles)
+    );
+    let _ = writeln!(
+        md,
+        "| Pair | nicgen (median; per run) | anchor (median; per run) | nicgen / anchor |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|");
+    for (k, (file, label)) in kinds.iter().zip(ANCHORS) {
+        let r = (|| -> Result<(Vec<f64>, Vec<f64>)> {
+            let ours = crate::anchor::sim_build(&design(root, *k)?)?;
+            let theirs = crate::anchor::sim_build(&crate::anchor::design(root, dir, file)?)?;
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for i in 0..3 {
+                eprintln!("bench: sim: side by side, {label}, run {} ...", i + 1);
+                a.push(sim_run(&ours, o.cycles)?);
+                b.push(sim_run(&theirs, o.cycles)?);
+            }
+            Ok((a, b))
+        })();
+        match r {
+            Ok((a, b)) => {
+                let ratios: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x / y).collect();
+                let per = ratios
+                    .iter()
+                    .map(|r| format!("{r:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(" / ");
+                let _ = writeln!(
+                    md,
+                    "| {label} | {} | {} | **{:.2}x** ({per}) |",
+                    runs_cell(&a),
+                    runs_cell(&b),
+                    median(&ratios)
+                );
+            }
+            Err(e) => {
+                eprintln!("bench: sim: side by side, {label}: {e:#}");
+                let _ = writeln!(md, "| {label} | not measured: {} |||", one_line(&e));
+            }
+        }
+    }
+    md.push('\n');
 }
 
 // ------------------------------------------------------------------------------------------

@@ -26,7 +26,9 @@ use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod anchor;
 mod bench;
+mod cpp_loop;
 mod fpga;
 mod report;
 mod rust_lines;
