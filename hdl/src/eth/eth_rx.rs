@@ -3,7 +3,7 @@
 //! ```text
 //!                                     +-> FIFO -> reg -> eth_hdr_parse =+= pend view --> slice -----------------------+
 //!                                     |                                 += csum view --> slice -> rx_csum request     |
-//! s_axis (wire, FCS) -> eth_fcs_check +                                 += strip view -> slice -> VLAN-strip command  +-> m_axis_meta
+//! s_axis (FCS) -> reg -> eth_fcs_check+                                 += strip view -> slice -> VLAN-strip command  +-> m_axis_meta
 //!                                     |                                 += rss view ---> slice -> rss_toeplitz -------+   (RxMeta, one
 //!                                     +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)                  |    per frame)
 //!                                             -> reg -> buffered fork -+-> rx_csum -----------------------------------+
@@ -23,8 +23,9 @@
 //! No ready is shared between two consumers, and no consumer's ready reaches a wide register's
 //! enables through another block's logic (docs/TIMING.md, rules 1, 2, 8 and 11):
 //! - The FCS check never stalls: its beats go into two 16-beat LUT-RAM FIFOs (parser, frame
-//!   buffer), and the input is taken while both have room for every beat inside the check
-//!   (their `s_axis_room` flops, [`stream_fifo_room`]); a forward register follows each FIFO.
+//!   buffer), and the input is taken, into a forward register in front of the check, while both
+//!   have room for every beat inside the check (their `s_axis_room` flops,
+//!   [`stream_fifo_room`]); a forward register follows each FIFO.
 //! - The parser gives each consumer its own record stream ([`RX_VIEWS`]: the record assembly,
 //!   the checksum unit, the VLAN strip, RSS), each through a register slice; the checksum unit,
 //!   the strip and RSS skip the records of dropped frames. The parser reports what they need
@@ -276,18 +277,19 @@ const OUT_FORK_DEPTH: u32 = 8;
 /// Depth of the LUT-RAM FIFOs after the FCS check.
 const FCS_Q_DEPTH: u32 = 16;
 
-/// The FCS check's input is taken while the FIFO after it has this many free entries (its
-/// `s_axis_room` flop): the beats inside the check ([`max_beats_inside`]) and four more, the
-/// margin the occupancy counter this flag replaced kept too. The flag ignores the last
-/// cycle's read, so it errs towards stopping the input.
+/// The path's input is taken while the FIFO after the FCS check has this many free entries (its
+/// `s_axis_room` flop): the beat in the input register, the beats inside the check
+/// ([`max_beats_inside`]) and four more, a margin for the flag, which ignores the last cycle's
+/// read and so errs towards stopping the input.
 fn fcs_q_room(data_bits: u32) -> u32 {
-    4 + max_beats_inside(data_bits)
+    1 + 4 + max_beats_inside(data_bits)
 }
 
 pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
     let w = cfg.data_bits;
     let ucfg = StreamCfg::new(w, rx_user::BITS);
     let fcs = eth_fcs_check(&FcsCheckCfg::for_mtu(w, cfg.mtu))?;
+    let in_reg = stream_fwd_reg(&StreamCfg::new(w, 0))?;
     let fcs_reg = stream_fwd_reg(&ucfg)?;
     let fcs_q = stream_fifo_room(
         &FifoCfg::new(ucfg, FCS_Q_DEPTH),
@@ -333,17 +335,24 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         // registers): its beats go into two small LUT-RAM FIFOs, one for the parser and one
         // for the frame buffer, and the input is taken only while both have room for every
         // beat already inside the check. Each FIFO's `s_axis_room` is a flop computed from its
-        // own pointers, so the input's ready and the check's input decisions start at two
-        // flops, and each reader's readiness reaches only its own FIFO's read pointer: no fork
-        // couples the parser and the buffer (docs/TIMING.md, rules 8 and 11).
+        // own pointers, so the input's ready starts at two flops, and each reader's readiness
+        // reaches only its own FIFO's read pointer: no fork couples the parser and the buffer
+        // (docs/TIMING.md, rules 8 and 11). A forward register (`u_in_reg`, never stalled)
+        // takes the input under that ready, so the check's own input decisions (its hold
+        // line's writes) start at the register's valid flop, not at the two room flags.
+        let u_in_reg = in_reg.instance("u_in_reg");
         let u_fcs = fcs.instance("u_fcs_check");
         let u_fcs_q = fcs_q.instance("u_fcs_q");
         let u_parse_q = fcs_q.instance("u_parse_q");
         let room_of = |q: &crate::stream::FifoPorts| q.room.expect("built with a room flag");
         let room = (room_of(&u_fcs_q) & room_of(&u_parse_q)).named("in_room");
-        u_fcs.s_axis.set_beat(&p.s_axis.beat());
-        u_fcs.s_axis.valid().set(p.s_axis.valid() & room);
+        u_in_reg.s_axis.set_beat(&p.s_axis.beat());
+        u_in_reg.s_axis.valid().set(p.s_axis.valid() & room);
         p.s_axis.ready().set(room);
+        let _ = u_in_reg.s_axis.ready().unused(); // 1: its m_axis_tready is 1
+        u_in_reg.m_axis.ready().set(lit(1, 1u32));
+        u_fcs.s_axis.set_beat(&u_in_reg.m_axis.beat());
+        u_fcs.s_axis.valid().set(u_in_reg.m_axis.valid());
         let _ = u_fcs.s_axis.ready().unused(); // 1: its m_axis_tready is 1
         u_fcs.m_axis.ready().set(lit(1, 1u32));
         for q in [&u_fcs_q, &u_parse_q] {
