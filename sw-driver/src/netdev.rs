@@ -457,7 +457,7 @@ impl<B: Backend> NetDev<B> {
                 c.tx_inline
             )));
         }
-        if c.tx_blueflame > MAX_BLUEFLAME || c.tx_blueflame % WQEBB != 0 {
+        if c.tx_blueflame > MAX_BLUEFLAME || !c.tx_blueflame.is_multiple_of(WQEBB) {
             return Err(Error::Config(format!(
                 "tx_blueflame {} is not a multiple of {WQEBB} up to {MAX_BLUEFLAME}",
                 c.tx_blueflame

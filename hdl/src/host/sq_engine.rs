@@ -91,7 +91,7 @@ use super::desc;
 use super::mr_table::MrLookup;
 use super::qctx::{sweep, QcmdPort};
 use super::regs::consts::{cqe_opcode, fm_ce_se, qstate, qtype, syndrome};
-use super::regs::desc::dbr;
+use super::regs::desc::{ctrl_seg, dbr};
 use super::{DmaRdCplUser, DmaRdReq, QcmdReq, QcmdRes};
 use crate::eth::eth_tx::TxCmd;
 use crate::stats::event_counter;
@@ -294,19 +294,12 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
 
             // ---- Doorbells: a pending bit per SQ, picked round robin ----
             let pending = reg_init(cfg.sqs, 0u32).named("pending");
-            let bswap = |x: Sig| {
-                cat(&[
-                    x.slice(7, 0),
-                    x.slice(15, 8),
-                    x.slice(23, 16),
-                    x.slice(31, 24),
-                ])
-            };
             let dbw = p.db.fields();
             let bf_we = p.db.valid; // any write of the window
             let db_valid = (bf_we & dbw.index.eq(1u32)).named("doorbell");
-            let qpn_ds = bswap(dbw.data).named("qpn_ds");
-            let db_sqn = qpn_ds.slice(31, 8).named("db_sqn");
+            // Dword 1 is control-segment bytes 4..8, dword 0 its bytes 0..4.
+            let ctrl_hi = cat(&[dbw.data, lit(32, 0u32)]);
+            let db_sqn = desc::get(ctrl_seg::QPN, ctrl_hi).named("db_sqn");
             let db_ok = (db_valid & db_sqn.lt(cfg.sqs as u64)).named("db_in_range");
             let last_pick = reg_init(sq_bits, 0u32).named("last_pick");
             let above: Vec<Sig> = (0..cfg.sqs)
@@ -421,7 +414,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // emptied at each doorbell taken, so nothing outlives its SQ's turn or error).
             let pf_end = reg(16).named("prefetch_end");
             let wqe_rd_bbs = reg(pf_log + 1).named("wqe_read_bbs"); // WQEBBs of the read in flight
-                                                                    // The WQE is copied from the BlueFlame buffer instead of the prefetch buffer.
+
+            // The WQE is copied from the BlueFlame buffer instead of the prefetch buffer.
             let use_bf = reg_init(1, 0u32).named("use_blueflame");
             let wq = wqe::decode(wqe);
             let (ds, ihs, is_send, is_nop) = (wq.ds, wq.ihs, wq.is_send, wq.is_nop);
@@ -765,7 +759,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let bf_w0 = reg(16)
                 .enable(bf_we & dbw.index.eq(0u32))
                 .named("bf_dword0_index");
-            bf_w0.set(bswap(dbw.data).slice(23, 8));
+            bf_w0.set(desc::get(ctrl_seg::WQE_INDEX, dbw.data));
             let wr_bit = lit(BF_DWORDS, 1u32).shl_by(dbw.index);
             bf_mask.set(select(
                 &[(db_valid, lit(BF_DWORDS, 0u32)), (bf_we, bf_mask | wr_bit)],
@@ -773,7 +767,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             ));
             // Whole: a DS count of 1..=16 and its dwords 0 and 2..4*DS all written (dword 1 is
             // this write).
-            let db_ds = qpn_ds.slice(5, 0);
+            let db_ds = desc::get(ctrl_seg::DS, ctrl_hi).named("db_ds");
             let need = (lit(BF_DWORDS + 1, 1u32).shl_by(cat(&[db_ds, lit(2, 0u32)])) - 1u32)
                 .trunc(BF_DWORDS)
                 & lit(BF_DWORDS, !2u64);
