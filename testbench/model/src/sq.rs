@@ -349,19 +349,24 @@ mod tests {
             };
             within(RING, &ring).or_else(|| within(DATA, &data))
         };
-        let mut sq = Sq {
+        let mut sq = sq7();
+        let mrs = [Some(Mr {
+            base: DATA,
+            len: 64,
+        })];
+        sq.run(&read, (ds as u16).div_ceil(4), &mrs, 1514)
+    }
+
+    /// SQ 7 on a ring of 4 WQEBBs at `RING`, completing to CQ 1.
+    fn sq7() -> Sq {
+        Sq {
             sqn: 7,
             ring: RING,
             log_size: 2,
             cqn: 1,
             ci: 0,
             error: false,
-        };
-        let mrs = [Some(Mr {
-            base: DATA,
-            len: 64,
-        })];
-        sq.run(&read, (ds as u16).div_ceil(4), &mrs, 1514)
+        }
     }
 
     fn inline(bytes: &[u8]) -> Vec<u8> {
@@ -404,14 +409,7 @@ mod tests {
         bf[32..48].copy_from_slice(&inline(&[5, 6, 7]));
         let none = |_: u64, _: usize| None;
         let mrs = [None];
-        let mut sq = Sq {
-            sqn: 7,
-            ring: RING,
-            log_size: 2,
-            cqn: 1,
-            ci: 0,
-            error: false,
-        };
+        let mut sq = sq7();
         let (r, used) = sq.clone().run_blueflame(&bf, &none, 9, &mrs, 1514);
         assert!(used);
         assert_eq!(r.sent[0].frame, vec![5, 6, 7]);
