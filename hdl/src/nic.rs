@@ -23,7 +23,8 @@
 //!   queue type answers BAD_PARAM at once.
 //! - Doorbells are mlx5's: SQ_DB's second dword carries `qpn_ds` (the SQN in bits 31:8 of the
 //!   big-endian value), CQ_DB's first dword the arm word and its second the CQN, EQ_DB_* the
-//!   big-endian `eqn << 24 | ci`.
+//!   big-endian `eqn << 24 | ci`. SQ_DB and SQ_BF (the BlueFlame window, 0x800-0x8FF) go to
+//!   `sq_engine` dword by dword as written; it decodes the doorbell and takes BlueFlame WQEs.
 //! - Latency and throughput: those of the engines and of `nic_core`; frames/s and
 //!   doorbell-to-CQE latency through the driver loopback: results/HOST.md.
 //! - Cost: the host interface and `nic_core`; no row in results/AREA.md.
@@ -36,7 +37,7 @@ use crate::host::mr_table::{mr_table, MrTablePorts, MrWrite};
 use crate::host::regs::consts::{qcmd_status, qtype};
 use crate::host::regs::{dev, mr, qcmd, rss, stats, uar};
 use crate::host::rq_engine::{rq_engine, RqCfg, RqPorts};
-use crate::host::sq_engine::{sq_engine, SqCfg, SqPorts};
+use crate::host::sq_engine::{sq_engine, SqCfg, SqDb, SqPorts};
 use crate::host::{Axil, DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
 use crate::preset::Preset;
 use crate::rss::rss_toeplitz::cfg_addr;
@@ -322,8 +323,8 @@ fn rss_window(u: &Parts, table_size: u32) {
         .set(select(&[(key.we, key.data), (en.we, en.data)], tab.data));
 }
 
-/// The mlx5 doorbells (payloads are big-endian descriptor bytes): SQ_DB's second dword carries
-/// `qpn_ds`, CQ_DB's first dword the arm word and its second the CQN, EQ_DB_* `eqn << 24 | ci`.
+/// The mlx5 doorbells (payloads are big-endian descriptor bytes): SQ_DB and SQ_BF go to the send
+/// engine as written (SQ_DB's second dword, `qpn_ds`, is the doorbell), CQ_DB's first dword the arm word and its second the CQN, EQ_DB_* `eqn << 24 | ci`.
 fn doorbells(u: &Parts, timer: Sig) {
     let bswap = |x: Sig| {
         cat(&[
@@ -333,12 +334,16 @@ fn doorbells(u: &Parts, timer: Sig) {
             x.slice(31, 24),
         ])
     };
+    // SQ_DB then SQ_BF: the 256-byte doorbell / BlueFlame window, dword by dword, as written.
     let sq_db = u.bar.wo(uar::SQ_DB);
-    let sq_second = sq_db.index.expect("SQ_DB has two dwords").eq(1u32);
-    let qpn_ds = bswap(sq_db.data);
-    u.sq.db.data.set(qpn_ds.slice(23, 8));
-    u.sq.db.valid.set(sq_db.we & sq_second);
-    let _ = qpn_ds.unused();
+    let sq_bf = u.bar.wo(uar::SQ_BF);
+    let db_i = sq_db.index.expect("SQ_DB has two dwords").zext(6);
+    let bf_i = sq_bf.index.expect("SQ_BF is an array").zext(6) + 2u32;
+    u.sq.db.set_fields(&SqDb {
+        index: mux(sq_db.we, db_i, bf_i),
+        data: mux(sq_db.we, sq_db.data, sq_bf.data),
+    });
+    u.sq.db.valid.set(sq_db.we | sq_bf.we);
     let cq_db = u.bar.wo(uar::CQ_DB);
     let cq_first = cq_db.index.expect("CQ_DB has two dwords").eq(0u32);
     let arm_word = reg(32).enable(cq_db.we & cq_first).named("cq_arm_word");

@@ -12,8 +12,10 @@
 //! Sending ([`NetDev::send`]) copies the frame into the buffer of the WQE's first slot (or,
 //! up to [`NetDevConfig::tx_inline`] bytes, into the WQE itself as an inline data segment),
 //! writes the WQE (wrapping at the ring end), then, as mlx5e: write barrier, the doorbell record,
-//! barrier, the 8-byte UAR doorbell. Every WQE asks for a CQE, and send CQEs are taken as
-//! cumulative (a CQE for WQE `W` completes every older WQE too). Receiving keeps every RQ slot
+//! barrier, the 8-byte UAR doorbell; a WQE of at most [`NetDevConfig::tx_blueflame`] bytes is
+//! also written through the UAR page's BlueFlame window before that doorbell, so the device
+//! takes it without fetching it (nor the doorbell record). Every WQE asks for a CQE, and send
+//! CQEs are taken as cumulative (a CQE for WQE `W` completes every older WQE too). Receiving keeps every RQ slot
 //! posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
 //! [`NetDev::wait`] arms the CQs and sleeps on the EQs' interrupt vectors.
 //!
@@ -69,6 +71,8 @@ const MIN_LOG_SQ: u8 = ((MAX_SEND_DS * DS_BYTES) / WQEBB).ilog2() as u8;
 /// header and the inline segment's byte-count word, plus the 14 frame bytes such a header
 /// carries (with the driver's VLAN tag in it, the most WQE room a frame's header takes).
 pub const MAX_TX_INLINE: usize = MAX_SEND_DS * DS_BYTES - 3 * DS_BYTES - 4 + ETH_HLEN;
+/// The BlueFlame window: the largest WQE (`uar::SQ_DB` and `uar::SQ_BF`, 256 bytes).
+pub const MAX_BLUEFLAME: usize = (uar::SQ_BF_COUNT as usize + 2) * 4;
 
 /// How event queues are shared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +106,11 @@ pub struct NetDevConfig {
     /// the header: the device sends them without reading a buffer (one DMA round trip less),
     /// and the driver copies them into no buffer. 0: never; at most [`MAX_TX_INLINE`].
     pub tx_inline: usize,
+    /// WQEs of at most this many bytes (a multiple of 64, at most [`MAX_BLUEFLAME`]) are also
+    /// written through the BlueFlame window (`uar::SQ_BF`, then the doorbell commits them): the
+    /// device runs such a WQE without reading it or the doorbell record, so a send whose frame
+    /// is inline makes no DMA read at all. 0: never.
+    pub tx_blueflame: usize,
 }
 
 impl Default for NetDevConfig {
@@ -116,6 +125,7 @@ impl Default for NetDevConfig {
             eq_mode: EqMode::PerQueue,
             moderation: Moderation::default(),
             tx_inline: 0,
+            tx_blueflame: 0,
         }
     }
 }
@@ -447,6 +457,12 @@ impl<B: Backend> NetDev<B> {
                 c.tx_inline
             )));
         }
+        if c.tx_blueflame > MAX_BLUEFLAME || !c.tx_blueflame.is_multiple_of(WQEBB) {
+            return Err(Error::Config(format!(
+                "tx_blueflame {} is not a multiple of {WQEBB} up to {MAX_BLUEFLAME}",
+                c.tx_blueflame
+            )));
+        }
         if c.tx_buf_size < ETH_HLEN + 1 || c.tx_buf_size > misc::MAX_FRAME as usize {
             return Err(Error::Config(format!(
                 "tx_buf_size {} is outside {}..={}",
@@ -773,6 +789,16 @@ impl<B: Backend> NetDev<B> {
         hw.wmb();
         dbr.set_sq_pc(hw, pc);
         hw.wmb();
+        if bytes.len() <= self.cfg.tx_blueflame {
+            // BlueFlame: bytes 8 up to the DS count's end into the window (a dword a BAR
+            // write, so none for the WQEBB's padding); the doorbell below writes bytes 0-7 and
+            // commits them.
+            let end = DS_BYTES * (bytes[7] & 0x3F) as usize;
+            for (i, d) in bytes[8..end].chunks(4).enumerate() {
+                let v = u32::from_le_bytes(d.try_into().expect("WQEs are whole dwords"));
+                hw.write32(uar::SQ_BF + 4 * i as u32, v);
+            }
+        }
         let mut db = [0u8; 8];
         db.copy_from_slice(&bytes[..8]);
         hw.write64(uar::SQ_DB, db);
@@ -1252,6 +1278,50 @@ mod tests {
 
     /// With `tx_inline`, a frame up to that size goes wholly in the WQE in every header mode
     /// (the largest allowed in the largest WQE), and a longer one by pointer as before.
+    /// With `tx_blueflame`, a WQE up to that size is written whole through the BlueFlame window
+    /// before its doorbell (the same bytes as in the ring); a longer one gets the plain
+    /// 8-byte doorbell only.
+    #[test]
+    fn short_wqes_go_through_blueflame() {
+        let mut nd = netdev(NetDevConfig {
+            tx_inline: MAX_TX_INLINE,
+            tx_blueflame: 128,
+            ..NetDevConfig::default()
+        });
+        for (i, len) in [60usize, 100, 200].into_iter().enumerate() {
+            let f = frame(len, i as u8);
+            nd.send(0, &f, TxOffload::default()).unwrap();
+            let got = collect(&mut nd, 1, 2);
+            assert_eq!(rxs(&got)[0].data, f);
+            let fk = fake(&mut nd);
+            let wqe = fk.sent[i].encode().unwrap();
+            let bf = fk.blueflame[i].clone();
+            if wqe.len() <= 128 {
+                let ds = (wqe[7] & 0x3F) as usize;
+                assert_eq!(bf, wqe[..16 * ds], "{len} bytes");
+            } else {
+                assert_eq!(bf, wqe[..8], "{len} bytes: a plain doorbell");
+            }
+        }
+        for bad in [100, MAX_BLUEFLAME + 64] {
+            let e = NetDev::new(
+                nd.close().unwrap(),
+                NetDevConfig {
+                    tx_blueflame: bad,
+                    ..NetDevConfig::default()
+                },
+            );
+            assert!(matches!(
+                e,
+                Err(ErrorWithDevice {
+                    error: Error::Config(_),
+                    ..
+                })
+            ));
+            nd = NetDev::new(*e.err().unwrap().device, NetDevConfig::default()).unwrap();
+        }
+    }
+
     #[test]
     fn small_frames_go_inline() {
         let mut nd = netdev(NetDevConfig {

@@ -298,10 +298,14 @@ pub mod uar {
     pub const EQ_DB_ARM: u32 = 0x10040;
     /// EQ doorbell, update the consumer index only: BE32 (eqn << 24 | consumer index) (WO).
     pub const EQ_DB_NOARM: u32 = 0x10048;
-    /// Send doorbell: the first 8 bytes of the last posted WQE's control segment (opmod_idx_opcode, qpn_ds); the SQ's doorbell record holds the producer counter (WO).
+    /// Send doorbell: the first 8 bytes of the last posted WQE's control segment (opmod_idx_opcode, qpn_ds); the SQ's doorbell record holds the producer counter. With SQ_BF it is also the head of the BlueFlame buffer (0x800-0x8FF): the write of its second dword commits (WO).
     pub const SQ_DB: u32 = 0x10800;
     /// Elements of `SQ_DB`, 4 bytes apart.
     pub const SQ_DB_COUNT: u32 = 2;
+    /// BlueFlame: bytes 8-255 of a WQE of 64-256 bytes, written here (in any order, after the WQE into the ring and the doorbell record) before its SQ_DB doorbell, which then writes bytes 0-7. The doorbell uses the WQE without fetching it (nor the doorbell record, the producer counter being the WQE's end) when its DS count is 1-16, every dword of its 16*DS bytes was written since the previous doorbell, its SQ is ready and its wqe_index is the SQ's consumer counter; otherwise it acts as a plain doorbell (the WQE is fetched from the ring; a bad one ends in an error CQE there) (WO).
+    pub const SQ_BF: u32 = 0x10808;
+    /// Elements of `SQ_BF`, 4 bytes apart.
+    pub const SQ_BF_COUNT: u32 = 62;
 }
 
 /// Descriptor layouts in host memory (big-endian, mlx5).

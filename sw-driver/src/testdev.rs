@@ -106,6 +106,11 @@ pub struct FakeNic {
     /// Every send WQE executed, decoded.
     pub sent: Vec<SendWqe>,
     pub pending_sq: VecDeque<u32>,
+    /// Per send doorbell, the BlueFlame window's bytes written since the previous one (dwords
+    /// 0, 1, 2, ... up to the first not written; the fake NIC fetches WQEs from the ring).
+    pub blueflame: Vec<Vec<u8>>,
+    bf_window: [u8; 256],
+    bf_written: u64,
     sq_db_lo: u32,
     cq_db_lo: u32,
     /// Commands executed, as (op, qtype, index).
@@ -148,6 +153,9 @@ impl FakeNic {
             wire: Vec::new(),
             sent: Vec::new(),
             pending_sq: VecDeque::new(),
+            blueflame: Vec::new(),
+            bf_window: [0; 256],
+            bf_written: 0,
             sq_db_lo: 0,
             cq_db_lo: 0,
             commands: Vec::new(),
@@ -649,8 +657,19 @@ impl RegisterSpace for FakeNic {
                     }
                 }
             }
-            uar::SQ_DB => self.sq_db_lo = value,
-            o if o == uar::SQ_DB + 4 => {
+            o if (uar::SQ_DB..uar::SQ_DB + 256).contains(&o) => {
+                let d = ((o - uar::SQ_DB) / 4) as usize;
+                self.bf_window[4 * d..4 * d + 4].copy_from_slice(&value.to_le_bytes());
+                self.bf_written |= 1 << d;
+                if o == uar::SQ_DB {
+                    self.sq_db_lo = value;
+                }
+                if o != uar::SQ_DB + 4 {
+                    return;
+                }
+                let n = self.bf_written.trailing_ones() as usize;
+                self.blueflame.push(self.bf_window[..4 * n].to_vec());
+                self.bf_written = 0;
                 let mut ctrl = [0u8; 8];
                 ctrl[..4].copy_from_slice(&self.sq_db_lo.to_le_bytes());
                 ctrl[4..].copy_from_slice(&value.to_le_bytes());

@@ -330,7 +330,13 @@ fn bad_loopback_lengths_and_latency_exit_2_and_say_what_to_use() {
     }
     let (code, out, _) = nicgen_code(&["sim", "loopback", "--help"], &[]);
     assert_eq!(code, 0);
-    for says in ["--min-len", "--dma-latency-ns", "default 1000", "PCIe Gen3"] {
+    for says in [
+        "--min-len",
+        "--dma-latency-ns",
+        "default 1000",
+        "PCIe Gen3",
+        "BlueFlame",
+    ] {
         assert!(
             out.contains(says),
             "`sim loopback --help` lacks `{says}`:\n{out}"

@@ -1,7 +1,7 @@
 //! The whole NIC in MAC loopback under the real driver (`nicgen::sim_loopback`): random frames
 //! with checksum, VLAN and inline-header requests on several queues at once, by pointer or
-//! (`TxMode::Inline`) the small ones wholly in the WQE, come back exactly as the golden model
-//! says, while the rings wrap many times and the simulated host answers DMA
+//! (`TxMode::Inline`) the small ones wholly in the WQE, or (`TxMode::Bf`) also every WQE through
+//! the BlueFlame window, come back exactly as the golden model says, while the rings wrap many times and the simulated host answers DMA
 //! reads late, out of order, and with stalls. `NICGEN_LOOPBACK_FRAMES` sets the frames per run
 //! (400 by default, as in CI); `nicgen sim loopback --frames 10000` is the long run.
 
@@ -76,6 +76,88 @@ fn nic64_inline_sends_two_queues_reordered_stalled_dma() {
     );
 }
 
+/// BlueFlame sends: every WQE also written through the doorbell page (the small frames inline),
+/// with random sizes, DMA answers late, out of order and stalled, on two queues at once.
+#[test]
+fn nic64_bf_sends_two_queues_reordered_stalled_dma() {
+    run_mode(
+        "nic64",
+        2,
+        1514,
+        DmaConfig {
+            seed: 17,
+            latency_min: 5,
+            latency_max: 150,
+            req_stall: 0.2,
+            ..DmaConfig::default()
+        },
+        TxMode::Bf,
+    );
+}
+
+/// A 64-byte frame (60 bytes and the FCS) sent by BlueFlame with its bytes inline makes no DMA
+/// read between the driver's first write for it and the frame leaving the MAC (the loop closed
+/// outside the NIC, so the frame crosses the MAC port); the same send without BlueFlame reads
+/// the doorbell record and the WQE.
+#[test]
+fn nic64_blueflame_inline_64_byte_send_makes_no_dma_read() {
+    use nicgen::sim_loopback::open_loopback;
+    use nicgen::wire::WireCapture;
+    use nicgen_driver::netdev::{NetDevConfig, TxOffload, MAX_BLUEFLAME, MAX_TX_INLINE};
+    use nicgen_host::HostConfig;
+    if !nicgen_tb::verilator::verilator_required() {
+        return;
+    }
+    let p = Preset::builtin("nic64").unwrap();
+    let model = nic_model(&p).unwrap();
+    let table = vec![0u16; p.rss.table_size as usize];
+    let frame = nicgen::traffic::udp_frame(60, 1);
+    let off = TxOffload::default();
+    let reads_before_leaving = |blueflame: usize| {
+        let pcap = std::env::temp_dir().join(format!(
+            "nicgen-bf-reads-{}-{blueflame}.pcapng",
+            std::process::id()
+        ));
+        let capture = WireCapture::create(&pcap, p.clock_mhz).unwrap();
+        let (mut nd, wire) = open_loopback(
+            &p,
+            &model,
+            HostConfig::from_seed(5),
+            &table,
+            NetDevConfig {
+                tx_inline: MAX_TX_INLINE,
+                tx_blueflame: blueflame,
+                ..NetDevConfig::default()
+            },
+            Some(capture),
+        )
+        .unwrap();
+        // One frame around the loop first, then quiet: nothing left in flight.
+        let mut sent = 0;
+        let mut reads = Vec::new();
+        for _ in 0..2 {
+            let hw = nd.device().backend();
+            hw.run(3000).unwrap();
+            let r0 = hw.dma().stats().read_requests;
+            nd.send(0, &frame, off).unwrap();
+            sent += 1;
+            let hw = nd.device().backend();
+            let mut left = 20_000;
+            while hw.agent(wire).unwrap().counts().tx_frames < sent {
+                hw.cycle().unwrap();
+                left -= 1;
+                assert!(left > 0, "the frame never left");
+            }
+            reads.push(hw.dma().stats().read_requests - r0);
+            let _ = nd.poll(0).unwrap();
+        }
+        let _ = std::fs::remove_file(&pcap);
+        reads[1]
+    };
+    assert_eq!(reads_before_leaving(MAX_BLUEFLAME), 0, "BlueFlame + inline");
+    assert!(reads_before_leaving(0) >= 2, "inline without BlueFlame");
+}
+
 #[test]
 fn nic512_three_queues_with_dma_stalls() {
     run(
@@ -121,7 +203,8 @@ fn nic256_four_queues_jumbo_frames() {
     );
 }
 
-/// Bad send descriptors posted through the driver (`NetDev::post_raw`): each completes as an
+/// Bad send descriptors posted through the driver (`NetDev::post_raw`), by plain doorbell and by
+/// BlueFlame (the WQE also written through the doorbell page): each completes as an
 /// error with its syndrome, stops only its queue, and the driver's reset brings it back; the
 /// other queue keeps working throughout. Every case must reach the NIC: one the driver's
 /// encoder refuses fails the test, since the NIC's check would go untested.
@@ -131,7 +214,7 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
     use nicgen_driver::desc::{
         CsFlags, DataSeg, EthSeg, Gather, L2Header, SendOpcode, SendWqe, Syndrome,
     };
-    use nicgen_driver::netdev::{Completion, NetDevConfig, TxOffload};
+    use nicgen_driver::netdev::{Completion, NetDevConfig, TxOffload, MAX_BLUEFLAME};
     use nicgen_host::HostConfig;
     if !nicgen_tb::verilator::verilator_required() {
         return;
@@ -139,148 +222,157 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
     let p = Preset::builtin("nic64").unwrap();
     let model = nic_model(&p).unwrap();
     let table: Vec<u16> = (0..p.rss.table_size).map(|i| (i % 2) as u16).collect();
-    let (mut nd, _) = open_loopback(
-        &p,
-        &model,
-        HostConfig::from_seed(3),
-        &table,
-        NetDevConfig {
-            queues: 2,
-            ..NetDevConfig::default()
-        },
-        None,
-    )
-    .unwrap();
-    let lkey = nd.lkey().0;
-    let good = nicgen::traffic::udp_frame(200, 1);
-    let off = TxOffload {
-        csum_l3: true,
-        csum_l4: true,
-        vlan_tci: None,
-        inline_headers: false,
-    };
-    // Each case: a WQE with one data segment (byte_count, lkey, addr), after that many bytes of
-    // inline data, and its syndrome.
-    let cases = [
-        (
-            "lkey not registered",
-            0usize,
-            (64u32, lkey + 5, 0x1_0000_0000u64),
-            Syndrome::LocalProt,
-        ),
-        (
-            "address outside the region",
-            0,
-            (64, lkey, 0x10_0000),
-            Syndrome::LocalProt,
-        ),
-        (
-            "longer than the largest frame",
-            0,
-            (20_000, lkey, 0x1_0000_0000),
-            Syndrome::LocalLength,
-        ),
-        (
-            "zero length",
-            0,
-            (0, lkey, 0x1_0000_0000),
-            Syndrome::LocalLength,
-        ),
-        (
-            "zero length after inline data",
-            20,
-            (0, lkey, 0x1_0000_0000),
-            Syndrome::LocalLength,
-        ),
-        (
-            "lkey not registered after inline data",
-            33,
-            (64, lkey + 5, 0x1_0000_0000),
-            Syndrome::LocalProt,
-        ),
-    ];
-    // Completions of queue `q` until one matches, polling and waiting in device time.
-    let next = |nd: &mut nicgen_driver::netdev::NetDev<nicgen_host::SimHost>, q: usize| {
-        for _ in 0..200 {
-            let cs = nd.poll(q).unwrap();
-            if let Some(c) = cs.into_iter().find(|c| !matches!(c, Completion::Tx { .. })) {
-                return c;
-            }
-            let _ = nd.wait(1 << q, 50_000);
-        }
-        panic!("queue {q}: nothing came back");
-    };
-    let (n_cases, mut reached, mut refused) = (cases.len(), 0, Vec::new());
-    for (what, inline, (n, k, a), synd) in cases {
-        let wqe = SendWqe {
-            opcode: SendOpcode::Send,
-            wqe_index: 0,
-            sqn: 0,
-            cq_update: true,
-            eth: Some(EthSeg {
-                cs_flags: CsFlags {
-                    l3: false,
-                    l4: false,
-                },
-                header: L2Header::None,
-            }),
-            gather: [
-                (inline > 0).then(|| Gather::Inline(vec![0x5A; inline])),
-                Some(Gather::Ptr(DataSeg {
-                    byte_count: n,
-                    lkey: k,
-                    addr: a,
-                })),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
+    // Plain doorbells, then every WQE (all are at most 256 bytes) also by BlueFlame.
+    for tx_blueflame in [0, MAX_BLUEFLAME] {
+        let how = if tx_blueflame > 0 { " (BlueFlame)" } else { "" };
+        let (mut nd, _) = open_loopback(
+            &p,
+            &model,
+            HostConfig::from_seed(3),
+            &table,
+            NetDevConfig {
+                queues: 2,
+                tx_blueflame,
+                ..NetDevConfig::default()
+            },
+            None,
+        )
+        .unwrap();
+        let lkey = nd.lkey().0;
+        let good = nicgen::traffic::udp_frame(200, 1);
+        let off = TxOffload {
+            csum_l3: true,
+            csum_l4: true,
+            vlan_tci: None,
+            inline_headers: false,
         };
-        // Every case must reach the hardware: a WQE the driver's encoder refuses would leave
-        // the NIC's check untested.
-        if let Err(e) = nd.post_raw(0, wqe) {
-            refused.push(format!("{what}: {e}"));
-            continue;
-        }
-        reached += 1;
-        match next(&mut nd, 0) {
-            Completion::Error {
-                syndrome,
-                vendor_syndrome,
-                ..
-            } => {
-                // The failing segment: the pointer, after ctrl, eth and the inline data's DS.
-                let seg = 2 + if inline > 0 {
-                    (4 + inline).div_ceil(16)
-                } else {
-                    0
-                };
-                assert_eq!((syndrome, vendor_syndrome as usize), (synd, seg), "{what}")
+        // Each case: a WQE with one data segment (byte_count, lkey, addr), after that many bytes of
+        // inline data, and its syndrome.
+        let cases = [
+            (
+                "lkey not registered",
+                0usize,
+                (64u32, lkey + 5, 0x1_0000_0000u64),
+                Syndrome::LocalProt,
+            ),
+            (
+                "address outside the region",
+                0,
+                (64, lkey, 0x10_0000),
+                Syndrome::LocalProt,
+            ),
+            (
+                "longer than the largest frame",
+                0,
+                (20_000, lkey, 0x1_0000_0000),
+                Syndrome::LocalLength,
+            ),
+            (
+                "zero length",
+                0,
+                (0, lkey, 0x1_0000_0000),
+                Syndrome::LocalLength,
+            ),
+            (
+                "zero length after inline data",
+                20,
+                (0, lkey, 0x1_0000_0000),
+                Syndrome::LocalLength,
+            ),
+            (
+                "lkey not registered after inline data",
+                33,
+                (64, lkey + 5, 0x1_0000_0000),
+                Syndrome::LocalProt,
+            ),
+        ];
+        // Completions of queue `q` until one matches, polling and waiting in device time.
+        let next = |nd: &mut nicgen_driver::netdev::NetDev<nicgen_host::SimHost>, q: usize| {
+            for _ in 0..200 {
+                let cs = nd.poll(q).unwrap();
+                if let Some(c) = cs.into_iter().find(|c| !matches!(c, Completion::Tx { .. })) {
+                    return c;
+                }
+                let _ = nd.wait(1 << q, 50_000);
             }
-            c => panic!("{what}: expected an error completion, got {c:?}"),
-        }
-        // Queue 1 still works while queue 0 is in error (the frame comes back on the RQ RSS
-        // picks, either one).
-        nd.send(1, &good, off).unwrap();
-        let mut back = false;
-        for _ in 0..200 {
-            back = (0..2).any(|q| {
-                nd.poll(q)
-                    .unwrap()
-                    .iter()
-                    .any(|c| matches!(c, Completion::Rx(_)))
-            });
-            if back {
-                break;
+            panic!("queue {q}: nothing came back");
+        };
+        let (n_cases, mut reached, mut refused) = (cases.len(), 0, Vec::new());
+        for (what, inline, (n, k, a), synd) in cases {
+            let wqe = SendWqe {
+                opcode: SendOpcode::Send,
+                wqe_index: 0,
+                sqn: 0,
+                cq_update: true,
+                eth: Some(EthSeg {
+                    cs_flags: CsFlags {
+                        l3: false,
+                        l4: false,
+                    },
+                    header: L2Header::None,
+                }),
+                gather: [
+                    (inline > 0).then(|| Gather::Inline(vec![0x5A; inline])),
+                    Some(Gather::Ptr(DataSeg {
+                        byte_count: n,
+                        lkey: k,
+                        addr: a,
+                    })),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+            };
+            // Every case must reach the hardware: a WQE the driver's encoder refuses would leave
+            // the NIC's check untested.
+            if let Err(e) = nd.post_raw(0, wqe) {
+                refused.push(format!("{what}: {e}"));
+                continue;
             }
-            let _ = nd.wait(3, 50_000);
+            reached += 1;
+            match next(&mut nd, 0) {
+                Completion::Error {
+                    syndrome,
+                    vendor_syndrome,
+                    ..
+                } => {
+                    // The failing segment: the pointer, after ctrl, eth and the inline data's DS.
+                    let seg = 2 + if inline > 0 {
+                        (4 + inline).div_ceil(16)
+                    } else {
+                        0
+                    };
+                    assert_eq!(
+                        (syndrome, vendor_syndrome as usize),
+                        (synd, seg),
+                        "{what}{how}"
+                    )
+                }
+                c => panic!("{what}{how}: expected an error completion, got {c:?}"),
+            }
+            // Queue 1 still works while queue 0 is in error (the frame comes back on the RQ RSS
+            // picks, either one).
+            nd.send(1, &good, off).unwrap();
+            let mut back = false;
+            for _ in 0..200 {
+                back = (0..2).any(|q| {
+                    nd.poll(q)
+                        .unwrap()
+                        .iter()
+                        .any(|c| matches!(c, Completion::Rx(_)))
+                });
+                if back {
+                    break;
+                }
+                let _ = nd.wait(3, 50_000);
+            }
+            assert!(back, "{what}{how}: the other queue");
+            nd.reset_queue_after_error(0).unwrap();
+            nd.send(0, &good, off).unwrap();
         }
-        assert!(back, "{what}: the other queue");
-        nd.reset_queue_after_error(0).unwrap();
-        nd.send(0, &good, off).unwrap();
+        assert!(
+            refused.is_empty() && reached == n_cases,
+            "{reached} of {n_cases} bad descriptors reached the NIC; the driver refused: {refused:?}"
+        );
     }
-    assert!(
-        refused.is_empty() && reached == n_cases,
-        "{reached} of {n_cases} bad descriptors reached the NIC; the driver refused: {refused:?}"
-    );
 }

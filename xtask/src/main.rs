@@ -12,8 +12,9 @@
 //! - `cargo xtask bench-pipeline` measures cycles per frame through the RX/TX paths per frame
 //!   size and writes `results/PIPELINE.md`.
 //! - `cargo xtask bench-host` measures the host interface through the driver loopback behind
-//!   the preset's PCIe link with 1 µs DMA latency (doorbell-to-CQE latency, Mpps and Gb/s per
-//!   frame size, simulation speed) and writes `results/HOST.md`.
+//!   the preset's PCIe link with 1 µs DMA latency (doorbell-to-CQE latency, also per send mode:
+//!   plain, inline, BlueFlame + inline; Mpps and Gb/s per frame size, and at 64 bytes by
+//!   BlueFlame; simulation speed) and writes `results/HOST.md`.
 //! - `cargo xtask sta FILE.sdf [--mhz F] [--top N]` lists every endpoint of a routed design that
 //!   misses a clock, grouped by launch and capture register (`fpga/sta.rs`; bench-area writes
 //!   the SDF of every seed).

@@ -6,7 +6,7 @@
 //! nicgen sim rx [--preset P] --pcap-in F --report R.jsonl [--rss-key HEX40] [--mtu N]
 //! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
 //! nicgen sim loopback [--preset P] [--frames N] [--queues Q] [--min-len N] [--max-len N]
-//!                     [--seed S] [--tx-mode plain|inline] [--dma-latency-ns N]
+//!                     [--seed S] [--tx-mode plain|inline|bf] [--dma-latency-ns N]
 //! nicgen sim tap [--preset P] --wire-tap NAME[@NETNS] --host-tap NAME[@NETNS] [--seconds N]
 //!   every `sim` command also takes --trace FILE.fst [--trace-window FROM..TO]
 //! nicgen regmap [--write | --check] [--root DIR]

@@ -15,7 +15,9 @@
 use crate::wire::{MacWire, WireCapture, WireCounts};
 use anyhow::{anyhow, bail, Result};
 use nicgen_driver::device::{Device, RssEnables};
-use nicgen_driver::netdev::{Completion, NetDev, NetDevConfig, TxOffload, MAX_TX_INLINE};
+use nicgen_driver::netdev::{
+    Completion, NetDev, NetDevConfig, TxOffload, MAX_BLUEFLAME, MAX_TX_INLINE,
+};
 use nicgen_edsl::{generate, EmitOptions};
 use nicgen_hdl::host::bar_regs::BuildInfo;
 use nicgen_hdl::nic::nic;
@@ -40,6 +42,10 @@ pub enum TxMode {
     /// Frames up to 218 bytes wholly in the WQE (an inline data segment: no read of a
     /// buffer); longer ones as plain.
     Inline,
+    /// As inline, and every WQE (all are at most 256 bytes) also written through the UAR
+    /// page's BlueFlame window: the NIC reads neither the WQE nor the doorbell record, so a
+    /// frame of up to 218 bytes costs no DMA read at all.
+    Bf,
 }
 
 // `TxMode::Inline`'s doc (the CLI's help) names the limit.
@@ -50,7 +56,14 @@ impl TxMode {
     fn tx_inline(self) -> usize {
         match self {
             TxMode::Plain => 0,
-            TxMode::Inline => MAX_TX_INLINE,
+            TxMode::Inline | TxMode::Bf => MAX_TX_INLINE,
+        }
+    }
+    /// The driver's BlueFlame setting for this mode.
+    fn tx_blueflame(self) -> usize {
+        match self {
+            TxMode::Bf => MAX_BLUEFLAME,
+            TxMode::Plain | TxMode::Inline => 0,
         }
     }
 }
@@ -316,6 +329,7 @@ pub fn run_loopback(
             eq_log_size: 7,
             tx_buf_size: o.max_len,
             tx_inline: o.tx_mode.tx_inline(),
+            tx_blueflame: o.tx_mode.tx_blueflame(),
             ..NetDevConfig::default()
         },
         capture,
@@ -471,6 +485,18 @@ fn link_bytes(host: &SimHost) -> (u64, u64) {
 /// every DMA read answered `latency_ns` after its request ([`pcie_dma`], answers in order).
 /// Polls the CQ every cycle.
 pub fn doorbell_to_cqe(p: &Preset, model: &Model, len: usize, latency_ns: u64) -> Result<u64> {
+    doorbell_to_cqe_mode(p, model, len, latency_ns, TxMode::Plain)
+}
+
+/// [`doorbell_to_cqe`] with the frame handed over as `tx_mode` says (with BlueFlame, the
+/// doorbell is the write that commits the WQE written through the window).
+pub fn doorbell_to_cqe_mode(
+    p: &Preset,
+    model: &Model,
+    len: usize,
+    latency_ns: u64,
+    tx_mode: TxMode,
+) -> Result<u64> {
     use nicgen_driver::hw::Interrupts;
     let (mut nd, _) = open_loopback(
         p,
@@ -485,7 +511,11 @@ pub fn doorbell_to_cqe(p: &Preset, model: &Model, len: usize, latency_ns: u64) -
             ..HostConfig::default()
         },
         &vec![0u16; p.rss.table_size as usize],
-        NetDevConfig::default(),
+        NetDevConfig {
+            tx_inline: tx_mode.tx_inline(),
+            tx_blueflame: tx_mode.tx_blueflame(),
+            ..NetDevConfig::default()
+        },
         None,
     )?;
     let frame = crate::traffic::udp_frame(len, 0);

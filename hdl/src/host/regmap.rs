@@ -335,7 +335,8 @@ pub const BLOCKS: &[Block] = &[
             Reg { count: 2, ..reg("CQ_DB", 0x020, Wo, "CQ arm doorbell: bytes 0-3 = BE32 (arm_sn << 28 | cmd | consumer index), bytes 4-7 = BE32 CQN; cmd 0 arms for the next completion.") },
             reg("EQ_DB_ARM", 0x040, Wo, "EQ doorbell, update the consumer index and arm: BE32 (eqn << 24 | consumer index)."),
             reg("EQ_DB_NOARM", 0x048, Wo, "EQ doorbell, update the consumer index only: BE32 (eqn << 24 | consumer index)."),
-            Reg { count: 2, ..reg("SQ_DB", 0x800, Wo, "Send doorbell: the first 8 bytes of the last posted WQE's control segment (opmod_idx_opcode, qpn_ds); the SQ's doorbell record holds the producer counter.") },
+            Reg { count: 2, ..reg("SQ_DB", 0x800, Wo, "Send doorbell: the first 8 bytes of the last posted WQE's control segment (opmod_idx_opcode, qpn_ds); the SQ's doorbell record holds the producer counter. With SQ_BF it is also the head of the BlueFlame buffer (0x800-0x8FF): the write of its second dword commits.") },
+            Reg { count: 62, ..reg("SQ_BF", 0x808, Wo, "BlueFlame: bytes 8-255 of a WQE of 64-256 bytes, written here (in any order, after the WQE into the ring and the doorbell record) before its SQ_DB doorbell, which then writes bytes 0-7. The doorbell uses the WQE without fetching it (nor the doorbell record, the producer counter being the WQE's end) when its DS count is 1-16, every dword of its 16*DS bytes was written since the previous doorbell, its SQ is ready and its wqe_index is the SQ's consumer counter; otherwise it acts as a plain doorbell (the WQE is fetched from the ring; a bad one ends in an error CQE there).") },
         ],
     },
 ];

@@ -54,7 +54,7 @@ block!(
 );
 block!(
     /// Doorbells.
-    uar { CQ_DB, EQ_DB_ARM, EQ_DB_NOARM, SQ_DB }
+    uar { CQ_DB, EQ_DB_ARM, EQ_DB_NOARM, SQ_DB, SQ_BF }
 );
 
 /// Descriptor layouts: per layout its [`Desc`](super::regmap::Desc) (`LAYOUT`) and a

@@ -2,7 +2,10 @@
 //! its offload request to the TX path, completions.
 //!
 //! ```text
-//! s_db (SQ doorbells) -> pending bitmap -> round-robin pick -> SQ context (LUT RAM)
+//! s_db (writes of the doorbell / BlueFlame window) -> BlueFlame buffer (256 bytes)
+//!   doorbell (dword 1) -> pending bitmap -> round-robin pick -> SQ context (LUT RAM)
+//!   -> a whole BlueFlame WQE at the consumer counter: its WQEBBs from the BlueFlame buffer
+//!      into the WQE register, no read at all; otherwise:
 //!   -> read the doorbell record (producer counter)
 //!   -> the posted WQEBBs, up to PREFETCH_WQEBBS (8) per DMA read, into the prefetch buffer
 //!   -> per WQE: its WQEBBs (<= 4) copied from the buffer into the WQE register (a WQE that
@@ -34,6 +37,23 @@
 //!   WQE are read again after RESET.
 //! - A doorbell for an SQ that is not ready (never created, or in error) has no CQ to complete
 //!   to: it is counted in `stat_db_bad` and ignored.
+//! - BlueFlame (`regmap` `uar.SQ_DB` / `uar.SQ_BF`): the BAR hands every dword written to the
+//!   UAR page's 256-byte window at 0x800 to `s_db` as written; they go into the BlueFlame
+//!   buffer, and the write of dword 1 (`qpn_ds`, the second half of the 8-byte doorbell) is the
+//!   doorbell and commits: the buffer holds a WQE when the DS count is 1..=16 and dword 0 and
+//!   every dword 2..4*DS was written since the previous doorbell (in any order). At that SQ's
+//!   turn, a committed WQE whose `wqe_index` equals the consumer counter is run from the
+//!   buffer: the producer counter is taken as its end, and neither the doorbell record nor the
+//!   ring is read. Anything else falls back to the plain doorbell (record, then the ring,
+//!   where the driver also wrote the WQE): a WQE not wholly written, over 256 bytes (DS over
+//!   16: refused by the ring path, LOCAL_QP_OP) or not the SQ's next (WQEs posted before it
+//!   are still pending). A BlueFlame WQE that fails its checks ends in its error CQE as a
+//!   fetched one would; a BlueFlame doorbell on an SQ not ready is ignored and counted like
+//!   any other. One buffer serves every SQ: a write of the window while a WQE is being copied
+//!   out of it voids the copy (the WQE is fetched from the ring instead), and the buffer is
+//!   taken (used or not) at its SQ's turn, so nothing stale is ever run. The driver writes the
+//!   WQE into the ring and the doorbell record before the window, as for a plain doorbell;
+//!   the 8-byte plain doorbell alone is dwords 0 and 1 and works as before.
 //! - Completions: a CQE for every WQE with `fm_ce_se` CQ_UPDATE, and for every failed WQE.
 //! - Ports ([`SqPorts`]): `s_db_tdata/_tvalid` ([`SqDb`]), `s_qcmd_*` / `m_qcmd_res_*` (SQ
 //!   commands), `m_dma_rd_req_*` (`DmaRdReq`), `s_dma_rd_cpl_*` (tags `0..8`: 0 for
@@ -44,17 +64,21 @@
 //!   the copy of inline bytes into the gather buffer (`sq_engine/inline_copy.rs`) and the
 //!   frame out of the gather buffer (`sq_engine/frame_out.rs`).
 //! - Latency: about three DMA round trips for a doorbell batch's first WQE (doorbell record,
-//!   WQEBBs, data); a later WQE whose WQEBBs were prefetched waits for no descriptor read,
+//!   WQEBBs, data); a BlueFlame WQE none for its descriptors (doorbell to WQE register: about 5
+//!   cycles plus 512/W + 2 per WQEBB), so with its frame inline it makes no DMA read at all;
+//!   a later WQE whose WQEBBs were prefetched waits for no descriptor read,
 //!   only for its data (none when its frame is all in the WQE). A descriptor read fetches from
 //!   the next WQEBB needed up to the producer counter (at least the rest of the current WQE),
 //!   at most PREFETCH_WQEBBS, cut where the ring wraps or a 4 KiB page ends; a WQE cut that
 //!   way reads its rest when it gets there. Each WQEBB copied from the buffer: 512/W + 2 cycles.
 //! - Throughput: one WQE at a time (gather, then send); one descriptor read per
-//!   PREFETCH_WQEBBS WQEBBs rung at once; inline bytes go into the buffer one beat per cycle,
+//!   PREFETCH_WQEBBS WQEBBs rung at once, none for a BlueFlame WQE (the driver's dword writes
+//!   on the BAR, 2 + 4*DS, bound a BlueFlame stream instead); inline bytes go into the buffer one beat per cycle,
 //!   pausing in the cycles a DMA answer writes it; results/HOST.md.
 //! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the WQE
 //!   prefetch buffer (PREFETCH_WQEBBS x 64 bytes of block RAM, read into a register), the
-//!   gather buffer in block RAM (one byte lane per RAM), the inline copy's beat multiplexers
+//!   BlueFlame buffer (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit
+//!   multiplexer in front of the WQE register), the gather buffer in block RAM (one byte lane per RAM), the inline copy's beat multiplexers
 //!   and byte shifter; no row in results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
 
@@ -67,7 +91,7 @@ use super::desc;
 use super::mr_table::MrLookup;
 use super::qctx::{sweep, QcmdPort};
 use super::regs::consts::{cqe_opcode, fm_ce_se, qstate, qtype, syndrome};
-use super::regs::desc::dbr;
+use super::regs::desc::{ctrl_seg, dbr};
 use super::{DmaRdCplUser, DmaRdReq, QcmdReq, QcmdRes};
 use crate::eth::eth_tx::TxCmd;
 use crate::stats::event_counter;
@@ -91,10 +115,13 @@ pub struct SqCfg {
 }
 
 nicgen_edsl::record! {
-    /// A send doorbell, decoded by the BAR from `qpn_ds`.
+    /// A write to the UAR page's send doorbell / BlueFlame window (`uar.SQ_DB` then
+    /// `uar.SQ_BF`, 256 bytes): its dword and the 32 bits as written (WQE bytes in memory
+    /// order, byte 0 in bits 7:0). Dword 1 (`qpn_ds`) is the doorbell.
     pub struct SqDb {
-        /// The send queue.
-        sqn: 16,
+        /// Dword of the window (0..64).
+        index: 6,
+        data: 32,
     }
 }
 
@@ -114,7 +141,7 @@ nicgen_edsl::record! {
 
 /// The engine's ports.
 pub struct SqPorts {
-    /// Send doorbells (`s_db`; cannot be stalled).
+    /// Writes to the doorbell / BlueFlame window (`s_db`; cannot be stalled).
     pub db: RecordValid<SqDb<u32>>,
     /// SQ commands (`s_qcmd`) and their answers (`m_qcmd_res`).
     pub qcmd: RecordStream<QcmdReq<u32>>,
@@ -155,6 +182,9 @@ impl Ports for SqPorts {
 
 /// Tags: 0 for descriptor reads, 1..DATA_TAGS for data.
 const TAGS: u32 = 8;
+
+/// Dwords of the BlueFlame window (256 bytes: the largest WQE, 4 WQEBBs).
+const BF_DWORDS: u32 = 64;
 
 /// WQEBBs the prefetch buffer holds (a power of two). Eight: two WQEs of the largest size (4
 /// WQEBBs) or eight one-WQEBB sends per read, and 512 bytes, the read request size PCIe hosts
@@ -264,8 +294,12 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
 
             // ---- Doorbells: a pending bit per SQ, picked round robin ----
             let pending = reg_init(cfg.sqs, 0u32).named("pending");
-            let db_sqn = p.db.fields().sqn.named("db_sqn");
-            let db_valid = p.db.valid;
+            let dbw = p.db.fields();
+            let bf_we = p.db.valid; // any write of the window
+            let db_valid = (bf_we & dbw.index.eq(1u32)).named("doorbell");
+            // Dword 1 is control-segment bytes 4..8, dword 0 its bytes 0..4.
+            let ctrl_hi = cat(&[dbw.data, lit(32, 0u32)]);
+            let db_sqn = desc::get(ctrl_seg::QPN, ctrl_hi).named("db_sqn");
             let db_ok = (db_valid & db_sqn.lt(cfg.sqs as u64)).named("db_in_range");
             let last_pick = reg_init(sq_bits, 0u32).named("last_pick");
             let above: Vec<Sig> = (0..cfg.sqs)
@@ -380,6 +414,9 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // emptied at each doorbell taken, so nothing outlives its SQ's turn or error).
             let pf_end = reg(16).named("prefetch_end");
             let wqe_rd_bbs = reg(pf_log + 1).named("wqe_read_bbs"); // WQEBBs of the read in flight
+
+            // The WQE is copied from the BlueFlame buffer instead of the prefetch buffer.
+            let use_bf = reg_init(1, 0u32).named("use_blueflame");
             let wq = wqe::decode(wqe);
             let (ds, ihs, is_send, is_nop) = (wq.ds, wq.ihs, wq.is_send, wq.is_nop);
 
@@ -482,7 +519,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let slot = (cur & mask16).named("wqebb_slot");
             let wqe_addr = ring + cat(&[slot.zext(58), lit(6, 0u32)]);
             // The WQEBB is in the buffer, or is the next to fetch (`cur == pf_end`).
-            let pf_hit = wqebb.zext(16).lt(pf_end - ci).named("prefetch_hit");
+            let pf_hit = (use_bf | wqebb.zext(16).lt(pf_end - ci)).named("prefetch_hit");
             // A read fetches from `cur` what the producer counter shows posted (at least the
             // rest of the WQE, once its first WQEBB gave its size), as much as the buffer holds,
             // cut where the ring wraps or a 4 KiB page ends.
@@ -684,10 +721,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 ],
                 wqe_beat,
             ));
-            wqebb.set(select(
-                &[(is(S::Check), lit(2, 0u32)), (fetch_more, wqebb + 1u32)],
-                wqebb,
-            ));
             // The prefetch buffer: descriptor answers written from `cur` on; a copy reads the
             // WQEBB's beats one a cycle into the WQE register a cycle later.
             let wqe_landing = (desc_beat & is(S::WqeWait)).named("wqebb_beat_lands");
@@ -701,7 +734,111 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             ));
             let copy_addr = (is(S::WqeCopy) & pf_rd_beat.lt(bpb as u64)).named("copy_addressed");
             let copy_done = (is(S::WqeCopy) & pf_rd_beat.eq(bpb as u64)).named("copy_done");
-            pf_q.set(pf_mem.read_sync(pf_at(cur, pf_rd_beat), Some(copy_addr)));
+            // ---- BlueFlame: the window's dwords into a buffer (one 32-bit RAM per dword lane
+            // of a beat); the doorbell (dword 1) commits what was written since the last one ----
+            let nl = (w / 32).max(1); // dword lanes per beat
+            let bf_lanes: Vec<Mem> = (0..nl)
+                .map(|i| memory(&format!("bf_lane{i}"), 32, BF_DWORDS / nl))
+                .collect();
+            let lane_bits = nl.trailing_zeros();
+            let bf_row_w = bf_lanes[0].addr_width();
+            for (i, lane) in bf_lanes.iter().enumerate() {
+                let mine = if nl == 1 {
+                    lit(1, 1u32)
+                } else {
+                    dbw.index.trunc(lane_bits).eq(i as u64)
+                };
+                lane.write(
+                    bf_we & mine,
+                    dbw.index.shr(lane_bits).trunc(bf_row_w),
+                    dbw.data,
+                );
+            }
+            let bf_mask = reg_init(BF_DWORDS, 0u32).named("bf_written");
+            // The wqe_index of dword 0 (opmod_idx_opcode).
+            let bf_w0 = reg(16)
+                .enable(bf_we & dbw.index.eq(0u32))
+                .named("bf_dword0_index");
+            bf_w0.set(desc::get(ctrl_seg::WQE_INDEX, dbw.data));
+            let wr_bit = lit(BF_DWORDS, 1u32).shl_by(dbw.index);
+            bf_mask.set(select(
+                &[(db_valid, lit(BF_DWORDS, 0u32)), (bf_we, bf_mask | wr_bit)],
+                bf_mask,
+            ));
+            // Whole: a DS count of 1..=16 and its dwords 0 and 2..4*DS all written (dword 1 is
+            // this write).
+            let db_ds = desc::get(ctrl_seg::DS, ctrl_hi).named("db_ds");
+            let need = (lit(BF_DWORDS + 1, 1u32).shl_by(cat(&[db_ds, lit(2, 0u32)])) - 1u32)
+                .trunc(BF_DWORDS)
+                & lit(BF_DWORDS, !2u64);
+            let bf_whole =
+                (db_ds.ne(0u32) & db_ds.le(16u32) & (bf_mask & need).eq(need)).named("bf_whole");
+            let bf_valid = reg_init(1, 0u32).named("bf_valid");
+            let bf_sqn = reg(sq_bits).enable(db_valid).named("bf_sqn");
+            bf_sqn.set(db_sqn.trunc(sq_bits));
+            let bf_idx = reg(16).enable(db_valid).named("bf_wqe_index");
+            bf_idx.set(bf_w0);
+            let bf_nbb = reg(3).enable(db_valid).named("bf_wqebbs");
+            bf_nbb.set((db_ds.zext(7) + 3u32).shr(2).trunc(3));
+            // Used when it is the SQ's next WQE; taken (used or not) at its SQ's turn.
+            let bf_mine = (bf_valid & bf_sqn.eq(sqn)).named("bf_for_this_sq");
+            let bf_hit = (is(S::Ctx) & sq_ready & bf_mine & bf_idx.eq(ctx.ci)).named("bf_hit");
+            bf_valid.set(select(
+                &[
+                    (db_valid, bf_whole & db_ok),
+                    (bf_we | (is(S::Ctx) & bf_mine), lit(1, 0u32)),
+                ],
+                bf_valid,
+            ));
+            // A write of the window while its WQE is being copied: the copy is void, the WQE is
+            // read from the ring instead.
+            let bf_touched = reg_init(1, 0u32).named("bf_touched");
+            bf_touched.set(select(
+                &[(bf_we, lit(1, 1u32)), (is(S::Ctx), lit(1, 0u32))],
+                bf_touched,
+            ));
+            let bf_fallback = (copy_done & use_bf & bf_touched).named("bf_fallback");
+            use_bf.set(select(
+                &[
+                    (is(S::Ctx), bf_hit),
+                    (bf_fallback | is(S::Advance), lit(1, 0u32)),
+                ],
+                use_bf,
+            ));
+            let bf_beat = if bb_shift == 0 {
+                wqebb.zext(2)
+            } else {
+                cat(&[wqebb, pf_rd_beat.trunc(bb_shift)])
+            };
+            let bf_q = if w >= 32 {
+                let rows: Vec<Sig> = bf_lanes
+                    .iter()
+                    .rev()
+                    .map(|l| l.read_sync(bf_beat.trunc(bf_row_w), Some(copy_addr)))
+                    .collect();
+                cat(&rows)
+            } else {
+                let per = 32 / w; // beats per dword
+                let sel_bits = per.trailing_zeros();
+                let sel = reg(sel_bits).named("bf_byte_sel");
+                sel.set(bf_beat.trunc(sel_bits));
+                let row =
+                    bf_lanes[0].read_sync(bf_beat.shr(sel_bits).trunc(bf_row_w), Some(copy_addr));
+                let arms: Vec<(u64, Sig)> = (0..per)
+                    .map(|i| (i as u64, row.slice(w * (i + 1) - 1, w * i)))
+                    .collect();
+                case(sel, &arms, lit(w, 0u32))
+            };
+            let pf_rd = pf_mem.read_sync(pf_at(cur, pf_rd_beat), Some(copy_addr));
+            pf_q.set(mux(use_bf, bf_q, pf_rd));
+            wqebb.set(select(
+                &[
+                    (is(S::Check), lit(2, 0u32)),
+                    (fetch_more, wqebb + 1u32),
+                    (bf_fallback, lit(2, 0u32)),
+                ],
+                wqebb,
+            ));
             copy_v.set(copy_addr);
             pf_rd_beat.set(select(
                 &[
@@ -725,7 +862,10 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 ],
                 ci,
             ));
-            pc.set_if(is(S::DbrGot), pc_rec);
+            pc.set(select(
+                &[(is(S::DbrGot), pc_rec), (bf_hit, ctx.ci + bf_nbb.zext(16))],
+                pc,
+            ));
             dsi.set(select(
                 &[
                     (parse_bad, lit(5, 0u32)),
@@ -772,7 +912,13 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     (take_qcmd, to(S::Qcmd)),
                     (take_db, to(S::Ctx)),
                     (is(S::Qcmd), to(S::Idle)),
-                    (is(S::Ctx), mux(sq_ready, to(S::DbrReq), to(S::Idle))),
+                    (
+                        is(S::Ctx),
+                        select(
+                            &[(bf_hit, to(S::Check)), (sq_ready, to(S::DbrReq))],
+                            to(S::Idle),
+                        ),
+                    ),
                     (is(S::DbrReq) & desc_go, to(S::DbrWait)),
                     (
                         is(S::DbrWait) & desc_last,
@@ -786,7 +932,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                         is(S::WqeWait) & desc_last,
                         mux(desc_err_now, to(S::Parse), to(S::WqeReq)),
                     ),
-                    (copy_done, to(S::Parse)),
+                    (copy_done, mux(bf_fallback, to(S::WqeReq), to(S::Parse))),
                     (fetch_more, to(S::WqeReq)),
                     (parse_bad, to(S::Cmpl)),
                     (is(S::Parse), mux(is_nop, to(S::Cmpl), to(S::Validate))),

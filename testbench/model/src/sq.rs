@@ -101,10 +101,62 @@ impl Sq {
         mrs: &[Option<Mr>],
         max_frame: usize,
     ) -> SqRun {
+        self.run_from(read, pc, mrs, max_frame, None)
+    }
+
+    /// A BlueFlame doorbell: `bf` is what the doorbell page's buffer holds when the doorbell
+    /// commits (the WQE's bytes written there since the last doorbell, in order from its
+    /// control segment; shorter when not all of the WQE was written), `pc` the producer counter
+    /// in the doorbell record. The WQE in `bf` is executed without reading the ring when it is
+    /// whole (a DS count of 1 to 16 and all `16 * DS` bytes written) and it is the SQ's next
+    /// WQE (its `wqe_index` equals the consumer counter); the producer counter is then the end
+    /// of that WQE and the doorbell record is not read. Otherwise the doorbell is a plain one:
+    /// the WQEs up to the record's `pc` are fetched from the ring (where the driver also wrote
+    /// the WQE). An SQ in error executes nothing either way. Returns what ran and whether the
+    /// BlueFlame WQE was used.
+    pub fn run_blueflame(
+        &mut self,
+        bf: &[u8],
+        read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
+        pc: u16,
+        mrs: &[Option<Mr>],
+        max_frame: usize,
+    ) -> (SqRun, bool) {
+        if self.error {
+            return (SqRun::default(), false);
+        }
+        match blueflame_wqe(bf) {
+            Some((index, nbb)) if index == self.ci => {
+                let end = self.ci.wrapping_add(nbb);
+                (self.run_from(read, end, mrs, max_frame, Some(bf)), true)
+            }
+            _ => (self.run_from(read, pc, mrs, max_frame, None), false),
+        }
+    }
+
+    /// Execute from `ci` to `pc`; the first WQE's bytes from `bf` when given.
+    fn run_from(
+        &mut self,
+        read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
+        pc: u16,
+        mrs: &[Option<Mr>],
+        max_frame: usize,
+        mut bf: Option<&[u8]>,
+    ) -> SqRun {
         let mut out = SqRun::default();
         while !self.error && self.ci != pc {
             let index = self.ci;
-            let first = self.wqebb(read, 0);
+            let from_bf = bf.take();
+            let wqebb = |i: u16| match from_bf {
+                Some(b) => {
+                    let at = 64 * i as usize;
+                    let mut v = b.get(at..b.len().min(at + 64)).unwrap_or(&[]).to_vec();
+                    v.resize(64, 0);
+                    Some(v)
+                }
+                None => self.wqebb(read, i),
+            };
+            let first = wqebb(0);
             let ds = first
                 .as_ref()
                 .map_or(0, |w| (be32(&w[4..8]) & 0x3F) as usize);
@@ -113,7 +165,7 @@ impl Sq {
             let mut wqe = Vec::new();
             let mut fetch_err = first.is_none();
             for i in 0..nbb {
-                match self.wqebb(read, i) {
+                match wqebb(i) {
                     Some(b) => wqe.extend(b),
                     None => {
                         fetch_err = true;
@@ -264,6 +316,15 @@ impl Sq {
     }
 }
 
+/// The `wqe_index` and WQEBB count of a whole WQE in a BlueFlame buffer: a DS count of 1 to
+/// 16 and all `16 * DS` bytes present.
+fn blueflame_wqe(bf: &[u8]) -> Option<(u16, u16)> {
+    let ctrl = bf.get(0..8)?;
+    let ds = (be32(&ctrl[4..8]) & 0x3F) as usize;
+    let whole = (1..=16).contains(&ds) && bf.len() >= 16 * ds;
+    whole.then(|| (be16(&ctrl[1..3]), ds.div_ceil(4) as u16))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,19 +349,24 @@ mod tests {
             };
             within(RING, &ring).or_else(|| within(DATA, &data))
         };
-        let mut sq = Sq {
+        let mut sq = sq7();
+        let mrs = [Some(Mr {
+            base: DATA,
+            len: 64,
+        })];
+        sq.run(&read, (ds as u16).div_ceil(4), &mrs, 1514)
+    }
+
+    /// SQ 7 on a ring of 4 WQEBBs at `RING`, completing to CQ 1.
+    fn sq7() -> Sq {
+        Sq {
             sqn: 7,
             ring: RING,
             log_size: 2,
             cqn: 1,
             ci: 0,
             error: false,
-        };
-        let mrs = [Some(Mr {
-            base: DATA,
-            len: 64,
-        })];
-        sq.run(&read, (ds as u16).div_ceil(4), &mrs, 1514)
+        }
     }
 
     fn inline(bytes: &[u8]) -> Vec<u8> {
@@ -329,6 +395,32 @@ mod tests {
         assert_eq!(r.sent.len(), 1);
         assert_eq!(r.sent[0].frame, want);
         assert_eq!((r.cmpls[0].opcode, r.cmpls[0].byte_cnt), (0, 48));
+    }
+
+    #[test]
+    fn a_whole_blueflame_wqe_for_the_next_index_runs_without_the_ring() {
+        // The ring is empty (a read of it fails): a BlueFlame WQE that is whole and at the
+        // consumer counter still runs; one that is cut short, or for another index, falls back
+        // to the ring (which here fails to read: LOCAL_ACCESS).
+        let mut bf = vec![0u8; 64];
+        bf[3] = 0x0A;
+        bf[4..8].copy_from_slice(&(7 << 8 | 3u32).to_be_bytes());
+        bf[11] = 0x08;
+        bf[32..48].copy_from_slice(&inline(&[5, 6, 7]));
+        let none = |_: u64, _: usize| None;
+        let mrs = [None];
+        let mut sq = sq7();
+        let (r, used) = sq.clone().run_blueflame(&bf, &none, 9, &mrs, 1514);
+        assert!(used);
+        assert_eq!(r.sent[0].frame, vec![5, 6, 7]);
+        assert_eq!((r.cmpls.len(), r.cmpls[0].wqe_counter), (1, 0));
+        let (r, used) = sq.clone().run_blueflame(&bf[..47], &none, 1, &mrs, 1514);
+        assert!(!used);
+        assert_eq!(r.cmpls[0].syndrome, syndrome::LOCAL_ACCESS);
+        sq.ci = 1;
+        let (r, used) = sq.run_blueflame(&bf, &none, 2, &mrs, 1514);
+        assert!(!used);
+        assert_eq!(r.cmpls[0].syndrome, syndrome::LOCAL_ACCESS);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_tx::TxCmd;
 use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
 use nicgen_hdl::host::regs::consts::{cqe_opcode, syndrome};
-use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg};
+use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg, SqDb};
 use nicgen_hdl::host::QcmdRes;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
 use nicgen_model::cq::Cmpl;
@@ -22,7 +22,7 @@ use nicgen_tb::stream::{run_until_seeded, step, Status, StreamPorts, StreamSink}
 use nicgen_tb::{Model, Sim};
 use nicgen_tests::dut;
 use nicgen_tests::engines::{qcmd, reset_and_program_mrs, with_mr_table, Host};
-use rand::{rngs::StdRng, Rng, SeedableRng};
+use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
 
 const SQS: u32 = 8;
 const MRS: u32 = 4;
@@ -182,6 +182,19 @@ impl Queue {
         mem.write(self.dbr + 4, &(self.pc as u32).to_be_bytes())
             .unwrap();
     }
+}
+
+/// A write of dword `index` of the doorbell / BlueFlame window: `bytes` in memory order.
+fn uar_write(index: usize, bytes: &[u8]) -> Vec<u8> {
+    SqDb::shape().encode(&SqDb {
+        index: index as u128,
+        data: u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u128,
+    })
+}
+
+/// A plain doorbell for `sqn`: the `qpn_ds` dword (its DS count is not looked at).
+fn doorbell(sqn: u32) -> Vec<u8> {
+    uar_write(1, &(sqn << 8).to_be_bytes())
 }
 
 fn sq_cmd(op: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
@@ -405,7 +418,7 @@ impl Setup {
             self.q.post(&mut self.b.host.mem, w);
         }
         self.q.publish(&mut self.b.host.mem);
-        self.b.db.push((SQN as u16).to_le_bytes().to_vec());
+        self.b.db.push(doorbell(SQN));
         if self.mark.is_none() {
             self.mark = Some((
                 self.b.tx.frames().len(),
@@ -435,6 +448,45 @@ impl Setup {
         }
     }
 
+    /// Post `wqe` into the ring, publish the producer counter, then write the WQE through the
+    /// BlueFlame window: its dwords from 2 on in a random order (all of its `16 * DS` bytes, or
+    /// all but one when `cut`), then dwords 0 and 1 (the doorbell). Returns what the model
+    /// does for it (`Sq::run_blueflame`) and whether the BlueFlame WQE is used.
+    fn ring_bf(&mut self, wqe: &Wqe, rng: &mut StdRng, cut: bool) -> (SqRun, bool) {
+        let bytes = wqe.bytes(self.q.pc);
+        self.q.post(&mut self.b.host.mem, wqe);
+        self.q.publish(&mut self.b.host.mem);
+        let ds = (bytes[7] & 0x3F) as usize;
+        let n = (4 * ds).clamp(2, bytes.len() / 4);
+        let mut order: Vec<usize> = (2..n).collect();
+        order.shuffle(rng);
+        let mut bf = bytes[..4 * n].to_vec();
+        if cut {
+            let k = order.remove(rng.gen_range(0..order.len()));
+            bf.truncate(4 * k);
+        }
+        if self.mark.is_none() {
+            self.mark = Some((
+                self.b.tx.frames().len(),
+                self.b.txcmd.items.len(),
+                self.b.cmpl.items.len(),
+            ));
+        }
+        for &i in &order {
+            self.b.db.push(uar_write(i, &bytes[4 * i..4 * i + 4]));
+        }
+        self.b.db.push(uar_write(0, &bytes[0..4]));
+        self.b.db.push(uar_write(1, &bytes[4..8]));
+        let mem = &self.b.host.mem;
+        let read = |addr: u64, len: usize| {
+            let mut v = vec![0; len];
+            mem.read(addr, &mut v).ok().map(|_| v)
+        };
+        self.q
+            .model
+            .run_blueflame(&bf, &read, self.q.pc, &self.mrs, MAX_FRAME as usize)
+    }
+
     /// Check what the engine does for everything rung so far against the model.
     fn check(&mut self, seed: u64, what: &str) -> SqRun {
         let mem = &self.b.host.mem;
@@ -446,6 +498,11 @@ impl Setup {
             .q
             .model
             .run(&read, self.q.pc, &self.mrs, MAX_FRAME as usize);
+        self.compare(want, seed, what)
+    }
+
+    /// Check what the engine does for everything rung so far against `want`, the model's.
+    fn compare(&mut self, want: SqRun, seed: u64, what: &str) -> SqRun {
         let (f0, c0, k0) = self.mark.take().unwrap_or((
             self.b.tx.frames().len(),
             self.b.txcmd.items.len(),
@@ -738,7 +795,7 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
         assert_eq!(err & 0xFF, synd, "{what}: QUERY shows the syndrome");
         // A doorbell now is ignored and counted; RESET resumes with the next WQE.
         let before = bad_before(&s);
-        s.b.db.push((SQN as u16).to_le_bytes().to_vec());
+        s.b.db.push(doorbell(SQN));
         let n = s.b.cmpl.items.len();
         s.b.step_until(&mut s.sim, 7, |_| true);
         assert_eq!(
@@ -757,8 +814,8 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
     }
     // Doorbells for SQs never created, or beyond the table.
     let before = bad_before(&s);
-    for sqn in [1u16, 200] {
-        s.b.db.push(sqn.to_le_bytes().to_vec());
+    for sqn in [1u32, 200] {
+        s.b.db.push(doorbell(sqn));
     }
     s.b.step_until(&mut s.sim, 7, |_| true);
     assert_eq!(bad_before(&s), before + 2);
@@ -952,7 +1009,7 @@ fn an_error_in_a_prefetched_batch_stops_the_rest_until_reset() {
         assert_eq!((state, ci), (3, s.q.model.ci as u64), "{what}: SQ in error");
         // Nothing more runs, not even on a doorbell.
         let (f, c) = (s.b.tx.frames().len(), s.b.cmpl.items.len());
-        s.b.db.push((SQN as u16).to_le_bytes().to_vec());
+        s.b.db.push(doorbell(SQN));
         s.cycles(600);
         assert_eq!(
             (s.b.tx.frames().len(), s.b.cmpl.items.len()),
@@ -1001,6 +1058,128 @@ fn prefetch_reads_several_wqes_per_descriptor_read() {
                 reads <= most,
                 "w={w}: {n} WQEs of {bbs} WQEBBs took {reads} descriptor reads (at most {most})"
             );
+        }
+    }
+}
+
+/// BlueFlame: WQEs of 1 to 4 WQEBBs written through the doorbell window as well as into the
+/// ring, at 8, 64 and 512 bits, with DMA answers out of order, request stalls and backpressure,
+/// against the model: whole WQEs at the consumer counter run from the window, and one whose
+/// frame is all in the WQE makes no DMA read at all (not even of the doorbell record); a WQE
+/// written short of its DS count, a WQE rung behind one posted without a doorbell, and a
+/// second BlueFlame WQE written while the first is still in the engine fall back to the ring
+/// with the same result; a bad BlueFlame WQE (a bad opcode, or a DS count over 16) ends in its
+/// error CQE, a BlueFlame doorbell on the SQ in error is ignored and counted, and RESET
+/// resumes.
+#[test]
+fn blueflame_doorbells_match_the_model() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let knobs = [
+            (
+                DmaConfig {
+                    seed: 40 + wi as u64,
+                    ..DmaConfig::default()
+                },
+                0.0,
+            ),
+            (
+                DmaConfig {
+                    seed: 50 + wi as u64,
+                    latency_min: 1,
+                    latency_max: 3,
+                    req_stall: 0.3,
+                    ..DmaConfig::default()
+                },
+                0.4,
+            ),
+        ];
+        for (ki, (dma, bp)) in knobs.into_iter().enumerate() {
+            let seed = 300 + 10 * wi as u64 + ki as u64;
+            let mut s = setup(&m, seed, dma, bp);
+            let mut rng = StdRng::seed_from_u64(seed);
+            let mut used_bf = 0;
+            for round in 0..24 {
+                let what = format!("w={w} knobs {ki} round {round}");
+                let kind = rng.gen_range(0..5);
+                let reads = s.b.host.dma.stats().read_requests;
+                let mut wqe = random_wqe(&mut rng, s.buf, 4);
+                if kind == 0 {
+                    // All in the WQE.
+                    while wqe.segs.iter().any(|g| matches!(g, Seg::Ptr(..))) {
+                        wqe = random_wqe(&mut rng, s.buf, 4);
+                    }
+                }
+                let want = match kind {
+                    0 | 1 => {
+                        let (want, used) = s.ring_bf(&wqe, &mut rng, false);
+                        assert!(used, "{what}: the model takes the BlueFlame WQE");
+                        used_bf += 1;
+                        want
+                    }
+                    2 => s.ring_bf(&wqe, &mut rng, true).0,
+                    3 => {
+                        let first = random_wqe(&mut rng, s.buf, 4);
+                        s.q.post(&mut s.b.host.mem, &first);
+                        let (want, used) = s.ring_bf(&wqe, &mut rng, false);
+                        assert!(!used, "{what}");
+                        want
+                    }
+                    _ => {
+                        let (mut want, _) = s.ring_bf(&wqe, &mut rng, false);
+                        let next = random_wqe(&mut rng, s.buf, 4);
+                        let (more, _) = s.ring_bf(&next, &mut rng, false);
+                        want.sent.extend(more.sent);
+                        want.cmpls.extend(more.cmpls);
+                        want
+                    }
+                };
+                s.compare(want, seed, &what);
+                assert!(!s.q.model.error, "{what}: a good WQE failed");
+                if kind == 0 {
+                    assert_eq!(
+                        s.b.host.dma.stats().read_requests,
+                        reads,
+                        "{what}: a BlueFlame WQE with its frame inline makes no DMA read"
+                    );
+                }
+            }
+            assert!(used_bf > 0);
+            let [state, pc, ci, _] = s.query(seed);
+            assert_eq!(
+                (state, pc, ci),
+                (1, s.q.pc as u64, s.q.pc as u64),
+                "w={w} knobs {ki}: QUERY after the good rounds"
+            );
+            // Bad BlueFlame WQEs: an unknown opcode (taken from the window), a DS count over
+            // 16 (not whole: fetched from the ring, refused there).
+            let bad = |opcode: u8, ds: Option<u8>| Wqe {
+                opcode,
+                ds_override: ds,
+                ..inline_send(&mut StdRng::seed_from_u64(seed), 1)
+            };
+            for (i, wqe) in [bad(0x55, None), bad(0x0A, Some(20))].iter().enumerate() {
+                let what = format!("w={w} knobs {ki} bad BlueFlame WQE {i}");
+                let (want, _) = s.ring_bf(wqe, &mut rng, false);
+                let run = s.compare(want, seed, &what);
+                let c = run.cmpls.last().expect("an error CQE");
+                assert_eq!(
+                    (u64::from(c.opcode), u64::from(c.syndrome)),
+                    (cqe_opcode::REQ_ERR, syndrome::LOCAL_QP_OP),
+                    "{what}"
+                );
+                assert!(s.q.model.error, "{what}");
+                // A BlueFlame doorbell on the SQ in error: nothing runs.
+                let good = inline_send(&mut rng, 1);
+                let (want, _) = s.ring_bf(&good, &mut rng, false);
+                assert!(want.cmpls.is_empty());
+                s.compare(want, seed, &format!("{what}: doorbell in error"));
+                let [state, ..] = s.query(seed);
+                assert_eq!(state, 3, "{what}: SQ in error");
+                assert_eq!(s.command(sq_cmd(3, SQN as u128, [0; 8]), seed), 0);
+                s.q.model.error = false;
+                s.round(&[], seed, &format!("{what}: after RESET"));
+            }
         }
     }
 }

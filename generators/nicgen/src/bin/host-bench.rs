@@ -5,22 +5,33 @@
 //! at MPS 256 B and MRRS 512 B) with a 1 µs DMA read latency unless said otherwise.
 //!
 //! 1. doorbell-to-CQE latency in cycles for a 64-byte send on an idle NIC, at several DMA read
-//!    latencies;
+//!    latencies, and at 1 µs per send mode (plain, inline, BlueFlame + inline);
 //! 2. Mpps and Gb/s through the driver loopback per frame size, at the preset clock (from
-//!    simulated cycles), and how fast the simulation itself ran (cycles/s, frames/s).
+//!    simulated cycles), plain sends and 64-byte frames in BlueFlame mode, and how fast the
+//!    simulation itself ran (cycles/s, frames/s).
 //!
 //! `--quick` runs 64 frames per size (16 from 1514 bytes up) instead of 1000 (250).
 
 use anyhow::Result;
 use nicgen::sim_loopback::{
-    doorbell_to_cqe, host_link, nic_model, pcie_dma, run_loopback, LoopbackOpts, TxMode,
-    DMA_LATENCY_NS,
+    doorbell_to_cqe, doorbell_to_cqe_mode, host_link, nic_model, pcie_dma, run_loopback,
+    LoopbackOpts, TxMode, DMA_LATENCY_NS,
 };
 use nicgen_hdl::preset::Preset;
 use std::fmt::Write;
 use std::time::Instant;
 
-const SIZES: [usize; 7] = [64, 128, 256, 512, 1024, 1514, 9000];
+/// Rows of the throughput table: plain sends at every size, then BlueFlame (+ inline) at 64 B.
+const ROWS: [(usize, TxMode); 8] = [
+    (64, TxMode::Plain),
+    (128, TxMode::Plain),
+    (256, TxMode::Plain),
+    (512, TxMode::Plain),
+    (1024, TxMode::Plain),
+    (1514, TxMode::Plain),
+    (9000, TxMode::Plain),
+    (64, TxMode::Bf),
+];
 /// DMA read latencies of the doorbell-to-CQE table, ns.
 const LATENCIES_NS: [u64; 4] = [0, 500, 1000, 2000];
 const SEED: u64 = 7;
@@ -99,8 +110,30 @@ fn main() -> Result<()> {
         }
         let _ = writeln!(
             md,
+            "\nThe same 64-byte send at {DMA_LATENCY_NS} ns DMA latency per send mode (`plain`: \
+             the frame in a buffer; `inline`: in the WQE; `bf`: in the WQE, and the WQE \
+             written through the BlueFlame window, so the NIC reads neither it nor the doorbell \
+             record):\n"
+        );
+        let _ = writeln!(md, "| send mode | doorbell to CQE (cycles) | (ns) |");
+        let _ = writeln!(md, "|---|---:|---:|");
+        for (name, mode) in [
+            ("plain", TxMode::Plain),
+            ("inline", TxMode::Inline),
+            ("bf (BlueFlame + inline)", TxMode::Bf),
+        ] {
+            let c = doorbell_to_cqe_mode(&p, &model, 64, DMA_LATENCY_NS, mode)?;
+            let _ = writeln!(
+                md,
+                "| {name} | {c} | {:.0} |",
+                c as f64 * 1000.0 / p.clock_mhz
+            );
+        }
+        let _ = writeln!(
+            md,
             "\nThroughput through the driver loopback (`{command}`): UDP/IPv4 frames of one \
              size, both checksum offloads, 4 queues, 16 frames in flight, {DMA_LATENCY_NS} ns DMA latency. \
+             Plain sends (the frame in a buffer) unless the row says `bf` (BlueFlame + inline). \
              Mpps and Gb/s (frame bytes without FCS) are simulated time at the preset clock; \
              `link up` and `link down` are the share of the PCIe link's wire bandwidth the run \
              used, NIC to host and host to NIC (payload, TLP overhead and DLLPs); `sim \
@@ -112,8 +145,8 @@ fn main() -> Result<()> {
              sim frames/s |"
         );
         let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for len in SIZES {
-            eprintln!("host-bench: {preset} {len} bytes");
+        for (len, mode) in ROWS {
+            eprintln!("host-bench: {preset} {len} bytes, {mode:?}");
             let o = LoopbackOpts {
                 frames: if len >= 1514 { n / 4 } else { n },
                 queues: 4,
@@ -124,7 +157,7 @@ fn main() -> Result<()> {
                 fixed_len: Some(len),
                 window: 16,
                 pcap_wire: None,
-                tx_mode: TxMode::Plain,
+                tx_mode: mode,
             };
             let t0 = Instant::now();
             let r = run_loopback(&p, &model, &o, |_| {})?;
@@ -141,7 +174,8 @@ fn main() -> Result<()> {
                 |bytes: u64| 100.0 * bytes as f64 / (r.cycles as f64 * timing.bytes_per_cycle);
             let _ = writeln!(
                 md,
-                "| {len} | {} | {per:.0} | {mpps:.3} | {:.2} | {:.1} % | {:.1} % | {:.0} | {:.0} |",
+                "| {len}{} | {} | {per:.0} | {mpps:.3} | {:.2} | {:.1} % | {:.1} % | {:.0} | {:.0} |",
+                if mode == TxMode::Bf { " bf" } else { "" },
                 r.frames,
                 mpps * len as f64 * 8.0 / 1000.0,
                 busy(r.link_bytes.0),
