@@ -188,7 +188,8 @@ pub fn open_loopback(
     Ok((nd, wire))
 }
 
-/// An IPv4 or IPv6 TCP/UDP frame of `len` bytes (or another EtherType) with garbage checksums.
+/// An IPv4 or IPv6 TCP/UDP frame of `len` bytes (or another EtherType) with garbage checksums;
+/// `len` from 60 up (IPv6 only from 74 bytes, where its headers and a TCP header fit).
 pub fn random_frame(rng: &mut StdRng, len: usize) -> Vec<u8> {
     let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
     if rng.gen_bool(0.1) {
@@ -196,7 +197,7 @@ pub fn random_frame(rng: &mut StdRng, len: usize) -> Vec<u8> {
         f.extend((0..len.max(60) - 14).map(|_| rng.gen::<u8>()));
         return f;
     }
-    let v6 = rng.gen_bool(0.3);
+    let v6 = len >= 14 + 40 + 20 && rng.gen_bool(0.3);
     let proto: u8 = if rng.gen_bool(0.5) { 6 } else { 17 };
     let hdr = if v6 { 40 } else { 20 };
     let l4len = len.max(14 + hdr + 20) - 14 - hdr;
@@ -557,4 +558,24 @@ pub fn doorbell_to_cqe_mode(
         }
     }
     Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn random_frames_have_the_length_asked_for() {
+        let mut rng = StdRng::seed_from_u64(7);
+        for len in (60..=200).chain([1514, 9014]) {
+            for _ in 0..20 {
+                assert_eq!(
+                    random_frame(&mut rng, len).len(),
+                    len,
+                    "asked for {len} bytes"
+                );
+            }
+        }
+    }
 }
