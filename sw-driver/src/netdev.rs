@@ -14,9 +14,11 @@
 //! writes the WQE (wrapping at the ring end), then, as mlx5e: write barrier, the doorbell record,
 //! barrier, the 8-byte UAR doorbell; a WQE of at most [`NetDevConfig::tx_blueflame`] bytes is
 //! also written through the UAR page's BlueFlame window before that doorbell, so the device
-//! takes it without fetching it (nor the doorbell record). Every WQE asks for a CQE, and send
-//! CQEs are taken as cumulative (a CQE for WQE `W` completes every older WQE too). Receiving keeps every RQ slot
-//! posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
+//! takes it without fetching it (nor the doorbell record). [`NetDev::send_more`] batches
+//! doorbells: its WQEs are rung by the next `send` or [`NetDev::flush`], and ask for no CQE
+//! (but one in every [`MAX_UNSIGNALLED`]); every other WQE asks for a CQE, and send CQEs are
+//! taken as cumulative (a CQE for WQE `W` completes every older WQE too). Receiving keeps every
+//! RQ slot posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
 //! [`NetDev::wait`] arms the CQs and sleeps on the EQs' interrupt vectors.
 //!
 //! An error completion stops its queue ([`Error::QueueInError`] on further use) until
@@ -47,6 +49,9 @@ use crate::regs::uar;
 use crate::ring::{
     eq_doorbell, init_entries, CqArm, DoorbellRecord, EventRing, RingError, WorkQueue, MAX_LOG_WQ,
 };
+
+/// [`NetDev::send_more`] asks for a CQE at least once per this many WQEs in a row.
+pub const MAX_UNSIGNALLED: usize = 16;
 
 /// Bytes of an Ethernet header without VLAN tag.
 pub const ETH_HLEN: usize = 14;
@@ -292,7 +297,9 @@ impl<B: Backend> From<ErrorWithDevice<B>> for Error {
 struct TxInflight {
     index: u16,
     wqebbs: usize,
-    bytes: usize,
+    /// The frame's bytes; `None` for the NOP that [`NetDev::flush`] posts, which completes
+    /// without a [`Completion::Tx`].
+    bytes: Option<usize>,
 }
 
 struct Sq {
@@ -302,6 +309,11 @@ struct Sq {
     inflight: VecDeque<TxInflight>,
     in_error: bool,
     bufs: u64,
+    /// The doorbell (first 8 bytes) of the newest WQE posted by [`NetDev::send_more`] and not
+    /// yet rung.
+    unrung: Option<[u8; 8]>,
+    /// WQEs posted in a row without asking for a CQE.
+    unsignalled: usize,
 }
 
 struct Rq {
@@ -552,6 +564,8 @@ impl<B: Backend> NetDev<B> {
                 inflight: VecDeque::new(),
                 in_error: false,
                 bufs: arena.addr + (q * self.per_queue_bytes()) as u64,
+                unrung: None,
+                unsignalled: 0,
             };
             let p = SqParams {
                 ring: sq.ring,
@@ -655,9 +669,48 @@ impl<B: Backend> NetDev<B> {
         self.cfg.tx_buf_size.min(self.wire_max())
     }
 
-    /// Post a frame on send queue `queue`; returns its WQE index (the `wqe_counter` of its
+    /// Post a frame on send queue `queue` and ring the doorbell (for it and every WQE
+    /// [`NetDev::send_more`] posted before it); returns its WQE index (the `wqe_counter` of its
     /// [`Completion::Tx`]).
     pub fn send(&mut self, queue: usize, frame: &[u8], off: TxOffload) -> Result<u16, Error> {
+        self.send_frame(queue, frame, off, false)
+    }
+
+    /// Doorbell batching (Linux's `xmit_more`): post a frame on send queue `queue` like
+    /// [`NetDev::send`] but ring no doorbell, because more frames follow; the next
+    /// [`NetDev::send`] or [`NetDev::flush`] rings once for the whole batch (one doorbell-record
+    /// write and one UAR write, and the device fetches the batch's WQEs together). Such a WQE
+    /// asks for no CQE (send CQEs are cumulative), except every [`MAX_UNSIGNALLED`]th in a row,
+    /// so the ring is reclaimed during a long batch.
+    pub fn send_more(&mut self, queue: usize, frame: &[u8], off: TxOffload) -> Result<u16, Error> {
+        self.send_frame(queue, frame, off, true)
+    }
+
+    /// Ring the doorbell of send queue `queue` for the WQEs [`NetDev::send_more`] posted since
+    /// the last doorbell; when the newest of them asked for no CQE, a NOP WQE that asks for one
+    /// closes the batch, so every frame gets its [`Completion::Tx`] (the NOP itself reports
+    /// none). Nothing to ring: no-op.
+    pub fn flush(&mut self, queue: usize) -> Result<(), Error> {
+        let qp = self.qp(queue)?;
+        if qp.sq.unrung.is_none() {
+            return Ok(());
+        }
+        if qp.sq.unsignalled > 0 {
+            let nop = SendWqe::nop(qp.sq.wq.pc(), queue as u32, true);
+            self.post_wqe(queue, &nop.encode()?, None, false, true)?;
+        } else {
+            self.ring(queue)?;
+        }
+        Ok(())
+    }
+
+    fn send_frame(
+        &mut self,
+        queue: usize,
+        frame: &[u8],
+        off: TxOffload,
+        more: bool,
+    ) -> Result<u16, Error> {
         let caps = self.dev.info().caps;
         let vlan_extra = if off.vlan_tci.is_some() { VLAN_HLEN } else { 0 };
         let max = self
@@ -679,7 +732,7 @@ impl<B: Backend> NetDev<B> {
         if (off.csum_l3 || off.csum_l4) && !caps.csum {
             return Err(DeviceError::Unsupported("checksum offload").into());
         }
-        let lkey = self.lkey.0;
+        let (lkey, tx_buf_size) = (self.lkey.0, self.cfg.tx_buf_size);
         let qp = self.qp(queue)?;
         if qp.sq.in_error {
             return Err(Error::QueueInError {
@@ -689,7 +742,8 @@ impl<B: Backend> NetDev<B> {
         }
         let index = qp.sq.wq.pc();
         let slot = qp.sq.wq.slot(index);
-        let buf = qp.sq.bufs + (slot * self.cfg.tx_buf_size) as u64;
+        let buf = qp.sq.bufs + (slot * tx_buf_size) as u64;
+        let cq_update = !more || qp.sq.unsignalled + 1 >= MAX_UNSIGNALLED;
 
         // The L2 header: in the WQE (with the tag spliced in when the driver inserts it), by
         // the device's VLAN insert, or all in the buffer.
@@ -717,7 +771,7 @@ impl<B: Backend> NetDev<B> {
             opcode: SendOpcode::Send,
             wqe_index: index,
             sqn: queue as u32,
-            cq_update: true,
+            cq_update,
             eth: Some(EthSeg {
                 cs_flags: CsFlags {
                     l3: off.csum_l3,
@@ -738,7 +792,7 @@ impl<B: Backend> NetDev<B> {
         if let Some(Gather::Ptr(_)) = wqe.gather.first() {
             self.dev.backend().write(buf, frame);
         }
-        self.post_wqe(queue, &wqe.encode()?, frame.len())
+        self.post_wqe(queue, &wqe.encode()?, Some(frame.len()), more, cq_update)
     }
 
     /// Post a send WQE exactly as given (its `wqe_index` and `sqn` are set here), with no
@@ -763,46 +817,79 @@ impl<B: Backend> NetDev<B> {
                 Gather::Inline(b) => b.len(),
             })
             .sum();
-        self.post_wqe(queue, &wqe.encode()?, bytes)
+        let signalled = wqe.cq_update;
+        self.post_wqe(queue, &wqe.encode()?, Some(bytes), false, signalled)
     }
 
-    /// Write encoded WQE `bytes` at the producer counter of SQ `queue` (wrapping), publish the
-    /// counter in the doorbell record and ring the UAR doorbell, as mlx5e does.
-    fn post_wqe(&mut self, queue: usize, bytes: &[u8], frame_len: usize) -> Result<u16, Error> {
+    /// Write encoded WQE `bytes` (which asks for a CQE when `signalled`) at the producer
+    /// counter of SQ `queue` (wrapping); unless `more`, publish the counter in the doorbell
+    /// record and ring the UAR doorbell, as mlx5e does ([`NetDev::ring`]).
+    fn post_wqe(
+        &mut self,
+        queue: usize,
+        bytes: &[u8],
+        frame_len: Option<usize>,
+        more: bool,
+        signalled: bool,
+    ) -> Result<u16, Error> {
         let n = bytes.len() / WQEBB;
+        let bf_max = self.cfg.tx_blueflame;
         let qp = self.qp(queue)?;
         let first = qp.sq.wq.produce(n).map_err(|e| match e {
             RingError::Full { need, free } => Error::QueueFull { queue, need, free },
             e => Error::Config(e.to_string()),
         })?;
-        let (ring, dbr, pc) = (qp.sq.ring, qp.sq.dbr, qp.sq.wq.pc());
+        let ring = qp.sq.ring;
         let spans: Vec<_> = qp.sq.wq.spans(first, n, WQEBB).collect();
         qp.sq.inflight.push_back(TxInflight {
             index: first,
             wqebbs: n,
             bytes: frame_len,
         });
+        qp.sq.unsignalled = if signalled { 0 } else { qp.sq.unsignalled + 1 };
+        // BlueFlame only for a WQE rung alone: the device takes a BlueFlame WQE only when it is
+        // the SQ's next one, so after a batch it would fetch it anyway.
+        let blueflame = !more && qp.sq.unrung.is_none() && bytes.len() <= bf_max;
+        let mut db = [0u8; 8];
+        db.copy_from_slice(&bytes[..8]);
+        qp.sq.unrung = Some(db);
         let hw = self.dev.backend();
         for s in spans {
             hw.write(ring + s.ring_offset as u64, &bytes[s.src..s.src + s.len]);
         }
-        hw.wmb();
-        dbr.set_sq_pc(hw, pc);
-        hw.wmb();
-        if bytes.len() <= self.cfg.tx_blueflame {
+        if blueflame {
             // BlueFlame: bytes 8 up to the DS count's end into the window (a dword a BAR
             // write, so none for the WQEBB's padding); the doorbell below writes bytes 0-7 and
-            // commits them.
+            // commits them. The window is written after the ring, and the doorbell after both
+            // (`ring`'s barriers).
+            hw.wmb();
             let end = DS_BYTES * (bytes[7] & 0x3F) as usize;
             for (i, d) in bytes[8..end].chunks(4).enumerate() {
                 let v = u32::from_le_bytes(d.try_into().expect("WQEs are whole dwords"));
                 hw.write32(uar::SQ_BF + 4 * i as u32, v);
             }
         }
-        let mut db = [0u8; 8];
-        db.copy_from_slice(&bytes[..8]);
-        hw.write64(uar::SQ_DB, db);
+        if !more {
+            self.ring(queue)?;
+        }
         Ok(first)
+    }
+
+    /// Ring SQ `queue`'s doorbell for the WQEs written since the last one: write barrier, the
+    /// producer counter into the doorbell record, barrier, the newest WQE's first 8 bytes to
+    /// the UAR doorbell.
+    fn ring(&mut self, queue: usize) -> Result<(), Error> {
+        let qp = self.qp(queue)?;
+        let Some(db) = qp.sq.unrung.take() else {
+            return Ok(());
+        };
+        let (dbr, pc) = (qp.sq.dbr, qp.sq.wq.pc());
+        let hw = self.dev.backend();
+        hw.wmb();
+        dbr.set_sq_pc(hw, pc);
+        hw.wmb();
+        hw.write64(uar::SQ_DB, db);
+        Ok(())
     }
 
     /// Fill every free slot of receive queue `queue` with its buffer; returns how many WQEs
@@ -937,12 +1024,16 @@ impl<B: Backend> NetDev<B> {
                             sq.in_error |= e.syndrome != Syndrome::WrFlush;
                             out.push(error(Direction::Send, e));
                         }
-                        _ => out.push(Completion::Tx {
-                            queue,
-                            wqe_counter: t.index,
-                            bytes: t.bytes,
-                            timestamp: if k == pos { c.timestamp } else { 0 },
-                        }),
+                        _ => {
+                            if let Some(bytes) = t.bytes {
+                                out.push(Completion::Tx {
+                                    queue,
+                                    wqe_counter: t.index,
+                                    bytes,
+                                    timestamp: if k == pos { c.timestamp } else { 0 },
+                                });
+                            }
+                        }
                     }
                 }
                 Ok(None)
@@ -1320,6 +1411,98 @@ mod tests {
             ));
             nd = NetDev::new(*e.err().unwrap().device, NetDevConfig::default()).unwrap();
         }
+    }
+
+    #[test]
+    fn a_batch_rings_one_doorbell_and_asks_for_one_cqe() {
+        let mut nd = netdev(NetDevConfig {
+            tx_blueflame: 128,
+            ..NetDevConfig::default()
+        });
+        let frames: Vec<_> = (0..4).map(|i| frame(60 + i, i as u8)).collect();
+        for f in &frames[..3] {
+            nd.send_more(0, f, TxOffload::default()).unwrap();
+        }
+        assert!(
+            fake(&mut nd).pending_sq.is_empty(),
+            "no doorbell before the batch ends"
+        );
+        nd.send(0, &frames[3], TxOffload::default()).unwrap();
+        let got = collect(&mut nd, 1, 8);
+        let fk = fake(&mut nd);
+        assert_eq!(fk.blueflame.len(), 1, "one doorbell for the batch");
+        assert_eq!(
+            fk.blueflame[0].len(),
+            8,
+            "a plain doorbell: no BlueFlame after a batch"
+        );
+        let signalled: Vec<bool> = fk.sent.iter().map(|w| w.cq_update).collect();
+        assert_eq!(signalled, [false, false, false, true]);
+        let data: Vec<_> = rxs(&got).iter().map(|r| r.data.clone()).collect();
+        assert_eq!(data, frames);
+        assert_eq!(
+            txs(&got).len(),
+            4,
+            "every frame completes, from the one CQE"
+        );
+    }
+
+    #[test]
+    fn flush_closes_a_batch_with_a_signalled_nop() {
+        let mut nd = netdev(NetDevConfig::default());
+        nd.flush(0).unwrap();
+        assert!(fake(&mut nd).pending_sq.is_empty(), "nothing to ring");
+        let frames: Vec<_> = (0..2).map(|i| frame(64, i as u8)).collect();
+        for f in &frames {
+            nd.send_more(0, f, TxOffload::default()).unwrap();
+        }
+        nd.flush(0).unwrap();
+        let got = collect(&mut nd, 1, 4);
+        let fk = fake(&mut nd);
+        assert_eq!(fk.blueflame.len(), 1, "one doorbell");
+        let kinds: Vec<(SendOpcode, bool)> =
+            fk.sent.iter().map(|w| (w.opcode, w.cq_update)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (SendOpcode::Send, false),
+                (SendOpcode::Send, false),
+                (SendOpcode::Nop, true)
+            ]
+        );
+        assert_eq!(rxs(&got).len(), 2);
+        let tx_bytes: Vec<usize> = txs(&got)
+            .iter()
+            .map(|c| match c {
+                Completion::Tx { bytes, .. } => *bytes,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            tx_bytes,
+            [64, 64],
+            "both frames complete; the NOP reports nothing"
+        );
+    }
+
+    #[test]
+    fn a_long_batch_asks_for_a_cqe_every_max_unsignalled_wqes() {
+        let mut nd = netdev(NetDevConfig::default());
+        let n = 2 * MAX_UNSIGNALLED + 3;
+        for i in 0..n {
+            nd.send_more(0, &frame(60, i as u8), TxOffload::default())
+                .unwrap();
+        }
+        nd.flush(0).unwrap();
+        let got = collect(&mut nd, 1, 2 * n);
+        let signalled: Vec<usize> = fake(&mut nd)
+            .sent
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| w.cq_update.then_some(i))
+            .collect();
+        assert_eq!(signalled, [MAX_UNSIGNALLED - 1, 2 * MAX_UNSIGNALLED - 1, n]);
+        assert_eq!(rxs(&got).len(), n);
     }
 
     #[test]

@@ -302,7 +302,7 @@ fn sim_tap_exit_codes_for_root_and_namespace() {
 /// exits 2 before any model is built, saying what range to use; `--help` gives the defaults.
 #[test]
 fn bad_loopback_lengths_and_latency_exit_2_and_say_what_to_use() {
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["--min-len", "59"],
             "--min-len 59 must be from 60 to --max-len (1514)",
@@ -316,6 +316,11 @@ fn bad_loopback_lengths_and_latency_exit_2_and_say_what_to_use() {
             "--min-len 300 must be from 60 to --max-len (200)",
         ),
         (&["--dma-latency-ns", "100001"], "use 0 to 100000"),
+        (
+            &["--doorbell-batch", "0"],
+            "--doorbell-batch 0 is out of range; use 1 (a doorbell per frame) to 64",
+        ),
+        (&["--doorbell-batch", "65"], "use 1 (a doorbell per frame) to 64"),
     ];
     for (extra, says) in cases {
         let mut args = vec!["sim", "loopback"];
@@ -336,6 +341,7 @@ fn bad_loopback_lengths_and_latency_exit_2_and_say_what_to_use() {
         "default 1000",
         "PCIe Gen3",
         "BlueFlame",
+        "--doorbell-batch",
     ] {
         assert!(
             out.contains(says),

@@ -439,6 +439,8 @@ fn load_preset(preset: Option<&str>, config: Option<&PathBuf>) -> Result<Preset>
 
 /// The most `--dma-latency-ns` takes: 100 µs, well inside the driver's 1 ms waits.
 const MAX_DMA_LATENCY_NS: u64 = 100_000;
+/// Largest `--doorbell-batch`: a run of frames stays well inside a send ring.
+const MAX_DOORBELL_BATCH: usize = 64;
 
 /// `sim loopback`'s options of the run itself.
 #[derive(clap::Args)]
@@ -472,6 +474,11 @@ struct LoopbackArgs {
     /// How the driver hands frames to the send engine.
     #[arg(long, value_enum, default_value_t = nicgen::sim_loopback::TxMode::Plain)]
     tx_mode: nicgen::sim_loopback::TxMode,
+    /// Frames per send doorbell (1 to 64): runs of this many frames go to one queue and ring
+    /// its doorbell once, the driver asking for one CQE per run (doorbell batching, Linux's
+    /// xmit_more).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    doorbell_batch: usize,
 }
 
 /// The options of `sim loopback` as the runner takes them, for preset `p`.
@@ -481,6 +488,12 @@ fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::Lo
         bad_input!(
             "--dma-latency-ns {} is too long; use 0 to {MAX_DMA_LATENCY_NS} (100 µs)",
             a.dma_latency_ns
+        );
+    }
+    if !(1..=MAX_DOORBELL_BATCH).contains(&a.doorbell_batch) {
+        bad_input!(
+            "--doorbell-batch {} is out of range; use 1 (a doorbell per frame) to {MAX_DOORBELL_BATCH}",
+            a.doorbell_batch
         );
     }
     Ok(LoopbackOpts {
@@ -494,6 +507,7 @@ fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::Lo
         window: 0,
         pcap_wire: a.pcap_wire,
         tx_mode: a.tx_mode,
+        doorbell_batch: a.doorbell_batch,
     })
 }
 

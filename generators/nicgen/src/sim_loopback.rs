@@ -91,6 +91,10 @@ pub struct LoopbackOpts {
     pub pcap_wire: Option<PathBuf>,
     /// How frames go to the send engine.
     pub tx_mode: TxMode,
+    /// Frames per send doorbell (1: a doorbell per frame): each run of this many consecutive
+    /// frames goes to one queue, all but the last with [`NetDev::send_more`] (a batch also ends
+    /// where the frames or the window end).
+    pub doorbell_batch: usize,
 }
 
 /// What came back.
@@ -390,8 +394,16 @@ pub fn run_loopback(
             let (report, delivered) = rx_frame(&tx_frame(&f, &req, mcfg.window), &mcfg);
             let delivered =
                 delivered.ok_or_else(|| anyhow!("frame {sent}: the model drops it: {report:?}"))?;
-            nd.send(sent % o.queues, &f, off)
-                .map_err(|e| anyhow!("sending frame {sent}: {e}"))?;
+            let batch = o.doorbell_batch.max(1);
+            let queue = sent / batch % o.queues;
+            let batch_ends =
+                (sent + 1) % batch == 0 || sent + 1 == o.frames || in_flight + 1 == window;
+            if batch_ends {
+                nd.send(queue, &f, off)
+            } else {
+                nd.send_more(queue, &f, off)
+            }
+            .map_err(|e| anyhow!("sending frame {sent}: {e}"))?;
             expected.push_back((delivered, report));
             sent += 1;
             in_flight += 1;

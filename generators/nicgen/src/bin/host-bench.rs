@@ -158,6 +158,7 @@ fn main() -> Result<()> {
                 window: 16,
                 pcap_wire: None,
                 tx_mode: mode,
+                doorbell_batch: 1,
             };
             let t0 = Instant::now();
             let r = run_loopback(&p, &model, &o, |_| {})?;
