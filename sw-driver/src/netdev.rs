@@ -351,6 +351,8 @@ pub struct NetDev<B: Backend> {
     mr_registered: bool,
     pending: Vec<Completion>,
     events: Vec<AsyncEvent>,
+    /// Compressed sessions expanded, and the completions they held.
+    compressed: (u64, u64),
 }
 
 impl<B: Backend> fmt::Debug for NetDev<B> {
@@ -377,6 +379,7 @@ impl<B: Backend> NetDev<B> {
             mr_registered: false,
             pending: Vec::new(),
             events: Vec::new(),
+            compressed: (0, 0),
         };
         match nd.validate().and_then(|()| nd.build()) {
             Ok(()) => Ok(nd),
@@ -621,6 +624,11 @@ impl<B: Backend> NetDev<B> {
     /// The device (counters, loopback, RSS, time).
     pub fn device(&mut self) -> &mut Device<B> {
         &mut self.dev
+    }
+
+    /// Compressed CQE sessions polled so far, and the completions they held.
+    pub fn compressed(&self) -> (u64, u64) {
+        self.compressed
     }
 
     /// The configuration.
@@ -882,6 +890,8 @@ impl<B: Backend> NetDev<B> {
                 };
                 self.qp(queue)?.cq.ev = ev;
                 consumed += v.len();
+                self.compressed.0 += 1;
+                self.compressed.1 += v.len() as u64;
                 v
             } else {
                 self.qp(queue)?.cq.ev.advance();

@@ -23,12 +23,14 @@
 //!   that cannot join it is taken (its CQ's, compressed, unlike the title; or another CQ's
 //!   when the session's period is 0 — with a period, another CQ's completion is written
 //!   alone past the open session, which keeps waiting); before a
-//!   queue command or a CQ arm doorbell is served; at once when its CQ was armed (the event is
-//!   not delayed) or it is an error completion on a compressed CQ; and when the CQ's
+//!   queue command or a CQ arm doorbell is served; at once when it is an error completion on
+//!   a compressed CQ, or its CQ is armed and has period 0; and when the CQ's
 //!   `session` period (cycles, `qcmd_in.session`, counted from the session's first
 //!   completion) has passed and no completion waits. With period 0 a session takes only the
 //!   completions already waiting, so nothing is held back; with period `P` a lone completion
-//!   goes out `P` cycles after it came, at most.
+//!   goes out `P` cycles after it came, at most. An armed CQ's event follows its session's
+//!   write, so a period also moderates its events (events of different CQs may then come in
+//!   another order than their first completions).
 //! - CQE compression (`qcmd_in.cqe_comp`, mlx5 `cqe_comp_en` with `mini_cqe_res_format`
 //!   hash or checksum as `qcmd_in.mini_format`): a session of `n >= 2` is written as two slots,
 //!   the title (the first completion's CQE with `format` = COMPRESSED, `byte_cnt` = `n`) and
@@ -495,9 +497,12 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
             sess_csum.set_if(open, ctx.mini_format.eq(mini_cqe_format::CSUM));
             sess_period.set_if(open, ctx.session);
             title_q.set_if(open, cm);
-            // An armed CQ's completion goes out at once (its event is not delayed); an error
-            // completion on a compressed CQ is a session of its own (never compressed).
-            sess_force.set_if(open, ctx.armed | (ctx.comp & is_err(k.opcode)));
+            // An error completion on a compressed CQ is a session of its own (never
+            // compressed); an armed CQ without a period gets its event at once.
+            sess_force.set_if(
+                open,
+                (ctx.comp & is_err(k.opcode)) | (ctx.armed & ctx.session.eq(0u32)),
+            );
             sess_age.set(select(
                 &[
                     (open, lit(16, 0u32)),
