@@ -176,6 +176,17 @@ fn nic256_four_queues_jumbo_frames() {
 /// encoder refuses fails the test, since the NIC's check would go untested.
 #[test]
 fn bad_descriptors_error_their_queue_only_and_recover() {
+    bad_descriptors(false);
+}
+
+/// The same with CQE compression on both CQs: the error CQEs are never compressed and still
+/// reach their own queue, between the other completions' sessions.
+#[test]
+fn bad_descriptors_with_cqe_compression_error_their_queue_only_and_recover() {
+    bad_descriptors(true);
+}
+
+fn bad_descriptors(cqe_compress: bool) {
     use nicgen::sim_loopback::open_loopback;
     use nicgen_driver::desc::{
         CsFlags, DataSeg, EthSeg, Gather, L2Header, SendOpcode, SendWqe, Syndrome,
@@ -195,6 +206,12 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
         &table,
         NetDevConfig {
             queues: 2,
+            cqe_compress,
+            cq_session: if cqe_compress {
+                nicgen::sim_loopback::CQE_COMPRESS_SESSION
+            } else {
+                0
+            },
             ..NetDevConfig::default()
         },
         None,
