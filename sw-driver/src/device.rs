@@ -13,7 +13,7 @@ use std::fmt;
 use thiserror::Error;
 
 use crate::hw::{Backend, DmaRegion, Interrupts};
-use crate::regs::consts::{qcmd_op, qcmd_status, qstate, qtype};
+use crate::regs::consts::{mini_cqe_format, qcmd_op, qcmd_status, qstate, qtype};
 use crate::regs::desc::qcmd_in;
 use crate::regs::{dev, id, mr, qcmd, rss, stats, DescField, Field};
 
@@ -245,6 +245,21 @@ pub struct CqParams {
     pub dbr: u64,
     /// The EQ its completion events go to.
     pub eq: u16,
+    /// CQE compression: runs of like completions as a title and mini CQEs in this format
+    /// (receive completions; send completions always carry their WQE counter and opcode).
+    pub compress: Option<MiniFormat>,
+    /// Device cycles a session of CQEs (merged into one write, or compressed) waits for more
+    /// completions; 0: it takes only those already waiting.
+    pub session: u16,
+}
+
+/// Mini CQE format of a compressed CQ's receive completions (`mini_cqe_format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MiniFormat {
+    /// Mini CQEs carry the RSS hash; a session shares the checksum.
+    Hash,
+    /// Mini CQEs carry the checksum; a session shares the RSS hash (mlx5e's choice).
+    Csum,
 }
 
 /// Parameters of CREATE SQ.
@@ -694,7 +709,16 @@ impl<B: Backend> Device<B> {
 
     /// CREATE a completion queue reporting to EQ `p.eq`.
     pub fn create_cq(&mut self, index: u16, p: CqParams) -> Result<(), DeviceError> {
-        let input = Self::create_input(p.ring, p.log_size, p.dbr, p.eq)?;
+        let mut input = Self::create_input(p.ring, p.log_size, p.dbr, p.eq)?;
+        if let Some(f) = p.compress {
+            qcmd_in::CQE_COMP.set(&mut input, 1);
+            let code = match f {
+                MiniFormat::Hash => mini_cqe_format::HASH,
+                MiniFormat::Csum => mini_cqe_format::CSUM,
+            };
+            qcmd_in::MINI_FORMAT.set(&mut input, code.into());
+        }
+        qcmd_in::SESSION.set(&mut input, p.session.into());
         self.command(QueueOp::Create, QueueType::Cq, index, Some(&input))
     }
 
@@ -879,6 +903,8 @@ mod tests {
                 log_size: 7,
                 dbr: MEM_BASE + 0x40,
                 eq: 1,
+                compress: None,
+                session: 0,
             },
         )
         .unwrap();
@@ -969,6 +995,8 @@ mod tests {
                 log_size: 4,
                 dbr: MEM_BASE,
                 eq: 3,
+                compress: None,
+                session: 0,
             },
         );
         assert!(matches!(
@@ -1024,6 +1052,8 @@ mod tests {
                 log_size: 4,
                 dbr: MEM_BASE + 0x800,
                 eq: 0,
+                compress: None,
+                session: 0,
             },
         )
         .unwrap();

@@ -20,6 +20,10 @@
 //! taken as cumulative (a CQE for WQE `W` completes every older WQE too). Receiving keeps every
 //! RQ slot posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
 //! [`NetDev::wait`] arms the CQs and sleeps on the EQs' interrupt vectors.
+//! With [`NetDevConfig::cqe_compress`] the CQs compress (mlx5 mini-CQE arrays): a title CQE
+//! with format COMPRESSED and an array of mini CQEs stand for a run of completions, which
+//! polling expands back into full CQEs (as `mlx5e_decompress_cqes_start/cont`) and whose slots
+//! it hands back by rewriting their owner bytes.
 //!
 //! An error completion stops its queue ([`Error::QueueInError`] on further use) until
 //! [`NetDev::reset_queue_after_error`].
@@ -39,11 +43,11 @@ use crate::desc::{
     WQEBB,
 };
 use crate::device::{
-    CqParams, Device, DeviceError, EqParams, Lkey, Moderation, QState, QueueType, RqParams,
-    SqParams,
+    CqParams, Device, DeviceError, EqParams, Lkey, MiniFormat, Moderation, QState, QueueType,
+    RqParams, SqParams,
 };
 use crate::hw::{Backend, DmaError, DmaRegion};
-use crate::regs::consts::misc;
+use crate::regs::consts::{cqe_format, misc};
 use crate::regs::desc::{cqe, eqe};
 use crate::regs::uar;
 use crate::ring::{
@@ -116,6 +120,14 @@ pub struct NetDevConfig {
     /// device runs such a WQE without reading it or the doorbell record, so a send whose frame
     /// is inline makes no DMA read at all. 0: never.
     pub tx_blueflame: usize,
+    /// CQE compression (mlx5 mini-CQE arrays, checksum format as mlx5e): runs of like
+    /// completions come as a title CQE and an array of 8-byte mini CQEs, which
+    /// [`NetDev::poll`] expands back into full completions.
+    pub cqe_compress: bool,
+    /// Device cycles a CQ's session (completions merged into one CQE write, compressed with
+    /// `cqe_compress`) waits for more completions; 0: only those already waiting. Longer
+    /// sessions compress more and delay a lone completion by up to this long.
+    pub cq_session: u16,
 }
 
 impl Default for NetDevConfig {
@@ -131,6 +143,8 @@ impl Default for NetDevConfig {
             moderation: Moderation::default(),
             tx_inline: 0,
             tx_blueflame: 0,
+            cqe_compress: false,
+            cq_session: 0,
         }
     }
 }
@@ -359,6 +373,8 @@ pub struct NetDev<B: Backend> {
     mr_registered: bool,
     pending: Vec<Completion>,
     events: Vec<AsyncEvent>,
+    /// Compressed sessions expanded, and the completions they held.
+    compressed: (u64, u64),
 }
 
 impl<B: Backend> fmt::Debug for NetDev<B> {
@@ -385,6 +401,7 @@ impl<B: Backend> NetDev<B> {
             mr_registered: false,
             pending: Vec::new(),
             events: Vec::new(),
+            compressed: (0, 0),
         };
         match nd.validate().and_then(|()| nd.build()) {
             Ok(()) => Ok(nd),
@@ -552,6 +569,8 @@ impl<B: Backend> NetDev<B> {
                 log_size: cq_log,
                 dbr: cq.dbr.addr,
                 eq: eq as u16,
+                compress: self.cfg.cqe_compress.then_some(MiniFormat::Csum),
+                session: self.cfg.cq_session,
             };
             self.dev.create_cq(n, p)?;
             self.created.push((QueueType::Cq, n));
@@ -635,6 +654,11 @@ impl<B: Backend> NetDev<B> {
     /// The device (counters, loopback, RSS, time).
     pub fn device(&mut self) -> &mut Device<B> {
         &mut self.dev
+    }
+
+    /// Compressed CQE sessions polled so far, and the completions they held.
+    pub fn compressed(&self) -> (u64, u64) {
+        self.compressed
     }
 
     /// The configuration.
@@ -963,18 +987,45 @@ impl<B: Backend> NetDev<B> {
             let Some(bytes) = ev.peek(self.dev.backend(), ring, cqe::OWNER) else {
                 break;
             };
-            let c = Cqe::decode(&bytes);
-            let rx_buf_size = self.cfg.rx_buf_size;
-            let qp = self.qp(queue)?;
-            qp.cq.ev.advance();
-            consumed += 1;
-            match Self::complete(qp, queue, &c, out, rx_buf_size) {
-                Ok(Some(addr)) => self.read_rx(queue, addr, &c, out),
-                Ok(None) => {}
-                Err(e) => {
-                    result = Err(e);
+            // A compressed session: its completions, expanded, and its slots handed back.
+            let entries = if cqe::FORMAT.get(&bytes) == cqe_format::COMPRESSED.into() {
+                let mut ev = ev;
+                let Some(v) = ev.take_session(self.dev.backend(), ring, &bytes, MiniFormat::Csum)
+                else {
+                    let c = Cqe::decode(&bytes);
+                    result = Err(Error::BadCompletion {
+                        queue,
+                        what: "compressed session count not 2..=8",
+                        opcode: c.opcode,
+                        wqe_counter: c.wqe_counter,
+                    });
                     break;
+                };
+                self.qp(queue)?.cq.ev = ev;
+                consumed += v.len();
+                self.compressed.0 += 1;
+                self.compressed.1 += v.len() as u64;
+                v
+            } else {
+                self.qp(queue)?.cq.ev.advance();
+                consumed += 1;
+                vec![bytes]
+            };
+            let rx_buf_size = self.cfg.rx_buf_size;
+            for bytes in entries {
+                let c = Cqe::decode(&bytes);
+                let qp = self.qp(queue)?;
+                match Self::complete(qp, queue, &c, out, rx_buf_size) {
+                    Ok(Some(addr)) => self.read_rx(queue, addr, &c, out),
+                    Ok(None) => {}
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
                 }
+            }
+            if result.is_err() {
+                break;
             }
         }
         if consumed > 0 {

@@ -550,7 +550,7 @@ pub mod desc {
             lsb: 0,
             bits: 16,
         };
-        /// RX: bytes written; send: bytes sent.
+        /// RX: bytes written; send: bytes sent; compressed-session title: its completion count (2..=8).
         pub const BYTE_CNT: DescField = DescField {
             byte: 0x2c,
             container: 4,
@@ -606,7 +606,7 @@ pub mod desc {
             lsb: 0,
             bits: 1,
         };
-        /// CQE format (0).
+        /// CQE format (cqe_format group): FULL, or COMPRESSED in the title of a compressed session (mini_cqe array in the next slot).
         pub const FORMAT: DescField = DescField {
             byte: 0x3f,
             container: 1,
@@ -619,6 +619,54 @@ pub mod desc {
             container: 1,
             lsb: 4,
             bits: 4,
+        };
+    }
+    /// Mini CQE of a compressed session (mlx5_mini_cqe8): eight of them fill the slot after the title; mini i is completion i of the session. Its first word by format: receive completions hash (rx_hash_result) or checksum (checksum, stridx); send completions wqe_counter and s_wqe_opcode.
+    pub mod mini_cqe {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 8;
+        /// hash format: the completion's RSS hash.
+        pub const RX_HASH_RESULT: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
+        /// checksum format: the completion's check_sum.
+        pub const CHECKSUM: DescField = DescField {
+            byte: 0x00,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
+        /// checksum format: stride index (0: no striding RQ).
+        pub const STRIDX: DescField = DescField {
+            byte: 0x02,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
+        /// send completions: the completion's wqe_counter.
+        pub const WQE_COUNTER: DescField = DescField {
+            byte: 0x00,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
+        /// send completions: the completion's s_wqe_opcode.
+        pub const S_WQE_OPCODE: DescField = DescField {
+            byte: 0x02,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
+        /// the completion's byte_cnt.
+        pub const BYTE_CNT: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 0,
+            bits: 32,
         };
     }
     /// Event queue entry (64 bytes).
@@ -757,6 +805,27 @@ pub mod desc {
             lsb: 16,
             bits: 16,
         };
+        /// CQ: CQE compression (runs of like completions as a title and mini CQEs).
+        pub const CQE_COMP: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 0,
+            bits: 1,
+        };
+        /// CQ: mini CQE format of receive completions (mini_cqe_format group).
+        pub const MINI_FORMAT: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 1,
+            bits: 2,
+        };
+        /// CQ: cycles a session (CQEs merged into one write) waits for more completions; 0: it takes only those already waiting.
+        pub const SESSION: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 16,
+            bits: 16,
+        };
     }
 }
 
@@ -837,6 +906,20 @@ pub mod consts {
         pub const RESP_ERR: u32 = 0xe;
         /// never written by the NIC (initial value).
         pub const INVALID: u32 = 0xf;
+    }
+    /// CQE formats (cqe.format).
+    pub mod cqe_format {
+        /// a full CQE.
+        pub const FULL: u32 = 0x0;
+        /// title of a compressed session: byte_cnt completions, mini CQEs in the next slot.
+        pub const COMPRESSED: u32 = 0x3;
+    }
+    /// Mini CQE formats of receive completions (qcmd_in.mini_format).
+    pub mod mini_cqe_format {
+        /// mini CQEs carry rx_hash_result; the session shares check_sum.
+        pub const HASH: u32 = 0x0;
+        /// mini CQEs carry check_sum; the session shares the RSS hash.
+        pub const CSUM: u32 = 0x1;
     }
     /// Error CQE syndromes (cqe.syndrome).
     pub mod syndrome {

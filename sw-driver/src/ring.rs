@@ -16,8 +16,10 @@
 use std::sync::atomic::{fence, Ordering};
 
 use crate::desc::CQE_BYTES;
+use crate::device::MiniFormat;
 use crate::hw::DmaMemory;
-use crate::regs::desc::dbr;
+use crate::regs::consts::{cqe_format, cqe_opcode};
+use crate::regs::desc::{cqe, dbr, mini_cqe};
 use crate::regs::{DescField, Field};
 
 /// Largest log2 size of a work queue: 16-bit counters tell a full ring from an empty one only
@@ -227,6 +229,88 @@ impl EventRing {
     }
 }
 
+impl EventRing {
+    /// A compressed session at the current entry, whose title `title` the caller peeked: its
+    /// completions as full CQEs ([`expand_session`], with the mini CQEs read from the next
+    /// slot), and the slots it took handed back — each slot's `op_own` set to its pass's owner
+    /// bit so it reads as not yet written in the next pass (`mlx5e_cqes_update_owner`).
+    /// Advances past the session. `None`, not advancing, when the title's count is not 2..=8.
+    pub fn take_session(
+        &mut self,
+        dma: &mut impl DmaMemory,
+        ring: u64,
+        title: &[u8; CQE_BYTES],
+        fmt: MiniFormat,
+    ) -> Option<Vec<[u8; CQE_BYTES]>> {
+        let n = cqe::BYTE_CNT.get(title) as u32;
+        if !(2..=MINI_CQES as u32).contains(&n) {
+            return None;
+        }
+        let mask = (1u32 << self.log_size) - 1;
+        let slot = |ctr: u32| ring + (u64::from(ctr & mask)) * CQE_BYTES as u64;
+        let mut minis = [0u8; CQE_BYTES];
+        dma.read(slot(self.ci.wrapping_add(1)), &mut minis);
+        let mut out = expand_session(title, &minis, self.ci, self.log_size, fmt);
+        out.truncate(n as usize);
+        let own = cqe::OWNER;
+        for i in 0..n {
+            let ctr = self.ci.wrapping_add(i);
+            let mut b = [0u8; CQE_BYTES];
+            own.set(&mut b, u64::from((ctr >> self.log_size) & 1));
+            cqe::OPCODE.set(&mut b, cqe_opcode::INVALID.into());
+            dma.write(
+                slot(ctr) + own.byte as u64,
+                &b[own.byte..own.byte + own.container],
+            );
+        }
+        self.ci = self.ci.wrapping_add(n);
+        Some(out)
+    }
+}
+
+/// Mini CQEs in a compressed session's array (`MLX5_MINI_CQE_ARRAY_SIZE`).
+pub const MINI_CQES: usize = 8;
+
+/// The full CQEs of a compressed session starting at consumer counter `first` in a ring of
+/// `2^log_size` slots: the title's fields in each but what a mini CQE carries — `byte_cnt`;
+/// send completions their `wqe_counter` and `s_wqe_opcode`; receive completions the hash or
+/// the checksum (`fmt`) and a `wqe_counter` counted up from the title's — with format FULL
+/// and each slot's owner bit, as if written one by one. All eight; the title's count says
+/// how many are real.
+pub fn expand_session(
+    title: &[u8; CQE_BYTES],
+    minis: &[u8; CQE_BYTES],
+    first: u32,
+    log_size: u8,
+    fmt: MiniFormat,
+) -> Vec<[u8; CQE_BYTES]> {
+    let send = cqe::OPCODE.get(title) == cqe_opcode::REQ.into();
+    let wqe0 = cqe::WQE_COUNTER.get(title) as u16;
+    (0..MINI_CQES)
+        .map(|i| {
+            let m = &minis[8 * i..8 * i + 8];
+            let mut c = *title;
+            cqe::BYTE_CNT.set(&mut c, mini_cqe::BYTE_CNT.get(m));
+            cqe::FORMAT.set(&mut c, cqe_format::FULL.into());
+            let ctr = first.wrapping_add(i as u32);
+            cqe::OWNER.set(&mut c, u64::from((ctr >> log_size) & 1));
+            if send {
+                cqe::WQE_COUNTER.set(&mut c, mini_cqe::WQE_COUNTER.get(m));
+                cqe::S_WQE_OPCODE.set(&mut c, mini_cqe::S_WQE_OPCODE.get(m));
+            } else {
+                cqe::WQE_COUNTER.set(&mut c, wqe0.wrapping_add(i as u16).into());
+                match fmt {
+                    MiniFormat::Hash => {
+                        cqe::RSS_HASH_RESULT.set(&mut c, mini_cqe::RX_HASH_RESULT.get(m))
+                    }
+                    MiniFormat::Csum => cqe::CHECK_SUM.set(&mut c, mini_cqe::CHECKSUM.get(m)),
+                }
+            }
+            c
+        })
+        .collect()
+}
+
 /// Fill a new completion or event ring with `init` in every entry (owner 1; see
 /// [`crate::desc::Cqe::initial`]).
 pub fn init_entries(dma: &mut impl DmaMemory, base: u64, log_size: u8, init: &[u8; CQE_BYTES]) {
@@ -426,6 +510,94 @@ mod tests {
         let s: Vec<Span> = wq.spans(7, 8, 64).collect();
         assert_eq!(s.len(), 2);
         assert_eq!((s[0].len, s[1].ring_offset, s[1].len), (64, 0, 448));
+    }
+
+    #[test]
+    fn a_compressed_session_expands_to_exactly_its_full_cqes() {
+        use crate::desc::{CqeOpcode, L3Type};
+        // Ring of 8; a full CQE at slot 0, then a session of 5 receive completions at 1..=5,
+        // then one of 3 send completions at 6, 7 and 0 (second pass), each owner bit its own.
+        let log = 3;
+        let mut mem = Mem(vec![0; 8 * 64]);
+        init_entries(&mut mem, 0, log, &Cqe::initial());
+        let rx = |i: u16, ctr: u32| Cqe {
+            opcode: CqeOpcode::RespSend,
+            owner: (ctr >> log) & 1 == 1,
+            byte_cnt: 60 + u32::from(i),
+            check_sum: 0x1000 + i,
+            wqe_counter: 0xFFFE_u16.wrapping_add(i),
+            rss_hash: 0xABCD,
+            l3_type: L3Type::Ipv4,
+            qpn: 3,
+            timestamp: 77,
+            ..Cqe::decode(&Cqe::initial())
+        };
+        let tx = |i: u16, ctr: u32| Cqe {
+            opcode: CqeOpcode::Req,
+            owner: (ctr >> log) & 1 == 1,
+            byte_cnt: 100 + u32::from(i),
+            wqe_counter: 9 * i,
+            s_wqe_opcode: 0x0A,
+            qpn: 3,
+            timestamp: 77,
+            ..Cqe::decode(&Cqe::initial())
+        };
+        // What the device writes for a session: the title (the first completion, format 3,
+        // byte_cnt = count) and the mini CQEs (mlx5_mini_cqe8, big-endian) in the next slot.
+        let write_session = |mem: &mut Mem, first: u32, full: &[Cqe], send: bool| {
+            let mut title = full[0];
+            title.format = 3;
+            title.byte_cnt = full.len() as u32;
+            let mut minis = [0u8; 64];
+            for (i, c) in full.iter().enumerate() {
+                let m = &mut minis[8 * i..8 * i + 8];
+                if send {
+                    m[0..2].copy_from_slice(&c.wqe_counter.to_be_bytes());
+                    m[2] = c.s_wqe_opcode;
+                } else {
+                    m[0..2].copy_from_slice(&c.check_sum.to_be_bytes());
+                }
+                m[4..8].copy_from_slice(&c.byte_cnt.to_be_bytes());
+            }
+            mem.write(u64::from((first + 1) % 8) * 64, &minis);
+            mem.write(u64::from(first % 8) * 64, &title.encode());
+        };
+        let mut ring = EventRing::new(log);
+        let owner = crate::regs::desc::cqe::OWNER;
+        mem.write(0, &rx(0, 0).encode());
+        assert_eq!(ring.peek(&mut mem, 0, owner), Some(rx(0, 0).encode()));
+        ring.advance();
+        let five: Vec<Cqe> = (1..6).map(|i| rx(i, u32::from(i))).collect();
+        write_session(&mut mem, 1, &five, false);
+        let title = ring.peek(&mut mem, 0, owner).unwrap();
+        let got = ring
+            .take_session(&mut mem, 0, &title, MiniFormat::Csum)
+            .unwrap();
+        let want: Vec<[u8; 64]> = five.iter().map(Cqe::encode).collect();
+        assert_eq!(got, want);
+        assert_eq!(ring.ci(), 6);
+        let three: Vec<Cqe> = (0..3).map(|i| tx(i, 6 + u32::from(i))).collect();
+        write_session(&mut mem, 6, &three, true);
+        let title = ring.peek(&mut mem, 0, owner).unwrap();
+        let got = ring
+            .take_session(&mut mem, 0, &title, MiniFormat::Csum)
+            .unwrap();
+        assert_eq!(got, three.iter().map(Cqe::encode).collect::<Vec<_>>());
+        assert_eq!(ring.ci(), 9);
+        // Every slot the sessions took reads as not yet written now and in the next pass.
+        assert_eq!(ring.peek(&mut mem, 0, owner), None);
+        for slot in 0..8u64 {
+            let mut b = [0u8; 64];
+            mem.read(slot * 64, &mut b);
+            assert_eq!(b[0x3F], 0xF0 | u8::from(slot == 0), "slot {slot}");
+        }
+        // A count outside 2..=8 is refused.
+        let mut bad = rx(9, 9);
+        bad.format = 3;
+        bad.byte_cnt = 9;
+        assert!(ring
+            .take_session(&mut mem, 0, &bad.encode(), MiniFormat::Csum)
+            .is_none());
     }
 
     #[test]

@@ -320,7 +320,10 @@ fn bad_loopback_lengths_and_latency_exit_2_and_say_what_to_use() {
             &["--doorbell-batch", "0"],
             "--doorbell-batch 0 is out of range; use 1 (a doorbell per frame) to 64",
         ),
-        (&["--doorbell-batch", "65"], "use 1 (a doorbell per frame) to 64"),
+        (
+            &["--doorbell-batch", "65"],
+            "use 1 (a doorbell per frame) to 64",
+        ),
     ];
     for (extra, says) in cases {
         let mut args = vec!["sim", "loopback"];

@@ -1,8 +1,8 @@
 //! The whole NIC in MAC loopback under the real driver (`nicgen::sim_loopback`): random frames
 //! with checksum, VLAN and inline-header requests on several queues at once, by pointer or
 //! (`TxMode::Inline`) the small ones wholly in the WQE, or (`TxMode::Bf`) also every WQE through
-//! the BlueFlame window, or several per doorbell (doorbell batching), come back exactly as the
-//! golden model says, while the rings wrap many times and the simulated host answers DMA
+//! the BlueFlame window, or several per doorbell (doorbell batching), also with CQE compression,
+//! come back exactly as the golden model says, while the rings wrap many times and the simulated host answers DMA
 //! reads late, out of order, and with stalls. `NICGEN_LOOPBACK_FRAMES` sets the frames per run
 //! (400 by default, as in CI); `nicgen sim loopback --frames 10000` is the long run.
 
@@ -22,17 +22,18 @@ fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
 }
 
 fn run_mode(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, tx_mode: TxMode) {
-    run_batched(preset, queues, max_len, dma, tx_mode, 1);
+    run_opts(preset, queues, max_len, dma, tx_mode, 1, false);
 }
 
-/// [`run_mode`] with `doorbell_batch` frames per send doorbell.
-fn run_batched(
+/// [`run_mode`] with `doorbell_batch` frames per send doorbell and CQE compression as asked.
+fn run_opts(
     preset: &str,
     queues: usize,
     max_len: usize,
     dma: DmaConfig,
     tx_mode: TxMode,
     doorbell_batch: usize,
+    cqe_compress: bool,
 ) {
     if !nicgen_tb::verilator::verilator_required() {
         return;
@@ -51,6 +52,12 @@ fn run_batched(
         pcap_wire: None,
         tx_mode,
         doorbell_batch,
+        cqe_compress,
+        cq_session: if cqe_compress {
+            nicgen::sim_loopback::CQE_COMPRESS_SESSION
+        } else {
+            0
+        },
     };
     let r = run_loopback(&p, &model, &o, |_| {}).unwrap_or_else(|e| panic!("{preset}: {e:#}"));
     assert_eq!(r.frames, o.frames);
@@ -172,6 +179,29 @@ fn nic64_blueflame_inline_64_byte_send_makes_no_dma_read() {
     assert!(reads_before_leaving(0) >= 2, "inline without BlueFlame");
 }
 
+/// CQE compression: every CQ writes runs of like completions as a title and mini CQEs, which
+/// the driver expands; random sizes and requests, DMA answers late, reordered and stalled, and
+/// every frame still as the model says (send and receive completions share each CQ, so both
+/// kinds of session occur, and error-free runs of both).
+#[test]
+fn nic64_cqe_compression_two_queues_reordered_stalled_dma() {
+    run_opts(
+        "nic64",
+        2,
+        1514,
+        DmaConfig {
+            seed: 17,
+            latency_min: 5,
+            latency_max: 150,
+            req_stall: 0.2,
+            ..DmaConfig::default()
+        },
+        TxMode::Plain,
+        1,
+        true,
+    );
+}
+
 #[test]
 fn nic512_three_queues_with_dma_stalls() {
     run(
@@ -193,7 +223,7 @@ fn nic512_three_queues_with_dma_stalls() {
 /// cuts some runs short, which then ring early).
 #[test]
 fn nic128_two_queues_with_late_dma_batched_doorbells() {
-    run_batched(
+    run_opts(
         "nic128",
         2,
         1514,
@@ -205,6 +235,7 @@ fn nic128_two_queues_with_late_dma_batched_doorbells() {
         },
         TxMode::Plain,
         3,
+        false,
     );
 }
 
@@ -228,6 +259,17 @@ fn nic256_four_queues_jumbo_frames() {
 /// encoder refuses fails the test, since the NIC's check would go untested.
 #[test]
 fn bad_descriptors_error_their_queue_only_and_recover() {
+    bad_descriptors(false);
+}
+
+/// The same with CQE compression on both CQs: the error CQEs are never compressed and still
+/// reach their own queue, between the other completions' sessions.
+#[test]
+fn bad_descriptors_with_cqe_compression_error_their_queue_only_and_recover() {
+    bad_descriptors(true);
+}
+
+fn bad_descriptors(cqe_compress: bool) {
     use nicgen::sim_loopback::open_loopback;
     use nicgen_driver::desc::{
         CsFlags, DataSeg, EthSeg, Gather, L2Header, SendOpcode, SendWqe, Syndrome,
@@ -240,8 +282,14 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
     let p = Preset::builtin("nic64").unwrap();
     let model = nic_model(&p).unwrap();
     let table: Vec<u16> = (0..p.rss.table_size).map(|i| (i % 2) as u16).collect();
-    // Plain doorbells, then every WQE (all are at most 256 bytes) also by BlueFlame.
-    for tx_blueflame in [0, MAX_BLUEFLAME] {
+    // Plain doorbells, then every WQE (all are at most 256 bytes) also by BlueFlame (plain
+    // doorbells only with compression: the send path is the same).
+    let blueflames: &[usize] = if cqe_compress {
+        &[0]
+    } else {
+        &[0, MAX_BLUEFLAME]
+    };
+    for &tx_blueflame in blueflames {
         let how = if tx_blueflame > 0 { " (BlueFlame)" } else { "" };
         let (mut nd, _) = open_loopback(
             &p,
@@ -251,6 +299,12 @@ fn bad_descriptors_error_their_queue_only_and_recover() {
             NetDevConfig {
                 queues: 2,
                 tx_blueflame,
+                cqe_compress,
+                cq_session: if cqe_compress {
+                    nicgen::sim_loopback::CQE_COMPRESS_SESSION
+                } else {
+                    0
+                },
                 ..NetDevConfig::default()
             },
             None,

@@ -479,6 +479,15 @@ struct LoopbackArgs {
     /// xmit_more).
     #[arg(long, default_value_t = 1, value_name = "N")]
     doorbell_batch: usize,
+    /// CQE compression on every CQ: runs of like completions written as an mlx5 title CQE
+    /// and an array of mini CQEs (checksum format), which the driver expands back.
+    #[arg(long)]
+    cqe_compress: bool,
+    /// Cycles each CQ's session (CQEs merged into one write, compressed with
+    /// --cqe-compress) waits for more completions, 0 to 65535; default 256 with
+    /// --cqe-compress, else 0 (only completions already waiting).
+    #[arg(long, value_name = "CYCLES")]
+    cq_session: Option<u16>,
 }
 
 /// The options of `sim loopback` as the runner takes them, for preset `p`.
@@ -508,6 +517,12 @@ fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::Lo
         pcap_wire: a.pcap_wire,
         tx_mode: a.tx_mode,
         doorbell_batch: a.doorbell_batch,
+        cqe_compress: a.cqe_compress,
+        cq_session: a.cq_session.unwrap_or(if a.cqe_compress {
+            nicgen::sim_loopback::CQE_COMPRESS_SESSION
+        } else {
+            0
+        }),
     })
 }
 
@@ -520,6 +535,7 @@ fn sim_loopback(
 ) -> Result<()> {
     use nicgen::sim_loopback::{check_opts, nic_model_with, run_loopback};
     let frames = opts.frames;
+    let cqe_compress = opts.cqe_compress;
     if frames == 0 {
         bad_input!("--frames must be at least 1");
     }
@@ -543,6 +559,12 @@ fn sim_loopback(
     bar.finish_and_clear();
     let wall = t0.elapsed().as_secs_f64();
     summary::print(&LoopbackSummary::new(p, &r, wall, dma_latency_ns), json);
+    if cqe_compress {
+        eprintln!(
+            "nicgen: CQE compression: {} sessions held {} completions; {} DMA writes",
+            r.compressed.0, r.compressed.1, r.dma_writes
+        );
+    }
     for n in &r.notes {
         eprintln!("nicgen: mismatch: {n}");
     }

@@ -95,7 +95,16 @@ pub struct LoopbackOpts {
     /// frames goes to one queue, all but the last with [`NetDev::send_more`] (a batch also ends
     /// where the frames or the window end).
     pub doorbell_batch: usize,
+    /// CQE compression on every CQ (mini-CQE arrays, checksum format).
+    pub cqe_compress: bool,
+    /// Device cycles each CQ's session waits for more completions (`NetDevConfig::cq_session`).
+    pub cq_session: u16,
 }
+
+/// The CQ session period of a loopback with CQE compression unless one is given, device
+/// cycles: about the time the send engine takes per frame today, so that a queue's next
+/// completion of the same kind usually still finds the session open.
+pub const CQE_COMPRESS_SESSION: u16 = 256;
 
 /// What came back.
 #[derive(Clone, Debug, Default)]
@@ -113,6 +122,10 @@ pub struct LoopbackReport {
     /// Frames that crossed the MAC ports each way (zero with the NIC's own loopback, where no
     /// frame leaves the NIC).
     pub wire: WireCounts,
+    /// DMA writes the NIC made over those cycles (frames, CQEs, EQEs).
+    pub dma_writes: u64,
+    /// Compressed CQE sessions the driver expanded, and the completions they held.
+    pub compressed: (u64, u64),
 }
 
 /// DMA read latency of the simulated host when none is asked for: 1 µs, a PCIe read's round
@@ -335,6 +348,8 @@ pub fn run_loopback(
             tx_buf_size: o.max_len,
             tx_inline: o.tx_mode.tx_inline(),
             tx_blueflame: o.tx_mode.tx_blueflame(),
+            cqe_compress: o.cqe_compress,
+            cq_session: o.cq_session,
             ..NetDevConfig::default()
         },
         capture,
@@ -349,6 +364,7 @@ pub fn run_loopback(
     };
     let start_cycles = nd.device().backend().cycles();
     let link0 = link_bytes(nd.device().backend());
+    let writes0 = nd.device().backend().dma().stats().writes;
     let mut rng = StdRng::seed_from_u64(o.seed);
     let mut expected: VecDeque<(Vec<u8>, RxReport)> = VecDeque::new();
     let mut rep = LoopbackReport::default();
@@ -466,6 +482,8 @@ pub fn run_loopback(
     rep.cycles = nd.device().backend().cycles() - start_cycles;
     let link1 = link_bytes(nd.device().backend());
     rep.link_bytes = (link1.0 - link0.0, link1.1 - link0.1);
+    rep.dma_writes = nd.device().backend().dma().stats().writes - writes0;
+    rep.compressed = nd.compressed();
     let mac = nd
         .device()
         .backend()

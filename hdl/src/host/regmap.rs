@@ -400,7 +400,7 @@ pub const DESCS: &[Desc] = &[
             d("l3_type", 0x1D, 1, 2, 2, "l4_l3_hdr_type: 0 none, 1 IPv6, 2 IPv4"),
             d("l4_type", 0x1D, 1, 4, 3, "l4_l3_hdr_type: 0 none, 1 TCP, 2 UDP"),
             d("vlan_info", 0x1E, 2, 0, 16, "stripped VLAN TCI"),
-            d("byte_cnt", 0x2C, 4, 0, 32, "RX: bytes written; send: bytes sent"),
+            d("byte_cnt", 0x2C, 4, 0, 32, "RX: bytes written; send: bytes sent; compressed-session title: its completion count (2..=8)"),
             d("timestamp", 0x30, 8, 0, 64, "device cycle counter at completion (error CQEs: bytes 0x36-0x37 hold vendor_err_synd and syndrome instead)"),
             d("vendor_err_synd", 0x36, 1, 0, 8, "error CQE: vendor syndrome (nicgen: the failing segment index)"),
             d("syndrome", 0x37, 1, 0, 8, "error CQE: syndrome (syndrome group)"),
@@ -408,8 +408,21 @@ pub const DESCS: &[Desc] = &[
             d("s_wqe_opcode", 0x38, 4, 24, 8, "send completions: opcode of the completed WQE"),
             d("wqe_counter", 0x3C, 2, 0, 16, "WQE completed (send: the last of the batch)"),
             d("owner", 0x3F, 1, 0, 1, "owner bit: (producer counter >> log_size) & 1"),
-            d("format", 0x3F, 1, 2, 2, "CQE format (0)"),
+            d("format", 0x3F, 1, 2, 2, "CQE format (cqe_format group): FULL, or COMPRESSED in the title of a compressed session (mini_cqe array in the next slot)"),
             d("opcode", 0x3F, 1, 4, 4, "CQE opcode (cqe_opcode group)"),
+        ],
+    },
+    Desc {
+        name: "mini_cqe",
+        bytes: 8,
+        doc: "Mini CQE of a compressed session (mlx5_mini_cqe8): eight of them fill the slot after the title; mini i is completion i of the session. Its first word by format: receive completions hash (rx_hash_result) or checksum (checksum, stridx); send completions wqe_counter and s_wqe_opcode.",
+        fields: &[
+            d("rx_hash_result", 0, 4, 0, 32, "hash format: the completion's RSS hash"),
+            d("checksum", 0, 2, 0, 16, "checksum format: the completion's check_sum"),
+            d("stridx", 2, 2, 0, 16, "checksum format: stride index (0: no striding RQ)"),
+            d("wqe_counter", 0, 2, 0, 16, "send completions: the completion's wqe_counter"),
+            d("s_wqe_opcode", 2, 1, 0, 8, "send completions: the completion's s_wqe_opcode"),
+            d("byte_cnt", 4, 4, 0, 32, "the completion's byte_cnt"),
         ],
     },
     Desc {
@@ -448,6 +461,9 @@ pub const DESCS: &[Desc] = &[
             d("link", 20, 4, 0, 16, "EQ: interrupt vector; CQ: its EQ; SQ, RQ: their CQ"),
             d("mod_count", 24, 4, 0, 16, "EQ: interrupt after this many events (0 = 1)"),
             d("mod_period", 24, 4, 16, 16, "EQ: or after this many 1024-cycle ticks since the first pending event (0 = off)"),
+            d("cqe_comp", 24, 4, 0, 1, "CQ: CQE compression (runs of like completions as a title and mini CQEs)"),
+            d("mini_format", 24, 4, 1, 2, "CQ: mini CQE format of receive completions (mini_cqe_format group)"),
+            d("session", 24, 4, 16, 16, "CQ: cycles a session (CQEs merged into one write) waits for more completions; 0: it takes only those already waiting"),
         ],
     },
 ];
@@ -521,6 +537,34 @@ pub const CONSTS: &[ConstGroup] = &[
             ("REQ_ERR", 0xD, "send completion in error"),
             ("RESP_ERR", 0xE, "receive completion in error"),
             ("INVALID", 0xF, "never written by the NIC (initial value)"),
+        ],
+    },
+    ConstGroup {
+        name: "cqe_format",
+        doc: "CQE formats (cqe.format).",
+        values: &[
+            ("FULL", 0, "a full CQE"),
+            (
+                "COMPRESSED",
+                3,
+                "title of a compressed session: byte_cnt completions, mini CQEs in the next slot",
+            ),
+        ],
+    },
+    ConstGroup {
+        name: "mini_cqe_format",
+        doc: "Mini CQE formats of receive completions (qcmd_in.mini_format).",
+        values: &[
+            (
+                "HASH",
+                0,
+                "mini CQEs carry rx_hash_result; the session shares check_sum",
+            ),
+            (
+                "CSUM",
+                1,
+                "mini CQEs carry check_sum; the session shares the RSS hash",
+            ),
         ],
     },
     ConstGroup {

@@ -95,6 +95,10 @@ pub mod desc {
               SYNDROME, QPN, S_WQE_OPCODE, WQE_COUNTER, OWNER, FORMAT, OPCODE }
     );
     layout!(
+        /// Mini CQE of a compressed session.
+        mini_cqe { RX_HASH_RESULT, CHECKSUM, STRIDX, WQE_COUNTER, S_WQE_OPCODE, BYTE_CNT }
+    );
+    layout!(
         /// Event queue entry.
         eqe { EVENT_TYPE, SUB_TYPE, CQN, OWNER }
     );
@@ -105,7 +109,7 @@ pub mod desc {
     layout!(
         /// QCMD.IN words of CREATE.
         qcmd_in { RING_LO, RING_HI, LOG_SIZE, LOG_STRIDE, DBR_LO, DBR_HI, LINK, MOD_COUNT,
-                  MOD_PERIOD }
+                  MOD_PERIOD, CQE_COMP, MINI_FORMAT, SESSION }
     );
 }
 
@@ -156,6 +160,14 @@ pub mod consts {
     group!(
         /// CQE opcodes.
         cqe_opcode { REQ, RESP_SEND, REQ_ERR, RESP_ERR, INVALID }
+    );
+    group!(
+        /// CQE formats.
+        cqe_format { FULL, COMPRESSED }
+    );
+    group!(
+        /// Mini CQE formats.
+        mini_cqe_format { HASH, CSUM }
     );
     group!(
         /// Error CQE syndromes.

@@ -8,6 +8,16 @@
 //!
 //! What it models is order, not time: each call returns the ring writes in the order the NIC
 //! makes them.
+//!
+//! CQE compression (mlx5 mini-CQE arrays) is modelled as what it must decode to: [`CqModel`]
+//! keeps producing the full CQEs; [`joins`] says which completions may share a compressed
+//! session, [`session_bytes`] gives the bytes a session writes, and [`CqReader`] consumes a CQ
+//! ring as a driver does (full CQEs, and title + mini-CQE sessions expanded back into full
+//! CQEs, as `mlx5e_decompress_cqes_start/cont` do), so a test compares what a reader gets with
+//! the model's full CQEs. Session layout (mlx5): slot `S` holds the title, a full CQE of the
+//! session's first completion with `format` 3 and `byte_cnt` = the session's completion count
+//! `n` (2..=8); slot `S + 1` holds the eight 8-byte mini CQEs (mini `i` for completion `i`);
+//! the session takes slots `S..S + n` of the ring, the slots after `S + 1` left unwritten.
 
 /// A completion as the send and receive engines report it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -75,6 +85,163 @@ pub fn cqe_bytes(c: &Cmpl, owner: bool) -> [u8; 64] {
     b[0x3C..0x3E].copy_from_slice(&c.wqe_counter.to_be_bytes());
     b[0x3F] = (c.opcode & 0xF) << 4 | owner as u8;
     b
+}
+
+/// CQE `format` of a compressed session's title (`MLX5_COMPRESSED`).
+pub const FORMAT_COMPRESSED: u8 = 3;
+/// Completions per compressed session at most (one mini-CQE array).
+pub const MAX_SESSION: usize = 8;
+
+/// The first word of a receive completion's mini CQE (the CQ's `mini_cqe_res_format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MiniFormat {
+    /// `rx_hash_result`; a session shares its check_sum.
+    Hash,
+    /// `checksum` (and stride index 0); a session shares its RSS hash.
+    Csum,
+}
+
+fn is_error(c: &Cmpl) -> bool {
+    c.opcode == 13 || c.opcode == 14
+}
+
+/// Whether `next` may be completion `n` (n >= 1) of a compressed session that `title` opened on
+/// a CQ with mini format `fmt`: error completions never join (and never open one); the opcode
+/// and every field a mini CQE does not carry are equal; receive completions' wqe_counter is the
+/// title's plus `n` (the reader counts it up); at most [`MAX_SESSION`] completions.
+pub fn joins(title: &Cmpl, next: &Cmpl, n: usize, fmt: MiniFormat) -> bool {
+    if n == 0 || n >= MAX_SESSION || is_error(title) || is_error(next) {
+        return false;
+    }
+    if title.opcode != next.opcode || title.cqn != next.cqn {
+        return false;
+    }
+    // The fields a mini CQE carries take the title's values for the comparison.
+    let mut x = next.clone();
+    x.byte_cnt = title.byte_cnt;
+    if next.opcode == 0 {
+        x.wqe_counter = title.wqe_counter;
+        x.s_wqe_opcode = title.s_wqe_opcode;
+    } else {
+        if next.wqe_counter != title.wqe_counter.wrapping_add(n as u16) {
+            return false;
+        }
+        x.wqe_counter = title.wqe_counter;
+        match fmt {
+            MiniFormat::Hash => x.rss_hash_result = title.rss_hash_result,
+            MiniFormat::Csum => x.check_sum = title.check_sum,
+        }
+    }
+    x == *title
+}
+
+/// The 8-byte mini CQE of `c` (`struct mlx5_mini_cqe8`).
+pub fn mini_bytes(c: &Cmpl, fmt: MiniFormat) -> [u8; 8] {
+    let mut b = [0u8; 8];
+    if c.opcode == 0 {
+        b[0..2].copy_from_slice(&c.wqe_counter.to_be_bytes());
+        b[2] = c.s_wqe_opcode;
+    } else {
+        match fmt {
+            MiniFormat::Hash => b[0..4].copy_from_slice(&c.rss_hash_result.to_be_bytes()),
+            MiniFormat::Csum => b[0..2].copy_from_slice(&c.check_sum.to_be_bytes()),
+        }
+    }
+    b[4..8].copy_from_slice(&c.byte_cnt.to_be_bytes());
+    b
+}
+
+/// What a compressed session of `cmpls` (each joining the first) starting in a slot with
+/// `owner` writes: one full CQE for a session of one, else the title and the mini-CQE array
+/// (128 bytes).
+pub fn session_bytes(cmpls: &[Cmpl], owner: bool, fmt: MiniFormat) -> Vec<u8> {
+    let mut out = cqe_bytes(&cmpls[0], owner).to_vec();
+    if cmpls.len() == 1 {
+        return out;
+    }
+    out[0x2C..0x30].copy_from_slice(&(cmpls.len() as u32).to_be_bytes());
+    out[0x3F] |= FORMAT_COMPRESSED << 2;
+    let mut minis = [0u8; 64];
+    for (i, c) in cmpls.iter().enumerate() {
+        minis[8 * i..8 * i + 8].copy_from_slice(&mini_bytes(c, fmt));
+    }
+    out.extend_from_slice(&minis);
+    out
+}
+
+/// Memory a [`CqReader`] reads its ring from.
+pub trait RingMem {
+    /// The 64 bytes at `addr`.
+    fn read64(&self, addr: u64) -> [u8; 64];
+    /// Write one byte (the reader's owner updates).
+    fn write8(&mut self, addr: u64, v: u8);
+}
+
+/// Consumes a CQ ring as a driver does: a slot whose owner bit matches the pass is a full CQE,
+/// or, with `format` 3, the title of a compressed session expanded into its completions. Slots
+/// a session took get `op_own` = the pass's owner bit (`mlx5e_cqes_update_owner`), so they
+/// read as not yet written in the next pass; a ring's slots start with owner 1 (invalid in
+/// the first pass).
+#[derive(Clone, Debug)]
+pub struct CqReader {
+    /// Ring bus address.
+    pub base: u64,
+    /// log2 slots.
+    pub log_size: u32,
+    /// Mini-CQE format of receive completions.
+    pub fmt: MiniFormat,
+    /// Consumer counter.
+    pub cc: u32,
+}
+
+impl CqReader {
+    fn slot(&self, ctr: u32) -> u64 {
+        self.base + u64::from(ctr & ((1 << self.log_size) - 1)) * 64
+    }
+
+    fn pass_owner(&self, ctr: u32) -> u8 {
+        (ctr >> self.log_size) as u8 & 1
+    }
+
+    /// Every completion written so far, as full CQEs.
+    pub fn poll(&mut self, mem: &mut dyn RingMem) -> Vec<[u8; 64]> {
+        let mut out = Vec::new();
+        loop {
+            let cqe = mem.read64(self.slot(self.cc));
+            if cqe[0x3F] & 1 != self.pass_owner(self.cc) {
+                return out;
+            }
+            if (cqe[0x3F] >> 2) & 3 != FORMAT_COMPRESSED {
+                out.push(cqe);
+                self.cc = self.cc.wrapping_add(1);
+                continue;
+            }
+            let n = u32::from_be_bytes(cqe[0x2C..0x30].try_into().unwrap());
+            let minis = mem.read64(self.slot(self.cc.wrapping_add(1)));
+            let title_wqe = u16::from_be_bytes([cqe[0x3C], cqe[0x3D]]);
+            for i in 0..n {
+                let m = &minis[8 * i as usize..8 * i as usize + 8];
+                let ctr = self.cc.wrapping_add(i);
+                let mut c = cqe;
+                c[0x2C..0x30].copy_from_slice(&m[4..8]);
+                c[0x3F] = (cqe[0x3F] & 0xF0) | self.pass_owner(ctr);
+                if cqe[0x3F] >> 4 == 0 {
+                    c[0x3C..0x3E].copy_from_slice(&m[0..2]);
+                    c[0x38] = m[2];
+                } else {
+                    let w = title_wqe.wrapping_add(i as u16);
+                    c[0x3C..0x3E].copy_from_slice(&w.to_be_bytes());
+                    match self.fmt {
+                        MiniFormat::Hash => c[0x0C..0x10].copy_from_slice(&m[0..4]),
+                        MiniFormat::Csum => c[0x14..0x16].copy_from_slice(&m[0..2]),
+                    }
+                }
+                out.push(c);
+                mem.write8(self.slot(ctr) + 0x3F, self.pass_owner(ctr));
+            }
+            self.cc = self.cc.wrapping_add(n);
+        }
+    }
 }
 
 /// The 64-byte completion EQE for CQ `cqn` in a slot with `owner`.
@@ -275,6 +442,112 @@ impl CqModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+
+    struct Mem(HashMap<u64, [u8; 64]>);
+
+    impl RingMem for Mem {
+        fn read64(&self, addr: u64) -> [u8; 64] {
+            let mut b = self.0.get(&(addr & !63)).copied().unwrap_or([0; 64]);
+            if !self.0.contains_key(&(addr & !63)) {
+                b[0x3F] = 0xF1;
+            }
+            b
+        }
+        fn write8(&mut self, addr: u64, v: u8) {
+            let mut b = self.read64(addr);
+            b[(addr & 63) as usize] = v;
+            self.0.insert(addr & !63, b);
+        }
+    }
+
+    #[test]
+    fn a_compressed_session_reads_back_as_its_full_cqes() {
+        for fmt in [MiniFormat::Hash, MiniFormat::Csum] {
+            let rx = |i: u16| Cmpl {
+                cqn: 1,
+                opcode: 2,
+                qpn: 5,
+                wqe_counter: 0xFFFE_u16.wrapping_add(i),
+                byte_cnt: 60 + u32::from(i),
+                rss_hash_result: if fmt == MiniFormat::Hash {
+                    7 * u32::from(i)
+                } else {
+                    9
+                },
+                check_sum: if fmt == MiniFormat::Csum { 3 * i } else { 4 },
+                l3_type: 2,
+                ..Cmpl::default()
+            };
+            let tx = |i: u16| Cmpl {
+                cqn: 1,
+                opcode: 0,
+                wqe_counter: 5 * i,
+                s_wqe_opcode: i as u8,
+                byte_cnt: 100 + u32::from(i),
+                ..Cmpl::default()
+            };
+            for make in [&rx as &dyn Fn(u16) -> Cmpl, &tx] {
+                let all: Vec<Cmpl> = (0..8).map(make).collect();
+                assert!((1..8).all(|n| joins(&all[0], &all[n], n, fmt)));
+                // A ring of 16: a session of 5 after 2 full CQEs, then one of 8 in the second
+                // half, then wrapping into the second pass with one of 3.
+                let mut mem = Mem(HashMap::new());
+                let mut r = CqReader {
+                    base: 0x1000,
+                    log_size: 4,
+                    fmt,
+                    cc: 0,
+                };
+                let mut want = Vec::new();
+                let mut pc = 0u32;
+                for n in [1usize, 1, 5, 8, 1, 3] {
+                    let owner = (pc >> 4) & 1 == 1;
+                    let bytes = session_bytes(&all[..n], owner, fmt);
+                    for (i, chunk) in bytes.chunks(64).enumerate() {
+                        let a = 0x1000 + u64::from((pc + i as u32) & 15) * 64;
+                        mem.0.insert(a, chunk.try_into().unwrap());
+                    }
+                    for (i, c) in all[..n].iter().enumerate() {
+                        want.push(cqe_bytes(c, ((pc + i as u32) >> 4) & 1 == 1));
+                    }
+                    pc += n as u32;
+                    assert_eq!(r.poll(&mut mem), want, "{fmt:?}, {n}");
+                    want.clear();
+                }
+            }
+        }
+        // Errors never join; nor a gap in a receive queue's WQE counter, nor another CQ.
+        let a = Cmpl {
+            opcode: 2,
+            ..Cmpl::default()
+        };
+        let err = Cmpl {
+            opcode: 14,
+            ..Cmpl::default()
+        };
+        assert!(!joins(&a, &err, 1, MiniFormat::Csum));
+        assert!(!joins(&err, &err, 1, MiniFormat::Csum));
+        assert!(!joins(
+            &a,
+            &Cmpl {
+                wqe_counter: 2,
+                ..a.clone()
+            },
+            1,
+            MiniFormat::Csum
+        ));
+        assert!(!joins(
+            &a,
+            &Cmpl {
+                cqn: 1,
+                wqe_counter: 1,
+                ..a.clone()
+            },
+            1,
+            MiniFormat::Csum
+        ));
+    }
 
     #[test]
     fn owner_bit_flips_each_pass_and_arming_raises_one_event() {

@@ -2,12 +2,16 @@
 //! and backpressure: queue commands (including every refused case), CQEs and EQEs byte for byte
 //! at the right ring slots with the right owner bits, CQ arming (caught up and behind), EQ
 //! arming with moderation by count, drops for CQs that do not exist, QUERY counters, and an
-//! interrupt moderated by time.
+//! interrupt moderated by time. Sessions: plain CQs' back-to-back CQEs merged into one write;
+//! compressed CQs (hash and checksum mini formats, several session periods) read back through
+//! the golden model's ring reader as exactly the model's full CQEs, error completions never
+//! compressed, fewer writes than completions, and a lone completion written once its session's
+//! period has passed.
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::host::cq_engine::{cq_engine, Cmpl as CmplRec, CqArm, CqCfg, EqDb};
 use nicgen_hdl::host::{DmaWrReq, QcmdRes};
-use nicgen_model::cq::{Cmpl, CqModel, RingWrite};
+use nicgen_model::cq::{session_bytes, Cmpl, CqModel, CqReader, MiniFormat, RingMem, RingWrite};
 use nicgen_tb::record::{PulseDriver, RecordDriver, RecordSink};
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamError, StreamPorts, StreamSink,
@@ -88,11 +92,21 @@ impl Bench {
         }
     }
 
+    /// 64-byte entries written so far (a merged write holds several).
+    fn entries(&self) -> usize {
+        self.wr.frames().iter().map(|f| f.data.len() / 64).sum()
+    }
+
     /// Step until every driver is empty, `writes` entries were written and `answers` commands
     /// answered, then 16 more cycles (late interrupts).
     fn settle(&mut self, sim: &mut Sim, seed: u64, writes: usize, answers: usize) {
-        let mut tail = 16;
-        let r = run_until_seeded(sim, seed, 5000, |sim| {
+        self.settle_for(sim, seed, writes, answers, 16);
+    }
+
+    /// [`Self::settle`], then `tail` more cycles (a session's period).
+    fn settle_for(&mut self, sim: &mut Sim, seed: u64, writes: usize, answers: usize, tail: u32) {
+        let mut tail = tail;
+        let r = run_until_seeded(sim, seed, 5000 + u64::from(tail), |sim| {
             let Bench {
                 qcmd,
                 qres,
@@ -112,8 +126,8 @@ impl Bench {
                 && self.cmpl.is_idle()
                 && self.arm.is_idle()
                 && self.eqdb.is_idle()
-                && self.wr.frames().len() >= writes
-                && self.wr_req.items.len() >= writes
+                && self.entries() >= writes
+                && self.wr_req.items.len() == self.wr.frames().len()
                 && self.qres.items.len() >= answers;
             if quiet {
                 tail -= 1;
@@ -125,7 +139,7 @@ impl Bench {
                 "{e}: {} of {writes} writes requested, {} written, {} of {answers} commands answered, \
                  {} completions and {} commands not yet taken",
                 self.wr_req.items.len(),
-                self.wr.frames().len(),
+                self.entries(),
                 self.qres.items.len(),
                 !self.cmpl.is_idle() as u8,
                 !self.qcmd.is_idle() as u8
@@ -133,8 +147,24 @@ impl Bench {
         }
     }
 
-    /// The ring writes so far: each request paired with its 64 data bytes.
+    /// The ring writes so far, a 64-byte entry each (a merged write split into its entries).
     fn writes(&self) -> Vec<RingWrite> {
+        self.raw_writes()
+            .into_iter()
+            .flat_map(|(addr, data)| {
+                data.chunks(64)
+                    .enumerate()
+                    .map(|(i, e)| RingWrite {
+                        addr: addr + 64 * i as u64,
+                        bytes: e.try_into().expect("whole entries"),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The DMA writes so far: address and data, each request paired with its data burst.
+    fn raw_writes(&self) -> Vec<(u64, Vec<u8>)> {
         assert_eq!(
             self.wr_req.items.len(),
             self.wr.frames().len(),
@@ -144,14 +174,24 @@ impl Bench {
             .items
             .iter()
             .zip(self.wr.frames())
-            .map(|(r, d)| {
+            .enumerate()
+            .map(|(i, (r, d))| {
                 let f = DmaWrReq::shape().decode(r);
-                assert_eq!(f.len, 64);
+                assert!(
+                    f.len % 64 == 0 && (64..=512).contains(&f.len),
+                    "whole entries, at most 8: {}",
+                    f.len
+                );
+                assert_eq!(
+                    f.len as usize,
+                    d.data.len(),
+                    "write {i} at {:#x}: request and data",
+                    f.addr
+                );
                 assert_eq!(f.off, 0);
-                RingWrite {
-                    addr: f.addr as u64,
-                    bytes: d.data.clone().try_into().expect("64 bytes per entry"),
-                }
+                let addr = f.addr as u64;
+                assert!(addr % 4096 + f.len as u64 <= 4096, "a write crosses a page");
+                (addr, d.data.clone())
             })
             .collect()
     }
@@ -426,4 +466,348 @@ fn an_eq_interrupts_after_its_period_when_the_count_is_not_reached() {
         (1024..=3 * 1024 + 64).contains(&after),
         "interrupt {after} cycles after the event; the period is 2 ticks of 1024"
     );
+}
+
+/// Host memory of the compressed test: 64-byte slots, a ring's slots starting with owner 1.
+struct Slots(std::collections::HashMap<u64, [u8; 64]>);
+
+impl RingMem for Slots {
+    fn read64(&self, addr: u64) -> [u8; 64] {
+        self.0.get(&(addr & !63)).copied().unwrap_or_else(|| {
+            let mut b = [0; 64];
+            b[0x3F] = 0xF1;
+            b
+        })
+    }
+    fn write8(&mut self, addr: u64, v: u8) {
+        let mut b = self.read64(addr);
+        b[(addr & 63) as usize] = v;
+        self.0.insert(addr & !63, b);
+    }
+}
+
+/// CQ create word 6: compression, mini format, session period.
+fn cq_opts(comp: bool, fmt: MiniFormat, period: u32) -> u32 {
+    comp as u32 | ((fmt == MiniFormat::Csum) as u32) << 1 | period << 16
+}
+
+/// A run of `n` completions for `cqn` that a compressed session may take whole (the mini CQE's
+/// fields and the WQE counter vary), with an error completion now and then.
+fn run_of(rng: &mut StdRng, cqn: u32, n: usize, fmt: MiniFormat) -> Vec<Cmpl> {
+    let mut t = random_cmpl(rng);
+    t.cqn = cqn;
+    t.opcode = [0u8, 2][rng.gen_range(0..2)];
+    (0..n)
+        .map(|i| {
+            let mut c = t.clone();
+            c.byte_cnt = rng.gen();
+            if c.opcode == 0 {
+                c.wqe_counter = rng.gen();
+                c.s_wqe_opcode = rng.gen();
+            } else {
+                c.wqe_counter = t.wqe_counter.wrapping_add(i as u16);
+                match fmt {
+                    MiniFormat::Hash => c.rss_hash_result = rng.gen(),
+                    MiniFormat::Csum => c.check_sum = rng.gen(),
+                }
+            }
+            if rng.gen_bool(0.06) {
+                c.opcode = [13u8, 14][rng.gen_range(0..2)];
+            }
+            c
+        })
+        .collect()
+}
+
+#[test]
+fn cq_engine_compressed_sessions_read_back_as_the_model() {
+    const PERIODS: [u32; 3] = [0, 24, 200];
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let cfg = CqCfg {
+            data_bits: w,
+            cqs: CQS,
+            eqs: EQS,
+            log_max: 12,
+        };
+        let Some(d) = dut(&cq_engine(&cfg).unwrap()) else {
+            return;
+        };
+        let (mut n_writes, mut n_cmpl) = (0usize, 0usize);
+        for (ki, k) in matrix(400 + wi as u64).into_iter().enumerate() {
+            let mut sim = if ki == 1 {
+                recording_sim(&d)
+            } else {
+                d.model.instance()
+            };
+            reset(&mut sim);
+            let mut b = Bench::new(&sim, &k);
+            let mut m = CqModel::new(CQS as usize, EQS as usize);
+            let mut rng = StdRng::seed_from_u64(k.seed);
+            let mut cmds = vec![
+                create(0, 0, 0x1_0000, 3, 0, 1),
+                create(0, 1, 0x2_0000, 2, 1, 2),
+            ];
+            m.create_eq(0, 0x1_0000, 3, 0, 1);
+            m.create_eq(1, 0x2_0000, 2, 1, 2);
+            // CQ c: compressed but CQ 5 (plain, merged writes only); hash format on odd CQs;
+            // ring sizes 4, 8, 16 and 32 slots; session periods 0, 24 and 200 cycles.
+            let mut readers = Vec::new();
+            for cq in 0..CQS {
+                let (base, log) = (0x10_0000 + cq as u64 * 0x1000, 2 + cq % 4);
+                let fmt = if cq % 2 == 1 {
+                    MiniFormat::Hash
+                } else {
+                    MiniFormat::Csum
+                };
+                let opts = cq_opts(cq != 5, fmt, PERIODS[cq as usize % 3]);
+                cmds.push(create(1, cq as u128, base, log, cq % 2, opts));
+                m.create_cq(cq, base, log, cq % 2);
+                readers.push(CqReader {
+                    base,
+                    log_size: log,
+                    fmt,
+                    cc: 0,
+                });
+            }
+            let n_cmds = cmds.len();
+            for c in cmds {
+                b.qcmd.push(c);
+            }
+            b.settle(&mut sim, k.seed, 0, n_cmds);
+            assert!(b.qres.items.iter().all(|r| status(r) == 0));
+            let mut mem = Slots(Default::default());
+            let (mut want_cqes, mut got_cqes) = (
+                vec![Vec::new(); CQS as usize],
+                vec![Vec::new(); CQS as usize],
+            );
+            let mut want_eqes = Vec::new();
+            let mut seen = 0;
+            let eq_ring = |a: u64| a < 0x10_0000;
+            let cq_of = |a: u64| ((a - 0x10_0000) / 0x1000) as usize;
+            let model_writes = |m: Vec<RingWrite>,
+                                want_cqes: &mut Vec<Vec<[u8; 64]>>,
+                                want_eqes: &mut Vec<RingWrite>| {
+                for x in m {
+                    if eq_ring(x.addr) {
+                        want_eqes.push(x);
+                    } else {
+                        want_cqes[cq_of(x.addr)].push(x.bytes);
+                    }
+                }
+            };
+            for phase in 0..5 {
+                // Some CQs armed (caught up: the next completion goes out at once with an
+                // event; behind: an event now).
+                for eq in 0..EQS {
+                    let ci = m.eq_pc(eq).unwrap();
+                    b.eqdb.queue.push_back(EqDb::shape().encode(&EqDb {
+                        eqn: eq as u128,
+                        ci: ci as u128,
+                        arm: 1,
+                    }));
+                    m.eq_doorbell(eq, ci, true);
+                }
+                // The EQs armed before any CQ arm can raise an event.
+                b.settle(&mut sim, k.seed, 0, n_cmds);
+                for cq in 0..CQS {
+                    if rng.gen_bool(0.2) {
+                        let pc = m.cq_pc(cq).unwrap();
+                        let ci = if rng.gen_bool(0.3) {
+                            pc.wrapping_sub(1) & 0xFF_FFFF
+                        } else {
+                            pc
+                        };
+                        b.arm.queue.push_back(CqArm::shape().encode(&CqArm {
+                            cqn: cq as u128,
+                            ci: ci as u128,
+                            ..Default::default()
+                        }));
+                        let x = m.arm_cq(cq, ci);
+                        model_writes(x, &mut want_cqes, &mut want_eqes);
+                    }
+                }
+                b.settle(&mut sim, k.seed, 0, n_cmds);
+                // Runs of like completions, CQs interleaved now and then.
+                let mut count = 0;
+                while count < 40 {
+                    let cq = rng.gen_range(0..CQS);
+                    let n = rng.gen_range(1..=12);
+                    for c in run_of(&mut rng, cq, n, readers[cq as usize].fmt) {
+                        b.cmpl.push(cmpl_record(&c));
+                        let x = m.complete(&c);
+                        model_writes(x, &mut want_cqes, &mut want_eqes);
+                    }
+                    count += n;
+                }
+                n_cmpl += count;
+                b.settle_for(&mut sim, k.seed, 0, n_cmds, 260);
+                // Apply the writes in order, each ring read after each write as a driver
+                // polling would.
+                let raw = b.raw_writes();
+                for (addr, data) in &raw[seen..] {
+                    if !eq_ring(*addr) {
+                        n_writes += 1;
+                        if data.len() == 128 && cq_of(*addr) != 5 {
+                            assert_eq!(data[0x3F] >> 2 & 3, 3, "a title");
+                            assert!(data[0x3F] >> 4 < 13, "an error CQE compressed");
+                        }
+                    }
+                    for (i, e) in data.chunks(64).enumerate() {
+                        mem.0.insert(addr + 64 * i as u64, e.try_into().unwrap());
+                    }
+                    if !eq_ring(*addr) {
+                        let cq = cq_of(*addr);
+                        got_cqes[cq].extend(readers[cq].poll(&mut mem));
+                    }
+                }
+                seen = raw.len();
+                let eqes: Vec<RingWrite> =
+                    b.writes().into_iter().filter(|x| eq_ring(x.addr)).collect();
+                // Events follow their session's write: per EQ, the same slots with the same
+                // owner bits, for the same CQs (a held session's event may come later than
+                // another CQ's).
+                let key = |v: &[RingWrite]| {
+                    let mut k: Vec<(u64, u8, u32)> = v
+                        .iter()
+                        .map(|x| {
+                            let cqn = u32::from_be_bytes(x.bytes[0x38..0x3C].try_into().unwrap());
+                            (x.addr & !0xFFF, x.bytes[0x3F], cqn)
+                        })
+                        .collect();
+                    k.sort();
+                    k
+                };
+                assert_eq!(
+                    key(&eqes),
+                    key(&want_eqes),
+                    "w={w} {k:?} phase {phase}: EQEs"
+                );
+                let slots = |v: &[RingWrite]| v.iter().map(|x| x.addr).collect::<Vec<_>>();
+                assert_eq!(slots(&eqes), slots(&want_eqes), "w={w} {k:?} phase {phase}");
+                for cq in 0..CQS as usize {
+                    let got: Vec<[u8; 64]> = got_cqes[cq]
+                        .iter()
+                        .map(|c| {
+                            untimed(
+                                RingWrite {
+                                    addr: 0x10_0000,
+                                    bytes: *c,
+                                },
+                                &[],
+                            )
+                            .bytes
+                        })
+                        .collect();
+                    let want: Vec<[u8; 64]> = want_cqes[cq]
+                        .iter()
+                        .map(|c| {
+                            untimed(
+                                RingWrite {
+                                    addr: 0x10_0000,
+                                    bytes: *c,
+                                },
+                                &[],
+                            )
+                            .bytes
+                        })
+                        .collect();
+                    assert_eq!(got.len(), want.len(), "w={w} {k:?} phase {phase}: CQ {cq}");
+                    for (i, (g, x)) in got.iter().zip(&want).enumerate() {
+                        assert_eq!(g, x, "w={w} {k:?} phase {phase}: CQ {cq} CQE {i}");
+                    }
+                }
+                assert_eq!(b.irq.counts, m.irqs, "w={w} {k:?} phase {phase}: irqs");
+            }
+            let written = sim.port("stat_cqe_written").unwrap();
+            assert_eq!(
+                sim.get_u64(written) as usize,
+                want_cqes.iter().map(Vec::len).sum::<usize>()
+            );
+            if ki == 1 {
+                icarus_agrees(&d, &sim.take_recording());
+            }
+        }
+        eprintln!("w={w}: {n_cmpl} completions in {n_writes} CQ writes");
+        // Runs of one CQ, another CQ's completions written alone past a waiting session:
+        // about 870 completions in 600 writes.
+        assert!(
+            n_writes * 4 < n_cmpl * 3,
+            "w={w}: sessions should save at least a quarter of the writes: {n_writes} for \
+             {n_cmpl}"
+        );
+    }
+}
+
+#[test]
+fn a_lone_completion_leaves_when_its_session_period_ends_and_a_run_is_one_write() {
+    let cfg = CqCfg {
+        data_bits: 64,
+        cqs: 4,
+        eqs: 1,
+        log_max: 12,
+    };
+    let Some(d) = dut(&cq_engine(&cfg).unwrap()) else {
+        return;
+    };
+    let mut sim = d.model.instance();
+    reset(&mut sim);
+    let k = Knobs {
+        seed: 9,
+        idle: 0.0,
+        backpressure: 0.0,
+    };
+    let mut b = Bench::new(&sim, &k);
+    b.irq.counts = vec![0];
+    let period = 300;
+    b.qcmd.push(create(0, 0, 0x1_0000, 3, 0, 1));
+    b.qcmd.push(create(
+        1,
+        1,
+        0x2_0000,
+        4,
+        0,
+        cq_opts(true, MiniFormat::Csum, period),
+    ));
+    b.settle(&mut sim, 9, 0, 2);
+    // One completion: written alone (a full CQE), not before the period, soon after it.
+    let mut rng = StdRng::seed_from_u64(9);
+    let run = run_of(&mut rng, 1, 8, MiniFormat::Csum);
+    let run: Vec<Cmpl> = run
+        .into_iter()
+        .map(|mut c| {
+            if c.opcode >= 13 {
+                c.opcode -= 13;
+            }
+            c
+        })
+        .collect();
+    let start = sim.cycles();
+    b.cmpl.push(cmpl_record(&run[0]));
+    b.settle(&mut sim, 9, 1, 2);
+    let took = sim.cycles() - start - 16;
+    assert!(
+        (u64::from(period)..u64::from(period) + 40).contains(&took),
+        "a lone completion written {took} cycles after it came; the period is {period}"
+    );
+    let first = b.raw_writes();
+    assert_eq!(first.len(), 1);
+    let mut want = nicgen_model::cq::cqe_bytes(&run[0], false).to_vec();
+    let mut got = first[0].1.clone();
+    got[0x30..0x38].fill(0);
+    want[0x30..0x38].fill(0);
+    assert_eq!(got, want, "a session of one is a full CQE");
+    // Seven more back to back: a session that reaches the block end (slot 1..8) is one write
+    // of the title and the mini CQEs.
+    for c in &run[1..] {
+        b.cmpl.push(cmpl_record(c));
+    }
+    b.settle(&mut sim, 9, 2, 2);
+    let all = b.raw_writes();
+    assert_eq!(all.len(), 2, "seven completions, one write");
+    let mut want = session_bytes(&run[1..], false, MiniFormat::Csum);
+    let mut got = all[1].1.clone();
+    assert_eq!(all[1].0, 0x2_0040);
+    got[0x30..0x38].fill(0);
+    want[0x30..0x38].fill(0);
+    assert_eq!(got, want, "title and mini CQEs");
 }

@@ -36,6 +36,76 @@ const ROWS: [(usize, TxMode); 8] = [
 const LATENCIES_NS: [u64; 4] = [0, 500, 1000, 2000];
 const SEED: u64 = 7;
 
+/// The CQE compression table: 64-byte frames as in the throughput table, without and with
+/// `--cqe-compress` (every CQ compressing, sessions of
+/// [`nicgen::sim_loopback::CQE_COMPRESS_SESSION`] cycles).
+fn cqe_compress_rows(
+    md: &mut String,
+    p: &Preset,
+    model: &nicgen_tb::Model,
+    n: usize,
+    command: &str,
+) -> Result<()> {
+    let _ = writeln!(
+        md,
+        "CQE compression (`{command}`; `nicgen sim loopback --cqe-compress`): 64-byte frames as \
+         above, each CQ writing runs of like completions as a title and mini CQEs (checksum \
+         format) in sessions of {} cycles; `DMA writes/frame` counts every write the NIC made \
+         (frames, CQEs, EQEs); `sessions` the compressed sessions the driver expanded and the \
+         completions they held (each frame has two: its send and its receive completion).\n",
+        nicgen::sim_loopback::CQE_COMPRESS_SESSION
+    );
+    let _ = writeln!(
+        md,
+        "| mode | frames | cycles/frame | Mpps | DMA writes/frame | sessions | completions in \
+         sessions |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
+    for compress in [false, true] {
+        eprintln!("host-bench: {} 64 bytes, cqe compress {compress}", p.name);
+        let o = LoopbackOpts {
+            frames: n,
+            queues: 4,
+            min_len: 60,
+            max_len: 64,
+            seed: SEED,
+            dma: pcie_dma(p, DMA_LATENCY_NS, SEED),
+            fixed_len: Some(64),
+            window: 16,
+            pcap_wire: None,
+            tx_mode: TxMode::Plain,
+            doorbell_batch: 1,
+            cqe_compress: compress,
+            cq_session: if compress {
+                nicgen::sim_loopback::CQE_COMPRESS_SESSION
+            } else {
+                0
+            },
+        };
+        let r = run_loopback(p, model, &o, |_| {})?;
+        anyhow::ensure!(
+            r.mismatches == 0,
+            "{}, cqe compress {compress}: {} frames differ from the model: {:?}",
+            p.name,
+            r.mismatches,
+            r.notes
+        );
+        let per = r.cycles as f64 / r.frames as f64;
+        let _ = writeln!(
+            md,
+            "| {} | {} | {per:.0} | {:.3} | {:.2} | {} | {} |",
+            if compress { "cqe-compress" } else { "plain" },
+            r.frames,
+            p.clock_mhz / per,
+            r.dma_writes as f64 / r.frames as f64,
+            r.compressed.0,
+            r.compressed.1
+        );
+    }
+    md.push('\n');
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -159,6 +229,8 @@ fn main() -> Result<()> {
                 pcap_wire: None,
                 tx_mode: mode,
                 doorbell_batch: 1,
+                cqe_compress: false,
+                cq_session: 0,
             };
             let t0 = Instant::now();
             let r = run_loopback(&p, &model, &o, |_| {})?;
@@ -186,6 +258,7 @@ fn main() -> Result<()> {
             );
         }
         md.push('\n');
+        cqe_compress_rows(&mut md, &p, &model, n, &command)?;
     }
     // The simulation speeds depend on the share of a core the run got: say how busy the
     // machine was.
