@@ -962,9 +962,17 @@ impl<B: Backend> NetDev<B> {
     /// Every completion of queue pair `queue` the device has written, in order; refills the
     /// receive queue.
     pub fn poll(&mut self, queue: usize) -> Result<Vec<Completion>, Error> {
+        self.poll_budget(queue, usize::MAX)
+    }
+
+    /// [`NetDev::poll`] with a NAPI-like budget: stops reading CQEs once `budget` received
+    /// frames were taken (a compressed session is taken whole, so up to 7 more), leaving the
+    /// rest for the next call; send completions do not count, as in NAPI. Fewer received
+    /// frames than `budget` means the CQ was emptied (NAPI's "done": time to re-arm and wait).
+    pub fn poll_budget(&mut self, queue: usize, budget: usize) -> Result<Vec<Completion>, Error> {
         self.qp(queue)?;
         let mut out = std::mem::take(&mut self.pending);
-        let polled = self.drain_cq(queue, &mut out);
+        let polled = self.drain_cq(queue, &mut out, budget);
         let refill = match self.post_rx_buffers(queue) {
             Err(Error::QueueInError { .. }) => Ok(0),
             r => r,
@@ -976,10 +984,17 @@ impl<B: Backend> NetDev<B> {
         Ok(out)
     }
 
-    fn drain_cq(&mut self, queue: usize, out: &mut Vec<Completion>) -> Result<(), Error> {
+    /// Read CQ `queue`'s completions into `out` until it is empty or `budget` received frames
+    /// were added.
+    fn drain_cq(
+        &mut self,
+        queue: usize,
+        out: &mut Vec<Completion>,
+        budget: usize,
+    ) -> Result<(), Error> {
         let mut result = Ok(());
-        let mut consumed = 0;
-        loop {
+        let (mut consumed, mut received) = (0, 0);
+        while received < budget {
             let (ring, ev) = {
                 let cq = &self.qp(queue)?.cq;
                 (cq.ring, cq.ev)
@@ -1016,7 +1031,10 @@ impl<B: Backend> NetDev<B> {
                 let c = Cqe::decode(&bytes);
                 let qp = self.qp(queue)?;
                 match Self::complete(qp, queue, &c, out, rx_buf_size) {
-                    Ok(Some(addr)) => self.read_rx(queue, addr, &c, out),
+                    Ok(Some(addr)) => {
+                        self.read_rx(queue, addr, &c, out);
+                        received += 1;
+                    }
                     Ok(None) => {}
                     Err(e) => {
                         result = Err(e);
@@ -1554,6 +1572,33 @@ mod tests {
             .collect();
         assert_eq!(signalled, [MAX_UNSIGNALLED - 1, 2 * MAX_UNSIGNALLED - 1, n]);
         assert_eq!(rxs(&got).len(), n);
+    }
+
+    #[test]
+    fn poll_budget_takes_at_most_budget_frames_and_leaves_the_rest() {
+        let mut nd = netdev(NetDevConfig::default());
+        let frames: Vec<_> = (0..5).map(|i| frame(60, i as u8)).collect();
+        for f in &frames {
+            nd.send(0, f, TxOffload::default()).unwrap();
+        }
+        let mut got = Vec::new();
+        let mut polls = Vec::new();
+        while rxs(&got).len() < 5 {
+            let _ = nd.wait(1, T);
+            let c = nd.poll_budget(0, 2).unwrap();
+            let n = rxs(&c).len();
+            assert!(n <= 2, "a poll took {n} frames over a budget of 2");
+            polls.push(n);
+            got.extend(c);
+        }
+        assert!(polls.iter().filter(|&&n| n == 2).count() >= 2, "{polls:?}");
+        let data: Vec<_> = rxs(&got).iter().map(|r| r.data.clone()).collect();
+        assert_eq!(data, frames, "in order, none lost between polls");
+        assert!(nd
+            .poll_budget(0, 0)
+            .unwrap()
+            .iter()
+            .all(|c| !matches!(c, Completion::Rx(_))));
     }
 
     #[test]

@@ -106,6 +106,10 @@ pub struct LoopbackOpts {
 /// completion of the same kind usually still finds the session open.
 pub const CQE_COMPRESS_SESSION: u16 = 256;
 
+/// Received frames the loop takes from one queue per poll, as NAPI's default weight (64): a
+/// busy queue cannot hold the others back.
+pub const NAPI_BUDGET: usize = 64;
+
 /// What came back.
 #[derive(Clone, Debug, Default)]
 pub struct LoopbackReport {
@@ -426,7 +430,10 @@ pub fn run_loopback(
         }
         let mut got_any = false;
         for q in 0..o.queues {
-            for c in nd.poll(q).map_err(|e| anyhow!("polling queue {q}: {e}"))? {
+            for c in nd
+                .poll_budget(q, NAPI_BUDGET)
+                .map_err(|e| anyhow!("polling queue {q}: {e}"))?
+            {
                 match c {
                     Completion::Rx(r) => {
                         // Per RSS queue, frames come back in order; across queues they may
