@@ -5,7 +5,7 @@
 //! reads late, out of order, and with stalls. `NICGEN_LOOPBACK_FRAMES` sets the frames per run
 //! (400 by default, as in CI); `nicgen sim loopback --frames 10000` is the long run.
 
-use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts, TxMode};
+use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts, RxMode, TxMode};
 use nicgen_hdl::preset::Preset;
 use nicgen_host::DmaConfig;
 
@@ -21,6 +21,17 @@ fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
 }
 
 fn run_mode(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, tx_mode: TxMode) {
+    run_modes(preset, queues, max_len, dma, tx_mode, RxMode::Plain);
+}
+
+fn run_modes(
+    preset: &str,
+    queues: usize,
+    max_len: usize,
+    dma: DmaConfig,
+    tx_mode: TxMode,
+    rx_mode: RxMode,
+) {
     if !nicgen_tb::verilator::verilator_required() {
         return;
     }
@@ -37,6 +48,7 @@ fn run_mode(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, tx_mode
         window: 0,
         pcap_wire: None,
         tx_mode,
+        rx_mode,
     };
     let r = run_loopback(&p, &model, &o, |_| {}).unwrap_or_else(|e| panic!("{preset}: {e:#}"));
     assert_eq!(r.frames, o.frames);
@@ -92,6 +104,28 @@ fn nic64_bf_sends_two_queues_reordered_stalled_dma() {
             ..DmaConfig::default()
         },
         TxMode::Bf,
+    );
+}
+
+/// Striding receive: every RQ a multi-packet RQ (16 KiB WQEs of 64-byte strides), frames of
+/// random sizes up to jumbo packed into the strides, filler CQEs where a frame does not fit in
+/// a WQE's strides left, on two queues with DMA answers late, out of order and stalled.
+#[test]
+fn nic64_striding_rq_two_queues_reordered_stalled_dma() {
+    run_modes(
+        "nic64",
+        2,
+        9014,
+        DmaConfig {
+            seed: 19,
+            latency_min: 5,
+            latency_max: 150,
+            req_stall: 0.2,
+            wr_data_stall: 0.2,
+            ..DmaConfig::default()
+        },
+        TxMode::Plain,
+        RxMode::Striding,
     );
 }
 

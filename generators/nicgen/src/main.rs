@@ -6,7 +6,8 @@
 //! nicgen sim rx [--preset P] --pcap-in F --report R.jsonl [--rss-key HEX40] [--mtu N]
 //! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
 //! nicgen sim loopback [--preset P] [--frames N] [--queues Q] [--min-len N] [--max-len N]
-//!                     [--seed S] [--tx-mode plain|inline|bf] [--dma-latency-ns N]
+//!                     [--seed S] [--tx-mode plain|inline|bf]
+//!                     [--rx-mode plain|striding] [--dma-latency-ns N]
 //! nicgen sim tap [--preset P] --wire-tap NAME[@NETNS] --host-tap NAME[@NETNS] [--seconds N]
 //!   every `sim` command also takes --trace FILE.fst [--trace-window FROM..TO]
 //! nicgen regmap [--write | --check] [--root DIR]
@@ -472,6 +473,10 @@ struct LoopbackArgs {
     /// How the driver hands frames to the send engine.
     #[arg(long, value_enum, default_value_t = nicgen::sim_loopback::TxMode::Plain)]
     tx_mode: nicgen::sim_loopback::TxMode,
+    /// How the driver posts receive buffers: one frame per WQE, or a striding (multi-packet)
+    /// RQ whose WQEs each take many frames.
+    #[arg(long, value_enum, default_value_t = nicgen::sim_loopback::RxMode::Plain)]
+    rx_mode: nicgen::sim_loopback::RxMode,
 }
 
 /// The options of `sim loopback` as the runner takes them, for preset `p`.
@@ -494,6 +499,7 @@ fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::Lo
         window: 0,
         pcap_wire: a.pcap_wire,
         tx_mode: a.tx_mode,
+        rx_mode: a.rx_mode,
     })
 }
 
