@@ -33,17 +33,19 @@
 //!   drop as above. A WQE is used up when its strides are (or by an error CQE). The bytes a
 //!   frame may use are the data segment's byte count from its first stride: a frame longer
 //!   (segment 2) or needing more strides than a whole WQE (segment 1) → LOCAL_LENGTH.
-//!   `stat_cqes` counts frame completions, not fillers.
+//!   `stat_cqes` counts frame completions, not fillers. The WQE register keeps a striding
+//!   WQE between frames: the next frame into the same WQE is not read again.
 //! - Ports ([`RqPorts`]): `s_axis_rx_*`, `s_axis_rx_meta_*` ([`RxMeta`]), `s_qcmd_*` /
 //!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tag 0 only),
 //!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
 //!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
 //! - States: [`RqState`].
 //! - Throughput: one frame at a time (receive, WQE fetch, scatter, completion); the frame
-//!   buffer holds one frame of `max_frame` bytes. A striding RQ still reads the (32-byte) WQE
-//!   for each frame, and a filler adds a CQE and three cycles. Latency: a doorbell-record read
+//!   buffer holds one frame of `max_frame` bytes. A striding RQ reads each (32-byte) WQE
+//!   once while frames of that RQ follow each other (a frame of another RQ in between makes
+//!   the next one read it again); a filler adds a CQE and three cycles. Latency: a doorbell-record read
 //!   when the cached producer counter is used up (striding: only when a WQE is used up), one
-//!   WQE read, then the writes.
+//!   WQE read (striding: none for the second and later frames in a WQE), then the writes.
 //! - Cost: the WQE register (most of the flip-flops), the RQ contexts in LUT RAM (25 bits more
 //!   per RQ for the stride geometry and cursor, plus a 16-bit stride adder), the frame
 //!   buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE figures:
@@ -418,6 +420,26 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 .shl_by(ctx.log_ssz)
                 .named("stride_offset");
 
+            // Striding: the WQE register still holds WQE `ci` of this RQ from the frame before
+            // (no descriptor read or command since), so the next frame into it is not read
+            // again. A WQE is rewritten by the driver only after it is used up, by when `ci`
+            // has moved on.
+            let wqe_cached = reg_init(1, 0u32).named("wqe_cached");
+            let cached_q = reg(cfg.queue_bits).named("wqe_cached_rq");
+            let cached_ci = reg(16).named("wqe_cached_ci");
+            let wqe_read_ok = is(S::WqeWait) & desc_last & !desc_err_now;
+            wqe_cached.set(select(
+                &[
+                    (is(S::DbrReq) | is(S::WqeReq) | take_qcmd, lit(1, 0u32)),
+                    (wqe_read_ok & striding, lit(1, 1u32)),
+                ],
+                wqe_cached,
+            ));
+            cached_q.set_if(wqe_read_ok, q);
+            cached_ci.set_if(wqe_read_ok, ci);
+            let wqe_hit = (striding & wqe_cached & cached_q.eq(q) & cached_ci.eq(ctx.ci))
+                .named("wqe_cache_hit");
+
             // ---- Scatter ----
             let si = reg(5).named("segment");
             let seg_arms: Vec<(u64, Sig)> = (0..16u32)
@@ -546,7 +568,11 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             // Cursor updates.
             let seg_start = seg_in & !list_end & seg_ok;
             si.set(select(
-                &[(is(S::WqeWait), striding.zext(5)), (seg_start, si + 1u32)],
+                &[
+                    (is(S::WqeWait), striding.zext(5)),
+                    (is(S::Ctx), lit(5, 1u32)),
+                    (seg_start, si + 1u32),
+                ],
                 si,
             ));
             w_addr.set(select(
@@ -657,7 +683,13 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     (take_meta, next(S::Ctx)),
                     (is(S::Ctx) & !q_ok, next(S::Idle)),
                     (is(S::Ctx) & fill, next(S::Filler)),
-                    (is(S::Ctx), mux(need_dbr, next(S::DbrReq), next(S::WqeReq))),
+                    (
+                        is(S::Ctx),
+                        select(
+                            &[(need_dbr, next(S::DbrReq)), (wqe_hit, next(S::Seg))],
+                            next(S::WqeReq),
+                        ),
+                    ),
                     (is(S::DbrReq) & rd_go, next(S::DbrWait)),
                     (
                         is(S::DbrWait) & desc_last,

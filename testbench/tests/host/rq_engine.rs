@@ -5,8 +5,8 @@
 //! every CQE field compared; then a frame longer than its scatter list and a segment outside
 //! its region: error CQEs, the RQ in error until RESET. A striding RQ (multi-packet WQEs) the
 //! same way: frames of random sizes packed into the strides of each WQE, filler CQEs where a
-//! frame does not fit in the strides left, a filler followed by no WQE counted as a drop, and
-//! its error cases.
+//! frame does not fit in the strides left, a filler followed by no WQE counted as a drop, each
+//! WQE read once for all its frames, and its error cases.
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_rx::RxMeta;
@@ -624,6 +624,9 @@ fn striding_rq_fillers_drops_and_errors() {
         "stride index and count, fillers"
     );
     assert_eq!(s.stat("no_wqe"), 1, "the frame after the last filler");
+    // Two doorbell-record reads (the first frame, the last) and one read per WQE: the second
+    // frame into a WQE is not read again.
+    assert_eq!(s.b.host.dma.stats().read_requests, 4, "DMA reads");
     // Errors: a frame larger than a whole WQE, a data segment shorter than the strides the
     // frame takes, an lkey with no region.
     for (what, seg, len, synd, vendor) in [
