@@ -279,11 +279,36 @@ pub struct RqParams {
     pub ring: u64,
     /// log2 WQEs.
     pub log_size: u8,
-    /// log2 bytes per WQE (4..=9).
+    /// log2 bytes per WQE (4..=9; striding: 5..=9).
     pub log_stride: u8,
     pub dbr: u64,
     /// The CQ its completions go to.
     pub cq: u16,
+    /// A striding (multi-packet) RQ with this geometry; `None`: one frame per WQE.
+    pub striding: Option<RqStrides>,
+}
+
+/// A striding RQ's geometry (`qcmd_in.log_num_strides`, `qcmd_in.log_stride_size`): each WQE
+/// is a next segment and one data segment naming a buffer of `2^log_num_strides` strides of
+/// `2^log_stride_size` bytes, and takes frames until its strides are used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RqStrides {
+    /// log2 strides per WQE (1..=14).
+    pub log_num_strides: u8,
+    /// log2 bytes per stride (6..=13).
+    pub log_stride_size: u8,
+}
+
+impl RqStrides {
+    /// Bytes of one WQE's buffer.
+    pub fn wqe_bytes(&self) -> usize {
+        1 << (self.log_num_strides + self.log_stride_size)
+    }
+
+    /// Strides per WQE.
+    pub fn strides(&self) -> u32 {
+        1 << self.log_num_strides
+    }
 }
 
 /// A queue as QUERY reports it.
@@ -737,6 +762,21 @@ impl<B: Backend> Device<B> {
         )?;
         let mut input = Self::create_input(p.ring, p.log_size, p.dbr, p.cq)?;
         qcmd_in::LOG_STRIDE.set(&mut input, p.log_stride.into());
+        if let Some(s) = p.striding {
+            check_fits(
+                "log2 strides per WQE",
+                qcmd_in::LOG_NUM_STRIDES,
+                s.log_num_strides.into(),
+            )?;
+            check_fits(
+                "log2 stride size",
+                qcmd_in::LOG_STRIDE_SIZE,
+                s.log_stride_size.into(),
+            )?;
+            qcmd_in::STRIDING.set(&mut input, 1);
+            qcmd_in::LOG_NUM_STRIDES.set(&mut input, s.log_num_strides.into());
+            qcmd_in::LOG_STRIDE_SIZE.set(&mut input, s.log_stride_size.into());
+        }
         self.command(QueueOp::Create, QueueType::Rq, index, Some(&input))
     }
 
@@ -926,6 +966,7 @@ mod tests {
                 log_stride: 5,
                 dbr: MEM_BASE + 0x50,
                 cq: 2,
+                striding: None,
             },
         )
         .unwrap();

@@ -19,6 +19,10 @@
 //! (but one in every [`MAX_UNSIGNALLED`]); every other WQE asks for a CQE, and send CQEs are
 //! taken as cumulative (a CQE for WQE `W` completes every older WQE too). Receiving keeps every
 //! RQ slot posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
+//! With [`NetDevConfig::rx_striding`] the RQ is a striding (multi-packet) RQ: each WQE's buffer
+//! takes frames until its strides are used, each CQE names the frame's first stride and the
+//! strides it took, a filler CQE skips the strides a frame did not fit in, and the driver finds
+//! each CQE's WQE by counting the strides consumed (a WQE is reposted once all are).
 //! [`NetDev::wait`] arms the CQs and sleeps on the EQs' interrupt vectors.
 //! With [`NetDevConfig::cqe_compress`] the CQs compress (mlx5 mini-CQE arrays): a title CQE
 //! with format COMPRESSED and an array of mini CQEs stand for a run of completions, which
@@ -44,7 +48,7 @@ use crate::desc::{
 };
 use crate::device::{
     CqParams, Device, DeviceError, EqParams, Lkey, MiniFormat, Moderation, QState, QueueType,
-    RqParams, SqParams,
+    RqParams, RqStrides, SqParams,
 };
 use crate::hw::{Backend, DmaError, DmaRegion};
 use crate::regs::consts::{cqe_format, misc};
@@ -71,6 +75,8 @@ pub const INLINE_L2: usize = ETH_HLEN + VLAN_HLEN;
 const RING_ALIGN: usize = 4096;
 /// Receive WQE stride: one data segment, no terminator.
 const RX_LOG_STRIDE: u8 = 4;
+/// Striding receive WQE stride: the next segment and one data segment.
+const RX_LOG_STRIDE_MPWRQ: u8 = 5;
 /// The memory-region table entry the driver's buffers use.
 const MR_INDEX: u32 = 0;
 /// Smallest send ring: room for the largest WQE.
@@ -128,6 +134,11 @@ pub struct NetDevConfig {
     /// `cqe_compress`) waits for more completions; 0: only those already waiting. Longer
     /// sessions compress more and delay a lone completion by up to this long.
     pub cq_session: u16,
+    /// Receive into a striding (multi-packet) RQ of this geometry: each WQE's buffer of
+    /// strides takes several frames (one WQE per buffer of many frames rather than per frame),
+    /// and `rx_buf_size` is not used. A WQE must hold the device's largest frame. `None`: one
+    /// frame per WQE.
+    pub rx_striding: Option<RqStrides>,
 }
 
 impl Default for NetDevConfig {
@@ -145,6 +156,7 @@ impl Default for NetDevConfig {
             tx_blueflame: 0,
             cqe_compress: false,
             cq_session: 0,
+            rx_striding: None,
         }
     }
 }
@@ -336,6 +348,8 @@ struct Rq {
     wq: WorkQueue,
     in_error: bool,
     bufs: u64,
+    /// Striding RQ: strides of the oldest posted WQE the device has used.
+    stride: u32,
 }
 
 struct Cq {
@@ -492,6 +506,18 @@ impl<B: Backend> NetDev<B> {
                 c.tx_blueflame
             )));
         }
+        if let Some(s) = c.rx_striding {
+            if !(1..=14).contains(&s.log_num_strides)
+                || !(6..=13).contains(&s.log_stride_size)
+                || s.wqe_bytes() < info.max_frame()
+            {
+                return Err(Error::Config(format!(
+                    "rx_striding {s:?}: 2..=16384 strides of 64..=8192 bytes, a WQE of at \
+                     least the device's largest frame ({} bytes)",
+                    info.max_frame()
+                )));
+            }
+        }
         if c.tx_buf_size < ETH_HLEN + 1 || c.tx_buf_size > misc::MAX_FRAME as usize {
             return Err(Error::Config(format!(
                 "tx_buf_size {} is outside {}..={}",
@@ -513,8 +539,23 @@ impl<B: Backend> NetDev<B> {
         self.cfg.tx_buf_size << self.cfg.sq_log_size
     }
 
+    /// Bytes of the buffer each receive WQE names.
+    fn rx_slot_bytes(&self) -> usize {
+        self.cfg
+            .rx_striding
+            .map_or(self.cfg.rx_buf_size, |s| s.wqe_bytes())
+    }
+
+    fn rx_log_stride(&self) -> u8 {
+        if self.cfg.rx_striding.is_some() {
+            RX_LOG_STRIDE_MPWRQ
+        } else {
+            RX_LOG_STRIDE
+        }
+    }
+
     fn per_queue_bytes(&self) -> usize {
-        self.tx_ring_bytes() + (self.cfg.rx_buf_size << self.cfg.rq_log_size)
+        self.tx_ring_bytes() + (self.rx_slot_bytes() << self.cfg.rq_log_size)
     }
 
     fn build(&mut self) -> Result<(), Error> {
@@ -595,20 +636,22 @@ impl<B: Backend> NetDev<B> {
             self.dev.create_sq(n, p)?;
             self.created.push((QueueType::Sq, n));
 
-            let rq_ring = self.alloc(DS_BYTES << c.rq_log_size, RING_ALIGN)?;
+            let rq_ring = self.alloc((1 << self.rx_log_stride()) << c.rq_log_size, RING_ALIGN)?;
             let rq = Rq {
                 ring: rq_ring.addr,
                 dbr: dbr(3 * q + 2),
                 wq: WorkQueue::new(c.rq_log_size).map_err(|e| Error::Config(e.to_string()))?,
                 in_error: false,
                 bufs: sq.bufs + self.tx_ring_bytes() as u64,
+                stride: 0,
             };
             let p = RqParams {
                 ring: rq.ring,
                 log_size: c.rq_log_size,
-                log_stride: RX_LOG_STRIDE,
+                log_stride: self.rx_log_stride(),
                 dbr: rq.dbr.addr,
                 cq: n,
+                striding: c.rx_striding,
             };
             self.dev.create_rq(n, p)?;
             self.created.push((QueueType::Rq, n));
@@ -919,7 +962,9 @@ impl<B: Backend> NetDev<B> {
     /// Fill every free slot of receive queue `queue` with its buffer; returns how many WQEs
     /// were posted.
     pub fn post_rx_buffers(&mut self, queue: usize) -> Result<usize, Error> {
-        let (lkey, size) = (self.lkey.0, self.cfg.rx_buf_size);
+        let (lkey, size) = (self.lkey.0, self.rx_slot_bytes());
+        let striding = self.cfg.rx_striding.is_some();
+        let log_stride = self.rx_log_stride();
         let qp = self.qp(queue)?;
         if qp.rq.in_error {
             return Err(Error::QueueInError {
@@ -942,10 +987,14 @@ impl<B: Backend> NetDev<B> {
                     addr: qp.rq.bufs + (slot * size) as u64,
                 }],
             };
-            writes.push((
-                qp.rq.ring + (slot * DS_BYTES) as u64,
-                wqe.encode(RX_LOG_STRIDE)?,
-            ));
+            // Striding: a next segment (unused, the ring is cyclic), then the data segment.
+            let mut bytes = if striding {
+                vec![0u8; DS_BYTES]
+            } else {
+                Vec::new()
+            };
+            bytes.extend(wqe.encode(RX_LOG_STRIDE)?);
+            writes.push((qp.rq.ring + ((slot as u64) << log_stride), bytes));
         }
         let (dbr, pc, n) = (qp.rq.dbr, qp.rq.wq.pc(), writes.len());
         if n > 0 {
@@ -1026,13 +1075,13 @@ impl<B: Backend> NetDev<B> {
                 consumed += 1;
                 vec![bytes]
             };
-            let rx_buf_size = self.cfg.rx_buf_size;
+            let rx = (self.rx_slot_bytes(), self.cfg.rx_striding);
             for bytes in entries {
                 let c = Cqe::decode(&bytes);
                 let qp = self.qp(queue)?;
-                match Self::complete(qp, queue, &c, out, rx_buf_size) {
-                    Ok(Some(addr)) => {
-                        self.read_rx(queue, addr, &c, out);
+                match Self::complete(qp, queue, &c, out, rx) {
+                    Ok(Some((addr, len))) => {
+                        self.read_rx(queue, addr, len, &c, out);
                         received += 1;
                     }
                     Ok(None) => {}
@@ -1055,14 +1104,16 @@ impl<B: Backend> NetDev<B> {
     }
 
     /// Account one CQE against the queue pair's rings; a receive completion comes back as
-    /// its buffer's address for [`NetDev::read_rx`].
+    /// its frame's address and length for [`NetDev::read_rx`]. `rx` is the bytes of a receive
+    /// WQE's buffer and the striding geometry.
     fn complete(
         qp: &mut QueuePair,
         queue: usize,
         c: &Cqe,
         out: &mut Vec<Completion>,
-        rx_buf_size: usize,
-    ) -> Result<Option<u64>, Error> {
+        rx: (usize, Option<RqStrides>),
+    ) -> Result<Option<(u64, usize)>, Error> {
+        let (rx_buf_size, striding) = rx;
         let bad = |what| Error::BadCompletion {
             queue,
             what,
@@ -1107,6 +1158,55 @@ impl<B: Backend> NetDev<B> {
                 }
                 Ok(None)
             }
+            (CqeOpcode::RespSend, _) | (CqeOpcode::RespErr, Some(_)) if striding.is_some() => {
+                let s = striding.expect("guarded");
+                let rq = &mut qp.rq;
+                // The CQE names the first stride it covers: the next one of the oldest WQE.
+                if rq.wq.used() == 0 || u32::from(c.wqe_counter) != rq.stride {
+                    return Err(bad("striding receive completion out of order"));
+                }
+                let slot = rq.wq.slot(rq.wq.cc());
+                let first = rq.stride;
+                if let Some(e) = c.error {
+                    // An error consumes the WQE.
+                    rq.stride = 0;
+                    rq.wq
+                        .consume(1)
+                        .map_err(|_| bad("receive ring underflow"))?;
+                    rq.in_error |= e.syndrome != Syndrome::WrFlush;
+                    out.push(error(Direction::Receive, e));
+                    return Ok(None);
+                }
+                // The byte_cnt word's striding fields, at their bit positions in it.
+                let bc = |f: crate::regs::DescField| {
+                    let mut w = [0u8; CQE_BYTES];
+                    cqe::BYTE_CNT.set(&mut w, c.byte_cnt.into());
+                    f.get(&w) as u32
+                };
+                let (len, used, filler) = (
+                    bc(cqe::MPWRQ_LEN),
+                    bc(cqe::MPWRQ_STRIDES),
+                    bc(cqe::MPWRQ_FILLER) == 1,
+                );
+                if used == 0 || first + used > s.strides() {
+                    return Err(bad("striding receive completion over the WQE's strides"));
+                }
+                if !filler && (len as usize).div_ceil(1 << s.log_stride_size) != used as usize {
+                    return Err(bad("striding receive byte count and strides disagree"));
+                }
+                rq.stride += used;
+                if rq.stride == s.strides() {
+                    rq.stride = 0;
+                    rq.wq
+                        .consume(1)
+                        .map_err(|_| bad("receive ring underflow"))?;
+                }
+                if filler {
+                    return Ok(None);
+                }
+                let at = (slot * rx_buf_size) as u64 + ((first as u64) << s.log_stride_size);
+                Ok(Some((rq.bufs + at, len as usize)))
+            }
             (CqeOpcode::RespSend, _) | (CqeOpcode::RespErr, Some(_)) => {
                 let rq = &mut qp.rq;
                 if rq.wq.used() == 0 || c.wqe_counter != rq.wq.cc() {
@@ -1124,15 +1224,18 @@ impl<B: Backend> NetDev<B> {
                 if c.byte_cnt as usize > rx_buf_size {
                     return Err(bad("receive byte count over the buffer"));
                 }
-                Ok(Some(rq.bufs + (slot * rx_buf_size) as u64))
+                Ok(Some((
+                    rq.bufs + (slot * rx_buf_size) as u64,
+                    c.byte_cnt as usize,
+                )))
             }
             _ => Err(bad("unexpected CQE opcode")),
         }
     }
 
-    /// Copy a received frame out of its buffer at `addr`.
-    fn read_rx(&mut self, queue: usize, addr: u64, c: &Cqe, out: &mut Vec<Completion>) {
-        let mut data = vec![0u8; c.byte_cnt as usize];
+    /// Copy a received frame of `len` bytes out of its buffer at `addr`.
+    fn read_rx(&mut self, queue: usize, addr: u64, len: usize, c: &Cqe, out: &mut Vec<Completion>) {
+        let mut data = vec![0u8; len];
         self.dev.backend().read(addr, &mut data);
         out.push(Completion::Rx(RxFrame {
             queue,
@@ -1659,6 +1762,61 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// A striding RQ: frames of every size share WQEs, a frame that does not fit in a WQE's
+    /// strides left is preceded by a filler CQE (skipped), WQEs are reposted once used up and
+    /// the ring wraps several times; every frame comes back whole and in order.
+    #[test]
+    fn striding_rq_packs_frames_and_skips_fillers() {
+        let strides = RqStrides {
+            log_num_strides: 5,
+            log_stride_size: 6,
+        };
+        let mut nd = netdev(NetDevConfig {
+            rq_log_size: 2,
+            rx_striding: Some(strides),
+            ..NetDevConfig::default()
+        });
+        let mut want = Vec::new();
+        for i in 0..120usize {
+            let len = [60, 64, 65, 200, 1000, 1514, 700][i % 7];
+            let f = frame(len, i as u8);
+            nd.send(0, &f, TxOffload::default()).unwrap();
+            want.push(f);
+            let got = collect(&mut nd, 1, 2);
+            assert_eq!(rxs(&got).len(), 1, "frame {i}");
+            assert_eq!(rxs(&got)[0].data, want[i], "frame {i}");
+        }
+        let fillers = fake(&mut nd).counter(stats::RX_CQES) - 120;
+        assert!(fillers > 0, "no filler CQE");
+        assert_eq!(fake(&mut nd).counter(stats::RX_NO_WQE), 0);
+    }
+
+    #[test]
+    fn striding_geometry_must_hold_the_largest_frame() {
+        let nd = netdev(NetDevConfig::default());
+        let mut dev = nd.close().unwrap();
+        for (n, sz) in [(4u8, 6u8), (0, 11), (15, 6), (8, 5), (1, 14)] {
+            let e = NetDev::new(
+                dev,
+                NetDevConfig {
+                    rx_striding: Some(RqStrides {
+                        log_num_strides: n,
+                        log_stride_size: sz,
+                    }),
+                    ..NetDevConfig::default()
+                },
+            );
+            match e {
+                Err(ErrorWithDevice {
+                    error: Error::Config(_),
+                    device,
+                }) => dev = *device,
+                Err(e) => panic!("2^{n} strides of 2^{sz}: {}", e.error),
+                Ok(_) => panic!("2^{n} strides of 2^{sz} bytes accepted"),
+            }
+        }
     }
 
     #[test]

@@ -550,12 +550,33 @@ pub mod desc {
             lsb: 0,
             bits: 16,
         };
-        /// RX: bytes written; send: bytes sent; compressed-session title: its completion count (2..=8).
+        /// RX: bytes written; send: bytes sent; compressed-session title: its completion count (2..=8); striding RQ: the three fields below.
         pub const BYTE_CNT: DescField = DescField {
             byte: 0x2c,
             container: 4,
             lsb: 0,
             bits: 32,
+        };
+        /// striding RQ: frame length.
+        pub const MPWRQ_LEN: DescField = DescField {
+            byte: 0x2c,
+            container: 4,
+            lsb: 0,
+            bits: 16,
+        };
+        /// striding RQ: strides consumed (filler: the strides skipped).
+        pub const MPWRQ_STRIDES: DescField = DescField {
+            byte: 0x2c,
+            container: 4,
+            lsb: 16,
+            bits: 15,
+        };
+        /// striding RQ: filler CQE, no frame (the WQE's strides left, skipped).
+        pub const MPWRQ_FILLER: DescField = DescField {
+            byte: 0x2c,
+            container: 4,
+            lsb: 31,
+            bits: 1,
         };
         /// device cycle counter at completion (error CQEs: bytes 0x36-0x37 hold vendor_err_synd and syndrome instead).
         pub const TIMESTAMP: DescField = DescField {
@@ -592,7 +613,7 @@ pub mod desc {
             lsb: 24,
             bits: 8,
         };
-        /// WQE completed (send: the last of the batch).
+        /// WQE completed (send: the last of the batch; striding RQ: the frame's first stride).
         pub const WQE_COUNTER: DescField = DescField {
             byte: 0x3c,
             container: 2,
@@ -763,11 +784,32 @@ pub mod desc {
             lsb: 0,
             bits: 5,
         };
-        /// RQ: log2 bytes per receive WQE (4..=9).
+        /// RQ: log2 bytes per receive WQE (4..=9; striding: 5..=9).
         pub const LOG_STRIDE: DescField = DescField {
             byte: 0x08,
             container: 4,
             lsb: 8,
+            bits: 4,
+        };
+        /// RQ: striding (multi-packet) RQ: each WQE is a 16-byte next segment and one data segment, a buffer of strides.
+        pub const STRIDING: DescField = DescField {
+            byte: 0x08,
+            container: 4,
+            lsb: 16,
+            bits: 1,
+        };
+        /// RQ striding: log2 strides per WQE (1..=14).
+        pub const LOG_NUM_STRIDES: DescField = DescField {
+            byte: 0x08,
+            container: 4,
+            lsb: 20,
+            bits: 4,
+        };
+        /// RQ striding: log2 bytes per stride (6..=13).
+        pub const LOG_STRIDE_SIZE: DescField = DescField {
+            byte: 0x08,
+            container: 4,
+            lsb: 24,
             bits: 4,
         };
         /// CQ, SQ, RQ: doorbell record bits 31:0.

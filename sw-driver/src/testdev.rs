@@ -71,6 +71,10 @@ pub struct FQueue {
     pub arm_ci: u32,
     pub synd: u8,
     pub err_wqe: u16,
+    /// Striding RQ: log2 strides per WQE and log2 bytes per stride.
+    pub striding: Option<(u32, u32)>,
+    /// Striding RQ: strides of WQE `pc` used.
+    pub stride: u32,
 }
 
 pub struct FakeNic {
@@ -240,6 +244,12 @@ impl FakeNic {
                     link: g(qcmd_in::LINK) as u32,
                     mod_count: g(qcmd_in::MOD_COUNT) as u32,
                     state: qstate::RDY,
+                    striding: (qt == t::RQ && g(qcmd_in::STRIDING) == 1).then(|| {
+                        (
+                            g(qcmd_in::LOG_NUM_STRIDES) as u32,
+                            g(qcmd_in::LOG_STRIDE_SIZE) as u32,
+                        )
+                    }),
                     ..FQueue::default()
                 };
                 let link_ok = match qt {
@@ -251,7 +261,15 @@ impl FakeNic {
                         .get(q.link as usize)
                         .is_some_and(|c| c.is_some()),
                 };
-                let stride_ok = qt != t::RQ || (4..=9).contains(&q.log_stride);
+                let stride_ok = qt != t::RQ
+                    || match q.striding {
+                        None => (4..=9).contains(&q.log_stride),
+                        Some((n, sz)) => {
+                            (5..=9).contains(&q.log_stride)
+                                && (1..=14).contains(&n)
+                                && (6..=13).contains(&sz)
+                        }
+                    };
                 if q.log > self.id.log_max_wq || !link_ok || !stride_ok {
                     return s::BAD_PARAM;
                 }
@@ -464,6 +482,9 @@ impl FakeNic {
             self.count(stats::RX_NO_WQE);
             return;
         }
+        if let Some(geometry) = rq.striding {
+            return self.receive_striding(rqn, &rq, geometry, frame);
+        }
         self.count(stats::RX_DELIVERED);
         let stride = 1usize << rq.log_stride;
         let slot = (ci & ((1 << rq.log) - 1)) as u64;
@@ -520,6 +541,55 @@ impl FakeNic {
                 Self::error_cqe(CqeOpcode::RespErr, rqn, ci, s)
             }
         };
+        self.post_cqe(rq.link, c);
+    }
+
+    /// A frame for a striding RQ: the next strides of WQE `pc`, or a filler CQE and the next
+    /// WQE when they do not suffice. No VLAN stripping or checksum verdicts: what is checked
+    /// is the driver's stride accounting.
+    fn receive_striding(&mut self, rqn: u32, rq: &FQueue, (n, sz): (u32, u32), frame: Vec<u8>) {
+        let posted = dbr::RQ_PC.get(&self.peek(rq.dbr, 8)) as u16;
+        let need = (frame.len() as u32).div_ceil(1 << sz);
+        let (mut ci, mut stride) = (rq.pc as u16, rq.stride);
+        if need > (1 << n) - stride {
+            self.count(stats::RX_CQES);
+            let byte_cnt = 1 << 31 | ((1 << n) - stride) << 16;
+            let filler = Cqe {
+                byte_cnt,
+                ..Self::blank_cqe(CqeOpcode::RespSend, rqn, stride as u16)
+            };
+            self.post_cqe(rq.link, filler);
+            (ci, stride) = (ci.wrapping_add(1), 0);
+        }
+        let q = self.q(3, rqn).expect("the RQ exists");
+        (q.pc, q.stride) = (ci as u32, stride);
+        if ci == posted {
+            self.count(stats::RX_NO_WQE);
+            return;
+        }
+        self.count(stats::RX_DELIVERED);
+        let slot = (ci & ((1 << rq.log) - 1)) as u64;
+        let wqe = self.peek(rq.ring + (slot << rq.log_stride), 32);
+        let d = RecvWqe::decode(&wqe[16..32]).expect("a data segment");
+        let seg = d.scatter[0];
+        let addr = seg.addr + ((stride as u64) << sz);
+        assert!(
+            self.mr_ok(seg.lkey, addr, frame.len() as u64),
+            "striding WQE buffer"
+        );
+        self.poke(addr, &frame);
+        let c = Cqe {
+            byte_cnt: need << 16 | frame.len() as u32,
+            l2_ok: true,
+            ..Self::blank_cqe(CqeOpcode::RespSend, rqn, stride as u16)
+        };
+        stride += need;
+        if stride == 1 << n {
+            (ci, stride) = (ci.wrapping_add(1), 0);
+        }
+        let q = self.q(3, rqn).expect("the RQ exists");
+        (q.pc, q.stride) = (ci as u32, stride);
+        self.count(stats::RX_CQES);
         self.post_cqe(rq.link, c);
     }
 

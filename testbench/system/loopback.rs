@@ -1,12 +1,13 @@
 //! The whole NIC in MAC loopback under the real driver (`nicgen::sim_loopback`): random frames
 //! with checksum, VLAN and inline-header requests on several queues at once, by pointer or
 //! (`TxMode::Inline`) the small ones wholly in the WQE, or (`TxMode::Bf`) also every WQE through
-//! the BlueFlame window, or several per doorbell (doorbell batching), also with CQE compression,
-//! come back exactly as the golden model says, while the rings wrap many times and the simulated host answers DMA
-//! reads late, out of order, and with stalls. `NICGEN_LOOPBACK_FRAMES` sets the frames per run
-//! (400 by default, as in CI); `nicgen sim loopback --frames 10000` is the long run.
+//! the BlueFlame window, or several per doorbell (doorbell batching), received into plain or
+//! striding RQs, also with CQE compression, come back exactly as the golden model says, while
+//! the rings wrap many times and the simulated host answers DMA reads late, out of order, and
+//! with stalls. `NICGEN_LOOPBACK_FRAMES` sets the frames per run (400 by default, as in CI);
+//! `nicgen sim loopback --frames 10000` is the long run.
 
-use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts, TxMode};
+use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts, RxMode, TxMode};
 use nicgen_hdl::preset::Preset;
 use nicgen_host::DmaConfig;
 
@@ -22,19 +23,40 @@ fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
 }
 
 fn run_mode(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, tx_mode: TxMode) {
-    run_opts(preset, queues, max_len, dma, tx_mode, 1, false);
+    run_modes(
+        preset,
+        queues,
+        max_len,
+        dma,
+        Modes {
+            tx: tx_mode,
+            ..Modes::default()
+        },
+    );
 }
 
-/// [`run_mode`] with `doorbell_batch` frames per send doorbell and CQE compression as asked.
-fn run_opts(
-    preset: &str,
-    queues: usize,
-    max_len: usize,
-    dma: DmaConfig,
-    tx_mode: TxMode,
+/// How the driver and the NIC run a loopback: the send and receive modes, frames per send
+/// doorbell, CQE compression.
+#[derive(Clone, Copy)]
+struct Modes {
+    tx: TxMode,
+    rx: RxMode,
     doorbell_batch: usize,
     cqe_compress: bool,
-) {
+}
+
+impl Default for Modes {
+    fn default() -> Self {
+        Modes {
+            tx: TxMode::Plain,
+            rx: RxMode::Plain,
+            doorbell_batch: 1,
+            cqe_compress: false,
+        }
+    }
+}
+
+fn run_modes(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, m: Modes) {
     if !nicgen_tb::verilator::verilator_required() {
         return;
     }
@@ -50,14 +72,15 @@ fn run_opts(
         fixed_len: None,
         window: 0,
         pcap_wire: None,
-        tx_mode,
-        doorbell_batch,
-        cqe_compress,
-        cq_session: if cqe_compress {
+        tx_mode: m.tx,
+        doorbell_batch: m.doorbell_batch,
+        cqe_compress: m.cqe_compress,
+        cq_session: if m.cqe_compress {
             nicgen::sim_loopback::CQE_COMPRESS_SESSION
         } else {
             0
         },
+        rx_mode: m.rx,
     };
     let r = run_loopback(&p, &model, &o, |_| {}).unwrap_or_else(|e| panic!("{preset}: {e:#}"));
     assert_eq!(r.frames, o.frames);
@@ -113,6 +136,30 @@ fn nic64_bf_sends_two_queues_reordered_stalled_dma() {
             ..DmaConfig::default()
         },
         TxMode::Bf,
+    );
+}
+
+/// Striding receive: every RQ a multi-packet RQ (16 KiB WQEs of 64-byte strides), frames of
+/// random sizes up to jumbo packed into the strides, filler CQEs where a frame does not fit in
+/// a WQE's strides left, on two queues with DMA answers late, out of order and stalled.
+#[test]
+fn nic64_striding_rq_two_queues_reordered_stalled_dma() {
+    run_modes(
+        "nic64",
+        2,
+        9014,
+        DmaConfig {
+            seed: 19,
+            latency_min: 5,
+            latency_max: 150,
+            req_stall: 0.2,
+            wr_data_stall: 0.2,
+            ..DmaConfig::default()
+        },
+        Modes {
+            rx: RxMode::Striding,
+            ..Modes::default()
+        },
     );
 }
 
@@ -185,7 +232,7 @@ fn nic64_blueflame_inline_64_byte_send_makes_no_dma_read() {
 /// kinds of session occur, and error-free runs of both).
 #[test]
 fn nic64_cqe_compression_two_queues_reordered_stalled_dma() {
-    run_opts(
+    run_modes(
         "nic64",
         2,
         1514,
@@ -196,9 +243,10 @@ fn nic64_cqe_compression_two_queues_reordered_stalled_dma() {
             req_stall: 0.2,
             ..DmaConfig::default()
         },
-        TxMode::Plain,
-        1,
-        true,
+        Modes {
+            cqe_compress: true,
+            ..Modes::default()
+        },
     );
 }
 
@@ -223,7 +271,7 @@ fn nic512_three_queues_with_dma_stalls() {
 /// cuts some runs short, which then ring early).
 #[test]
 fn nic128_two_queues_with_late_dma_batched_doorbells() {
-    run_opts(
+    run_modes(
         "nic128",
         2,
         1514,
@@ -233,9 +281,10 @@ fn nic128_two_queues_with_late_dma_batched_doorbells() {
             latency_max: 200,
             ..DmaConfig::default()
         },
-        TxMode::Plain,
-        3,
-        false,
+        Modes {
+            doorbell_batch: 3,
+            ..Modes::default()
+        },
     );
 }
 

@@ -13,8 +13,9 @@
 //!   size and writes `results/PIPELINE.md`.
 //! - `cargo xtask bench-host` measures the host interface through the driver loopback behind
 //!   the preset's PCIe link with 1 µs DMA latency (doorbell-to-CQE latency, also per send mode:
-//!   plain, inline, BlueFlame + inline; Mpps and Gb/s per frame size, and at 64 bytes by
-//!   BlueFlame; simulation speed) and writes `results/HOST.md`.
+//!   plain, inline, BlueFlame + inline; Mpps and Gb/s per frame size, at 64 bytes by
+//!   BlueFlame, and at 64 and 1514 bytes into a striding RQ; simulation speed) and writes
+//!   `results/HOST.md`.
 //! - `cargo xtask sta FILE.sdf [--mhz F] [--top N]` lists every endpoint of a routed design that
 //!   misses a clock, grouped by launch and capture register (`fpga/sta.rs`; bench-area writes
 //!   the SDF of every seed).

@@ -6,7 +6,8 @@
 //! nicgen sim rx [--preset P] --pcap-in F --report R.jsonl [--rss-key HEX40] [--mtu N]
 //! nicgen sim tx [--preset P] --pcap-in F --pcap-out G [--csum l3,l4] [--vlan-insert VID]
 //! nicgen sim loopback [--preset P] [--frames N] [--queues Q] [--min-len N] [--max-len N]
-//!                     [--seed S] [--tx-mode plain|inline|bf] [--dma-latency-ns N]
+//!                     [--seed S] [--tx-mode plain|inline|bf]
+//!                     [--rx-mode plain|striding] [--dma-latency-ns N]
 //! nicgen sim tap [--preset P] --wire-tap NAME[@NETNS] --host-tap NAME[@NETNS] [--seconds N]
 //!   every `sim` command also takes --trace FILE.fst [--trace-window FROM..TO]
 //! nicgen regmap [--write | --check] [--root DIR]
@@ -488,6 +489,10 @@ struct LoopbackArgs {
     /// --cqe-compress, else 0 (only completions already waiting).
     #[arg(long, value_name = "CYCLES")]
     cq_session: Option<u16>,
+    /// How the driver posts receive buffers: one frame per WQE, or a striding (multi-packet)
+    /// RQ whose WQEs each take many frames.
+    #[arg(long, value_enum, default_value_t = nicgen::sim_loopback::RxMode::Plain)]
+    rx_mode: nicgen::sim_loopback::RxMode,
 }
 
 /// The options of `sim loopback` as the runner takes them, for preset `p`.
@@ -523,6 +528,7 @@ fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::Lo
         } else {
             0
         }),
+        rx_mode: a.rx_mode,
     })
 }
 

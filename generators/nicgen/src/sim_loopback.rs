@@ -4,7 +4,8 @@
 //! others, `min_len` to `max_len` bytes) with random checksum, VLAN and inline-header requests go out
 //! on every queue; each must come back exactly as the golden model says (`tx::tx_frame` then
 //! `rx::rx_frame`: bytes, L3 and L4 types, checksum verdicts, checksum-complete, RSS type, hash
-//! and queue, VLAN). The driver hands frames over as [`TxMode`] says.
+//! and queue, VLAN). The driver hands frames over as [`TxMode`] says and receives them as
+//! [`RxMode`] says.
 //! What `nicgen sim loopback` runs and what `testbench/system/loopback.rs` checks.
 //!
 //! With a wire capture ([`LoopbackOpts::pcap_wire`]) the loop closes outside the NIC instead:
@@ -14,7 +15,7 @@
 
 use crate::wire::{MacWire, WireCapture, WireCounts};
 use anyhow::{anyhow, bail, Result};
-use nicgen_driver::device::{Device, RssEnables};
+use nicgen_driver::device::{Device, RqStrides, RssEnables};
 use nicgen_driver::netdev::{
     Completion, NetDev, NetDevConfig, TxOffload, MAX_BLUEFLAME, MAX_TX_INLINE,
 };
@@ -68,6 +69,32 @@ impl TxMode {
     }
 }
 
+/// How the driver posts receive buffers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RxMode {
+    /// One buffer per receive WQE, one frame each.
+    #[default]
+    Plain,
+    /// A striding (multi-packet) RQ: each WQE a 16 KiB buffer of 256 strides of 64 bytes
+    /// that takes frames until its strides are used; each CQE names the frame's first stride
+    /// and the strides it took.
+    Striding,
+}
+
+impl RxMode {
+    /// The driver's setting for this mode.
+    pub fn rx_striding(self) -> Option<RqStrides> {
+        match self {
+            RxMode::Plain => None,
+            // 16 KiB: every frame the engine takes fits in one WQE.
+            RxMode::Striding => Some(RqStrides {
+                log_num_strides: 8,
+                log_stride_size: 6,
+            }),
+        }
+    }
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct LoopbackOpts {
@@ -99,6 +126,8 @@ pub struct LoopbackOpts {
     pub cqe_compress: bool,
     /// Device cycles each CQ's session waits for more completions (`NetDevConfig::cq_session`).
     pub cq_session: u16,
+    /// How the driver posts receive buffers.
+    pub rx_mode: RxMode,
 }
 
 /// The CQ session period of a loopback with CQE compression unless one is given, device
@@ -354,6 +383,7 @@ pub fn run_loopback(
             tx_blueflame: o.tx_mode.tx_blueflame(),
             cqe_compress: o.cqe_compress,
             cq_session: o.cq_session,
+            rx_striding: o.rx_mode.rx_striding(),
             ..NetDevConfig::default()
         },
         capture,

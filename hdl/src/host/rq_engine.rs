@@ -23,15 +23,31 @@
 //!   error → LOCAL_ACCESS. Each gives an error CQE (RESP_ERR, syndrome, `vendor_err_synd` =
 //!   segment index), consumes the WQE, drops the frame, and puts the RQ in error until RESET
 //!   (bytes already written into earlier segments stay).
+//! - Striding (multi-packet) RQs (mlx5 MPWRQ; CREATE's `striding`, `log_num_strides`,
+//!   `log_stride_size`): a WQE is a 16-byte next segment (not read: the ring is cyclic) and one
+//!   data segment, a buffer of strides. A frame goes to the current WQE from its next free
+//!   stride, taking ceil(len / stride size) strides; its CQE has that first stride in
+//!   `wqe_counter` and byte_cnt = strides consumed << 16 | length. A frame needing more
+//!   strides than the WQE has left first gets a filler CQE (byte_cnt bit 31, the strides left,
+//!   no data: `Filler`, `FillAdv`) and starts over at the next WQE, where no WQE is a counted
+//!   drop as above. A WQE is used up when its strides are (or by an error CQE). The bytes a
+//!   frame may use are the data segment's byte count from its first stride: a frame longer
+//!   (segment 2) or needing more strides than a whole WQE (segment 1) → LOCAL_LENGTH.
+//!   `stat_cqes` counts frame completions, not fillers. The WQE register keeps a striding
+//!   WQE between frames: the next frame into the same WQE is not read again.
 //! - Ports ([`RqPorts`]): `s_axis_rx_*`, `s_axis_rx_meta_*` ([`RxMeta`]), `s_qcmd_*` /
 //!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tag 0 only),
 //!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
 //!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
 //! - States: [`RqState`].
 //! - Throughput: one frame at a time (receive, WQE fetch, scatter, completion); the frame
-//!   buffer holds one frame of `max_frame` bytes. Latency: a doorbell-record read when the
-//!   cached producer counter is used up, one WQE read, then the writes.
-//! - Cost: the WQE register (most of the flip-flops), the RQ contexts in LUT RAM, the frame
+//!   buffer holds one frame of `max_frame` bytes. A striding RQ reads each (32-byte) WQE
+//!   once while frames of that RQ follow each other (a frame of another RQ in between makes
+//!   the next one read it again); a filler adds a CQE and three cycles. Latency: a doorbell-record read
+//!   when the cached producer counter is used up (striding: only when a WQE is used up), one
+//!   WQE read (striding: none for the second and later frames in a WQE), then the writes.
+//! - Cost: the WQE register (most of the flip-flops), the RQ contexts in LUT RAM (25 bits more
+//!   per RQ for the stride geometry and cursor, plus a 16-bit stride adder), the frame
 //!   buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE figures:
 //!   results/HOST.md).
 //! - Golden model: `nicgen_model::rq`; test: `testbench/tests/host/rq_engine.rs`.
@@ -78,7 +94,7 @@ nicgen_edsl::record! {
         no_wqe: 32,
         /// Completions in error.
         errors: 32,
-        /// Completions (CQE requests) made.
+        /// Frame completions (CQE requests) made; striding RQ filler CQEs are not counted.
         cqes: 32,
     }
 }
@@ -144,6 +160,13 @@ nicgen_edsl::record! {
         synd: 8,
         err_wqe: 16,
         state: 2,
+        /// Striding (multi-packet) RQ.
+        striding: 1,
+        /// Striding: log2 strides per WQE, log2 bytes per stride.
+        log_nstr: 4,
+        log_ssz: 4,
+        /// Striding: strides of WQE `ci` already used.
+        stride: 16,
     }
 }
 
@@ -166,6 +189,10 @@ nicgen_edsl::states! {
         WrData,
         Cmpl,
         Advance,
+        /// Striding RQ: the filler CQE for the strides the frame could not use.
+        Filler,
+        /// Striding RQ: the WQE after the filler; the frame starts over at `Ctx`.
+        FillAdv,
     }
 }
 
@@ -282,10 +309,21 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let log_size = c.in2.slice(4, 0);
             let log_stride = c.in2.slice(11, 8);
             let link = c.in5.slice(15, 0);
+            let c_striding = c.in2.bit(16);
+            let c_log_nstr = c.in2.slice(23, 20);
+            let c_log_ssz = c.in2.slice(27, 24);
+            // A striding WQE is a next segment and a data segment: 32 bytes at least.
+            let striding_ok = !c_striding
+                | (log_stride.ge(5u32)
+                    & c_log_nstr.ge(1u32)
+                    & c_log_nstr.le(14u32)
+                    & c_log_ssz.ge(6u32)
+                    & c_log_ssz.le(13u32));
             let params_ok = log_size.le(cfg.log_max as u64)
                 & log_stride.ge(4u32)
                 & log_stride.le(9u32)
-                & link.lt(cfg.cqs as u64);
+                & link.lt(cfg.cqs as u64)
+                & striding_ok;
             let v = qcmd.verdict(qtype::RQ, cfg.rqs, cur_state, params_ok);
             let cmd_ok = (is(S::Qcmd) & v.ok).named("cmd_done_ok");
             qcmd.answer(
@@ -362,17 +400,74 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             p.dma_rd_req.valid.set(rd_req);
             let rd_go = rd_req & rd_req_ready;
 
+            // ---- Strides (striding RQ) ----
+            let striding = ctx.striding.named("striding");
+            let ssz_mask = (lit(16, 1u32).shl_by(ctx.log_ssz) - 1u32).named("stride_mask");
+            let nstr = lit(16, 1u32).shl_by(ctx.log_nstr).named("strides_per_wqe");
+            // Strides the frame takes: ceil(len / stride size), at least one.
+            let need = mux(
+                frame_len.eq(0u32),
+                lit(16, 1u32),
+                (frame_len.zext(16) + ssz_mask).shr_by(ctx.log_ssz),
+            )
+            .named("strides_needed");
+            let str_left = (nstr - ctx.stride).named("strides_left");
+            let too_big = (striding & need.gt(nstr)).named("frame_over_wqe");
+            let fill = (striding & !too_big & need.gt(str_left)).named("needs_filler");
+            let str_off = ctx
+                .stride
+                .zext(32)
+                .shl_by(ctx.log_ssz)
+                .named("stride_offset");
+
+            // Striding: the WQE register still holds WQE `ci` of this RQ from the frame before
+            // (no descriptor read or command since), so the next frame into it is not read
+            // again. A WQE is rewritten by the driver only after it is used up, by when `ci`
+            // has moved on.
+            let wqe_cached = reg_init(1, 0u32).named("wqe_cached");
+            let cached_q = reg(cfg.queue_bits).named("wqe_cached_rq");
+            let cached_ci = reg(16).named("wqe_cached_ci");
+            let wqe_read_ok = is(S::WqeWait) & desc_last & !desc_err_now;
+            wqe_cached.set(select(
+                &[
+                    (is(S::DbrReq) | is(S::WqeReq) | take_qcmd, lit(1, 0u32)),
+                    (wqe_read_ok & striding, lit(1, 1u32)),
+                ],
+                wqe_cached,
+            ));
+            cached_q.set_if(wqe_read_ok, q);
+            cached_ci.set_if(wqe_read_ok, ci);
+            let wqe_hit = (striding & wqe_cached & cached_q.eq(q) & cached_ci.eq(ctx.ci))
+                .named("wqe_cache_hit");
+
             // ---- Scatter ----
             let si = reg(5).named("segment");
             let seg_arms: Vec<(u64, Sig)> = (0..16u32)
                 .map(|i| (i as u64, wqe.slice(128 * i + 127, 128 * i)))
                 .collect();
             let dseg = case(si, &seg_arms, lit(128, 0u32)).named("data_seg");
-            let seg_count = desc::get(data_seg::BYTE_COUNT, dseg).named("seg_count");
+            // Striding: the one data segment from the frame's first stride on.
+            let d_count = desc::get(data_seg::BYTE_COUNT, dseg);
+            let seg_count = mux(
+                striding,
+                mux(
+                    d_count.zext(32).gt(str_off),
+                    (d_count.zext(32) - str_off).trunc(31),
+                    lit(31, 0u32),
+                ),
+                d_count,
+            )
+            .named("seg_count");
             let seg_lkey = desc::get(data_seg::LKEY, dseg);
-            let seg_addr = desc::get(data_seg::ADDR, dseg);
+            let seg_addr = mux(
+                striding,
+                desc::get(data_seg::ADDR, dseg) + str_off.zext(64),
+                desc::get(data_seg::ADDR, dseg),
+            );
             p.mr.lkey.set(seg_lkey.trunc(mr_bits));
-            let list_end = (si.ge(max_segs) | seg_count.eq(0u32)).named("list_end");
+            let list_end =
+                (si.ge(max_segs) | seg_count.eq(0u32) | (striding & (si.ge(2u32) | too_big)))
+                    .named("list_end");
             let left = reg(pos_bits).named("frame_left"); // bytes still to place
             let pos = reg(pos_bits).named("frame_pos"); // next frame byte to place
             let use_n = mux(
@@ -473,7 +568,11 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             // Cursor updates.
             let seg_start = seg_in & !list_end & seg_ok;
             si.set(select(
-                &[(is(S::WqeWait), lit(5, 0u32)), (seg_start, si + 1u32)],
+                &[
+                    (is(S::WqeWait), striding.zext(5)),
+                    (is(S::Ctx), lit(5, 1u32)),
+                    (seg_start, si + 1u32),
+                ],
                 si,
             ));
             w_addr.set(select(
@@ -523,7 +622,14 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             // ---- Completion ----
             let l3 = mt.l3;
             let l3_type = case(l3, &[(1, lit(2, 2u32)), (2, lit(2, 1u32))], lit(2, 0u32));
-            p.cmpl.set_fields(&Cmpl {
+            // Striding: byte_cnt is filler (bit 31), strides consumed (30:16), length (15:0).
+            let frame_cnt = mux(
+                striding,
+                cat(&[lit(1, 0u32), need.trunc(15), frame_len.zext(16)]),
+                frame_len.zext(32),
+            );
+            let filler_cnt = cat(&[lit(1, 1u32), str_left.trunc(15), lit(16, 0u32)]);
+            let frame_cmpl = Cmpl {
                 cqn: ctx.cqn,
                 opcode: mux(
                     failed,
@@ -533,8 +639,8 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 syndrome: mux(failed, synd, lit(8, 0u32)),
                 vendor_err_synd: mux(failed, si.zext(8), lit(8, 0u32)),
                 qpn: q.zext(24),
-                wqe_counter: ci,
-                byte_cnt: mux(failed, lit(32, 0u32), frame_len.zext(32)),
+                wqe_counter: mux(striding, ctx.stride, ci),
+                byte_cnt: mux(failed, lit(32, 0u32), frame_cnt),
                 rss_hash_result: mt.rss_hash,
                 rss_hash_type: cqe_rss_hash_type_sig(mt.rss_type),
                 check_sum: mt.csum,
@@ -547,12 +653,26 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 vlan_info: mt.vlan_tci,
                 l3_hdr: l3_type,
                 ..Cmpl::zeros()
-            });
-            p.cmpl.valid.set(is(S::Cmpl));
+            }
+            .pack();
+            // A filler CQE: the RQ, the first stride skipped and the count; nothing else.
+            let filler_cmpl = Cmpl {
+                cqn: ctx.cqn,
+                opcode: lit(4, cqe_opcode::RESP_SEND),
+                qpn: q.zext(24),
+                wqe_counter: ctx.stride,
+                byte_cnt: filler_cnt,
+                ..Cmpl::zeros()
+            }
+            .pack();
+            let filling = is(S::Filler).named("filling");
+            p.cmpl.data.set(mux(filling, filler_cmpl, frame_cmpl));
+            p.cmpl.valid.set(is(S::Cmpl) | filling);
             let cmpl_go = (is(S::Cmpl) & cmpl_ready).named("cmpl_go");
 
             // ---- Sequencing ----
-            let need_dbr = ci.eq(pc);
+            // From the context read this cycle (the ci/pc registers load at Ctx).
+            let need_dbr = ctx.ci.eq(ctx.pc);
             state.set(select(
                 &[
                     (sweep_done, next(S::Idle)),
@@ -562,7 +682,14 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     (is(S::Qcmd), next(S::Idle)),
                     (take_meta, next(S::Ctx)),
                     (is(S::Ctx) & !q_ok, next(S::Idle)),
-                    (is(S::Ctx), mux(need_dbr, next(S::DbrReq), next(S::WqeReq))),
+                    (is(S::Ctx) & fill, next(S::Filler)),
+                    (
+                        is(S::Ctx),
+                        select(
+                            &[(need_dbr, next(S::DbrReq)), (wqe_hit, next(S::Seg))],
+                            next(S::WqeReq),
+                        ),
+                    ),
                     (is(S::DbrReq) & rd_go, next(S::DbrWait)),
                     (
                         is(S::DbrWait) & desc_last,
@@ -590,6 +717,8 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                             next(S::WrReq),
                         ),
                     ),
+                    (filling & cmpl_ready, next(S::FillAdv)),
+                    (is(S::FillAdv), next(S::Ctx)),
                     (cmpl_go, next(S::Advance)),
                     (is(S::Advance), next(S::Idle)),
                 ],
@@ -611,12 +740,31 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 synd: lit(8, 0u32),
                 err_wqe: lit(16, 0u32),
                 state: lit(2, qstate::RDY),
+                striding: c_striding,
+                log_nstr: c_log_nstr,
+                log_ssz: c_log_ssz,
+                stride: lit(16, 0u32),
             }
             .pack();
             let adv = is(S::Advance);
             let keep_pc = is(S::DbrGot);
+            // Striding: the strides after this frame's; the WQE is used up when they all are
+            // (and after an error, which consumes it).
+            let str_next = (ctx.stride + need).named("stride_next");
+            let wqe_done = !striding | failed | str_next.eq(nstr);
+            let fill_adv = is(S::FillAdv);
             let updated = RqCtx {
-                ci: mux(adv, ci + 1u32, ctx.ci),
+                ci: select(
+                    &[(adv & wqe_done, ci + 1u32), (fill_adv, ctx.ci + 1u32)],
+                    ctx.ci,
+                ),
+                stride: select(
+                    &[
+                        (fill_adv | (adv & wqe_done), lit(16, 0u32)),
+                        (adv, str_next),
+                    ],
+                    ctx.stride,
+                ),
                 pc: mux(adv | keep_pc, mux(keep_pc, pc_rec, pc), ctx.pc),
                 synd: mux(adv & failed, synd, ctx.synd),
                 err_wqe: mux(adv & failed, ci, ctx.err_wqe),
@@ -631,7 +779,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             }
             .pack();
             ctx_mem.write(
-                (is(S::Init) | cmd_ok | adv | keep_pc).named("ctx_write"),
+                (is(S::Init) | cmd_ok | adv | keep_pc | fill_adv).named("ctx_write"),
                 mux(is(S::Init), sweep_addr, cur_q.trunc(aw)),
                 select(
                     &[

@@ -1,6 +1,16 @@
 //! Receive queues (mlx5 cyclic RQ, `docs/wire-formats.md` §4.6–4.7) on bytes: where a
 //! delivered frame lands in host memory and the completion it gets. Offsets are written here
 //! from the reference, independently of the register map.
+//!
+//! A striding (multi-packet) RQ (mlx5 MPWRQ) has WQEs of a 16-byte next segment (not read:
+//! the ring is used cyclically) and one data segment naming a buffer of `2^log_num` strides of
+//! `2^log_size` bytes. Each frame takes the next `ceil(len / stride size)` strides of the
+//! current WQE; its CQE has the first stride in `wqe_counter` and, in `byte_cnt`, the length
+//! (bits 15:0) and the strides consumed (bits 30:16). A frame needing more strides than the
+//! WQE has left gets a filler CQE first (`byte_cnt` bit 31, the strides left as consumed, no
+//! data) and goes to the next WQE; a WQE is used up when its strides are. The bytes a frame may
+//! use are the data segment's byte count from the frame's first stride on: a frame longer than
+//! that, or needing more strides than a whole WQE has, completes in error (LOCAL_LENGTH).
 
 use crate::cq::Cmpl;
 use crate::sq::{syndrome, Mr};
@@ -42,6 +52,20 @@ pub fn cqe_rss_hash_type(t: u8) -> u8 {
     ip << 2 | l4 << 6
 }
 
+/// A striding RQ's geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strides {
+    /// log2 strides per WQE.
+    pub log_num: u32,
+    /// log2 bytes per stride.
+    pub log_size: u32,
+}
+
+/// The `byte_cnt` of a striding RQ's CQE: filler flag, strides consumed, length.
+pub fn mpwrq_byte_cnt(filler: bool, strides: u32, len: u32) -> u32 {
+    (filler as u32) << 31 | (strides & 0x7FFF) << 16 | (len & 0xFFFF)
+}
+
 /// One receive queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rq {
@@ -59,6 +83,10 @@ pub struct Rq {
     pub ci: u16,
     /// In error after a failed WQE.
     pub error: bool,
+    /// Striding RQ geometry (`None`: one frame per WQE).
+    pub strides: Option<Strides>,
+    /// Striding RQ: strides of WQE `ci` already used.
+    pub stride: u16,
 }
 
 /// What receiving one frame did.
@@ -66,8 +94,17 @@ pub struct Rq {
 pub struct Received {
     /// Bytes written to host memory: (address, bytes), in order.
     pub writes: Vec<(u64, Vec<u8>)>,
+    /// Striding RQ: the filler CQE made before the frame moved to the next WQE.
+    pub filler: Option<Cmpl>,
     /// The completion, if the frame had a WQE.
     pub cmpl: Option<Cmpl>,
+}
+
+impl Received {
+    /// The completions in the order the NIC makes them.
+    pub fn cmpls(&self) -> impl Iterator<Item = &Cmpl> {
+        self.filler.iter().chain(self.cmpl.iter())
+    }
 }
 
 fn be32(b: &[u8]) -> u32 {
@@ -88,11 +125,38 @@ impl Rq {
         if self.error || self.ci == pc {
             return None;
         }
+        let mut filler = None;
+        if let Some(st) = self.strides {
+            let num = 1u32 << st.log_num;
+            let need = (frame.len() as u32).div_ceil(1 << st.log_size).max(1);
+            let left = num - self.stride as u32;
+            if need <= num && need > left {
+                filler = Some(Cmpl {
+                    cqn: self.cqn,
+                    opcode: 2,
+                    qpn: self.rqn,
+                    wqe_counter: self.stride,
+                    byte_cnt: mpwrq_byte_cnt(true, left, 0),
+                    ..Cmpl::default()
+                });
+                self.ci = self.ci.wrapping_add(1);
+                self.stride = 0;
+                if self.ci == pc {
+                    return Some(Received {
+                        filler,
+                        ..Received::default()
+                    });
+                }
+            }
+        }
         let slot = (self.ci as u64) & ((1 << self.log_size) - 1);
         let stride = 1usize << self.log_stride;
         let len = stride.min(256);
         let wqe = read(self.ring + (slot << self.log_stride), len);
-        let mut out = Received::default();
+        let mut out = Received {
+            filler,
+            ..Received::default()
+        };
         let l3_type = match info.l3 {
             1 => 2,
             2 => 1,
@@ -102,7 +166,11 @@ impl Rq {
             cqn: self.cqn,
             opcode: 2,
             qpn: self.rqn,
-            wqe_counter: self.ci,
+            wqe_counter: if self.strides.is_some() {
+                self.stride
+            } else {
+                self.ci
+            },
             byte_cnt: frame.len() as u32,
             rss_hash_result: info.rss_hash,
             rss_hash_type: cqe_rss_hash_type(info.rss_type),
@@ -124,7 +192,38 @@ impl Rq {
             c.byte_cnt = 0;
         };
         match wqe {
-            None => fail(&mut c, syndrome::LOCAL_ACCESS, 0),
+            None => fail(
+                &mut c,
+                syndrome::LOCAL_ACCESS,
+                self.strides.is_some() as usize,
+            ),
+            Some(wqe) if self.strides.is_some() => {
+                let st = self.strides.unwrap();
+                let need = (frame.len() as u32).div_ceil(1 << st.log_size).max(1);
+                // The one data segment after the next segment.
+                let s = &wqe[16..32];
+                let count = be32(&s[0..4]) as u64;
+                let lkey = be32(&s[4..8]);
+                let off = (self.stride as u64) << st.log_size;
+                let addr = u64::from_be_bytes(s[8..16].try_into().unwrap()).wrapping_add(off);
+                let room = count.saturating_sub(off);
+                let n = (frame.len() as u64).min(room) as usize;
+                let ok = mrs.get(lkey as usize).copied().flatten().is_some_and(|m| {
+                    addr >= m.base && addr as u128 + n as u128 <= m.base as u128 + m.len as u128
+                });
+                if need > 1 << st.log_num || room == 0 {
+                    fail(&mut c, syndrome::LOCAL_LENGTH, 1);
+                } else if !ok {
+                    fail(&mut c, syndrome::LOCAL_PROT, 1);
+                } else {
+                    out.writes.push((addr, frame[..n].to_vec()));
+                    if n < frame.len() {
+                        fail(&mut c, syndrome::LOCAL_LENGTH, 2);
+                    } else {
+                        c.byte_cnt = mpwrq_byte_cnt(false, need, frame.len() as u32);
+                    }
+                }
+            }
             Some(wqe) => {
                 let mut pos = 0;
                 let mut seg = 0;
@@ -154,7 +253,20 @@ impl Rq {
         if c.opcode == 14 {
             self.error = true;
         }
-        self.ci = self.ci.wrapping_add(1);
+        match self.strides {
+            Some(st) if c.opcode != 14 => {
+                let need = (frame.len() as u32).div_ceil(1 << st.log_size).max(1);
+                self.stride += need as u16;
+                if self.stride as u32 == 1 << st.log_num {
+                    self.stride = 0;
+                    self.ci = self.ci.wrapping_add(1);
+                }
+            }
+            _ => {
+                self.stride = 0;
+                self.ci = self.ci.wrapping_add(1);
+            }
+        }
         out.cmpl = Some(c);
         Some(out)
     }

@@ -3,7 +3,10 @@
 //! WQEs of one to four segments at any alignment (and across 4 KiB pages), records of dropped
 //! frames skipped, frames for an RQ that does not exist or has no WQE dropped and counted,
 //! every CQE field compared; then a frame longer than its scatter list and a segment outside
-//! its region: error CQEs, the RQ in error until RESET.
+//! its region: error CQEs, the RQ in error until RESET. A striding RQ (multi-packet WQEs) the
+//! same way: frames of random sizes packed into the strides of each WQE, filler CQEs where a
+//! frame does not fit in the strides left, a filler followed by no WQE counted as a drop, each
+//! WQE read once for all its frames, and its error cases.
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_rx::RxMeta;
@@ -12,10 +15,12 @@ use nicgen_hdl::host::rq_engine::{rq_engine, RqCfg};
 use nicgen_hdl::host::QcmdRes;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
 use nicgen_model::cq::Cmpl;
-use nicgen_model::rq::{Rq, RxInfo};
+use nicgen_model::rq::{Rq, RxInfo, Strides};
 use nicgen_model::sq::Mr;
 use nicgen_tb::record::{RecordDriver, RecordSink};
-use nicgen_tb::stream::{run_until_seeded, step, Status, StreamDriver, StreamPorts};
+use nicgen_tb::stream::{
+    run_until_budget, run_until_seeded, step, Status, StreamDriver, StreamPorts,
+};
 use nicgen_tb::{Model, Sim};
 use nicgen_tests::dut;
 use nicgen_tests::engines::{qcmd, reset_and_program_mrs, with_mr_table, Host};
@@ -128,6 +133,11 @@ fn decode_cmpl(item: &[u8]) -> Cmpl {
     }
 }
 
+/// The CREATE word 2 bits of a striding RQ.
+fn stride_words(log_num: u32, log_size: u32) -> u32 {
+    1 << 16 | log_num << 20 | log_size << 24
+}
+
 fn rq_cmd(op: u128, index: u128, ins: [u128; 8]) -> Vec<u8> {
     qcmd(op, 3, index, ins)
 }
@@ -146,7 +156,7 @@ struct Setup {
     frames_total: u64,
 }
 
-fn setup(m: &Model, seed: u64, dma: DmaConfig, idle: f64) -> Setup {
+fn setup(m: &Model, seed: u64, dma: DmaConfig, idle: f64, strides: Option<Strides>) -> Setup {
     let mut sim = m.instance();
     let mut mem = HostMemory::new(MemoryConfig::default()).unwrap();
     let ring = mem.alloc((1 << LOG_SIZE) << LOG_STRIDE, 4096).unwrap().addr;
@@ -184,6 +194,8 @@ fn setup(m: &Model, seed: u64, dma: DmaConfig, idle: f64) -> Setup {
             cqn: CQN,
             ci: 0,
             error: false,
+            strides,
+            stride: 0,
         },
         dbr,
         pc: 0,
@@ -200,7 +212,9 @@ fn setup(m: &Model, seed: u64, dma: DmaConfig, idle: f64) -> Setup {
         [
             lo(ring),
             (ring >> 32) as u128,
-            (LOG_STRIDE << 8 | LOG_SIZE) as u128,
+            (LOG_STRIDE << 8
+                | LOG_SIZE
+                | strides.map_or(0, |t| stride_words(t.log_num, t.log_size))) as u128,
             lo(dbr),
             (dbr >> 32) as u128,
             CQN as u128,
@@ -234,11 +248,24 @@ impl Setup {
             let t = 16 * segs.len();
             w[t + 4..t + 8].copy_from_slice(&0x100u32.to_be_bytes());
         }
+        self.write_wqe(&w);
+    }
+
+    /// Post a striding WQE: a next segment, then one data segment (byte_count, lkey, addr).
+    fn post_striding(&mut self, (n, k, a): (u32, u32, u64)) {
+        let mut w = vec![0u8; 1 << LOG_STRIDE];
+        w[16..20].copy_from_slice(&n.to_be_bytes());
+        w[20..24].copy_from_slice(&k.to_be_bytes());
+        w[24..32].copy_from_slice(&a.to_be_bytes());
+        self.write_wqe(&w);
+    }
+
+    fn write_wqe(&mut self, w: &[u8]) {
         let slot = (self.pc as u64) & ((1 << LOG_SIZE) - 1);
         self.b
             .host
             .mem
-            .write(self.rq.ring + (slot << LOG_STRIDE), &w)
+            .write(self.rq.ring + (slot << LOG_STRIDE), w)
             .unwrap();
         self.pc = self.pc.wrapping_add(1);
         self.b
@@ -285,7 +312,7 @@ impl Setup {
                 }
             }
         }
-        let n = want.iter().filter(|r| r.cmpl.is_some()).count();
+        let n = want.iter().map(|r| r.cmpls().count()).sum::<usize>();
         // Done when every frame sent so far has its outcome: a CQE, or a drop for want of a
         // queue or a WQE (so the next round's doorbell record cannot race this round).
         let frames = self.frames_total;
@@ -293,7 +320,8 @@ impl Setup {
             ["cqes", "no_wqe", "no_queue"].map(|n| self.sim.port(&format!("stat_{n}")).unwrap());
         let sim_outcomes = |sim: &Sim| outcomes.iter().map(|p| sim.get_u64(*p)).sum::<u64>();
         let mut tail = 20;
-        run_until_seeded(&mut self.sim, seed, 3000, |sim| {
+        // A budget as well: a design that completes forever must fail, not hang.
+        run_until_budget(&mut self.sim, seed, 3000, 2_000_000, |sim| {
             let Bench {
                 host,
                 frames: f,
@@ -310,16 +338,22 @@ impl Setup {
             Ok(Status::new(p || quiet, quiet && tail == 0))
         })
         .unwrap_or_else(|e| {
+            let first: Vec<Cmpl> = self.b.cmpl.items[k0..]
+                .iter()
+                .take(8)
+                .map(|x| decode_cmpl(x))
+                .collect();
             panic!(
-                "{what}: {e}: {} outcomes of {frames} frames",
-                sim_outcomes(&self.sim)
+                "{what}: {e}: {} outcomes of {frames} frames, completions {} (first {first:?})",
+                sim_outcomes(&self.sim),
+                self.b.cmpl.items.len() - k0,
             )
         });
         let got: Vec<Cmpl> = self.b.cmpl.items[k0..]
             .iter()
             .map(|x| decode_cmpl(x))
             .collect();
-        let exp: Vec<Cmpl> = want.iter().filter_map(|r| r.cmpl.clone()).collect();
+        let exp: Vec<Cmpl> = want.iter().flat_map(|r| r.cmpls().cloned()).collect();
         assert_eq!(got, exp, "{what}: completions");
         for r in &want {
             for (a, bytes) in &r.writes {
@@ -378,7 +412,7 @@ fn rq_engine_matches_the_model() {
         .enumerate()
         {
             let seed = 200 + 10 * wi as u64 + ki as u64;
-            let mut s = setup(&m, seed, dma, idle);
+            let mut s = setup(&m, seed, dma, idle, None);
             let mut dropped_no_wqe = 0;
             for round in 0..5 {
                 let what = format!("w={w} knobs {ki} round {round}");
@@ -426,7 +460,7 @@ fn rq_engine_matches_the_model() {
 #[test]
 fn scatter_errors_complete_in_error_and_the_queue_recovers() {
     let Some(m) = model(64) else { return };
-    let mut s = setup(&m, 5, DmaConfig::default(), 0.0);
+    let mut s = setup(&m, 5, DmaConfig::default(), 0.0, None);
     let f: Vec<u8> = (0..1000).map(|i| i as u8).collect();
     let info = RxInfo::default();
     let buf = s.buf;
@@ -471,5 +505,149 @@ fn scatter_errors_complete_in_error_and_the_queue_recovers() {
             5,
             &format!("{what}: after RESET"),
         );
+    }
+}
+
+/// The striding RQ of the tests: 8 strides of 256 bytes per WQE.
+const STRIDES: Strides = Strides {
+    log_num: 3,
+    log_size: 8,
+};
+const WQE_BYTES: u32 = 1 << (STRIDES.log_num + STRIDES.log_size);
+
+#[test]
+fn striding_rq_matches_the_model() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let dma = DmaConfig {
+            seed: 31 + wi as u64,
+            latency_min: 1,
+            latency_max: 6,
+            wr_data_stall: 0.3,
+            req_stall: 0.3,
+            ..DmaConfig::default()
+        };
+        let seed = 400 + wi as u64;
+        let mut s = setup(&m, seed, dma, 0.3, Some(STRIDES));
+        let (mut fillers, mut packed) = (0, 0);
+        for round in 0..6 {
+            let what = format!("w={w} striding round {round}");
+            let frames: Vec<(u32, Option<Vec<u8>>, RxInfo)> = (0..10)
+                .map(|_| {
+                    let len = if s.rng.gen_bool(0.25) {
+                        s.rng.gen_range(700..=WQE_BYTES as usize)
+                    } else {
+                        s.rng.gen_range(60..300)
+                    };
+                    let f: Vec<u8> = (0..len).map(|_| s.rng.gen()).collect();
+                    let info = random_info(&mut s.rng);
+                    match s.rng.gen_range(0..12) {
+                        0 => (RQN, None, info),
+                        _ => (RQN, Some(f), info),
+                    }
+                })
+                .collect();
+            // Fewer WQEs than frames (several frames share one); a round may run out of
+            // them, then its remaining frames are dropped.
+            for _ in 0..s.rng.gen_range(1..=4) {
+                let at = s.buf.0 + (s.pc as u64 % 64) * WQE_BYTES as u64;
+                s.post_striding((WQE_BYTES, 1, at));
+            }
+            s.send(&frames, seed, &what);
+            assert!(!s.rq.error, "{what}: a good frame failed");
+            let got: Vec<Cmpl> = s.b.cmpl.items.iter().map(|x| decode_cmpl(x)).collect();
+            fillers = got.iter().filter(|c| c.byte_cnt >> 31 == 1).count();
+            packed = got
+                .iter()
+                .filter(|c| c.byte_cnt >> 31 == 0 && c.wqe_counter > 0)
+                .count();
+        }
+        assert!(fillers > 0, "w={w}: no filler CQE was exercised");
+        assert!(packed > 0, "w={w}: no WQE took a second frame");
+        assert!(s.stat("no_wqe") > 0, "w={w}: no frame ran out of WQEs");
+    }
+}
+
+#[test]
+fn striding_rq_fillers_drops_and_errors() {
+    let Some(m) = model(64) else { return };
+    // Stride geometry CREATE refuses: strides under 64 bytes, WQEs under 32 bytes.
+    let mut s = setup(&m, 7, DmaConfig::default(), 0.0, Some(STRIDES));
+    let lo = |a: u64| (a & 0xFFFF_FFFF) as u128;
+    for (what, w2) in [
+        ("32-byte strides", 4 << 8 | LOG_SIZE | stride_words(3, 5)),
+        ("16-byte WQEs", 4 << 8 | LOG_SIZE | stride_words(3, 8)),
+        (
+            "2^15 strides",
+            LOG_STRIDE << 8 | LOG_SIZE | stride_words(15, 8),
+        ),
+    ] {
+        let create = rq_cmd(
+            1,
+            3,
+            [
+                lo(s.rq.ring),
+                0,
+                w2 as u128,
+                lo(s.dbr),
+                0,
+                CQN as u128,
+                0,
+                0,
+            ],
+        );
+        assert_ne!(s.command(create, 7), 0, "{what}: CREATE accepted");
+    }
+    let buf = s.buf;
+    let info = RxInfo::default();
+    let frame = |n: usize| -> Vec<u8> { (0..n).map(|i| (i * 7) as u8).collect() };
+    // Two frames share a WQE; the third does not fit in the strides left: a filler CQE,
+    // then the next WQE. A fourth does not fit either, and there is no next WQE: dropped.
+    s.post_striding((WQE_BYTES, 1, buf.0));
+    s.post_striding((WQE_BYTES, 1, buf.0 + 4096));
+    let items: Vec<_> = [300, 1000, 1200, 1500]
+        .into_iter()
+        .map(|n| (RQN, Some(frame(n)), info))
+        .collect();
+    s.send(&items, 7, "filler then drop");
+    let got: Vec<Cmpl> = s.b.cmpl.items.iter().map(|x| decode_cmpl(x)).collect();
+    let cnt: Vec<(u16, u32)> = got.iter().map(|c| (c.wqe_counter, c.byte_cnt)).collect();
+    assert_eq!(
+        cnt,
+        [
+            (0, 2 << 16 | 300),
+            (2, 4 << 16 | 1000),
+            (6, 1 << 31 | 2 << 16),
+            (0, 5 << 16 | 1200),
+            (5, 1 << 31 | 3 << 16),
+        ],
+        "stride index and count, fillers"
+    );
+    assert_eq!(s.stat("no_wqe"), 1, "the frame after the last filler");
+    // Two doorbell-record reads (the first frame, the last) and one read per WQE: the second
+    // frame into a WQE is not read again.
+    assert_eq!(s.b.host.dma.stats().read_requests, 4, "DMA reads");
+    // Errors: a frame larger than a whole WQE, a data segment shorter than the strides the
+    // frame takes, an lkey with no region.
+    for (what, seg, len, synd, vendor) in [
+        ("frame over a WQE", (WQE_BYTES, 1, buf.0), 2049, 0x01u8, 1u8),
+        ("short data segment", (600, 1, buf.0), 1000, 0x01, 2),
+        ("invalid lkey", (WQE_BYTES, 3, buf.0), 100, 0x04, 1),
+    ] {
+        s.post_striding(seg);
+        s.send(&[(RQN, Some(frame(len)), info)], 7, what);
+        assert!(s.rq.error, "{what}: the model fails it");
+        let last = decode_cmpl(s.b.cmpl.items.last().unwrap());
+        assert_eq!(
+            (last.opcode, last.syndrome, last.vendor_err_synd),
+            (14, synd, vendor),
+            "{what}"
+        );
+        assert_eq!(
+            s.command(rq_cmd(3, RQN as u128, [0; 8]), 7),
+            0,
+            "{what}: RESET"
+        );
+        s.rq.error = false;
     }
 }

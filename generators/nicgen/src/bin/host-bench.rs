@@ -7,30 +7,33 @@
 //! 1. doorbell-to-CQE latency in cycles for a 64-byte send on an idle NIC, at several DMA read
 //!    latencies, and at 1 µs per send mode (plain, inline, BlueFlame + inline);
 //! 2. Mpps and Gb/s through the driver loopback per frame size, at the preset clock (from
-//!    simulated cycles), plain sends and 64-byte frames in BlueFlame mode, and how fast the
-//!    simulation itself ran (cycles/s, frames/s).
+//!    simulated cycles), plain sends, 64-byte frames in BlueFlame mode and 64- and 1514-byte
+//!    frames into a striding RQ, and how fast the simulation itself ran (cycles/s, frames/s).
 //!
 //! `--quick` runs 64 frames per size (16 from 1514 bytes up) instead of 1000 (250).
 
 use anyhow::Result;
 use nicgen::sim_loopback::{
     doorbell_to_cqe, doorbell_to_cqe_mode, host_link, nic_model, pcie_dma, run_loopback,
-    LoopbackOpts, TxMode, DMA_LATENCY_NS,
+    LoopbackOpts, RxMode, TxMode, DMA_LATENCY_NS,
 };
 use nicgen_hdl::preset::Preset;
 use std::fmt::Write;
 use std::time::Instant;
 
-/// Rows of the throughput table: plain sends at every size, then BlueFlame (+ inline) at 64 B.
-const ROWS: [(usize, TxMode); 8] = [
-    (64, TxMode::Plain),
-    (128, TxMode::Plain),
-    (256, TxMode::Plain),
-    (512, TxMode::Plain),
-    (1024, TxMode::Plain),
-    (1514, TxMode::Plain),
-    (9000, TxMode::Plain),
-    (64, TxMode::Bf),
+/// Rows of the throughput table: plain sends and receives at every size, then BlueFlame
+/// (+ inline) at 64 B, then receives into a striding RQ at 64 and 1514 B.
+const ROWS: [(usize, TxMode, RxMode); 10] = [
+    (64, TxMode::Plain, RxMode::Plain),
+    (128, TxMode::Plain, RxMode::Plain),
+    (256, TxMode::Plain, RxMode::Plain),
+    (512, TxMode::Plain, RxMode::Plain),
+    (1024, TxMode::Plain, RxMode::Plain),
+    (1514, TxMode::Plain, RxMode::Plain),
+    (9000, TxMode::Plain, RxMode::Plain),
+    (64, TxMode::Bf, RxMode::Plain),
+    (64, TxMode::Plain, RxMode::Striding),
+    (1514, TxMode::Plain, RxMode::Striding),
 ];
 /// DMA read latencies of the doorbell-to-CQE table, ns.
 const LATENCIES_NS: [u64; 4] = [0, 500, 1000, 2000];
@@ -81,6 +84,7 @@ fn cqe_compress_rows(
             } else {
                 0
             },
+            rx_mode: RxMode::Plain,
         };
         let r = run_loopback(p, model, &o, |_| {})?;
         anyhow::ensure!(
@@ -203,7 +207,8 @@ fn main() -> Result<()> {
             md,
             "\nThroughput through the driver loopback (`{command}`): UDP/IPv4 frames of one \
              size, both checksum offloads, 4 queues, 16 frames in flight, {DMA_LATENCY_NS} ns DMA latency. \
-             Plain sends (the frame in a buffer) unless the row says `bf` (BlueFlame + inline). \
+             Plain sends (the frame in a buffer) unless the row says `bf` (BlueFlame + inline); \
+             one receive buffer per frame unless it says `striding` (a striding RQ). \
              Mpps and Gb/s (frame bytes without FCS) are simulated time at the preset clock; \
              `link up` and `link down` are the share of the PCIe link's wire bandwidth the run \
              used, NIC to host and host to NIC (payload, TLP overhead and DLLPs); `sim \
@@ -215,8 +220,8 @@ fn main() -> Result<()> {
              sim frames/s |"
         );
         let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for (len, mode) in ROWS {
-            eprintln!("host-bench: {preset} {len} bytes, {mode:?}");
+        for (len, mode, rx_mode) in ROWS {
+            eprintln!("host-bench: {preset} {len} bytes, {mode:?}, {rx_mode:?}");
             let o = LoopbackOpts {
                 frames: if len >= 1514 { n / 4 } else { n },
                 queues: 4,
@@ -231,6 +236,7 @@ fn main() -> Result<()> {
                 doorbell_batch: 1,
                 cqe_compress: false,
                 cq_session: 0,
+                rx_mode,
             };
             let t0 = Instant::now();
             let r = run_loopback(&p, &model, &o, |_| {})?;
@@ -247,8 +253,13 @@ fn main() -> Result<()> {
                 |bytes: u64| 100.0 * bytes as f64 / (r.cycles as f64 * timing.bytes_per_cycle);
             let _ = writeln!(
                 md,
-                "| {len}{} | {} | {per:.0} | {mpps:.3} | {:.2} | {:.1} % | {:.1} % | {:.0} | {:.0} |",
+                "| {len}{}{} | {} | {per:.0} | {mpps:.3} | {:.2} | {:.1} % | {:.1} % | {:.0} | {:.0} |",
                 if mode == TxMode::Bf { " bf" } else { "" },
+                if rx_mode == RxMode::Striding {
+                    " striding"
+                } else {
+                    ""
+                },
                 r.frames,
                 mpps * len as f64 * 8.0 / 1000.0,
                 busy(r.link_bytes.0),
