@@ -31,7 +31,7 @@ pub(crate) fn fold_output(sink: &mut String, name: &str, w: u32) {
 }
 
 /// One design's loop: `globals` before `main` (the PRNG), `state` at the top of `main`,
-/// `reset` held for 4 cycles before timing starts, then `cycles` (argv[1]) cycles of `drive`,
+/// `reset` held for 4 cycles before timing starts, then `cycles` (`argv[1]`) cycles of `drive`,
 /// a clock edge on `clock`, and `sink`; prints `cycles_per_s`.
 pub(crate) struct Loop<'a> {
     pub(crate) what: &'a str,
