@@ -18,6 +18,17 @@ fn frames() -> usize {
         .unwrap_or(400)
 }
 
+/// DMA reads answered 5-150 cycles late, out of order, with a stalled request one time in five.
+fn reordered_stalled(seed: u64) -> DmaConfig {
+    DmaConfig {
+        seed,
+        latency_min: 5,
+        latency_max: 150,
+        req_stall: 0.2,
+        ..DmaConfig::default()
+    }
+}
+
 fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
     run_mode(preset, queues, max_len, dma, TxMode::Plain);
 }
@@ -75,11 +86,7 @@ fn run_modes(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, m: Mod
         tx_mode: m.tx,
         doorbell_batch: m.doorbell_batch,
         cqe_compress: m.cqe_compress,
-        cq_session: if m.cqe_compress {
-            nicgen::sim_loopback::CQE_COMPRESS_SESSION
-        } else {
-            0
-        },
+        cq_session: nicgen::sim_loopback::default_cq_session(m.cqe_compress),
         rx_mode: m.rx,
     };
     let r = run_loopback(&p, &model, &o, |_| {}).unwrap_or_else(|e| panic!("{preset}: {e:#}"));
@@ -105,38 +112,14 @@ fn nic64_four_queues_jumbo_frames_late_reordered_dma() {
 /// interleaved on the same rings.
 #[test]
 fn nic64_inline_sends_two_queues_reordered_stalled_dma() {
-    run_mode(
-        "nic64",
-        2,
-        1514,
-        DmaConfig {
-            seed: 15,
-            latency_min: 5,
-            latency_max: 150,
-            req_stall: 0.2,
-            ..DmaConfig::default()
-        },
-        TxMode::Inline,
-    );
+    run_mode("nic64", 2, 1514, reordered_stalled(15), TxMode::Inline);
 }
 
 /// BlueFlame sends: every WQE also written through the doorbell page (the small frames inline),
 /// with random sizes, DMA answers late, out of order and stalled, on two queues at once.
 #[test]
 fn nic64_bf_sends_two_queues_reordered_stalled_dma() {
-    run_mode(
-        "nic64",
-        2,
-        1514,
-        DmaConfig {
-            seed: 17,
-            latency_min: 5,
-            latency_max: 150,
-            req_stall: 0.2,
-            ..DmaConfig::default()
-        },
-        TxMode::Bf,
-    );
+    run_mode("nic64", 2, 1514, reordered_stalled(17), TxMode::Bf);
 }
 
 /// Striding receive: every RQ a multi-packet RQ (16 KiB WQEs of 64-byte strides), frames of
@@ -149,12 +132,8 @@ fn nic64_striding_rq_two_queues_reordered_stalled_dma() {
         2,
         9014,
         DmaConfig {
-            seed: 19,
-            latency_min: 5,
-            latency_max: 150,
-            req_stall: 0.2,
             wr_data_stall: 0.2,
-            ..DmaConfig::default()
+            ..reordered_stalled(19)
         },
         Modes {
             rx: RxMode::Striding,
@@ -236,13 +215,7 @@ fn nic64_cqe_compression_two_queues_reordered_stalled_dma() {
         "nic64",
         2,
         1514,
-        DmaConfig {
-            seed: 17,
-            latency_min: 5,
-            latency_max: 150,
-            req_stall: 0.2,
-            ..DmaConfig::default()
-        },
+        reordered_stalled(17),
         Modes {
             cqe_compress: true,
             ..Modes::default()
@@ -349,11 +322,7 @@ fn bad_descriptors(cqe_compress: bool) {
                 queues: 2,
                 tx_blueflame,
                 cqe_compress,
-                cq_session: if cqe_compress {
-                    nicgen::sim_loopback::CQE_COMPRESS_SESSION
-                } else {
-                    0
-                },
+                cq_session: nicgen::sim_loopback::default_cq_session(cqe_compress),
                 ..NetDevConfig::default()
             },
             None,

@@ -523,11 +523,9 @@ fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::Lo
         tx_mode: a.tx_mode,
         doorbell_batch: a.doorbell_batch,
         cqe_compress: a.cqe_compress,
-        cq_session: a.cq_session.unwrap_or(if a.cqe_compress {
-            nicgen::sim_loopback::CQE_COMPRESS_SESSION
-        } else {
-            0
-        }),
+        cq_session: a
+            .cq_session
+            .unwrap_or(nicgen::sim_loopback::default_cq_session(a.cqe_compress)),
         rx_mode: a.rx_mode,
     })
 }

@@ -131,9 +131,19 @@ pub struct LoopbackOpts {
 }
 
 /// The CQ session period of a loopback with CQE compression unless one is given, device
-/// cycles: about the time the send engine takes per frame today, so that a queue's next
-/// completion of the same kind usually still finds the session open.
+/// cycles: about the time the send engine takes per frame, so that a queue's next completion of
+/// the same kind usually still finds the session open.
 pub const CQE_COMPRESS_SESSION: u16 = 256;
+
+/// The CQ session period to use when none is given: [`CQE_COMPRESS_SESSION`] with CQE
+/// compression, else 0 (a session takes only the completions already waiting).
+pub fn default_cq_session(cqe_compress: bool) -> u16 {
+    if cqe_compress {
+        CQE_COMPRESS_SESSION
+    } else {
+        0
+    }
+}
 
 /// Received frames the loop takes from one queue per poll, as NAPI's default weight (64): a
 /// busy queue cannot hold the others back.

@@ -53,7 +53,7 @@
 //!   out of it voids the copy (the WQE is fetched from the ring instead), and the buffer is
 //!   taken (used or not) at its SQ's turn, so nothing stale is ever run. The driver writes the
 //!   WQE into the ring and the doorbell record before the window, as for a plain doorbell;
-//!   the 8-byte plain doorbell alone is dwords 0 and 1 and works as before.
+//!   the 8-byte plain doorbell alone is dwords 0 and 1 (the WQE is then fetched).
 //! - Completions: a CQE for every WQE with `fm_ce_se` CQ_UPDATE, and for every failed WQE.
 //! - Ports ([`SqPorts`]): `s_db_tdata/_tvalid` ([`SqDb`]), `s_qcmd_*` / `m_qcmd_res_*` (SQ
 //!   commands), `m_dma_rd_req_*` (`DmaRdReq`), `s_dma_rd_cpl_*` (tags `0..8`: 0 for

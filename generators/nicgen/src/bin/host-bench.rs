@@ -124,11 +124,7 @@ fn cqe_compress_rows(
             tx_mode: TxMode::Plain,
             doorbell_batch: 1,
             cqe_compress: compress,
-            cq_session: if compress {
-                nicgen::sim_loopback::CQE_COMPRESS_SESSION
-            } else {
-                0
-            },
+            cq_session: nicgen::sim_loopback::default_cq_session(compress),
             rx_mode: RxMode::Plain,
         };
         let r = run_loopback(p, model, &o, |_| {})?;
