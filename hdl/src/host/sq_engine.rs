@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! s_db (writes of the doorbell / BlueFlame window) -> BlueFlame buffer (256 bytes)
-//!   doorbell (dword 1) -> pending bitmap -> round-robin pick -> SQ context (LUT RAM)
+//!   doorbell (dword 1) -> pending / resume bitmaps -> round-robin pick -> SQ context (LUT RAM)
 //!   -> a whole BlueFlame WQE at the consumer counter: its WQEBBs from the BlueFlame buffer
 //!      into the WQE register, no read at all; otherwise:
 //!   -> read the doorbell record (producer counter)
@@ -54,6 +54,15 @@
 //!   taken (used or not) at its SQ's turn, so nothing stale is ever run. The driver writes the
 //!   WQE into the ring and the doorbell record before the window, as for a plain doorbell;
 //!   the 8-byte plain doorbell alone is dwords 0 and 1 (the WQE is then fetched).
+//! - Arbitration: SQs with a doorbell rung (pending bit) or a turn cut short (resume bit) are
+//!   served round robin, one turn each. A turn runs the SQ's WQEs up to its producer counter,
+//!   but once it has consumed TURN_WQEBBS (8) WQEBBs and another SQ waits, it ends after the
+//!   WQE in hand and sets the SQ's resume bit. So under load every busy SQ gets an equal share
+//!   of WQEBBs (within one WQE per turn), however many WQEs another has posted. A turn taken
+//!   for its resume bit alone goes on from the producer counter in the SQ's context, without
+//!   reading the doorbell record again; a doorbell rung meanwhile has set the pending bit, and
+//!   that turn reads it. A resume turn of an SQ that is no longer ready ends at once (not
+//!   counted in `stat_db_bad`).
 //! - Completions: a CQE for every WQE with `fm_ce_se` CQ_UPDATE, and for every failed WQE.
 //! - Ports ([`SqPorts`]): `s_db_tdata/_tvalid` ([`SqDb`]), `s_qcmd_*` / `m_qcmd_res_*` (SQ
 //!   commands), `m_dma_rd_req_*` (`DmaRdReq`), `s_dma_rd_cpl_*` (tags `0..8`: 0 for
@@ -192,6 +201,10 @@ const BF_DWORDS: u32 = 64;
 /// descriptor read is a small share of a batch and would cost buffer RAM at every width.
 pub const PREFETCH_WQEBBS: u32 = 8;
 
+/// WQEBBs an SQ may consume in one turn while another SQ waits: one prefetch buffer's worth,
+/// so a turn's descriptor read is used up by the time it ends.
+pub const TURN_WQEBBS: u32 = PREFETCH_WQEBBS;
+
 nicgen_edsl::record! {
     /// SQ context word in the RAM.
     struct SqCtx {
@@ -292,8 +305,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let state = Fsm::new("state", S::Init);
             let is = |s: SqState| state.is(s);
 
-            // ---- Doorbells: a pending bit per SQ, picked round robin ----
+            // ---- Doorbells: a pending bit per SQ (rung since its last turn began) and a resume
+            // bit per SQ (its turn was cut with WQEs left), picked round robin ----
             let pending = reg_init(cfg.sqs, 0u32).named("pending");
+            let resume = reg_init(cfg.sqs, 0u32).named("resume");
+            let waiting = (pending | resume).named("waiting");
             let dbw = p.db.fields();
             let bf_we = p.db.valid; // any write of the window
             let db_valid = (bf_we & dbw.index.eq(1u32)).named("doorbell");
@@ -304,10 +320,10 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let last_pick = reg_init(sq_bits, 0u32).named("last_pick");
             let above: Vec<Sig> = (0..cfg.sqs)
                 .rev()
-                .map(|i| pending.bit(i) & last_pick.lt(i as u64))
+                .map(|i| waiting.bit(i) & last_pick.lt(i as u64))
                 .collect();
             let (pick_hi, any_hi) = first_set(cat(&above), cfg.sqs, sq_bits);
-            let (pick_lo, any) = first_set(pending, cfg.sqs, sq_bits);
+            let (pick_lo, any) = first_set(waiting, cfg.sqs, sq_bits);
             let pick = mux(any_hi, pick_hi, pick_lo).named("pick");
 
             // ---- Queue commands ----
@@ -324,6 +340,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let set_bits = mux(db_ok, one(db_sqn.trunc(sq_bits)), lit(cfg.sqs, 0u32));
             let clr_bits = mux(take_db, one(pick), lit(cfg.sqs, 0u32));
             pending.set((pending & !clr_bits) | set_bits);
+            // A turn taken for its resume bit alone continues from the producer counter the
+            // SQ's context holds (read from its doorbell record in an earlier turn): no record
+            // read. Any doorbell rung since sets the pending bit, so its own turn reads it.
+            let resumed = reg(1).enable(take_db).named("resumed");
+            resumed.set((resume & !pending).shr_by(pick).bit(0));
 
             // ---- SQ contexts (LUT RAM, swept to "not created" after reset) ----
             let ctx_mem = memory("sq_ctx", SqCtx::WIDTH, cfg.sqs.next_power_of_two());
@@ -863,7 +884,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 ci,
             ));
             pc.set(select(
-                &[(is(S::DbrGot), pc_rec), (bf_hit, ctx.ci + bf_nbb.zext(16))],
+                &[
+                    (is(S::DbrGot), pc_rec),
+                    (bf_hit, ctx.ci + bf_nbb.zext(16)),
+                    (is(S::Ctx), ctx.pc),
+                ],
                 pc,
             ));
             dsi.set(select(
@@ -905,6 +930,19 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             ));
 
             let gather_done = is(S::Gather) & !g_active & !inl_busy & !more_ds;
+            // Fair turns: once a turn has consumed TURN_WQEBBS and another SQ waits, it ends
+            // after the WQE just completed and the SQ waits for its next turn on its resume bit.
+            let turn_ci = reg(16).enable(is(S::Ctx)).named("turn_start_ci");
+            turn_ci.set(ctx.ci);
+            let adv_ci = (ci + nbb_eff.zext(16)).named("ci_next");
+            let others = (waiting & !one(sqn)).or_reduce().named("others_waiting");
+            let cut = (is(S::Advance)
+                & !failed
+                & adv_ci.ne(pc)
+                & others
+                & (adv_ci - turn_ci).ge(TURN_WQEBBS as u64))
+            .named("turn_cut");
+            resume.set((resume & !clr_bits) | mux(cut, one(sqn), lit(cfg.sqs, 0u32)));
             let to = |s: SqState| s.lit();
             state.set(select(
                 &[
@@ -915,7 +953,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     (
                         is(S::Ctx),
                         select(
-                            &[(bf_hit, to(S::Check)), (sq_ready, to(S::DbrReq))],
+                            &[
+                                (bf_hit, to(S::Check)),
+                                (sq_ready & resumed, to(S::Check)),
+                                (sq_ready, to(S::DbrReq)),
+                            ],
                             to(S::Idle),
                         ),
                     ),
@@ -946,7 +988,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     (is(S::Cmd), to(S::Send)),
                     (sent, to(S::Cmpl)),
                     (cmpl_done, to(S::Advance)),
-                    (is(S::Advance), mux(failed, to(S::Idle), to(S::Check))),
+                    (is(S::Advance), mux(failed | cut, to(S::Idle), to(S::Check))),
                 ],
                 state.q(),
             ));
@@ -964,7 +1006,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             }
             .pack();
             let adv = is(S::Advance);
-            let adv_ci = ci + nbb_eff.zext(16);
             let updated = SqCtx {
                 ci: mux(adv, adv_ci, ctx.ci),
                 pc: mux(adv, pc, ctx.pc),
@@ -997,7 +1038,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             s.db_bad.set(event_counter(
                 "db_bad",
                 (db_valid & !db_ok)
-                    | (is(S::Ctx) & !sq_ready)
+                    | (is(S::Ctx) & !sq_ready & !resumed)
                     | (is(S::DbrWait) & desc_last & desc_err_now),
             ));
             s.wqes.set(event_counter("wqes", cmpl_done));

@@ -11,7 +11,7 @@ use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_tx::TxCmd;
 use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
 use nicgen_hdl::host::regs::consts::{cqe_opcode, syndrome};
-use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg, SqDb};
+use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg, SqDb, TURN_WQEBBS};
 use nicgen_hdl::host::QcmdRes;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
 use nicgen_model::cq::Cmpl;
@@ -1181,5 +1181,127 @@ fn blueflame_doorbells_match_the_model() {
                 s.round(&[], seed, &format!("{what}: after RESET"));
             }
         }
+    }
+}
+
+/// Fair arbitration: SQ A floods (200 one-WQEBB sends rung at once), SQ B rings 12 a few
+/// cycles later. Turns alternate once both wait, TURN_WQEBBS each, so A completes at most
+/// TURN_WQEBBS per turn of B's (two) before B's last completion, where first come first served
+/// would run all 200 of A's first. Every frame and completion of both queues is checked
+/// against the model, in the order the turns interleave them, with answers out of order,
+/// stalls and backpressure.
+#[test]
+fn a_flooding_sq_does_not_starve_another() {
+    const SQN_B: u32 = 4;
+    let (na, nb) = (200usize, 12usize);
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let seed = 900 + wi as u64;
+        let dma = DmaConfig {
+            seed,
+            latency_min: 1,
+            latency_max: 60,
+            req_stall: 0.2,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_sized(&m, seed, dma, 0.3, 8);
+        let mem = &mut s.b.host.mem;
+        let ring = mem.alloc(64 << 8, 4096).unwrap().addr;
+        let dbr = mem.alloc(8, 8).unwrap().addr;
+        let create = sq_cmd(
+            1,
+            SQN_B as u128,
+            [
+                (ring & 0xFFFF_FFFF) as u128,
+                (ring >> 32) as u128,
+                8,
+                (dbr & 0xFFFF_FFFF) as u128,
+                (dbr >> 32) as u128,
+                CQN as u128,
+                0,
+                0,
+            ],
+        );
+        assert_eq!(s.command(create, seed), 0, "CREATE B");
+        let mut qb = Queue {
+            ring,
+            log_size: 8,
+            dbr,
+            pc: 0,
+            model: Sq {
+                sqn: SQN_B,
+                ring,
+                log_size: 8,
+                cqn: CQN,
+                ci: 0,
+                error: false,
+            },
+        };
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (f0, k0) = (s.b.tx.frames().len(), s.b.cmpl.items.len());
+        for _ in 0..na {
+            let wqe = inline_send(&mut rng, 1);
+            s.q.post(&mut s.b.host.mem, &wqe);
+        }
+        s.q.publish(&mut s.b.host.mem);
+        s.b.db.push(doorbell(SQN));
+        s.cycles(5);
+        for _ in 0..nb {
+            let wqe = inline_send(&mut rng, 1);
+            qb.post(&mut s.b.host.mem, &wqe);
+        }
+        qb.publish(&mut s.b.host.mem);
+        s.b.db.push(doorbell(SQN_B));
+
+        let mem = &s.b.host.mem;
+        let read = |addr: u64, len: usize| {
+            let mut v = vec![0; len];
+            mem.read(addr, &mut v).ok().map(|_| v)
+        };
+        let want_a = s.q.model.run(&read, s.q.pc, &s.mrs, MAX_FRAME as usize);
+        let want_b = qb.model.run(&read, qb.pc, &s.mrs, MAX_FRAME as usize);
+        assert_eq!((want_a.cmpls.len(), want_b.cmpls.len()), (na, nb));
+        s.b.step_until(&mut s.sim, seed, |b| {
+            b.cmpl.items.len() >= k0 + na + nb && b.tx.frames().len() >= f0 + na + nb
+        });
+        let cmpls: Vec<Cmpl> = s.b.cmpl.items[k0..]
+            .iter()
+            .map(|x| decode_cmpl(x))
+            .collect();
+        assert_eq!(cmpls.len(), na + nb, "w={w}: completions");
+        // Each queue's completions in its own order; the frames in the order the completions
+        // interleave the queues (one WQE at a time: frame, then its completion).
+        let (mut ia, mut ib) = (0, 0);
+        let mut frames_want = Vec::new();
+        for c in &cmpls {
+            if c.qpn == SQN {
+                assert_eq!(c, &want_a.cmpls[ia], "w={w}: A's completion {ia}");
+                frames_want.push(&want_a.sent[ia]);
+                ia += 1;
+            } else {
+                assert_eq!(c, &want_b.cmpls[ib], "w={w}: B's completion {ib}");
+                frames_want.push(&want_b.sent[ib]);
+                ib += 1;
+            }
+        }
+        let frames = &s.b.tx.frames()[f0..];
+        assert_eq!(frames.len(), na + nb, "w={w}: frames");
+        for (i, (f, want)) in frames.iter().zip(&frames_want).enumerate() {
+            assert_eq!(f.data, want.frame, "w={w}: frame {i}");
+        }
+        // B rang while A's first turn had barely begun: A's first turn, then B, A, B.
+        let b_last = cmpls.iter().rposition(|c| c.qpn == SQN_B).unwrap();
+        let a_before = cmpls[..b_last].iter().filter(|c| c.qpn == SQN).count();
+        let turn = TURN_WQEBBS as usize;
+        assert!(
+            a_before <= turn * nb.div_ceil(turn),
+            "w={w}: A completed {a_before} WQEs before B's last of {nb}"
+        );
+        let [state, pc, ci, _] = s.query(seed);
+        assert_eq!(
+            (state, pc, ci),
+            (1, s.q.pc as u64, s.q.pc as u64),
+            "w={w}: A"
+        );
     }
 }
