@@ -296,7 +296,17 @@ impl<'a> Emitter<'a> {
                     UnOp::RedOr => "|",
                     UnOp::RedXor => "^",
                 };
-                format!("{o}{}", self.r(*a))
+                // A reduction of a unary expression keeps its operand in parentheses: `|` then
+                // `|x` would lex as `||`, and `^` then `~x` as the XNOR reduction `^~`.
+                let inner = resolve(self.def, *a);
+                let nested = *op != UnOp::Not
+                    && self.forms[inner as usize] == Form::Inline
+                    && matches!(self.def.nodes[inner as usize].kind, NodeKind::Unary(..));
+                if nested {
+                    format!("{o}({})", self.expr(inner))
+                } else {
+                    format!("{o}{}", self.r(*a))
+                }
             }
             NodeKind::Binary(op, a, b) => {
                 let o = match op {

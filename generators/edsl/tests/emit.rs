@@ -187,3 +187,30 @@ fn registered_read_collisions_are_undefined_unless_kept() {
         assert!(out.contains(want_q), "{}: want {want_q}, got {out}", g.top);
     }
 }
+
+/// A reduction of a unary expression keeps the operand in parentheses: written together,
+/// `|` and `|a` would lex as the logical `||`, and `^` and `~a` as the XNOR reduction `^~a`
+/// (the wrong value for an even width).
+#[test]
+fn reductions_of_unary_expressions_are_parenthesised() {
+    let m = Module::build("nested_reduce", || {
+        let a = input("a", 4);
+        output(
+            "y",
+            cat(&[
+                a.or_reduce().or_reduce(),
+                (!a).xor_reduce(),
+                (!a).and_reduce(),
+                !a.or_reduce(),
+            ]),
+        );
+    })
+    .unwrap();
+    let g = generate(&m, &EmitOptions::default());
+    let text = &g.verilog[0].1;
+    for want in ["|(|a)", "^(~a)", "&(~a)", "~|a"] {
+        assert!(text.contains(want), "no `{want}` in:\n{}", dump(&g));
+    }
+    lint_clean(&g, "nested_reduce");
+    iverilog_ok(&g, "nested_reduce");
+}
