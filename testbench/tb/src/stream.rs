@@ -258,15 +258,13 @@ impl StreamPorts {
     }
 
     /// Sets `tkeep` to `n` ones from bit 0 (any bus width).
-    fn set_keep_ones(&self, sim: &mut Sim, n: usize) {
+    /// `tkeep` set for bytes `from..to` of the beat.
+    fn set_keep_range(&self, sim: &mut Sim, from: usize, to: usize) {
         if let Some(k) = self.tkeep {
-            let bytes: Vec<u8> = (0..self.data_bytes.div_ceil(8))
-                .map(|i| match n.saturating_sub(i * 8) {
-                    0 => 0,
-                    r if r >= 8 => 0xff,
-                    r => (1u8 << r) - 1,
-                })
-                .collect();
+            let mut bytes = vec![0u8; self.data_bytes.div_ceil(8)];
+            for i in from..to {
+                bytes[i / 8] |= 1 << (i % 8);
+            }
             sim.set_bytes_le(k, &bytes);
         }
     }
@@ -423,7 +421,9 @@ pub struct StreamDriver {
     seed: u64,
     rng: StdRng,
     idle_prob: f64,
-    queue: VecDeque<(Vec<u8>, u64)>,
+    /// Frames, their `tuser`, and the byte of the first beat each starts at.
+    queue: VecDeque<(Vec<u8>, u64, usize)>,
+    /// Position in the frame's beats (bytes, counted from byte 0 of its first beat).
     pos: usize,
     pending: bool,
     frames_sent: u64,
@@ -483,7 +483,21 @@ impl StreamDriver {
                 "frame length must be whole beats without tkeep"
             );
         }
-        self.queue.push_back((frame, user));
+        self.queue.push_back((frame, user, 0));
+    }
+
+    /// Queues a frame whose first byte is byte `off` of its first beat, `tkeep` marking only
+    /// the frame's bytes, as the DMA port carries a transfer (`nicgen_hdl::host`, rules 2 and
+    /// 3; not a stream rule 3/4 frame, so a [`StreamMonitor`] would flag it). Panics on an
+    /// empty frame, `off` outside the beat, or a port without `tkeep`.
+    pub fn push_at(&mut self, frame: Vec<u8>, off: usize, user: u64) {
+        assert!(
+            off < self.ports.data_bytes && self.ports.tkeep.is_some(),
+            "StreamDriver `{}`: offset {off} needs tkeep and a beat of more than {off} bytes",
+            self.ports.prefix
+        );
+        self.push_with_user(frame, user);
+        self.queue.back_mut().unwrap().2 = off;
     }
 
     /// True when every queued frame has been accepted.
@@ -539,13 +553,15 @@ impl Agent for StreamDriver {
             return;
         }
         let p = &self.ports;
-        let (frame, user) = self.queue.front().unwrap();
-        let end = (self.pos + p.data_bytes).min(frame.len());
-        let n = end - self.pos;
-        let last = end == frame.len();
-        sim.set_bytes_le(p.tdata, &frame[self.pos..end]);
-        p.set_keep_ones(sim, n);
-        sim.set_bool(p.tlast, last);
+        let (frame, user, lead) = self.queue.front().unwrap();
+        let (lead, total) = (*lead, lead + frame.len());
+        let end = (self.pos + p.data_bytes).min(total);
+        let first = self.pos.max(lead);
+        let mut beat = vec![0u8; end - self.pos];
+        beat[first - self.pos..].copy_from_slice(&frame[first - lead..end - lead]);
+        sim.set_bytes_le(p.tdata, &beat);
+        p.set_keep_range(sim, first - self.pos, end - self.pos);
+        sim.set_bool(p.tlast, end == total);
         if let Some(u) = p.tuser {
             sim.set(u, *user);
         }
@@ -559,7 +575,8 @@ impl Agent for StreamDriver {
         self.pending = false;
         self.beats_sent += 1;
         self.pos += self.ports.data_bytes;
-        if self.pos >= self.queue.front().unwrap().0.len() {
+        let (frame, _, lead) = self.queue.front().unwrap();
+        if self.pos >= lead + frame.len() {
             self.queue.pop_front();
             self.pos = 0;
             self.frames_sent += 1;

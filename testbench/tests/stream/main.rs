@@ -8,4 +8,5 @@ mod stream_fifo;
 mod stream_fork;
 mod stream_fwd_reg;
 mod stream_skid;
+mod stream_width;
 mod waves;
