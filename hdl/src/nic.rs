@@ -12,7 +12,9 @@
 //!   sq_engine, rq_engine -(completions)-> cq_engine -> CQEs, EQEs, irq                   |
 //!   DMA: reads of sq_engine (tags 0..8) and rq_engine (tag 8) share m_dma_rd_req; writes of
 //!        rq_engine (frames) and cq_engine (CQEs, EQEs) share m_dma_wr_req / m_dma_wr, a
-//!        whole write at a time, so a CQE never overtakes its frame's data.
+//!        whole write at a time, so a CQE never overtakes its frame's data. A DMA port
+//!        wider than the datapath (`host.dma_bits`): the answers narrowed (stream_narrow)
+//!        and the write data widened (stream_widen) at the port.
 //! ```
 //!
 //! - Ports ([`NicPorts`]): `s_axil_*` (BAR 0, `crate::host`), `m_dma_rd_req_*`, `s_dma_rd_cpl_*`,
@@ -42,7 +44,7 @@ use crate::host::{Axil, DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
 use crate::preset::Preset;
 use crate::rss::rss_toeplitz::cfg_addr;
 use crate::stats::event_counter;
-use crate::stream::{Beat, Stream, StreamCfg};
+use crate::stream::{stream_narrow, stream_widen, Beat, Stream, StreamCfg, WidthCfg};
 use crate::top::{nic_core, rx_cfg, NicCorePorts};
 use nicgen_edsl::prelude::*;
 
@@ -82,12 +84,13 @@ impl Ports for NicPorts {
     fn ports(io: &Io, p: &Preset) -> Self {
         let w = p.data_bits;
         let s = StreamCfg::new(w, 0);
+        let d = p.dma_bits();
         NicPorts {
             axil: Axil::sink(io, "s_axil"),
             dma_rd_req: RecordStream::source(io, "m_dma_rd_req", DmaRdReq::shape()),
-            dma_rd_cpl: Stream::sink(io, "s_dma_rd_cpl", &StreamCfg::new(w, DmaRdCplUser::WIDTH)),
+            dma_rd_cpl: Stream::sink(io, "s_dma_rd_cpl", &StreamCfg::new(d, DmaRdCplUser::WIDTH)),
             dma_wr_req: RecordStream::source(io, "m_dma_wr_req", DmaWrReq::shape()),
-            dma_wr: Stream::source(io, "m_dma_wr", &s),
+            dma_wr: Stream::source(io, "m_dma_wr", &StreamCfg::new(d, 0)),
             irq: io.output("irq", p.host.eqs),
             mac_tx: Stream::source(io, "m_axis_mac_tx", &s),
             mac_rx: Stream::sink(io, "s_axis_mac_rx", &s),
@@ -139,6 +142,25 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
         log_max: h.log_max_wq,
     })?;
     let table_size = p.rss.table_size;
+    // A DMA port wider than the datapath: its read answers narrowed and its write data widened
+    // at the port, every byte at its place (`off` kept).
+    let dma = p.dma_bits();
+    let converters = if dma > w {
+        Some((
+            stream_narrow(&WidthCfg {
+                in_bits: dma,
+                out_bits: w,
+                user_bits: DmaRdCplUser::WIDTH,
+            })?,
+            stream_widen(&WidthCfg {
+                in_bits: w,
+                out_bits: dma,
+                user_bits: 0,
+            })?,
+        ))
+    } else {
+        None
+    };
     Block::build("nic", p.clone(), move |p: NicPorts| {
         doc("nicgen NIC: host interface (BAR registers, queues, DMA, completions, events)");
         doc("around the Ethernet core.");
@@ -167,8 +189,20 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
         connect(&p.mac_rx, &u.core.mac_rx);
 
         completions(&u);
-        let rd_err = dma_reads(&u, &p);
-        dma_writes(&u, &p);
+        let rd_err = match &converters {
+            Some((narrow, widen)) => {
+                let u_rd = narrow.instance("u_dma_rd_narrow");
+                connect(&p.dma_rd_cpl, &u_rd.s_axis);
+                let u_wr = widen.instance("u_dma_wr_widen");
+                connect(&u_wr.m_axis, &p.dma_wr);
+                dma_writes(&u, &p.dma_wr_req, &u_wr.s_axis);
+                dma_reads(&u, &p.dma_rd_req, &u_rd.m_axis)
+            }
+            None => {
+                dma_writes(&u, &p.dma_wr_req, &p.dma_wr);
+                dma_reads(&u, &p.dma_rd_req, &p.dma_rd_cpl)
+            }
+        };
         p.irq.set(u.cq.irq);
         counters(&u, rd_err);
     })
@@ -383,10 +417,10 @@ fn completions(u: &Parts) {
 }
 
 /// DMA reads: the send engine's tags 0..8 and the receive engine's tag 8 share the request
-/// port (a granted request holds, rule 1); the answers go back by tag. Returns the pulse of an
-/// answer with an error.
-fn dma_reads(u: &Parts, p: &NicPorts) -> Sig {
-    let (sq, rq, out) = (&u.sq.dma_rd_req, &u.rq.dma_rd_req, &p.dma_rd_req);
+/// port `out` (a granted request holds, rule 1); the answers (`cpl`, at the datapath's width)
+/// go back by tag. Returns the pulse of an answer with an error.
+fn dma_reads(u: &Parts, out: &RecordStream<DmaRdReq<u32>>, cpl: &Stream) -> Sig {
+    let (sq, rq) = (&u.sq.dma_rd_req, &u.rq.dma_rd_req);
     let rd_hold = reg_init(1, 0u32).named("rd_req_holding");
     let rd_held_rq = reg(1).named("rd_req_held_rq");
     let rd_prefer_rq = reg_init(1, 0u32).named("rd_prefer_rq");
@@ -407,7 +441,6 @@ fn dma_reads(u: &Parts, p: &NicPorts) -> Sig {
     rd_held_rq.set(rd_pick_rq);
     rd_prefer_rq.set_if(rd_valid & out.ready, !rd_pick_rq);
 
-    let cpl = &p.dma_rd_cpl;
     let cu = DmaRdCplUser::unpack(cpl.user().expect("tuser"));
     let to_rq = cu.tag.eq(8u32).named("cpl_to_rq");
     for (e, mine) in [(&u.sq.dma_rd_cpl, !to_rq), (&u.rq.dma_rd_cpl, to_rq)] {
@@ -419,12 +452,12 @@ fn dma_reads(u: &Parts, p: &NicPorts) -> Sig {
     cpl.valid() & cpl.ready() & cpl.last() & cu.err
 }
 
-/// DMA writes of the receive engine (frames) and the CQ engine (CQEs, EQEs): a whole write
-/// (request, then its data) at a time, so a CQE never overtakes its frame's data.
-fn dma_writes(u: &Parts, p: &NicPorts) {
+/// DMA writes of the receive engine (frames) and the CQ engine (CQEs, EQEs) to the request
+/// port `req` and the data stream `wr` (at the datapath's width): a whole write (request,
+/// then its data) at a time, so a CQE never overtakes its frame's data.
+fn dma_writes(u: &Parts, req: &RecordStream<DmaWrReq<u32>>, wr: &Stream) {
     let (rq_req, cq_req) = (&u.rq.dma_wr_req, &u.cq.dma_wr_req);
     let (rq_data, cq_data) = (&u.rq.dma_wr, &u.cq.dma_wr);
-    let (req, wr) = (&p.dma_wr_req, &p.dma_wr);
     // Grant: 0 none, 1 RQ, 2 CQ; chosen before the request is offered (so it holds) and
     // kept until the data's last beat.
     let grant = reg_init(2, 0u32).named("wr_grant");

@@ -50,6 +50,11 @@ pub struct HostPreset {
     pub mrs: u32,
     /// Largest log2 ring size: 1 to 15.
     pub log_max_wq: u32,
+    /// DMA port width in bits (`m_dma_*`, `s_dma_rd_cpl_*`): a power of two from `data_bits`
+    /// to 512, as a PCIe hard block presents it (256 bits for Gen3 x8); the engines work at
+    /// `data_bits` behind width converters. Absent: `data_bits`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dma_bits: Option<u32>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -178,6 +183,14 @@ impl Preset {
                 h.log_max_wq
             )));
         }
+        if let Some(d) = h.dma_bits {
+            if !d.is_power_of_two() || d < self.data_bits || !(64..=512).contains(&d) {
+                return Err(ConfigError(format!(
+                    "field `host.dma_bits` = {d} must be a power of two from 64 to 512 and at least `data_bits` ({})",
+                    self.data_bits
+                )));
+            }
+        }
         if !(1..=8).contains(&self.csum.levels_per_stage) {
             return Err(ConfigError(format!(
                 "field `csum.levels_per_stage` = {} must be from 1 to 8",
@@ -185,6 +198,11 @@ impl Preset {
             )));
         }
         Ok(())
+    }
+
+    /// The DMA port's width in bits (`host.dma_bits`, else `data_bits`).
+    pub fn dma_bits(&self) -> u32 {
+        self.host.dma_bits.unwrap_or(self.data_bits)
     }
 
     /// The canonical TOML of this preset (what the config hash is taken over).
@@ -225,6 +243,19 @@ mod tests {
             e.contains("rss.table_size") && e.contains("power of two"),
             "{e}"
         );
+        for bad in ["dma_bits = 32", "dma_bits = 96", "dma_bits = 1024"] {
+            let t = BUILTIN[0].1.replace("dma_bits = 256", bad);
+            let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
+            assert!(
+                e.contains("host.dma_bits") && e.contains("power of two"),
+                "{e}"
+            );
+        }
+        let t = BUILTIN[3]
+            .1
+            .replace("log_max_wq = 12", "log_max_wq = 12\ndma_bits = 256");
+        let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
+        assert!(e.contains("at least `data_bits` (512)"), "{e}");
         let t = BUILTIN[0].1.replace("window = 128", "window = 20");
         let e = Preset::from_toml(&t, "x.toml").unwrap_err().0;
         assert!(e.contains("parser.window"), "{e}");

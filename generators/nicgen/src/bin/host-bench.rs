@@ -278,23 +278,28 @@ fn main() -> Result<()> {
         let model = nic_model(&p)?;
         let link = host_link(&p);
         let timing = link.timing(p.clock_mhz);
-        let port = p.data_bits / 8;
+        // The engines move one datapath beat a cycle through the DMA port, however wide it is.
+        let (port, engine) = (p.dma_bits() / 8, p.data_bits / 8);
         let _ = writeln!(
             md,
-            "## {preset}: {} bits at {} MHz, PCIe Gen3 x{}\n",
-            p.data_bits, p.clock_mhz, link.lanes
+            "## {preset}: {} bits at {} MHz, PCIe Gen3 x{}, DMA port {} bits\n",
+            p.data_bits,
+            p.clock_mhz,
+            link.lanes,
+            p.dma_bits()
         );
         let _ = writeln!(
             md,
             "The link moves {:.1} Gb/s a direction on the wire ({:.1} B a cycle); the DMA port \
-             moves one {port}-byte beat a cycle ({:.1} Gb/s) each way, so the {} bounds raw DMA.\n",
+             takes a {port}-byte beat a cycle, and each engine moves one {engine}-byte datapath \
+             beat a cycle through it ({:.1} Gb/s) each way, so the {} bounds raw DMA.\n",
             link.bytes_per_second() * 8.0 / 1e9,
             timing.bytes_per_cycle,
-            port as f64 * 8.0 * p.clock_mhz / 1000.0,
-            if timing.bytes_per_cycle < port as f64 {
+            engine as f64 * 8.0 * p.clock_mhz / 1000.0,
+            if timing.bytes_per_cycle < engine as f64 {
                 "link"
             } else {
-                "port"
+                "datapath width"
             },
         );
         let _ = writeln!(
