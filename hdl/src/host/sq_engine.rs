@@ -418,7 +418,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // The WQE is copied from the BlueFlame buffer instead of the prefetch buffer.
             let use_bf = reg_init(1, 0u32).named("use_blueflame");
             let wq = wqe::decode(wqe);
-            let (ds, ihs, is_send, is_nop) = (wq.ds, wq.ihs, wq.is_send, wq.is_nop);
+            let (ds, ihs, is_send, is_nop, is_mpw) =
+                (wq.ds, wq.ihs, wq.is_send, wq.is_nop, wq.is_mpw);
 
             // Data segment under the cursor.
             let dsi = reg(5).named("ds_index");
@@ -440,6 +441,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 .named("inline_segment_fits");
             let inl_ds = ((seg_len.zext(32) + 19u32).shr(4)).resize(5);
             let seg_step = mux(seg.inline, inl_ds, lit(5, 1u32)).named("segment_ds");
+            // A multi-packet WQE lays its packets out in the gather buffer at 64-byte starts
+            // (a whole number of beats at every width); together they must fit the buffer.
+            let up64 = |v: Sig| (v + 63u32) & lit(v.width(), ((1u64 << v.width()) - 1) & !63);
+            let laid = reg(32).named("mpw_laid_out");
+            let laid_next = (laid + up64(seg_len.zext(32))).named("mpw_laid_with_segment");
 
             // Verdict of the current WQE.
             let synd = reg(8).named("syndrome");
@@ -449,8 +455,18 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let v_fail = select(
                 &[
                     fail(seg.inline & !inl_fits, syndrome::LOCAL_QP_OP),
-                    fail(!seg.inline & seg_len.eq(0u32), syndrome::LOCAL_LENGTH),
-                    fail(seg_total.gt(cfg.max_frame as u64), syndrome::LOCAL_LENGTH),
+                    fail(
+                        (!seg.inline | is_mpw) & seg_len.eq(0u32),
+                        syndrome::LOCAL_LENGTH,
+                    ),
+                    fail(
+                        mux(
+                            is_mpw,
+                            seg_len.gt(cfg.max_frame as u64) | laid_next.gt(buf_bytes as u64),
+                            seg_total.gt(cfg.max_frame as u64),
+                        ),
+                        syndrome::LOCAL_LENGTH,
+                    ),
                     fail(!seg.inline & (!lkey_ok | !in_region), syndrome::LOCAL_PROT),
                 ],
                 lit(8, 0u32),
@@ -458,10 +474,12 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             .named("segment_fault");
             let v_bad = (v_in & v_fail.ne(0u32)).named("segment_bad");
             let v_done = (is(S::Validate) & !more_ds).named("validated");
-            let empty = total.eq(0u32) & is_send;
+            let empty = total.eq(0u32) & (is_send | is_mpw);
 
             // ---- Gather buffer: one byte-wide RAM per lane ----
             let pos = reg(pos_bits).named("pos"); // byte position of the next data
+                                                  // Where the next segment's bytes start: a multi-packet WQE's packets at 64 bytes.
+            let pos_seg = mux(is_mpw, up64(pos), pos).named("segment_pos");
 
             // Tags in flight: base beat per tag, busy bits.
             let busy = reg_init(TAGS, 0u32).named("tag_busy");
@@ -587,7 +605,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 inline_copy::Load {
                     go: load_hdr | load_inl,
                     src: mux(load_hdr, lit(8, 30u32), inl_start.trunc(8)),
-                    at: mux(load_hdr, lit(pos_bits, 0u32), pos),
+                    at: mux(load_hdr, lit(pos_bits, 0u32), pos_seg),
                     len: mux(load_hdr, ihs.resize(pos_bits), seg_len.resize(pos_bits)),
                 },
                 data_beat,
@@ -609,11 +627,20 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     ),
                 );
             }
+            // The frame out of the buffer: a SEND's from beat 0; a multi-packet WQE's packets
+            // one by one, each at its 64-byte start, the data segment under the cursor.
+            let pkt_at = reg(pos_bits).named("packet_start");
+            let pkt_len = reg(pos_bits).named("packet_len");
+            pkt_len.set_if(
+                is(S::Cmd),
+                mux(is_mpw, seg_len.resize(pos_bits), total.trunc(pos_bits)),
+            );
             let out = frame_out::frame_out(
                 tx,
                 &lanes,
                 frame_out::Ctl {
-                    total,
+                    total: pkt_len,
+                    start: pkt_at.shr(bb).trunc(baw),
                     send: is(S::Send),
                     cmd: is(S::Cmd),
                     cmd_ready,
@@ -621,6 +648,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 },
             );
             let sent = out.sent;
+            let mpw_more = (is_mpw & (dsi + seg_step).zext(8).lt(ds.zext(8))).named("mpw_more");
 
             // The offload request for the frame.
             p.tx_cmd.set_fields(&TxCmd {
@@ -673,6 +701,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
 
             // Failure bookkeeping.
             let drain_err = is(S::Drain) & drained & data_err;
+            // Every byte is in: the first (a multi-packet WQE's first) packet goes out next.
+            let send_first = (is(S::Drain) & drained & !data_err).named("send_first");
             synd.set(select(
                 &[
                     (is(S::Check), lit(8, 0u32)),
@@ -873,6 +903,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     (v_in & !v_bad, dsi + seg_step),
                     (v_done & !empty, wq.first_ds.trunc(5)),
                     (load_seg, dsi + seg_step),
+                    (send_first & is_mpw, wq.first_ds.trunc(5)),
+                    (sent & is_mpw, dsi + seg_step),
                 ],
                 dsi,
             ));
@@ -882,6 +914,17 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     (v_in & !v_bad, seg_total),
                 ],
                 total,
+            ));
+            laid.set(select(
+                &[(is(S::Parse), lit(32, 0u32)), (v_in & !v_bad, laid_next)],
+                laid,
+            ));
+            pkt_at.set(select(
+                &[
+                    (send_first, lit(pos_bits, 0u32)),
+                    (sent, pkt_at + up64(pkt_len)),
+                ],
+                pkt_at,
             ));
             g_addr.set(select(
                 &[(load_ptr, seg_addr), (issue, g_addr + chunk.zext(64))],
@@ -898,7 +941,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             pos.set(select(
                 &[
                     (is(S::Parse), ihs.trunc(pos_bits)),
-                    (load_inl, pos + seg_len.resize(pos_bits)),
+                    (load_inl, pos_seg + seg_len.resize(pos_bits)),
+                    (load_ptr, pos_seg),
                     (issue, pos + chunk.zext(pos_bits)),
                 ],
                 pos,
@@ -944,7 +988,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                         mux(data_err, to(S::Cmpl), to(S::Cmd)),
                     ),
                     (is(S::Cmd), to(S::Send)),
-                    (sent, to(S::Cmpl)),
+                    (sent, mux(mpw_more, to(S::Cmd), to(S::Cmpl))),
                     (cmpl_done, to(S::Advance)),
                     (is(S::Advance), mux(failed, to(S::Idle), to(S::Check))),
                 ],
