@@ -582,7 +582,7 @@ impl<B: Backend> NetDev<B> {
     }
 
     fn tx_ring_bytes(&self) -> usize {
-        self.tx_bufs_per_slot() * self.cfg.tx_buf_size << self.cfg.sq_log_size
+        (self.tx_bufs_per_slot() * self.cfg.tx_buf_size) << self.cfg.sq_log_size
     }
 
     fn tx_bufs_per_slot(&self) -> usize {

@@ -451,7 +451,7 @@ pub fn run_loopback(
         // run is not cut into short WQEs by the frames coming back one at a time.
         let run_room = |sent: usize, in_flight: usize| {
             o.tx_mode != TxMode::Mpwqe
-                || sent % batch != 0
+                || !sent.is_multiple_of(batch)
                 || in_flight + batch.min(o.frames - sent) <= window
         };
         while sent < o.frames && in_flight < window && run_room(sent, in_flight) {
@@ -467,7 +467,7 @@ pub fn run_loopback(
                 ),
                 None => {
                     // A multi-packet run shares one request (drawn at its first frame).
-                    if o.tx_mode != TxMode::Mpwqe || sent % batch == 0 {
+                    if o.tx_mode != TxMode::Mpwqe || sent.is_multiple_of(batch) {
                         run_off = None;
                     }
                     let len = if rng.gen_bool(0.1) {

@@ -391,10 +391,7 @@ impl Sq {
                         read(addr, n).ok_or((syndrome::LOCAL_ACCESS, ds as u8))?
                     }
                 };
-                Ok(Sent {
-                    frame,
-                    req: req.clone(),
-                })
+                Ok(Sent { frame, req })
             })
             .collect()
     }
