@@ -294,11 +294,7 @@ impl Sq {
             if len + count as usize > max_frame {
                 return Err((syndrome::LOCAL_LENGTH, v));
             }
-            let mr = mrs.get(lkey as usize).copied().flatten();
-            let inside = mr.is_some_and(|m| {
-                addr >= m.base && (addr as u128 + count as u128) <= m.base as u128 + m.len as u128
-            });
-            if !inside {
+            if !in_region(mrs, lkey, addr, count as usize) {
                 return Err((syndrome::LOCAL_PROT, v));
             }
             pieces.push(Piece::Ptr(addr, count as usize));
@@ -364,11 +360,7 @@ impl Sq {
                 continue;
             }
             let (lkey, addr) = (be32(&s[4..8]), be64(&s[8..16]));
-            let mr = mrs.get(lkey as usize).copied().flatten();
-            let inside = mr.is_some_and(|m| {
-                addr >= m.base && (addr as u128 + n as u128) <= m.base as u128 + m.len as u128
-            });
-            if !inside {
+            if !in_region(mrs, lkey, addr, n) {
                 return Err((syndrome::LOCAL_PROT, v));
             }
             packets.push(Piece::Ptr(addr, n));
@@ -395,6 +387,14 @@ impl Sq {
             })
             .collect()
     }
+}
+
+/// Whether `n` bytes at `addr` lie in the region of `lkey`.
+fn in_region(mrs: &[Option<Mr>], lkey: u32, addr: u64, n: usize) -> bool {
+    let mr = mrs.get(lkey as usize).copied().flatten();
+    mr.is_some_and(|m| {
+        addr >= m.base && (addr as u128 + n as u128) <= m.base as u128 + m.len as u128
+    })
 }
 
 /// The `wqe_index` and WQEBB count of a whole WQE in a BlueFlame buffer: a DS count of 1 to
