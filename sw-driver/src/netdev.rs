@@ -959,13 +959,9 @@ impl<B: Backend> NetDev<B> {
         }
         let sq = &mut self.qp(queue)?.sq;
         if sq.mpw.is_none() {
-            let free = sq.wq.free();
-            if free == 0 {
-                return Err(Error::QueueFull {
-                    queue,
-                    need: 1,
-                    free,
-                });
+            let (free, need) = (sq.wq.free(), ((2 + entry_ds) * DS_BYTES).div_ceil(WQEBB));
+            if free < need {
+                return Err(Error::QueueFull { queue, need, free });
             }
             sq.mpw = Some(MpwSession {
                 index: sq.wq.pc(),
@@ -1865,6 +1861,39 @@ mod tests {
             .collect();
         // 4 + 1 + 4 + 1 + 4 data DS: the sixth frame's 4 more do not fit 16.
         assert_eq!(inline, [vec![true, false, true, false, true], vec![true]]);
+    }
+
+    /// A frame whose new session the free ring cannot hold is refused (queue full) before
+    /// anything is written; the earlier session still goes out, and the frame fits later.
+    #[test]
+    fn mpwqe_a_full_ring_refuses_the_frame_and_keeps_the_session() {
+        let mut nd = netdev(NetDevConfig {
+            tx_mpwqe: true,
+            tx_inline: MAX_TX_INLINE,
+            sq_log_size: 2,
+            ..NetDevConfig::default()
+        });
+        let (small, big) = (frame(300, 1), frame(MAX_TX_INLINE, 2));
+        nd.send_more(0, &small, TxOffload::default()).unwrap();
+        // The inline frame needs a WQE of 16 DS (4 WQEBBs); 3 are free once the first closes.
+        let e = nd.send_more(0, &big, TxOffload::default()).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::QueueFull {
+                    need: 4,
+                    free: 3,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        nd.flush(0).unwrap();
+        let got = collect(&mut nd, 1, 2);
+        assert_eq!(rxs(&got)[0].data, small);
+        nd.send(0, &big, TxOffload::default()).unwrap();
+        let got = collect(&mut nd, 1, 2);
+        assert_eq!(rxs(&got)[0].data, big);
     }
 
     /// What closes a session: another offload request, a frame that must go as a plain SEND
