@@ -20,9 +20,9 @@
 //! ```
 //!
 //! - WQEs follow mlx5 (`regmap` layouts `ctrl_seg`, `eth_seg`, `data_seg`): opcodes SEND,
-//!   ENHANCED_MPSW (below) and NOP; `cs_flags` L3/L4 become the TX path's checksum requests; with no inline header,
-//!   `vlan_cmd` 0x8000 inserts `vlan_tci`; otherwise `inline_hdr_sz` bytes from Ethernet-segment
-//!   byte 14 on start the frame; then the data segments in order: pointer segments (gathered
+//!   ENHANCED_MPSW (below) and NOP; `cs_flags` L3/L4 become the TX path's checksum requests;
+//!   with no inline header, `vlan_cmd` 0x8000 inserts `vlan_tci`; otherwise `inline_hdr_sz`
+//!   bytes from Ethernet-segment byte 14 on start the frame; then the data segments in order: pointer segments (gathered
 //!   by DMA) and inline data segments (`byte_count` with bit 31 set, the bytes right after it,
 //!   padded to whole DS units; they may span WQEBBs). A zero-length inline segment adds no
 //!   bytes (mlx5_ib writes one for a send whose gather entries are all empty).
@@ -38,7 +38,8 @@
 //!   sum of the packets and `s_wqe_opcode` 0x29. A failing segment fails the whole WQE: none
 //!   of its packets is sent.
 //! - A WQE fails, in this order, with an error CQE (REQ_ERR) carrying the syndrome and, in
-//!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND/NOP, a DS
+//!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND,
+//!   ENHANCED_MPSW or NOP, a DS
 //!   count of 0 or over 16 (or under 2 for SEND and ENHANCED_MPSW), an inline header or inline
 //!   data segment beyond the WQE's DS count, an inline header or VLAN insert in an
 //!   ENHANCED_MPSW → LOCAL_QP_OP; a zero-length pointer segment, an empty frame or one over
@@ -46,8 +47,9 @@
 //!   each at a 64-byte start, overrun the gather buffer (`max_frame` rounded up to a power of
 //!   two), or no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer
 //!   segment outside its region → LOCAL_PROT; a DMA read answered with an error →
-//!   LOCAL_ACCESS (`vendor_err_synd`: the DS count, as for an empty frame). The WQE is consumed and the SQ goes to the error state (QCMD QUERY shows
-//!   it; RESET resumes at the next WQE). The prefetch buffer holds one SQ's WQEBBs for one
+//!   LOCAL_ACCESS (`vendor_err_synd`: the DS count, as for an empty frame). The WQE is
+//!   consumed and the SQ goes to the error state (QCMD QUERY shows it; RESET resumes at the
+//!   next WQE). The prefetch buffer holds one SQ's WQEBBs for one
 //!   doorbell's turn: it is emptied at every doorbell taken, so WQEBBs fetched after a failed
 //!   WQE are read again after RESET.
 //! - A doorbell for an SQ that is not ready (never created, or in error) has no CQ to complete
