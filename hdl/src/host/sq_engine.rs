@@ -39,10 +39,9 @@
 //!   of its packets is sent.
 //! - A WQE fails, in this order, with an error CQE (REQ_ERR) carrying the syndrome and, in
 //!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND,
-//!   ENHANCED_MPSW or NOP, a DS
-//!   count of 0 or over 16 (or under 2 for SEND and ENHANCED_MPSW), an inline header or inline
-//!   data segment beyond the WQE's DS count, an inline header or VLAN insert in an
-//!   ENHANCED_MPSW → LOCAL_QP_OP; a zero-length pointer segment, an empty frame or one over
+//!   ENHANCED_MPSW or NOP, a DS count of 0 or over 16 (or under 2 for SEND and ENHANCED_MPSW),
+//!   an inline header or inline data segment beyond the WQE's DS count, an inline header or
+//!   VLAN insert in an ENHANCED_MPSW → LOCAL_QP_OP; a zero-length pointer segment, an empty frame or one over
 //!   `max_frame`, in an ENHANCED_MPSW a packet of 0 bytes or over `max_frame`, packets that,
 //!   each at a 64-byte start, overrun the gather buffer (`max_frame` rounded up to a power of
 //!   two), or no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer
