@@ -31,6 +31,9 @@ pub const WQEBB: usize = misc::WQEBB as usize;
 pub const DS_BYTES: usize = data_seg::SIZE;
 /// Largest send WQE in segments.
 pub const MAX_SEND_DS: usize = misc::MAX_SEND_DS as usize;
+/// Packets an enhanced multi-packet send WQE carries at most: one per data segment of the
+/// largest WQE, less its control and Ethernet segments.
+pub const MPWQE_MAX_PACKETS: usize = MAX_SEND_DS - 2;
 /// Bytes of a CQE (and of an EQE).
 pub const CQE_BYTES: usize = cqe::SIZE;
 /// Bytes of an EQE.
@@ -118,6 +121,11 @@ pub enum SendOpcode {
     Nop,
     /// Send a frame.
     Send,
+    /// Enhanced multi-packet send (mlx5 ENHANCED_MPSW, mlx5e's MPWQE): every gather entry is
+    /// one packet, all with the Ethernet segment's checksum requests, which may have neither
+    /// an inline header nor a VLAN insert; one CQE for the WQE. At most
+    /// [`MPWQE_MAX_PACKETS`] packets.
+    EnhancedMpsw,
 }
 
 impl SendOpcode {
@@ -126,12 +134,13 @@ impl SendOpcode {
         match self {
             SendOpcode::Nop => opcode::NOP as u8,
             SendOpcode::Send => opcode::SEND as u8,
+            SendOpcode::EnhancedMpsw => opcode::ENHANCED_MPSW as u8,
         }
     }
 
     /// The opcode of a `ctrl_seg.opcode` value, if nicgen knows it.
     pub fn from_code(code: u8) -> Option<Self> {
-        [SendOpcode::Nop, SendOpcode::Send]
+        [SendOpcode::Nop, SendOpcode::Send, SendOpcode::EnhancedMpsw]
             .into_iter()
             .find(|o| o.code() == code)
     }
@@ -216,7 +225,8 @@ pub enum Gather {
 }
 
 impl Gather {
-    fn ds(&self) -> usize {
+    /// DS units the entry takes in the WQE.
+    pub fn ds(&self) -> usize {
         match self {
             Gather::Ptr(_) => 1,
             Gather::Inline(d) => ds_for(INLINE_DATA_START, d.len()),
@@ -275,9 +285,9 @@ pub struct SendWqe {
     pub sqn: u32,
     /// Ask for a CQE for this WQE (`fm_ce_se` CQ_UPDATE).
     pub cq_update: bool,
-    /// The Ethernet segment (SEND); `None` for a NOP.
+    /// The Ethernet segment (SEND, ENHANCED_MPSW); `None` for a NOP.
     pub eth: Option<EthSeg>,
-    /// The gather list, in frame order.
+    /// The gather list, in frame order (ENHANCED_MPSW: one packet per entry).
     pub gather: Vec<Gather>,
 }
 
@@ -372,7 +382,7 @@ impl SendWqe {
         need(bytes, end)?;
         let fm = ctrl_seg::FM_CE_SE.get(bytes) as u32;
         let mut at = ctrl_seg::SIZE;
-        let eth = if opcode == SendOpcode::Send {
+        let eth = if matches!(opcode, SendOpcode::Send | SendOpcode::EnhancedMpsw) {
             if at + eth_seg::SIZE > end {
                 return Err(DescError::Malformed("SEND without an Ethernet segment"));
             }

@@ -17,7 +17,11 @@
 //! takes it without fetching it (nor the doorbell record). [`NetDev::send_more`] batches
 //! doorbells: its WQEs are rung by the next `send` or [`NetDev::flush`], and ask for no CQE
 //! (but one in every [`MAX_UNSIGNALLED`]); every other WQE asks for a CQE, and send CQEs are
-//! taken as cumulative (a CQE for WQE `W` completes every older WQE too). Receiving keeps every
+//! taken as cumulative (a CQE for WQE `W` completes every older WQE too). With
+//! [`NetDevConfig::tx_mpwqe`], frames go in enhanced multi-packet send WQEs (mlx5e's MPWQE):
+//! [`NetDev::send_more`] appends its frame to the queue's open session, a WQE not yet in the
+//! ring, as one more packet; `send` and `flush` close the session, write its WQE and ring.
+//! Receiving keeps every
 //! RQ slot posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
 //! With [`NetDevConfig::rx_striding`] the RQ is a striding (multi-packet) RQ: each WQE's buffer
 //! takes frames until its strides are used, each CQE names the frame's first stride and the
@@ -44,7 +48,7 @@ use thiserror::Error;
 use crate::desc::{
     Cqe, CqeOpcode, CsFlags, DataSeg, DescError, Eqe, EthSeg, EventType, Gather, L2Header, L3Type,
     L4Type, RecvWqe, RssHashType, SendOpcode, SendWqe, Syndrome, CQE_BYTES, DS_BYTES, MAX_SEND_DS,
-    WQEBB,
+    MPWQE_MAX_PACKETS, WQEBB,
 };
 use crate::device::{
     CqParams, Device, DeviceError, EqParams, Lkey, MiniFormat, Moderation, QState, QueueType,
@@ -86,6 +90,10 @@ const MIN_LOG_SQ: u8 = ((MAX_SEND_DS * DS_BYTES) / WQEBB).ilog2() as u8;
 /// header and the inline segment's byte-count word, plus the 14 frame bytes such a header
 /// carries (with the driver's VLAN tag in it, the most WQE room a frame's header takes).
 pub const MAX_TX_INLINE: usize = MAX_SEND_DS * DS_BYTES - 3 * DS_BYTES - 4 + ETH_HLEN;
+/// With [`NetDevConfig::tx_mpwqe`], transmit buffers per send-ring slot: a multi-packet WQE
+/// of `n` WQEBBs holds at most `4n - 2` packets, so packet `k` of the WQE at slot `s` takes
+/// buffer `4s + k`, in one of the WQE's own slots, freed with it.
+const MPWQE_BUFS_PER_SLOT: usize = 4;
 /// The BlueFlame window: the largest WQE (`uar::SQ_DB` and `uar::SQ_BF`, 256 bytes).
 pub const MAX_BLUEFLAME: usize = (uar::SQ_BF_COUNT as usize + 2) * 4;
 
@@ -134,6 +142,17 @@ pub struct NetDevConfig {
     /// `cqe_compress`) waits for more completions; 0: only those already waiting. Longer
     /// sessions compress more and delay a lone completion by up to this long.
     pub cq_session: u16,
+    /// Send in enhanced multi-packet send WQEs (mlx5 ENHANCED_MPSW, mlx5e's MPWQE):
+    /// [`NetDev::send_more`] appends its frame to an open WQE of the queue as one more packet
+    /// (inline when at most `tx_inline` bytes, else from its own buffer), and one CQE completes
+    /// them all. A frame with another [`TxOffload`], the 14th packet
+    /// ([`MPWQE_MAX_PACKETS`]), a WQE that would exceed 16 DS or the free ring, or packets that
+    /// would overrun the device's gather buffer (each rounded up to 64 bytes; the device's
+    /// largest frame rounded up to a power of two) close the session, and a new one takes the
+    /// frame; `send` and `flush` close it and ring. Frames with a VLAN tag to insert or inline
+    /// headers go in plain SEND WQEs (an MPWQE has neither). Each slot of the send ring gets
+    /// four transmit buffers instead of one.
+    pub tx_mpwqe: bool,
     /// Receive into a striding (multi-packet) RQ of this geometry: each WQE's buffer of
     /// strides takes several frames (one WQE per buffer of many frames rather than per frame),
     /// and `rx_buf_size` is not used. A WQE must hold the device's largest frame. `None`: one
@@ -154,6 +173,7 @@ impl Default for NetDevConfig {
             moderation: Moderation::default(),
             tx_inline: 0,
             tx_blueflame: 0,
+            tx_mpwqe: false,
             cqe_compress: false,
             cq_session: 0,
             rx_striding: None,
@@ -211,7 +231,8 @@ pub enum Completion {
     /// A frame was sent.
     Tx {
         queue: usize,
-        /// The WQE index [`NetDev::send`] returned.
+        /// The WQE index [`NetDev::send`] returned (shared by the packets of a multi-packet
+        /// WQE, each completing as its own `Tx`).
         wqe_counter: u16,
         /// Bytes of the frame as given to `send`.
         bytes: usize,
@@ -319,13 +340,36 @@ impl<B: Backend> From<ErrorWithDevice<B>> for Error {
 }
 
 /// A send WQE in flight.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct TxInflight {
     index: u16,
     wqebbs: usize,
-    /// The frame's bytes; `None` for the NOP that [`NetDev::flush`] posts, which completes
-    /// without a [`Completion::Tx`].
-    bytes: Option<usize>,
+    /// Bytes of each of its frames (one for a SEND, one per packet for a multi-packet WQE,
+    /// none for the NOP that [`NetDev::flush`] posts, which completes without a
+    /// [`Completion::Tx`]).
+    frames: Vec<usize>,
+}
+
+/// An enhanced multi-packet send WQE being filled ([`NetDevConfig::tx_mpwqe`]), not yet in
+/// the ring: its WQEBBs are produced when it closes.
+#[derive(Clone, Debug)]
+struct MpwSession {
+    /// Its WQE index: the producer counter when it opened.
+    index: u16,
+    off: TxOffload,
+    /// One packet per entry.
+    gather: Vec<Gather>,
+    /// Bytes of each packet.
+    frames: Vec<usize>,
+    /// Bytes the packets take in the device's gather buffer, each rounded up to 64.
+    laid: usize,
+}
+
+impl MpwSession {
+    /// DS units of its WQE.
+    fn ds(&self) -> usize {
+        2 + self.gather.iter().map(Gather::ds).sum::<usize>()
+    }
 }
 
 struct Sq {
@@ -340,6 +384,8 @@ struct Sq {
     unrung: Option<[u8; 8]>,
     /// WQEs posted in a row without asking for a CQE.
     unsignalled: usize,
+    /// The open multi-packet WQE.
+    mpw: Option<MpwSession>,
 }
 
 struct Rq {
@@ -536,7 +582,15 @@ impl<B: Backend> NetDev<B> {
     }
 
     fn tx_ring_bytes(&self) -> usize {
-        self.cfg.tx_buf_size << self.cfg.sq_log_size
+        (self.tx_bufs_per_slot() * self.cfg.tx_buf_size) << self.cfg.sq_log_size
+    }
+
+    fn tx_bufs_per_slot(&self) -> usize {
+        if self.cfg.tx_mpwqe {
+            MPWQE_BUFS_PER_SLOT
+        } else {
+            1
+        }
     }
 
     /// Bytes of the buffer each receive WQE names.
@@ -626,6 +680,7 @@ impl<B: Backend> NetDev<B> {
                 bufs: arena.addr + (q * self.per_queue_bytes()) as u64,
                 unrung: None,
                 unsignalled: 0,
+                mpw: None,
             };
             let p = SqParams {
                 ring: sq.ring,
@@ -759,12 +814,15 @@ impl<B: Backend> NetDev<B> {
     /// none). Nothing to ring: no-op.
     pub fn flush(&mut self, queue: usize) -> Result<(), Error> {
         let qp = self.qp(queue)?;
+        if qp.sq.mpw.is_some() {
+            return self.mpw_close(queue, false);
+        }
         if qp.sq.unrung.is_none() {
             return Ok(());
         }
         if qp.sq.unsignalled > 0 {
             let nop = SendWqe::nop(qp.sq.wq.pc(), queue as u32, true);
-            self.post_wqe(queue, &nop.encode()?, None, false, true)?;
+            self.post_wqe(queue, &nop.encode()?, Vec::new(), false, true)?;
         } else {
             self.ring(queue)?;
         }
@@ -799,17 +857,22 @@ impl<B: Backend> NetDev<B> {
         if (off.csum_l3 || off.csum_l4) && !caps.csum {
             return Err(DeviceError::Unsupported("checksum offload").into());
         }
-        let (lkey, tx_buf_size) = (self.lkey.0, self.cfg.tx_buf_size);
-        let qp = self.qp(queue)?;
-        if qp.sq.in_error {
+        if self.qp(queue)?.sq.in_error {
             return Err(Error::QueueInError {
                 queue,
                 kind: Direction::Send,
             });
         }
+        if self.cfg.tx_mpwqe && off.vlan_tci.is_none() && !off.inline_headers {
+            return self.mpw_send(queue, frame, off, more);
+        }
+        self.mpw_close(queue, true)?;
+        let (lkey, tx_buf_size) = (self.lkey.0, self.cfg.tx_buf_size);
+        let bufs_per_slot = self.tx_bufs_per_slot();
+        let qp = self.qp(queue)?;
         let index = qp.sq.wq.pc();
         let slot = qp.sq.wq.slot(index);
-        let buf = qp.sq.bufs + (slot * tx_buf_size) as u64;
+        let buf = qp.sq.bufs + (slot * bufs_per_slot * tx_buf_size) as u64;
         let cq_update = !more || qp.sq.unsignalled + 1 >= MAX_UNSIGNALLED;
 
         // The L2 header: in the WQE (with the tag spliced in when the driver inserts it), by
@@ -859,7 +922,107 @@ impl<B: Backend> NetDev<B> {
         if let Some(Gather::Ptr(_)) = wqe.gather.first() {
             self.dev.backend().write(buf, frame);
         }
-        self.post_wqe(queue, &wqe.encode()?, Some(frame.len()), more, cq_update)
+        self.post_wqe(queue, &wqe.encode()?, vec![frame.len()], more, cq_update)
+    }
+
+    /// [`NetDevConfig::tx_mpwqe`]: `frame` as one more packet of queue `queue`'s open
+    /// multi-packet WQE (a new one when it does not fit the open one); unless `more`, close it
+    /// and ring. Returns the WQE's index.
+    fn mpw_send(
+        &mut self,
+        queue: usize,
+        frame: &[u8],
+        off: TxOffload,
+        more: bool,
+    ) -> Result<u16, Error> {
+        let gather_buf = self.dev.info().max_frame().next_power_of_two();
+        let (lkey, tx_buf_size, tx_inline) =
+            (self.lkey.0, self.cfg.tx_buf_size, self.cfg.tx_inline);
+        let laid = frame.len().next_multiple_of(64);
+        let inline = frame.len() <= tx_inline;
+        let entry_ds = if inline {
+            Gather::Inline(frame.to_vec()).ds()
+        } else {
+            1
+        };
+        let sq = &self.qp(queue)?.sq;
+        let fits = sq.mpw.as_ref().is_some_and(|s| {
+            let ds = s.ds() + entry_ds;
+            s.off == off
+                && s.frames.len() < MPWQE_MAX_PACKETS
+                && ds <= MAX_SEND_DS
+                && (ds * DS_BYTES).div_ceil(WQEBB) <= sq.wq.free()
+                && s.laid + laid <= gather_buf
+        });
+        if !fits {
+            self.mpw_close(queue, true)?;
+        }
+        let sq = &mut self.qp(queue)?.sq;
+        if sq.mpw.is_none() {
+            let (free, need) = (sq.wq.free(), ((2 + entry_ds) * DS_BYTES).div_ceil(WQEBB));
+            if free < need {
+                return Err(Error::QueueFull { queue, need, free });
+            }
+            sq.mpw = Some(MpwSession {
+                index: sq.wq.pc(),
+                off,
+                gather: Vec::new(),
+                frames: Vec::new(),
+                laid: 0,
+            });
+        }
+        let bufs = MPWQE_BUFS_PER_SLOT << self.cfg.sq_log_size;
+        let sq = &mut self.qp(queue)?.sq;
+        let s = sq.mpw.as_mut().expect("opened above");
+        let index = s.index;
+        let entry = if inline {
+            Gather::Inline(frame.to_vec())
+        } else {
+            let k = (MPWQE_BUFS_PER_SLOT * sq.wq.slot(index) + s.frames.len()) % bufs;
+            let addr = sq.bufs + (k * tx_buf_size) as u64;
+            Gather::Ptr(DataSeg {
+                byte_count: frame.len() as u32,
+                lkey,
+                addr,
+            })
+        };
+        s.gather.push(entry);
+        s.frames.push(frame.len());
+        s.laid += laid;
+        if let Some(Gather::Ptr(d)) = s.gather.last() {
+            let addr = d.addr;
+            self.dev.backend().write(addr, frame);
+        }
+        if !more {
+            self.mpw_close(queue, false)?;
+        }
+        Ok(index)
+    }
+
+    /// Write queue `queue`'s open multi-packet WQE into the ring, if there is one; unless
+    /// `more`, ring (the WQE then asks for a CQE).
+    fn mpw_close(&mut self, queue: usize, more: bool) -> Result<(), Error> {
+        let sq = &mut self.qp(queue)?.sq;
+        let Some(s) = sq.mpw.take() else {
+            return Ok(());
+        };
+        let cq_update = !more || sq.unsignalled + 1 >= MAX_UNSIGNALLED;
+        let wqe = SendWqe {
+            opcode: SendOpcode::EnhancedMpsw,
+            wqe_index: s.index,
+            sqn: queue as u32,
+            cq_update,
+            eth: Some(EthSeg {
+                cs_flags: CsFlags {
+                    l3: s.off.csum_l3,
+                    l4: s.off.csum_l4,
+                },
+                header: L2Header::None,
+            }),
+            gather: s.gather,
+        };
+        self.post_wqe(queue, &wqe.encode()?, s.frames, more, cq_update)?;
+        Ok(())
     }
 
     /// Post a send WQE exactly as given (its `wqe_index` and `sqn` are set here), with no
@@ -874,18 +1037,17 @@ impl<B: Backend> NetDev<B> {
                 kind: Direction::Send,
             });
         }
+        self.mpw_close(queue, true)?;
+        let qp = self.qp(queue)?;
         wqe.wqe_index = qp.sq.wq.pc();
         wqe.sqn = queue as u32;
-        let bytes: usize = wqe
-            .gather
-            .iter()
-            .map(|g| match g {
-                Gather::Ptr(d) => d.byte_count as usize,
-                Gather::Inline(b) => b.len(),
-            })
-            .sum();
+        let lens = wqe.gather.iter().map(Gather::len);
+        let frames = match wqe.opcode {
+            SendOpcode::EnhancedMpsw => lens.collect(),
+            _ => vec![lens.sum()],
+        };
         let signalled = wqe.cq_update;
-        self.post_wqe(queue, &wqe.encode()?, Some(bytes), false, signalled)
+        self.post_wqe(queue, &wqe.encode()?, frames, false, signalled)
     }
 
     /// Write encoded WQE `bytes` (which asks for a CQE when `signalled`) at the producer
@@ -895,7 +1057,7 @@ impl<B: Backend> NetDev<B> {
         &mut self,
         queue: usize,
         bytes: &[u8],
-        frame_len: Option<usize>,
+        frames: Vec<usize>,
         more: bool,
         signalled: bool,
     ) -> Result<u16, Error> {
@@ -911,7 +1073,7 @@ impl<B: Backend> NetDev<B> {
         qp.sq.inflight.push_back(TxInflight {
             index: first,
             wqebbs: n,
-            bytes: frame_len,
+            frames,
         });
         qp.sq.unsignalled = if signalled { 0 } else { qp.sq.unsignalled + 1 };
         // BlueFlame only for a WQE rung alone: the device takes a BlueFlame WQE only when it is
@@ -1145,7 +1307,7 @@ impl<B: Backend> NetDev<B> {
                             out.push(error(Direction::Send, e));
                         }
                         _ => {
-                            if let Some(bytes) = t.bytes {
+                            for bytes in t.frames {
                                 out.push(Completion::Tx {
                                     queue,
                                     wqe_counter: t.index,
@@ -1617,6 +1779,177 @@ mod tests {
             4,
             "every frame completes, from the one CQE"
         );
+    }
+
+    /// With `tx_mpwqe`, a batch goes in multi-packet WQEs, up to 14 packets a WQE, one CQE
+    /// each; every frame is received and completes as its own `Tx` under its WQE's index.
+    #[test]
+    fn mpwqe_sessions_carry_a_batch_in_few_wqes() {
+        let mut nd = netdev(NetDevConfig {
+            tx_mpwqe: true,
+            sq_log_size: 7,
+            ..NetDevConfig::default()
+        });
+        let frames: Vec<_> = (0..20).map(|i| frame(64 + 3 * i, i as u8)).collect();
+        let mut indices = Vec::new();
+        for f in &frames[..19] {
+            indices.push(nd.send_more(0, f, TxOffload::default()).unwrap());
+        }
+        assert!(
+            fake(&mut nd).pending_sq.is_empty(),
+            "no doorbell before the batch ends"
+        );
+        indices.push(nd.send(0, &frames[19], TxOffload::default()).unwrap());
+        let got = collect(&mut nd, 1, 40);
+        let fk = fake(&mut nd);
+        assert_eq!(fk.blueflame.len(), 1, "one doorbell for the batch");
+        let wqes: Vec<(SendOpcode, usize, bool)> = fk
+            .sent
+            .iter()
+            .map(|w| (w.opcode, w.gather.len(), w.cq_update))
+            .collect();
+        let m = SendOpcode::EnhancedMpsw;
+        assert_eq!(wqes, [(m, MPWQE_MAX_PACKETS, false), (m, 6, true)]);
+        assert_eq!(indices[..14], [0; 14]);
+        assert_eq!(indices[14..], [4; 6], "after the first WQE's 4 WQEBBs");
+        let data: Vec<_> = rxs(&got).iter().map(|r| r.data.clone()).collect();
+        assert_eq!(data, frames);
+        let tx: Vec<(u16, usize)> = txs(&got)
+            .iter()
+            .map(|c| match c {
+                Completion::Tx {
+                    wqe_counter, bytes, ..
+                } => (*wqe_counter, *bytes),
+                _ => unreachable!(),
+            })
+            .collect();
+        let want: Vec<(u16, usize)> = indices
+            .iter()
+            .copied()
+            .zip(frames.iter().map(Vec::len))
+            .collect();
+        assert_eq!(tx, want);
+    }
+
+    /// Frames up to `tx_inline` bytes go inline in the session; the WQE's 16 DS close it.
+    #[test]
+    fn mpwqe_small_frames_go_inline_until_the_wqe_is_full() {
+        let mut nd = netdev(NetDevConfig {
+            tx_mpwqe: true,
+            tx_inline: 64,
+            ..NetDevConfig::default()
+        });
+        let lens = [60, 100, 60, 100, 60, 60];
+        let frames: Vec<_> = lens.iter().map(|&n| frame(n, n as u8)).collect();
+        for f in &frames {
+            nd.send_more(0, f, TxOffload::default()).unwrap();
+        }
+        nd.flush(0).unwrap();
+        let got = collect(&mut nd, 1, 12);
+        let data: Vec<_> = rxs(&got).iter().map(|r| r.data.clone()).collect();
+        assert_eq!(data, frames);
+        let fk = fake(&mut nd);
+        let inline: Vec<Vec<bool>> = fk
+            .sent
+            .iter()
+            .map(|w| {
+                w.gather
+                    .iter()
+                    .map(|g| matches!(g, Gather::Inline(_)))
+                    .collect()
+            })
+            .collect();
+        // 4 + 1 + 4 + 1 + 4 data DS: the sixth frame's 4 more do not fit 16.
+        assert_eq!(inline, [vec![true, false, true, false, true], vec![true]]);
+    }
+
+    /// A frame whose new session the free ring cannot hold is refused (queue full) before
+    /// anything is written; the earlier session still goes out, and the frame fits later.
+    #[test]
+    fn mpwqe_a_full_ring_refuses_the_frame_and_keeps_the_session() {
+        let mut nd = netdev(NetDevConfig {
+            tx_mpwqe: true,
+            tx_inline: MAX_TX_INLINE,
+            sq_log_size: 2,
+            ..NetDevConfig::default()
+        });
+        let (small, big) = (frame(300, 1), frame(MAX_TX_INLINE, 2));
+        nd.send_more(0, &small, TxOffload::default()).unwrap();
+        // The inline frame needs a WQE of 16 DS (4 WQEBBs); 3 are free once the first closes.
+        let e = nd.send_more(0, &big, TxOffload::default()).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::QueueFull {
+                    need: 4,
+                    free: 3,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        nd.flush(0).unwrap();
+        let got = collect(&mut nd, 1, 2);
+        assert_eq!(rxs(&got)[0].data, small);
+        nd.send(0, &big, TxOffload::default()).unwrap();
+        let got = collect(&mut nd, 1, 2);
+        assert_eq!(rxs(&got)[0].data, big);
+    }
+
+    /// What closes a session: another offload request, a frame that must go as a plain SEND
+    /// (a VLAN tag to insert), the device's gather buffer (two 1500-byte frames do not fit
+    /// 2048 bytes), `flush`.
+    #[test]
+    fn mpwqe_sessions_close_where_the_wqe_cannot_take_the_frame() {
+        let mut nd = netdev(NetDevConfig {
+            tx_mpwqe: true,
+            ..NetDevConfig::default()
+        });
+        let csum = TxOffload {
+            csum_l3: true,
+            csum_l4: true,
+            ..TxOffload::default()
+        };
+        let vlan = TxOffload {
+            vlan_tci: Some(7),
+            ..TxOffload::default()
+        };
+        let plain = TxOffload::default();
+        let sends = [
+            (100, plain),
+            (200, plain),
+            (300, csum),
+            (80, vlan),
+            (90, plain),
+            (1500, plain),
+            (1500, plain),
+            (70, plain),
+        ];
+        for (i, (len, off)) in sends.iter().enumerate() {
+            nd.send_more(0, &frame(*len, i as u8), *off).unwrap();
+        }
+        nd.flush(0).unwrap();
+        let got = collect(&mut nd, 1, 2 * sends.len());
+        assert_eq!(rxs(&got).len(), sends.len());
+        let fk = fake(&mut nd);
+        let wqes: Vec<(SendOpcode, Vec<usize>)> = fk
+            .sent
+            .iter()
+            .map(|w| (w.opcode, w.gather.iter().map(Gather::len).collect()))
+            .collect();
+        let m = SendOpcode::EnhancedMpsw;
+        assert_eq!(
+            wqes,
+            [
+                (m, vec![100, 200]),
+                (m, vec![300]),
+                (SendOpcode::Send, vec![80]),
+                (m, vec![90, 1500]),
+                (m, vec![1500, 70]),
+            ]
+        );
+        assert_eq!(fk.sent[1].eth.as_ref().unwrap().cs_flags.bits(), 0xC0);
+        assert!(fk.sent.last().unwrap().cq_update, "flush asks for the CQE");
     }
 
     #[test]

@@ -921,6 +921,8 @@ pub mod consts {
         pub const NOP: u32 = 0x0;
         /// send a frame.
         pub const SEND: u32 = 0xa;
+        /// enhanced multi-packet send: one packet per data segment, one CQE.
+        pub const ENHANCED_MPSW: u32 = 0x29;
     }
     /// ctrl_seg.fm_ce_se bits.
     pub mod fm_ce_se {

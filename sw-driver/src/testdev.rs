@@ -425,6 +425,9 @@ impl FakeNic {
 
     fn execute(&mut self, sqn: u32, w: SendWqe) -> Result<Option<Cqe>, Syndrome> {
         self.sent.push(w.clone());
+        if w.opcode == SendOpcode::EnhancedMpsw {
+            return self.execute_mpwqe(sqn, w);
+        }
         let mut frame = Vec::new();
         if let Some(L2Header::Inline(h)) = w.eth.as_ref().map(|e| &e.header) {
             frame.extend_from_slice(h);
@@ -464,6 +467,50 @@ impl FakeNic {
         }
         Ok(w.cq_update
             .then(|| Self::blank_cqe(CqeOpcode::Req, sqn, w.wqe_index)))
+    }
+
+    /// An enhanced multi-packet send: every gather entry a frame, all checked first.
+    fn execute_mpwqe(&mut self, sqn: u32, w: SendWqe) -> Result<Option<Cqe>, Syndrome> {
+        if w.eth.as_ref().is_none_or(|e| e.header != L2Header::None) {
+            return Err(Syndrome::LocalQpOp);
+        }
+        let mut frames = Vec::new();
+        for g in &w.gather {
+            let frame = match g {
+                Gather::Inline(d) => d.clone(),
+                Gather::Ptr(d) => {
+                    if d.byte_count == 0 {
+                        return Err(Syndrome::LocalLength);
+                    }
+                    if !self.mr_ok(d.lkey, d.addr, d.byte_count as u64) {
+                        return Err(Syndrome::LocalProt);
+                    }
+                    self.peek(d.addr, d.byte_count as usize)
+                }
+            };
+            if frame.is_empty() || frame.len() > consts::misc::MAX_FRAME as usize {
+                return Err(Syndrome::LocalLength);
+            }
+            frames.push(frame);
+        }
+        if frames.is_empty() {
+            return Err(Syndrome::LocalLength);
+        }
+        let len = frames.iter().map(Vec::len).sum::<usize>() as u32;
+        for frame in frames {
+            self.count(stats::TX_FRAMES);
+            if self.loopback_active {
+                self.receive(sqn, frame);
+            } else {
+                self.wire.push(frame);
+            }
+        }
+        Ok(w.cq_update.then(|| Cqe {
+            byte_cnt: len,
+            s_wqe_opcode: SendOpcode::EnhancedMpsw.code(),
+            timestamp: self.now / 4,
+            ..Self::blank_cqe(CqeOpcode::Req, sqn, w.wqe_index)
+        }))
     }
 
     // ---- receive ----

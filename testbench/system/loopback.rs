@@ -1,7 +1,8 @@
 //! The whole NIC in MAC loopback under the real driver (`nicgen::sim_loopback`): random frames
 //! with checksum, VLAN and inline-header requests on several queues at once, by pointer or
 //! (`TxMode::Inline`) the small ones wholly in the WQE, or (`TxMode::Bf`) also every WQE through
-//! the BlueFlame window, or several per doorbell (doorbell batching), received into plain or
+//! the BlueFlame window, or several per doorbell (doorbell batching), or (`TxMode::Mpwqe`)
+//! runs of them as the packets of enhanced multi-packet send WQEs, received into plain or
 //! striding RQs, also with CQE compression, come back exactly as the golden model says, while
 //! the rings wrap many times and the simulated host answers DMA reads late, out of order, and
 //! with stalls. `NICGEN_LOOPBACK_FRAMES` sets the frames per run (400 by default, as in CI);
@@ -92,6 +93,15 @@ fn run_modes(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, m: Mod
     let r = run_loopback(&p, &model, &o, |_| {}).unwrap_or_else(|e| panic!("{preset}: {e:#}"));
     assert_eq!(r.frames, o.frames);
     assert_eq!(r.mismatches, 0, "{preset}: {:?}", r.notes);
+    if m.tx == TxMode::Mpwqe {
+        // Most runs share one WQE: far fewer WQEs than frames.
+        assert!(
+            2 * r.tx_wqes < r.frames as u64,
+            "{preset}: {} WQEs for {} frames",
+            r.tx_wqes,
+            r.frames
+        );
+    }
 }
 
 #[test]
@@ -137,6 +147,42 @@ fn nic64_striding_rq_two_queues_reordered_stalled_dma() {
         },
         Modes {
             rx: RxMode::Striding,
+            ..Modes::default()
+        },
+    );
+}
+
+/// Multi-packet sends: runs of up to 14 frames to one queue go as the packets of enhanced
+/// multi-packet send WQEs (one CQE each), frames with a VLAN insert or inline headers as plain
+/// SENDs between them, random sizes up to 1514 bytes, DMA answers late, out of order and
+/// stalled, on two queues at once.
+#[test]
+fn nic64_mpwqe_sends_two_queues_reordered_stalled_dma() {
+    run_modes(
+        "nic64",
+        2,
+        1514,
+        reordered_stalled(21),
+        Modes {
+            tx: TxMode::Mpwqe,
+            doorbell_batch: TxMode::Mpwqe.default_doorbell_batch(),
+            ..Modes::default()
+        },
+    );
+}
+
+/// The same at 512 bits with jumbo frames (a multi-packet WQE takes as many as fit the send
+/// engine's gather buffer) on three queues.
+#[test]
+fn nic512_mpwqe_sends_three_queues_jumbo_frames_reordered_stalled_dma() {
+    run_modes(
+        "nic512",
+        3,
+        9014,
+        reordered_stalled(23),
+        Modes {
+            tx: TxMode::Mpwqe,
+            doorbell_batch: TxMode::Mpwqe.default_doorbell_batch(),
             ..Modes::default()
         },
     );
@@ -281,17 +327,27 @@ fn nic256_four_queues_jumbo_frames() {
 /// encoder refuses fails the test, since the NIC's check would go untested.
 #[test]
 fn bad_descriptors_error_their_queue_only_and_recover() {
-    bad_descriptors(false);
+    bad_descriptors(false, false);
+}
+
+/// The same inside enhanced multi-packet send WQEs: each bad packet after a good one fails the
+/// whole WQE (no packet of it is sent) and names its own segment; an inline header or a VLAN
+/// insert in such a WQE is LOCAL_QP_OP.
+#[test]
+fn bad_multi_packet_wqes_error_their_queue_only_and_recover() {
+    bad_descriptors(false, true);
 }
 
 /// The same with CQE compression on both CQs: the error CQEs are never compressed and still
 /// reach their own queue, between the other completions' sessions.
 #[test]
 fn bad_descriptors_with_cqe_compression_error_their_queue_only_and_recover() {
-    bad_descriptors(true);
+    bad_descriptors(true, false);
 }
 
-fn bad_descriptors(cqe_compress: bool) {
+/// Bad WQEs through the driver: SENDs, or (`mpwqe`) enhanced multi-packet sends whose bad
+/// packet follows a good one.
+fn bad_descriptors(cqe_compress: bool, mpwqe: bool) {
     use nicgen::sim_loopback::open_loopback;
     use nicgen_driver::desc::{
         CsFlags, DataSeg, EthSeg, Gather, L2Header, SendOpcode, SendWqe, Syndrome,
@@ -376,6 +432,74 @@ fn bad_descriptors(cqe_compress: bool) {
                 Syndrome::LocalProt,
             ),
         ];
+        // A multi-packet WQE's good first packet (the driver's region starts at the simulated
+        // host memory's base).
+        let good_packet = Gather::Ptr(DataSeg {
+            byte_count: 60,
+            lkey,
+            addr: 0x1_0000_0000,
+        });
+        let eth = |header| EthSeg {
+            cs_flags: CsFlags {
+                l3: false,
+                l4: false,
+            },
+            header,
+        };
+        let mut wqes: Vec<(&str, SendWqe, Syndrome, usize)> = cases
+            .into_iter()
+            .map(|(what, inline, (n, k, a), synd)| {
+                let wqe = SendWqe {
+                    opcode: if mpwqe {
+                        SendOpcode::EnhancedMpsw
+                    } else {
+                        SendOpcode::Send
+                    },
+                    wqe_index: 0,
+                    sqn: 0,
+                    cq_update: true,
+                    eth: Some(eth(L2Header::None)),
+                    gather: [
+                        mpwqe.then(|| good_packet.clone()),
+                        (inline > 0).then(|| Gather::Inline(vec![0x5A; inline])),
+                        Some(Gather::Ptr(DataSeg {
+                            byte_count: n,
+                            lkey: k,
+                            addr: a,
+                        })),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+                };
+                // The failing segment: the pointer, after ctrl, eth, the good packet and the
+                // inline data's DS.
+                let seg = 2
+                    + usize::from(mpwqe)
+                    + if inline > 0 {
+                        (4 + inline).div_ceil(16)
+                    } else {
+                        0
+                    };
+                (what, wqe, synd, seg)
+            })
+            .collect();
+        if mpwqe {
+            for (what, header) in [
+                ("inline header", L2Header::Inline(good[..18].to_vec())),
+                ("VLAN insert", L2Header::VlanInsert(5)),
+            ] {
+                let wqe = SendWqe {
+                    opcode: SendOpcode::EnhancedMpsw,
+                    wqe_index: 0,
+                    sqn: 0,
+                    cq_update: true,
+                    eth: Some(eth(header)),
+                    gather: vec![good_packet.clone(), good_packet.clone()],
+                };
+                wqes.push((what, wqe, Syndrome::LocalQpOp, 0));
+            }
+        }
         // Completions of queue `q` until one matches, polling and waiting in device time.
         let next = |nd: &mut nicgen_driver::netdev::NetDev<nicgen_host::SimHost>, q: usize| {
             for _ in 0..200 {
@@ -387,32 +511,8 @@ fn bad_descriptors(cqe_compress: bool) {
             }
             panic!("queue {q}: nothing came back");
         };
-        let (n_cases, mut reached, mut refused) = (cases.len(), 0, Vec::new());
-        for (what, inline, (n, k, a), synd) in cases {
-            let wqe = SendWqe {
-                opcode: SendOpcode::Send,
-                wqe_index: 0,
-                sqn: 0,
-                cq_update: true,
-                eth: Some(EthSeg {
-                    cs_flags: CsFlags {
-                        l3: false,
-                        l4: false,
-                    },
-                    header: L2Header::None,
-                }),
-                gather: [
-                    (inline > 0).then(|| Gather::Inline(vec![0x5A; inline])),
-                    Some(Gather::Ptr(DataSeg {
-                        byte_count: n,
-                        lkey: k,
-                        addr: a,
-                    })),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
-            };
+        let (n_cases, mut reached, mut refused) = (wqes.len(), 0, Vec::new());
+        for (what, wqe, synd, seg) in wqes {
             // Every case must reach the hardware: a WQE the driver's encoder refuses would leave
             // the NIC's check untested.
             if let Err(e) = nd.post_raw(0, wqe) {
@@ -426,12 +526,6 @@ fn bad_descriptors(cqe_compress: bool) {
                     vendor_syndrome,
                     ..
                 } => {
-                    // The failing segment: the pointer, after ctrl, eth and the inline data's DS.
-                    let seg = 2 + if inline > 0 {
-                        (4 + inline).div_ceil(16)
-                    } else {
-                        0
-                    };
                     assert_eq!(
                         (syndrome, vendor_syndrome as usize),
                         (synd, seg),

@@ -477,9 +477,10 @@ struct LoopbackArgs {
     tx_mode: nicgen::sim_loopback::TxMode,
     /// Frames per send doorbell (1 to 64): runs of this many frames go to one queue and ring
     /// its doorbell once, the driver asking for one CQE per run (doorbell batching, Linux's
-    /// xmit_more).
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    doorbell_batch: usize,
+    /// xmit_more). Default 1; with --tx-mode mpwqe 14, a full multi-packet WQE (the run's
+    /// frames are its packets).
+    #[arg(long, value_name = "N")]
+    doorbell_batch: Option<usize>,
     /// CQE compression on every CQ: runs of like completions written as an mlx5 title CQE
     /// and an array of mini CQEs (checksum format), which the driver expands back.
     #[arg(long)]
@@ -504,10 +505,12 @@ fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::Lo
             a.dma_latency_ns
         );
     }
-    if !(1..=MAX_DOORBELL_BATCH).contains(&a.doorbell_batch) {
+    let doorbell_batch = a
+        .doorbell_batch
+        .unwrap_or(a.tx_mode.default_doorbell_batch());
+    if !(1..=MAX_DOORBELL_BATCH).contains(&doorbell_batch) {
         bad_input!(
-            "--doorbell-batch {} is out of range; use 1 (a doorbell per frame) to {MAX_DOORBELL_BATCH}",
-            a.doorbell_batch
+            "--doorbell-batch {doorbell_batch} is out of range; use 1 (a doorbell per frame) to {MAX_DOORBELL_BATCH}"
         );
     }
     Ok(LoopbackOpts {
@@ -521,7 +524,7 @@ fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::Lo
         window: 0,
         pcap_wire: a.pcap_wire,
         tx_mode: a.tx_mode,
-        doorbell_batch: a.doorbell_batch,
+        doorbell_batch,
         cqe_compress: a.cqe_compress,
         cq_session: a
             .cq_session
@@ -540,6 +543,7 @@ fn sim_loopback(
     use nicgen::sim_loopback::{check_opts, nic_model_with, run_loopback};
     let frames = opts.frames;
     let cqe_compress = opts.cqe_compress;
+    let mpwqe = opts.tx_mode == nicgen::sim_loopback::TxMode::Mpwqe;
     if frames == 0 {
         bad_input!("--frames must be at least 1");
     }
@@ -567,6 +571,12 @@ fn sim_loopback(
         eprintln!(
             "nicgen: CQE compression: {} sessions held {} completions; {} DMA writes",
             r.compressed.0, r.compressed.1, r.dma_writes
+        );
+    }
+    if mpwqe {
+        eprintln!(
+            "nicgen: multi-packet sends: {} frames in {} send WQEs",
+            r.frames, r.tx_wqes
         );
     }
     for n in &r.notes {

@@ -15,6 +15,7 @@
 
 use crate::wire::{MacWire, WireCapture, WireCounts};
 use anyhow::{anyhow, bail, Result};
+use nicgen_driver::desc::MPWQE_MAX_PACKETS;
 use nicgen_driver::device::{Device, RqStrides, RssEnables};
 use nicgen_driver::netdev::{
     Completion, NetDev, NetDevConfig, TxOffload, MAX_BLUEFLAME, MAX_TX_INLINE,
@@ -47,6 +48,14 @@ pub enum TxMode {
     /// page's BlueFlame window: the NIC reads neither the WQE nor the doorbell record, so a
     /// frame of up to 218 bytes costs no DMA read at all.
     Bf,
+    /// Enhanced multi-packet send WQEs (mlx5e's MPWQE): each run of frames to one queue
+    /// (`--doorbell-batch`, by default 14, the most one WQE carries) goes as the packets of as
+    /// few WQEs as hold them, each packet from its buffer, one CQE per WQE; a frame with a VLAN
+    /// tag to insert or inline headers goes as a plain SEND. A run starts once the frames in
+    /// flight leave room for all of it; with random traffic, its frames share one offload
+    /// request, as one flow's packets do, and ask for no inline headers (mlx5e uses
+    /// multi-packet WQEs only where the device needs none).
+    Mpwqe,
 }
 
 // `TxMode::Inline`'s doc (the CLI's help) names the limit.
@@ -56,7 +65,7 @@ impl TxMode {
     /// The driver's setting for this mode.
     fn tx_inline(self) -> usize {
         match self {
-            TxMode::Plain => 0,
+            TxMode::Plain | TxMode::Mpwqe => 0,
             TxMode::Inline | TxMode::Bf => MAX_TX_INLINE,
         }
     }
@@ -64,7 +73,15 @@ impl TxMode {
     fn tx_blueflame(self) -> usize {
         match self {
             TxMode::Bf => MAX_BLUEFLAME,
-            TxMode::Plain | TxMode::Inline => 0,
+            TxMode::Plain | TxMode::Inline | TxMode::Mpwqe => 0,
+        }
+    }
+    /// Frames per send doorbell when none is asked for: a full multi-packet WQE with
+    /// [`TxMode::Mpwqe`], else one.
+    pub fn default_doorbell_batch(self) -> usize {
+        match self {
+            TxMode::Mpwqe => MPWQE_MAX_PACKETS,
+            _ => 1,
         }
     }
 }
@@ -111,7 +128,8 @@ pub struct LoopbackOpts {
     /// Every frame exactly this long, UDP/IPv4, both checksums requested, no VLAN (the
     /// benchmark's traffic); `None`: random frames and requests.
     pub fixed_len: Option<usize>,
-    /// Frames in flight at most (0: four per queue).
+    /// Frames in flight at most (0: four per queue; with [`TxMode::Mpwqe`], a full
+    /// multi-packet WQE, 14, per queue up to 32, what one receive ring holds).
     pub window: usize,
     /// Write every MAC frame, both ways, to this pcapng file (the loop then closes outside the
     /// NIC, see the module docs).
@@ -145,6 +163,10 @@ pub fn default_cq_session(cqe_compress: bool) -> u16 {
     }
 }
 
+/// log2 slots of each receive ring of the loopback: frames in flight are kept within one ring,
+/// since RSS may send all of them to the same queue.
+const RQ_LOG_SIZE: u8 = 5;
+
 /// Received frames the loop takes from one queue per poll, as NAPI's default weight (64): a
 /// busy queue cannot hold the others back.
 pub const NAPI_BUDGET: usize = 64;
@@ -169,6 +191,8 @@ pub struct LoopbackReport {
     pub dma_writes: u64,
     /// Compressed CQE sessions the driver expanded, and the completions they held.
     pub compressed: (u64, u64),
+    /// Send WQEs the NIC executed (fewer than the frames with multi-packet WQEs).
+    pub tx_wqes: u64,
 }
 
 /// DMA read latency of the simulated host when none is asked for: 1 µs, a PCIe read's round
@@ -386,11 +410,12 @@ pub fn run_loopback(
         NetDevConfig {
             queues: o.queues,
             sq_log_size: 6,
-            rq_log_size: 5,
+            rq_log_size: RQ_LOG_SIZE,
             eq_log_size: 7,
             tx_buf_size: o.max_len,
             tx_inline: o.tx_mode.tx_inline(),
             tx_blueflame: o.tx_mode.tx_blueflame(),
+            tx_mpwqe: o.tx_mode == TxMode::Mpwqe,
             cqe_compress: o.cqe_compress,
             cq_session: o.cq_session,
             rx_striding: o.rx_mode.rx_striding(),
@@ -414,13 +439,22 @@ pub fn run_loopback(
     let mut rep = LoopbackReport::default();
     let (mut sent, mut in_flight) = (0usize, 0usize);
     // Enough in flight to keep the rings busy without overrunning them.
-    let window = if o.window == 0 {
-        4 * o.queues
-    } else {
-        o.window
+    let window = match (o.window, o.tx_mode) {
+        (0, TxMode::Mpwqe) => (MPWQE_MAX_PACKETS * o.queues).min(1 << RQ_LOG_SIZE),
+        (0, _) => 4 * o.queues,
+        (w, _) => w,
     };
+    let batch = o.doorbell_batch.max(1);
+    let mut run_off = None;
     while rep.frames < o.frames {
-        while sent < o.frames && in_flight < window {
+        // Multi-packet sends start a run only when the window has room for all of it, so a
+        // run is not cut into short WQEs by the frames coming back one at a time.
+        let run_room = |sent: usize, in_flight: usize| {
+            o.tx_mode != TxMode::Mpwqe
+                || !sent.is_multiple_of(batch)
+                || in_flight + batch.min(o.frames - sent) <= window
+        };
+        while sent < o.frames && in_flight < window && run_room(sent, in_flight) {
             let (f, off) = match o.fixed_len {
                 Some(len) => (
                     crate::traffic::udp_frame(len, sent),
@@ -432,17 +466,22 @@ pub fn run_loopback(
                     },
                 ),
                 None => {
+                    // A multi-packet run shares one request (drawn at its first frame).
+                    if o.tx_mode != TxMode::Mpwqe || sent.is_multiple_of(batch) {
+                        run_off = None;
+                    }
                     let len = if rng.gen_bool(0.1) {
                         rng.gen_range(o.min_len..=o.max_len)
                     } else {
                         rng.gen_range(o.min_len..=o.max_len.min(400).max(o.min_len))
                     };
-                    let off = TxOffload {
+                    let off = *run_off.get_or_insert_with(|| TxOffload {
                         csum_l3: rng.gen(),
                         csum_l4: rng.gen(),
                         vlan_tci: rng.gen_bool(0.2).then(|| rng.gen::<u16>() & 0xEFFF),
-                        inline_headers: rng.gen_bool(0.3),
-                    };
+                        // Multi-packet sends go where no inline header is needed (as mlx5e's).
+                        inline_headers: o.tx_mode != TxMode::Mpwqe && rng.gen_bool(0.3),
+                    });
                     (random_frame(&mut rng, len), off)
                 }
             };
@@ -454,7 +493,6 @@ pub fn run_loopback(
             let (report, delivered) = rx_frame(&tx_frame(&f, &req, mcfg.window), &mcfg);
             let delivered =
                 delivered.ok_or_else(|| anyhow!("frame {sent}: the model drops it: {report:?}"))?;
-            let batch = o.doorbell_batch.max(1);
             let queue = sent / batch % o.queues;
             let batch_ends =
                 (sent + 1) % batch == 0 || sent + 1 == o.frames || in_flight + 1 == window;
@@ -541,6 +579,7 @@ pub fn run_loopback(
         .map_err(|e| crate::failure::Failure::input(anyhow!("cannot write --pcap-wire {e}")))?;
     let mut dev = nd.close().map_err(|e| anyhow!("{e}"))?;
     let st = dev.stats();
+    rep.tx_wqes = st.tx_wqes;
     if st.rx_delivered != o.frames as u64 || st.tx_frames != o.frames as u64 {
         bail!(
             "the counters disagree: {} sent and {} delivered, {} frames",
@@ -592,6 +631,7 @@ pub fn doorbell_to_cqe_mode(
         NetDevConfig {
             tx_inline: tx_mode.tx_inline(),
             tx_blueflame: tx_mode.tx_blueflame(),
+            tx_mpwqe: tx_mode == TxMode::Mpwqe,
             ..NetDevConfig::default()
         },
         None,

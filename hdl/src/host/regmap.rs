@@ -516,6 +516,11 @@ pub const CONSTS: &[ConstGroup] = &[
         values: &[
             ("NOP", 0x00, "no operation (completes)"),
             ("SEND", 0x0A, "send a frame"),
+            (
+                "ENHANCED_MPSW",
+                0x29,
+                "enhanced multi-packet send: one packet per data segment, one CQE",
+            ),
         ],
     },
     ConstGroup {

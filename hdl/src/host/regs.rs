@@ -147,7 +147,7 @@ pub mod consts {
     );
     group!(
         /// Send WQE opcodes.
-        opcode { NOP, SEND }
+        opcode { NOP, SEND, ENHANCED_MPSW }
     );
     group!(
         /// `ctrl_seg.fm_ce_se` bits.

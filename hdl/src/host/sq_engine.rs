@@ -15,24 +15,40 @@
 //!      data segments) copied from the WQE register, pointer segments by DMA reads (several
 //!      tags in flight, answers in any order, each landing at its byte position: `off`)
 //!   -> m_axis_tx_cmd (`TxCmd`) with m_axis_tx (the frame; the TX path takes the request once
-//!      it has parsed the frame's headers) -> m_cmpl (CQE request) -> next WQE
+//!      it has parsed the frame's headers; a multi-packet WQE: each packet in turn)
+//!   -> m_cmpl (CQE request) -> next WQE
 //! ```
 //!
-//! - WQEs follow mlx5 (`regmap` layouts `ctrl_seg`, `eth_seg`, `data_seg`): opcodes SEND and
-//!   NOP; `cs_flags` L3/L4 become the TX path's checksum requests; with no inline header,
-//!   `vlan_cmd` 0x8000 inserts `vlan_tci`; otherwise `inline_hdr_sz` bytes from Ethernet-segment
-//!   byte 14 on start the frame; then the data segments in order: pointer segments (gathered
+//! - WQEs follow mlx5 (`regmap` layouts `ctrl_seg`, `eth_seg`, `data_seg`): opcodes SEND,
+//!   ENHANCED_MPSW (below) and NOP; `cs_flags` L3/L4 become the TX path's checksum requests;
+//!   with no inline header, `vlan_cmd` 0x8000 inserts `vlan_tci`; otherwise `inline_hdr_sz`
+//!   bytes from Ethernet-segment byte 14 on start the frame; then the data segments in order: pointer segments (gathered
 //!   by DMA) and inline data segments (`byte_count` with bit 31 set, the bytes right after it,
 //!   padded to whole DS units; they may span WQEBBs). A zero-length inline segment adds no
 //!   bytes (mlx5_ib writes one for a send whose gather entries are all empty).
+//! - Enhanced multi-packet send (ENHANCED_MPSW, opcode 0x29, as mlx5e's MPWQE): one WQE
+//!   carries many packets and gets one CQE. After the ctrl segment, an Ethernet segment whose
+//!   `cs_flags` apply to every packet and whose bytes 12-13 are 0 (no inline header, no VLAN
+//!   insert); then each data segment is one packet, a pointer segment or an inline data
+//!   segment. The WQE register holds 16 DS, so one WQE carries at most 14 packets. Every
+//!   segment is checked before any packet is sent; the packets are then gathered into the
+//!   buffer together, each at a 64-byte start (so the pointer packets' reads are in flight at
+//!   once on the data tags, as a SEND's segments are), and sent one after the other out of it,
+//!   each with the same offload request; the CQE (when CQ_UPDATE is asked) has `byte_cnt` the
+//!   sum of the packets and `s_wqe_opcode` 0x29. A failing segment fails the whole WQE: none
+//!   of its packets is sent.
 //! - A WQE fails, in this order, with an error CQE (REQ_ERR) carrying the syndrome and, in
-//!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND/NOP, a DS
-//!   count of 0 or over 16 (or under 2 for SEND), an inline header or inline data segment
-//!   beyond the WQE's DS count → LOCAL_QP_OP; a zero-length pointer segment, an empty frame
-//!   or one over `max_frame` → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer
+//!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND,
+//!   ENHANCED_MPSW or NOP, a DS count of 0 or over 16 (or under 2 for SEND and ENHANCED_MPSW),
+//!   an inline header or inline data segment beyond the WQE's DS count, an inline header or
+//!   VLAN insert in an ENHANCED_MPSW → LOCAL_QP_OP; a zero-length pointer segment, an empty frame or one over
+//!   `max_frame`, in an ENHANCED_MPSW a packet of 0 bytes or over `max_frame`, packets that,
+//!   each at a 64-byte start, overrun the gather buffer (`max_frame` rounded up to a power of
+//!   two), or no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer
 //!   segment outside its region → LOCAL_PROT; a DMA read answered with an error →
-//!   LOCAL_ACCESS. The WQE is consumed and the SQ goes to the error state (QCMD QUERY shows
-//!   it; RESET resumes at the next WQE). The prefetch buffer holds one SQ's WQEBBs for one
+//!   LOCAL_ACCESS (`vendor_err_synd`: the DS count, as for an empty frame). The WQE is
+//!   consumed and the SQ goes to the error state (QCMD QUERY shows it; RESET resumes at the
+//!   next WQE). The prefetch buffer holds one SQ's WQEBBs for one
 //!   doorbell's turn: it is emptied at every doorbell taken, so WQEBBs fetched after a failed
 //!   WQE are read again after RESET.
 //! - A doorbell for an SQ that is not ready (never created, or in error) has no CQ to complete
@@ -80,7 +96,10 @@
 //!   the next WQEBB needed up to the producer counter (at least the rest of the current WQE),
 //!   at most PREFETCH_WQEBBS, cut where the ring wraps or a 4 KiB page ends; a WQE cut that
 //!   way reads its rest when it gets there. Each WQEBB copied from the buffer: 512/W + 2 cycles.
-//! - Throughput: one WQE at a time (gather, then send); one descriptor read per
+//! - Throughput: one WQE at a time (gather, then send); a multi-packet WQE gathers all its
+//!   packets before sending the first, so its small packets cost one descriptor fetch and one
+//!   round of overlapping data reads per WQE rather than per packet, and each packet after
+//!   the first starts about 2 cycles after the previous one's last beat; one descriptor read per
 //!   PREFETCH_WQEBBS WQEBBs rung at once, none for a BlueFlame WQE (the driver's dword writes
 //!   on the BAR, 2 + 4*DS, bound a BlueFlame stream instead); inline bytes go into the buffer one beat per cycle,
 //!   pausing in the cycles a DMA answer writes it; results/HOST.md.
@@ -88,7 +107,8 @@
 //!   prefetch buffer (PREFETCH_WQEBBS x 64 bytes of block RAM, read into a register), the
 //!   BlueFlame buffer (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit
 //!   multiplexer in front of the WQE register), the gather buffer in block RAM (one byte lane per RAM), the inline copy's beat multiplexers
-//!   and byte shifter; no row in results/AREA.md.
+//!   and byte shifter, for multi-packet WQEs a packet's start and length registers and a
+//!   32-bit layout sum; no row in results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
 
 mod frame_out;
@@ -439,7 +459,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // The WQE is copied from the BlueFlame buffer instead of the prefetch buffer.
             let use_bf = reg_init(1, 0u32).named("use_blueflame");
             let wq = wqe::decode(wqe);
-            let (ds, ihs, is_send, is_nop) = (wq.ds, wq.ihs, wq.is_send, wq.is_nop);
+            let (ds, ihs, is_send, is_nop, is_mpw) =
+                (wq.ds, wq.ihs, wq.is_send, wq.is_nop, wq.is_mpw);
 
             // Data segment under the cursor.
             let dsi = reg(5).named("ds_index");
@@ -461,6 +482,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 .named("inline_segment_fits");
             let inl_ds = ((seg_len.zext(32) + 19u32).shr(4)).resize(5);
             let seg_step = mux(seg.inline, inl_ds, lit(5, 1u32)).named("segment_ds");
+            // A multi-packet WQE lays its packets out in the gather buffer at 64-byte starts
+            // (a whole number of beats at every width); together they must fit the buffer.
+            let up64 = |v: Sig| (v + 63u32) & lit(v.width(), ((1u64 << v.width()) - 1) & !63);
+            let laid = reg(32).named("mpw_laid_out");
+            let laid_next = (laid + up64(seg_len.zext(32))).named("mpw_laid_with_segment");
 
             // Verdict of the current WQE.
             let synd = reg(8).named("syndrome");
@@ -470,8 +496,18 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let v_fail = select(
                 &[
                     fail(seg.inline & !inl_fits, syndrome::LOCAL_QP_OP),
-                    fail(!seg.inline & seg_len.eq(0u32), syndrome::LOCAL_LENGTH),
-                    fail(seg_total.gt(cfg.max_frame as u64), syndrome::LOCAL_LENGTH),
+                    fail(
+                        (!seg.inline | is_mpw) & seg_len.eq(0u32),
+                        syndrome::LOCAL_LENGTH,
+                    ),
+                    fail(
+                        mux(
+                            is_mpw,
+                            seg_len.gt(cfg.max_frame as u64) | laid_next.gt(buf_bytes as u64),
+                            seg_total.gt(cfg.max_frame as u64),
+                        ),
+                        syndrome::LOCAL_LENGTH,
+                    ),
                     fail(!seg.inline & (!lkey_ok | !in_region), syndrome::LOCAL_PROT),
                 ],
                 lit(8, 0u32),
@@ -479,10 +515,12 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             .named("segment_fault");
             let v_bad = (v_in & v_fail.ne(0u32)).named("segment_bad");
             let v_done = (is(S::Validate) & !more_ds).named("validated");
-            let empty = total.eq(0u32) & is_send;
+            let empty = total.eq(0u32) & (is_send | is_mpw);
 
             // ---- Gather buffer: one byte-wide RAM per lane ----
             let pos = reg(pos_bits).named("pos"); // byte position of the next data
+                                                  // Where the next segment's bytes start: a multi-packet WQE's packets at 64 bytes.
+            let pos_seg = mux(is_mpw, up64(pos), pos).named("segment_pos");
 
             // Tags in flight: base beat per tag, busy bits.
             let busy = reg_init(TAGS, 0u32).named("tag_busy");
@@ -608,7 +646,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 inline_copy::Load {
                     go: load_hdr | load_inl,
                     src: mux(load_hdr, lit(8, 30u32), inl_start.trunc(8)),
-                    at: mux(load_hdr, lit(pos_bits, 0u32), pos),
+                    at: mux(load_hdr, lit(pos_bits, 0u32), pos_seg),
                     len: mux(load_hdr, ihs.resize(pos_bits), seg_len.resize(pos_bits)),
                 },
                 data_beat,
@@ -630,11 +668,20 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     ),
                 );
             }
+            // The frame out of the buffer: a SEND's from beat 0; a multi-packet WQE's packets
+            // one by one, each at its 64-byte start, the data segment under the cursor.
+            let pkt_at = reg(pos_bits).named("packet_start");
+            let pkt_len = reg(pos_bits).named("packet_len");
+            pkt_len.set_if(
+                is(S::Cmd),
+                mux(is_mpw, seg_len.resize(pos_bits), total.trunc(pos_bits)),
+            );
             let out = frame_out::frame_out(
                 tx,
                 &lanes,
                 frame_out::Ctl {
-                    total,
+                    total: pkt_len,
+                    start: pkt_at.shr(bb).trunc(baw),
                     send: is(S::Send),
                     cmd: is(S::Cmd),
                     cmd_ready,
@@ -642,6 +689,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 },
             );
             let sent = out.sent;
+            let mpw_more = (is_mpw & (dsi + seg_step).zext(8).lt(ds.zext(8))).named("mpw_more");
 
             // The offload request for the frame.
             p.tx_cmd.set_fields(&TxCmd {
@@ -694,6 +742,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
 
             // Failure bookkeeping.
             let drain_err = is(S::Drain) & drained & data_err;
+            // Every byte is in: the first (a multi-packet WQE's first) packet goes out next.
+            let send_first = (is(S::Drain) & drained & !data_err).named("send_first");
             synd.set(select(
                 &[
                     (is(S::Check), lit(8, 0u32)),
@@ -898,6 +948,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     (v_in & !v_bad, dsi + seg_step),
                     (v_done & !empty, wq.first_ds.trunc(5)),
                     (load_seg, dsi + seg_step),
+                    (send_first & is_mpw, wq.first_ds.trunc(5)),
+                    (sent & is_mpw, dsi + seg_step),
                 ],
                 dsi,
             ));
@@ -907,6 +959,17 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     (v_in & !v_bad, seg_total),
                 ],
                 total,
+            ));
+            laid.set(select(
+                &[(is(S::Parse), lit(32, 0u32)), (v_in & !v_bad, laid_next)],
+                laid,
+            ));
+            pkt_at.set(select(
+                &[
+                    (send_first, lit(pos_bits, 0u32)),
+                    (sent, pkt_at + up64(pkt_len)),
+                ],
+                pkt_at,
             ));
             g_addr.set(select(
                 &[(load_ptr, seg_addr), (issue, g_addr + chunk.zext(64))],
@@ -923,7 +986,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             pos.set(select(
                 &[
                     (is(S::Parse), ihs.trunc(pos_bits)),
-                    (load_inl, pos + seg_len.resize(pos_bits)),
+                    (load_inl, pos_seg + seg_len.resize(pos_bits)),
+                    (load_ptr, pos_seg),
                     (issue, pos + chunk.zext(pos_bits)),
                 ],
                 pos,
@@ -986,7 +1050,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                         mux(data_err, to(S::Cmpl), to(S::Cmd)),
                     ),
                     (is(S::Cmd), to(S::Send)),
-                    (sent, to(S::Cmpl)),
+                    (sent, mux(mpw_more, to(S::Cmd), to(S::Cmpl))),
                     (cmpl_done, to(S::Advance)),
                     (is(S::Advance), mux(failed | cut, to(S::Idle), to(S::Check))),
                 ],

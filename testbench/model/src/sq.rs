@@ -181,12 +181,11 @@ impl Sq {
                 self.check_and_gather(&wqe, ds, read, mrs, max_frame)
             };
             let (frame_len, fail) = match verdict {
-                Ok(Some(s)) => {
-                    let n = s.frame.len() as u32;
-                    out.sent.push(s);
+                Ok(frames) => {
+                    let n = frames.iter().map(|s| s.frame.len() as u32).sum();
+                    out.sent.extend(frames);
                     (n, None)
                 }
-                Ok(None) => (0, None),
                 Err(e) => (0, Some(e)),
             };
             if fail.is_some() || fm & 0x08 != 0 {
@@ -214,7 +213,8 @@ impl Sq {
         out
     }
 
-    /// The frame of one WQE (`None` for a NOP), or the syndrome and failing segment index.
+    /// The frames of one WQE (none for a NOP, one for a SEND, one per data segment for an
+    /// ENHANCED_MPSW), or the syndrome and failing segment index.
     ///
     /// The frame is the inline header, then the gather list in WQE order: pointer segments
     /// (byte count, lkey, address) and inline data segments (byte count with bit 31 set, the
@@ -222,6 +222,15 @@ impl Sq {
     /// zero-length inline segment is accepted and adds nothing (one DS unit, as the kernel's
     /// mlx5_ib writes for a send whose gather entries are all empty); a zero-length pointer
     /// segment is LOCAL_LENGTH.
+    ///
+    /// An enhanced multi-packet send (opcode 0x29) has a ctrl and an Ethernet segment whose
+    /// `cs_flags` apply to every packet; bytes 12-13 (inline header size / VLAN insert) must
+    /// be 0 (else LOCAL_QP_OP). Each data segment is one packet, pointer or inline: an inline
+    /// segment past the DS count is LOCAL_QP_OP; a packet of 0 bytes or over `max_frame`, or
+    /// packets that, each started at a multiple of 64 bytes, do not fit the NIC's gather
+    /// buffer (`max_frame` rounded up to a power of two) are LOCAL_LENGTH; a pointer outside
+    /// its region is LOCAL_PROT; no packet at all is LOCAL_LENGTH blamed on the DS count. A
+    /// failing segment fails the whole WQE: none of its packets is sent.
     fn check_and_gather(
         &self,
         wqe: &[u8],
@@ -229,12 +238,15 @@ impl Sq {
         read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
         mrs: &[Option<Mr>],
         max_frame: usize,
-    ) -> Result<Option<Sent>, (u8, u8)> {
+    ) -> Result<Vec<Sent>, (u8, u8)> {
         let opcode = wqe[3];
         let qp_op = Err((syndrome::LOCAL_QP_OP, 0));
         match opcode {
-            0x00 if (1..=16).contains(&ds) => return Ok(None),
+            0x00 if (1..=16).contains(&ds) => return Ok(Vec::new()),
             0x0A if (2..=16).contains(&ds) => {}
+            0x29 if (2..=16).contains(&ds) => {
+                return self.multi_packet(wqe, ds, read, mrs, max_frame);
+            }
             _ => return qp_op,
         }
         let eth = &wqe[16..32];
@@ -282,11 +294,7 @@ impl Sq {
             if len + count as usize > max_frame {
                 return Err((syndrome::LOCAL_LENGTH, v));
             }
-            let mr = mrs.get(lkey as usize).copied().flatten();
-            let inside = mr.is_some_and(|m| {
-                addr >= m.base && (addr as u128 + count as u128) <= m.base as u128 + m.len as u128
-            });
-            if !inside {
+            if !in_region(mrs, lkey, addr, count as usize) {
                 return Err((syndrome::LOCAL_PROT, v));
             }
             pieces.push(Piece::Ptr(addr, count as usize));
@@ -305,15 +313,88 @@ impl Sq {
                 },
             }
         }
-        Ok(Some(Sent {
+        Ok(vec![Sent {
             frame,
             req: TxRequest {
                 csum_l3: cs & 0x40 != 0,
                 csum_l4: cs & 0x80 != 0,
                 vlan_tci: vlan,
             },
-        }))
+        }])
     }
+
+    /// The packets of an enhanced multi-packet send WQE (rules at [`Sq::check_and_gather`]).
+    fn multi_packet(
+        &self,
+        wqe: &[u8],
+        ds: usize,
+        read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
+        mrs: &[Option<Mr>],
+        max_frame: usize,
+    ) -> Result<Vec<Sent>, (u8, u8)> {
+        let eth = &wqe[16..32];
+        if be16(&eth[12..14]) != 0 {
+            return Err((syndrome::LOCAL_QP_OP, 0));
+        }
+        let cs = eth[4];
+        let buffer = max_frame.next_power_of_two();
+        let mut packets = Vec::new();
+        let mut laid = 0usize;
+        let mut i = 2;
+        while i < ds {
+            let s = &wqe[16 * i..16 * i + 16];
+            let count = be32(&s[0..4]);
+            let v = i as u8;
+            let inline = count & 0x8000_0000 != 0;
+            let n = (count & 0x7FFF_FFFF) as usize;
+            if inline && 16 * i + 4 + n > 16 * ds {
+                return Err((syndrome::LOCAL_QP_OP, v));
+            }
+            if n == 0 || n > max_frame || laid + n.next_multiple_of(64) > buffer {
+                return Err((syndrome::LOCAL_LENGTH, v));
+            }
+            laid += n.next_multiple_of(64);
+            if inline {
+                packets.push(Piece::Inline(&wqe[16 * i + 4..16 * i + 4 + n]));
+                i += (4 + n).div_ceil(16);
+                continue;
+            }
+            let (lkey, addr) = (be32(&s[4..8]), be64(&s[8..16]));
+            if !in_region(mrs, lkey, addr, n) {
+                return Err((syndrome::LOCAL_PROT, v));
+            }
+            packets.push(Piece::Ptr(addr, n));
+            i += 1;
+        }
+        if packets.is_empty() {
+            return Err((syndrome::LOCAL_LENGTH, ds as u8));
+        }
+        let req = TxRequest {
+            csum_l3: cs & 0x40 != 0,
+            csum_l4: cs & 0x80 != 0,
+            vlan_tci: None,
+        };
+        packets
+            .into_iter()
+            .map(|piece| {
+                let frame = match piece {
+                    Piece::Inline(b) => b.to_vec(),
+                    Piece::Ptr(addr, n) => {
+                        read(addr, n).ok_or((syndrome::LOCAL_ACCESS, ds as u8))?
+                    }
+                };
+                Ok(Sent { frame, req })
+            })
+            .collect()
+    }
+}
+
+/// Whether `n` bytes at `addr` lie in the region of `lkey`.
+fn in_region(mrs: &[Option<Mr>], lkey: u32, addr: u64, n: usize) -> bool {
+    let mr = mrs.get(lkey as usize).copied().flatten();
+    mr.is_some_and(|m| {
+        addr >= m.base && (addr as u128 + n as u128) <= m.base as u128 + m.len as u128
+    })
 }
 
 /// The `wqe_index` and WQEBB count of a whole WQE in a BlueFlame buffer: a DS count of 1 to
@@ -336,8 +417,13 @@ mod tests {
     /// an SQ whose ring is at `RING` and whose one memory region (lkey 0) is 64 bytes at
     /// `DATA` holding 0, 1, 2, ...
     fn run(ds: u32, segs: &[u8]) -> SqRun {
+        run_op(0x0A, ds, segs)
+    }
+
+    /// [`run`] with opcode `op`.
+    fn run_op(op: u8, ds: u32, segs: &[u8]) -> SqRun {
         let mut ring = vec![0u8; 4 * 64];
-        ring[3] = 0x0A;
+        ring[3] = op;
         ring[4..8].copy_from_slice(&(7 << 8 | ds).to_be_bytes());
         ring[11] = 0x08;
         ring[32..32 + segs.len()].copy_from_slice(segs);
@@ -433,5 +519,32 @@ mod tests {
         // Only empty inline segments: an empty frame, blamed on the DS count.
         let segs = [inline(&[]), inline(&[])].concat();
         assert_eq!(fail(run(4, &segs)), (syndrome::LOCAL_LENGTH, 4));
+    }
+
+    #[test]
+    fn a_multi_packet_wqe_sends_each_segment_and_completes_once() {
+        let segs = [ptr(5, 0), inline(&[1, 2, 3]), ptr(7, 20)].concat();
+        let r = run_op(0x29, 5, &segs);
+        let frames: Vec<&[u8]> = r.sent.iter().map(|s| &s.frame[..]).collect();
+        assert_eq!(
+            frames,
+            [
+                &[0, 1, 2, 3, 4][..],
+                &[1, 2, 3],
+                &[20, 21, 22, 23, 24, 25, 26]
+            ]
+        );
+        assert_eq!(r.cmpls.len(), 1);
+        assert_eq!((r.cmpls[0].opcode, r.cmpls[0].byte_cnt), (0, 15));
+        assert_eq!(r.cmpls[0].s_wqe_opcode, 0x29);
+        // An empty inline packet fails the whole WQE, blamed on its segment: nothing is sent.
+        let segs = [ptr(5, 0), inline(&[])].concat();
+        let r = run_op(0x29, 4, &segs);
+        assert!(r.sent.is_empty());
+        let c = &r.cmpls[0];
+        assert_eq!(
+            (c.opcode, c.syndrome, c.vendor_err_synd),
+            (13, syndrome::LOCAL_LENGTH, 3)
+        );
     }
 }

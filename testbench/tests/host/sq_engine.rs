@@ -769,49 +769,10 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
             7,
         ),
     ];
-    let bad_before = |s: &Setup| s.sim.get_u64(s.sim.port("stat_db_bad").unwrap());
     for (what, wqe, synd, seg) in cases {
-        let run = s.round(&[wqe, good(100)], 7, what);
-        let last = run
-            .cmpls
-            .last()
-            .unwrap_or_else(|| panic!("{what}: the model completed nothing: {run:?}"));
-        assert_eq!(
-            (
-                u64::from(last.opcode),
-                u64::from(last.syndrome),
-                last.vendor_err_synd
-            ),
-            (cqe_opcode::REQ_ERR, synd, seg),
-            "{what}: error CQE (opcode, syndrome, failing segment)"
-        );
-        assert!(s.q.model.error);
-        let [state, _, ci, err] = s.query(7);
-        assert_eq!(state, 3, "{what}: SQ in error");
-        assert_eq!(
-            ci, s.q.model.ci as u64,
-            "{what}: the failed WQE is consumed"
-        );
-        assert_eq!(err & 0xFF, synd, "{what}: QUERY shows the syndrome");
-        // A doorbell now is ignored and counted; RESET resumes with the next WQE.
-        let before = bad_before(&s);
-        s.b.db.push(doorbell(SQN));
-        let n = s.b.cmpl.items.len();
-        s.b.step_until(&mut s.sim, 7, |_| true);
-        assert_eq!(
-            bad_before(&s),
-            before + 1,
-            "{what}: doorbell on an SQ in error"
-        );
-        assert_eq!(s.b.cmpl.items.len(), n);
-        assert_eq!(
-            s.command(sq_cmd(3, SQN as u128, [0; 8]), 7),
-            0,
-            "{what}: RESET"
-        );
-        s.q.model.error = false;
-        s.round(&[], 7, &format!("{what}: after RESET"));
+        fails_then_resets(&mut s, what, wqe, good(100), synd, seg, 7);
     }
+    let bad_before = |s: &Setup| s.sim.get_u64(s.sim.port("stat_db_bad").unwrap());
     // Doorbells for SQs never created, or beyond the table.
     let before = bad_before(&s);
     for sqn in [1u32, 200] {
@@ -845,6 +806,276 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
         0x09,
         "DESTROY of nothing"
     );
+}
+
+/// Ring `wqe` (which must fail with `synd`, blaming segment `seg`) and `next` behind it:
+/// the error CQE, the SQ in error (QUERY), a doorbell then ignored and counted, RESET, and
+/// `next` executed after it; everything against the model.
+fn fails_then_resets(
+    s: &mut Setup,
+    what: &str,
+    wqe: Wqe,
+    next: Wqe,
+    synd: u64,
+    seg: u8,
+    seed: u64,
+) {
+    let bad_before = |s: &Setup| s.sim.get_u64(s.sim.port("stat_db_bad").unwrap());
+    let run = s.round(&[wqe, next], seed, what);
+    let last = run
+        .cmpls
+        .last()
+        .unwrap_or_else(|| panic!("{what}: the model completed nothing: {run:?}"));
+    assert_eq!(
+        (
+            u64::from(last.opcode),
+            u64::from(last.syndrome),
+            last.vendor_err_synd
+        ),
+        (cqe_opcode::REQ_ERR, synd, seg),
+        "{what}: error CQE (opcode, syndrome, failing segment)"
+    );
+    assert!(s.q.model.error);
+    let [state, _, ci, err] = s.query(seed);
+    assert_eq!(state, 3, "{what}: SQ in error");
+    assert_eq!(
+        ci, s.q.model.ci as u64,
+        "{what}: the failed WQE is consumed"
+    );
+    assert_eq!(err & 0xFF, synd, "{what}: QUERY shows the syndrome");
+    // A doorbell now is ignored and counted; RESET resumes with the next WQE.
+    let before = bad_before(s);
+    s.b.db.push(doorbell(SQN));
+    let n = s.b.cmpl.items.len();
+    s.b.step_until(&mut s.sim, seed, |_| true);
+    assert_eq!(
+        bad_before(s),
+        before + 1,
+        "{what}: doorbell on an SQ in error"
+    );
+    assert_eq!(s.b.cmpl.items.len(), n);
+    assert_eq!(
+        s.command(sq_cmd(3, SQN as u128, [0; 8]), seed),
+        0,
+        "{what}: RESET"
+    );
+    s.q.model.error = false;
+    s.round(&[], seed, &format!("{what}: after RESET"));
+}
+
+/// Packets an enhanced multi-packet send WQE carries at most: the engine's WQE register
+/// holds 16 DS, two of them the ctrl and Ethernet segments.
+const MPW_MAX_PACKETS: usize = 14;
+
+/// A random good enhanced multi-packet send WQE (opcode 0x29): `n` packets (1..=14), pointer
+/// segments in `buf` (lkey 1) or inline, small ones mostly, all fitting the DS count and, each
+/// at a 64-byte start, the gather buffer.
+fn random_mpwqe(rng: &mut StdRng, buf: (u64, usize), n: usize, kind: u8) -> Wqe {
+    loop {
+        let mut ds = 2;
+        let mut segs = Vec::new();
+        for i in 0..n {
+            // Inline packets only while the rest can still be one DS each.
+            let room = 16usize.saturating_sub(ds + (n - 1 - i));
+            let inline = match kind {
+                0 => false,
+                1 => true,
+                _ => rng.gen_bool(0.4),
+            } && room >= 2;
+            let seg = if inline {
+                let most = 16 * room - 4;
+                let len = if rng.gen_bool(0.2) {
+                    most
+                } else {
+                    rng.gen_range(1..=most.min(60))
+                };
+                Seg::inline((0..len).map(|_| rng.gen()).collect())
+            } else {
+                let len = match rng.gen_range(0..10) {
+                    0..=5 => rng.gen_range(1..=128),
+                    6..=8 => rng.gen_range(129..=1514),
+                    _ => rng.gen_range(1515..=MAX_FRAME as usize),
+                };
+                let at = rng.gen_range(0..buf.1 - len);
+                Seg::Ptr(len as u32, 1, buf.0 + at as u64)
+            };
+            ds += seg.ds();
+            segs.push(seg);
+        }
+        let laid: usize = segs.iter().map(|s| s.len().next_multiple_of(64)).sum();
+        if ds > 16 || segs.len() != n || laid > (MAX_FRAME as usize).next_power_of_two() {
+            continue;
+        }
+        return Wqe {
+            opcode: 0x29,
+            ds_override: None,
+            cs: [0u8, 0x40, 0x80, 0xC0][rng.gen_range(0..4)],
+            cq_update: rng.gen_bool(0.8),
+            inline: vec![],
+            vlan: None,
+            segs,
+        };
+    }
+}
+
+/// Enhanced multi-packet send WQEs (1 to 14 packets; pointer, inline or mixed), alone and
+/// between plain sends, at every width with answers out of order, request stalls and
+/// backpressure: every packet a frame with the WQE's offload request, one completion per WQE
+/// (byte count: all its packets); everything against the model.
+#[test]
+fn multi_packet_wqes_match_the_model() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let knobs = [
+            (
+                DmaConfig {
+                    seed: 60 + wi as u64,
+                    ..DmaConfig::default()
+                },
+                0.0,
+            ),
+            (
+                DmaConfig {
+                    seed: 70 + wi as u64,
+                    latency_min: 1,
+                    latency_max: 80,
+                    req_stall: 0.4,
+                    ..DmaConfig::default()
+                },
+                0.5,
+            ),
+        ];
+        for (ki, (dma, bp)) in knobs.into_iter().enumerate() {
+            let seed = 700 + 10 * wi as u64 + ki as u64;
+            let mut s = setup_sized(&m, seed, dma, bp, 7);
+            let mut rng = StdRng::seed_from_u64(seed);
+            for round in 0..6 {
+                let wqes: Vec<Wqe> = (0..rng.gen_range(1..=4))
+                    .map(|i| {
+                        let n = match (round + i) % 4 {
+                            0 => 1,
+                            1 => MPW_MAX_PACKETS,
+                            _ => rng.gen_range(1..=MPW_MAX_PACKETS),
+                        };
+                        if rng.gen_bool(0.2) {
+                            random_wqe(&mut rng, s.buf, 4)
+                        } else {
+                            random_mpwqe(&mut rng, s.buf, n, (round % 3) as u8)
+                        }
+                    })
+                    .collect();
+                let what = format!("w={w} knobs {ki} round {round}");
+                let run = s.round(&wqes, seed, &what);
+                assert!(!s.q.model.error, "{what}: {:?}", run.cmpls.last());
+            }
+            let [state, pc, ci, _] = s.query(seed);
+            assert_eq!((state, pc, ci), (1, s.q.pc as u64, s.q.pc as u64), "w={w}");
+        }
+    }
+}
+
+/// Every bad segment of a multi-packet WQE fails the whole WQE before any of its packets is
+/// sent: an error CQE naming the syndrome and the segment, the SQ in error until RESET, then
+/// the next WQE runs.
+#[test]
+fn bad_multi_packet_wqes_complete_in_error_and_the_queue_recovers() {
+    for w in [8u32, 64, 512] {
+        let Some(m) = model(w) else { return };
+        let seed = 17 + w as u64;
+        let mut s = setup(&m, seed, DmaConfig::default(), 0.2);
+        let buf = s.buf;
+        let good = || Wqe {
+            opcode: 0x29,
+            ds_override: None,
+            cs: 0xC0,
+            cq_update: true,
+            inline: vec![],
+            vlan: None,
+            segs: vec![
+                Seg::Ptr(60, 1, buf.0 + 100),
+                Seg::inline(vec![1; 20]),
+                Seg::Ptr(90, 1, buf.0 + 999),
+            ],
+        };
+        let with = |f: &dyn Fn(&mut Wqe)| {
+            let mut w = good();
+            f(&mut w);
+            w
+        };
+        let big = MAX_FRAME - 100;
+        let cases: Vec<(&str, Wqe, u64, u8)> = vec![
+            (
+                "zero-length pointer packet",
+                with(&|w| w.segs.push(Seg::Ptr(0, 1, buf.0))),
+                syndrome::LOCAL_LENGTH,
+                6,
+            ),
+            (
+                "zero-length inline packet",
+                with(&|w| w.segs.insert(1, Seg::inline(vec![]))),
+                syndrome::LOCAL_LENGTH,
+                3,
+            ),
+            (
+                "packet over the largest frame",
+                with(&|w| w.segs[2] = Seg::Ptr(MAX_FRAME + 1, 1, buf.0)),
+                syndrome::LOCAL_LENGTH,
+                5,
+            ),
+            (
+                "packets over the gather buffer",
+                with(&|w| w.segs = vec![Seg::Ptr(big, 1, buf.0), Seg::Ptr(big, 1, buf.0)]),
+                syndrome::LOCAL_LENGTH,
+                3,
+            ),
+            (
+                "invalid lkey",
+                with(&|w| w.segs[2] = Seg::Ptr(60, 3, buf.0 + 100)),
+                syndrome::LOCAL_PROT,
+                5,
+            ),
+            (
+                "packet outside its region",
+                with(&|w| w.segs[0] = Seg::Ptr(60, 1, buf.0 + buf.1 as u64 - 10)),
+                syndrome::LOCAL_PROT,
+                2,
+            ),
+            (
+                "inline packet beyond the DS count",
+                with(&|w| w.segs.push(Seg::Inline(29, vec![8; 12]))),
+                syndrome::LOCAL_QP_OP,
+                6,
+            ),
+            (
+                "inline header",
+                with(&|w| w.inline = vec![2; 14]),
+                syndrome::LOCAL_QP_OP,
+                0,
+            ),
+            (
+                "VLAN insert",
+                with(&|w| w.vlan = Some(5)),
+                syndrome::LOCAL_QP_OP,
+                0,
+            ),
+            (
+                "no packet",
+                with(&|w| w.segs.clear()),
+                syndrome::LOCAL_LENGTH,
+                2,
+            ),
+            (
+                "unreadable memory",
+                with(&|w| w.segs[2] = Seg::Ptr(64, 2, buf.0 + (1 << 30))),
+                syndrome::LOCAL_ACCESS,
+                6,
+            ),
+        ];
+        for (what, wqe, synd, seg) in cases {
+            let what = format!("w={w} {what}");
+            fails_then_resets(&mut s, &what, wqe, good(), synd, seg, seed);
+        }
+    }
 }
 
 /// A send of exactly `bbs` WQEBBs (1 or 2) whose frame is all inline data.

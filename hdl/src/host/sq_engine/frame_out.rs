@@ -7,8 +7,10 @@ use nicgen_edsl::prelude::*;
 
 /// What the stage needs from the engine.
 pub(super) struct Ctl {
-    /// Frame length, bytes.
+    /// Frame length, bytes (`pos_bits`).
     pub total: Sig,
+    /// The frame's first beat in the buffer.
+    pub start: Sig,
     /// The engine is in `Send`.
     pub send: Sig,
     /// The engine is in `Cmd` (the frame is ready: rewind, offer the request).
@@ -27,7 +29,7 @@ pub(super) struct Out {
     pub cmd_pending: Sig,
 }
 
-/// Stream the frame of `ctl.total` bytes out of `lanes` (one byte-wide RAM per byte lane of
+/// Stream the frame of `ctl.total` bytes from beat `ctl.start` on out of `lanes` (one byte-wide RAM per byte lane of
 /// `tx`) on `tx`.
 pub(super) fn frame_out(tx: &Stream, lanes: &[Mem], ctl: Ctl) -> Out {
     let b = lanes.len() as u32;
@@ -35,6 +37,7 @@ pub(super) fn frame_out(tx: &Stream, lanes: &[Mem], ctl: Ctl) -> Out {
     let baw = lanes[0].addr_width();
     let Ctl {
         total,
+        start,
         send,
         cmd,
         cmd_ready,
@@ -55,7 +58,7 @@ pub(super) fn frame_out(tx: &Stream, lanes: &[Mem], ctl: Ctl) -> Out {
     let more_out = (send & loaded.lt(n_beats)).named("more_to_send");
     out_load.set((!o_valid | tx.ready()) & more_out);
     out_addr.set(select(
-        &[(cmd, lit(baw, 0u32)), (out_load, out_addr + 1u32)],
+        &[(cmd, start), (out_load, out_addr + 1u32)],
         out_addr,
     ));
     loaded.set(mux(
