@@ -80,8 +80,11 @@
 //!   function of X whose coefficients are key register bits, so all 288 x 32 AND terms are
 //!   hardware. Stage 1 XORs `first_terms` terms per group (2 = one LUT4, right after the
 //!   high-fan-out nets), each later stage `xor_fanin` partials (16 = two LUT4 levels), with a
-//!   register after every stage: 144 -> 9 -> 1 partials per hash bit by default. The trees run
-//!   freely: no clock enable, no stall fan-out.
+//!   register after every stage: 144 -> 9 -> 1 partials per hash bit by default. Stage 1 is
+//!   written per phase (input and key bits p, p + a, p + 2a, ...; a = `first_terms`): the
+//!   partials are the XOR over the phases of `X phase & key window phase`, the same LUTs as one
+//!   XOR per group, and a few wide operations for a simulator instead of 144 reductions per hash
+//!   bit. The trees run freely: no clock enable, no stall fan-out.
 //! - **Table and results**: the hash's low `log2(table_size)` bits read the indirection table,
 //!   in banks of [`TABLE_BANK`] entries (async LUTRAM): each bank's word and the bank number
 //!   are registered, then the bank select is (rule 7), and `{tag, queue, rss_type, hash}` is
@@ -581,29 +584,74 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Block<RssPorts>, ElabError> {
 
         // ---- Toeplitz AND/XOR trees, one per hash bit, registered every stage.
         let stages = cfg.tree_stages();
+        // Stage 1 XORs the AND terms of `first_terms` adjacent input bits. Input and key are
+        // taken apart into phases (phase p: bits p, p + a, p + 2a, ... of a replica, a =
+        // `first_terms`), so that a tree's stage-1 partials are whole-vector expressions: the
+        // XOR over p of `X phase p & key window phase`. The same LUTs as one XOR per group
+        // (the phases are wiring), and a simulator evaluates a few wide operations instead of
+        // one reduction per group.
+        let a = cfg.first_terms;
+        let n1 = stages[0];
+        let phases = |v: Sig, name: String| -> Vec<Sig> {
+            (0..a.min(v.width()))
+                .map(|p| {
+                    let bits: Vec<Sig> = (p..v.width())
+                        .step_by(a as usize)
+                        .rev()
+                        .map(|b| v.bit(b))
+                        .collect();
+                    cat(&bits).named(&format!("{name}_p{p}"))
+                })
+                .collect()
+        };
+        let x_ph: Vec<Vec<Sig>> = x_rep
+            .iter()
+            .enumerate()
+            .map(|(q, x)| phases(*x, format!("hash_in_r{q}")))
+            .collect();
+        let key_ph: Vec<Vec<Sig>> = key_rep
+            .iter()
+            .enumerate()
+            .map(|(q, k)| phases(*k, format!("key_r{q}")))
+            .collect();
+        // Groups g0 .. g0 + n1 - 1 of a phase vector, zero past its end.
+        let window = |v: Sig, g0: u32| -> Sig {
+            let hi = (g0 + n1).min(v.width()) - 1;
+            v.slice(hi, g0).zext(n1)
+        };
         let mut parts: Vec<Sig> = (0..32u32)
             .map(|j| {
                 // Key bits j .. j+287 aligned with X: X[287 - i] meets key bit i + j. The copy
-                // for group q starts at key bit per*q (its msb).
-                let q = j / per;
-                let kr = key_rep[q as usize];
-                let top = kr.width() - 1 - (j - per * q);
-                let window = kr.slice(top, top + 1 - INPUT_BITS);
-                (x_rep[q as usize] & window).named(&format!("terms_b{}", 31 - j))
+                // for group q starts at key bit per*q (its msb), so replica bit b of X meets
+                // replica bit lo + b of the key.
+                let q = (j / per) as usize;
+                let lo = per - 1 - (j - per * q as u32);
+                let terms: Vec<Sig> = (0..a.min(INPUT_BITS))
+                    .map(|p| {
+                        let k = key_ph[q][((lo + p) % a) as usize];
+                        (window(x_ph[q][p as usize], 0) & window(k, (lo + p) / a))
+                            .named(&format!("terms_b{}_p{p}", 31 - j))
+                    })
+                    .collect();
+                let part = terms[1..].iter().fold(terms[0], |acc, t| acc ^ *t);
+                delay(part).named(&format!("part1_b{}", 31 - j))
             })
             .collect();
-        let mut group = cfg.first_terms;
-        for (s, n) in stages.iter().enumerate() {
+        let v = reg_init(1, 0u32).named("valid_s1");
+        v.set(valid);
+        valid = v;
+        ty_q = delay(ty_q).named("rss_type_s1");
+        tag_q = delay(tag_q).named("tag_s1");
+        for (s, n) in stages.iter().enumerate().skip(1) {
             parts = parts
                 .iter()
                 .enumerate()
                 .map(|(j, p)| {
-                    let g = xor_groups(*p, group);
+                    let g = xor_groups(*p, cfg.xor_fanin);
                     debug_assert_eq!(g.width(), *n);
                     delay(g).named(&format!("part{}_b{}", s + 1, 31 - j))
                 })
                 .collect();
-            group = cfg.xor_fanin;
             let v = reg_init(1, 0u32).named(&format!("valid_s{}", s + 1));
             v.set(valid);
             valid = v;
