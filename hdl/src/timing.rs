@@ -65,6 +65,11 @@ pub struct Reserve {
     pub owed: Sig,
     /// Another frame may be taken.
     pub room: Sig,
+    /// With [`Reserve::with_ready_copy`]: the same flag in a second register, for the ready
+    /// that leaves the unit, so place and route can put it by the upstream FIFO's read side
+    /// while `room` stays with the accept logic (docs/TIMING.md, rule 3).
+    pub ready_room: Option<Sig>,
+    copies: Option<Replicated>,
     depth: u32,
 }
 
@@ -73,7 +78,26 @@ impl Reserve {
     pub fn new(depth: u32) -> Reserve {
         let owed = reg_init(clog2(depth as u64) + 1, 0u32).named("owed");
         let room = reg_init(1, 1u32).named("room");
-        Reserve { owed, room, depth }
+        Reserve {
+            owed,
+            room,
+            ready_room: None,
+            copies: None,
+            depth,
+        }
+    }
+    /// [`Reserve::new`] with `ready_room`.
+    #[track_caller]
+    pub fn with_ready_copy(depth: u32) -> Reserve {
+        let owed = reg_init(clog2(depth as u64) + 1, 0u32).named("owed");
+        let copies = Replicated::new("room", 2, 1, Some(1));
+        Reserve {
+            owed,
+            room: copies.get(0),
+            ready_room: Some(copies.get(1)),
+            copies: Some(copies),
+            depth,
+        }
     }
     /// `taken`: a frame's last beat comes in this cycle; `given`: a result leaves the queue.
     pub fn update(&self, taken: Sig, given: Sig) {
@@ -95,6 +119,9 @@ impl Reserve {
             mux(given_q & !taken_q, owed.lt(d), owed.lt(d - 1)),
         )
         .named("room_next");
-        self.room.set(room_next);
+        match &self.copies {
+            Some(c) => c.set(room_next),
+            None => self.room.set(room_next),
+        }
     }
 }

@@ -185,7 +185,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Block<RxCsumPorts>, ElabError> {
         let adv = lit(1, 1u32);
         let u_res = res_fifo.instance("u_res_q");
         let res_pop = (u_res.m_axis.valid & p.res.ready).named("res_pop");
-        let reserve = Reserve::new(RES_DEPTH);
+        let reserve = Reserve::with_ready_copy(RES_DEPTH);
         let room = reserve.room;
 
         // Requests wait in a two-entry queue, so that `s_axis_req_tready` is a flop (the
@@ -219,6 +219,10 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Block<RxCsumPorts>, ElabError> {
         let first = reg_init(1, 1u32).named("first_beat");
         let ready = (room & (!first | req_there)).named("in_ready");
         let beat = (s.valid() & ready).named("beat");
+        // The input FIFO's read side (its valid, pointer and RAM enable) sees the same ready
+        // from the reservation's second flag.
+        let ready_room = reserve.ready_room.expect("built with a ready copy");
+        let ready_out = (ready_room & (!first | req_there)).named("in_ready_out");
         let frame_end = (beat & s.last()).named("frame_end");
         // Written out from its four flops (not `beat & first`), so that the request queue's
         // pop is one LUT, not behind `in_ready` and its fan-out to the input FIFO.
@@ -228,7 +232,7 @@ pub fn rx_csum(cfg: &RxCsumCfg) -> Result<Block<RxCsumPorts>, ElabError> {
         // Both events are registered inside (`Reserve::update`): the consumer's ready comes
         // from far (a slice in `eth_rx`; docs/TIMING.md, rule 8).
         reserve.update(frame_end, res_pop);
-        s.ready().set(ready);
+        s.ready().set(ready_out);
         let queued = u_req.m_axis.fields();
         let rq = RxCsumReq::unpack(queued.req);
 
