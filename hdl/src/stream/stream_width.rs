@@ -14,7 +14,7 @@
 //! - `stream_widen` (narrow in, wide out): gathers narrow beats into lanes 0, 1, ... of a
 //!   wide beat, which goes out when lane `k - 1` is filled or the frame ends; lanes after the
 //!   frame's end carry `tkeep` 0. `tuser` is the last narrow beat's. The wide beat leaves
-//!   through a forward register ([`super::stream_fwd_reg`]).
+//!   through a forward register ([`mod@super::stream_fwd_reg`]).
 //! - Ports: `s_axis_*` in, `m_axis_*` out ([`WidthCfg`]).
 //! - Latency: `stream_narrow` 1 cycle (the held beat), `stream_widen` 1 cycle after the beat
 //!   that completes a wide beat. Throughput: the narrow side's, one narrow beat a cycle with
