@@ -20,12 +20,12 @@
 //! ```
 //!
 //! - WQEs follow mlx5 (`regmap` layouts `ctrl_seg`, `eth_seg`, `data_seg`): opcodes SEND,
-//!   ENHANCED_MPSW (below) and NOP; `cs_flags` L3/L4 become the TX path's checksum requests;
-//!   with no inline header, `vlan_cmd` 0x8000 inserts `vlan_tci`; otherwise `inline_hdr_sz`
-//!   bytes from Ethernet-segment byte 14 on start the frame; then the data segments in order: pointer segments (gathered
-//!   by DMA) and inline data segments (`byte_count` with bit 31 set, the bytes right after it,
-//!   padded to whole DS units; they may span WQEBBs). A zero-length inline segment adds no
-//!   bytes (mlx5_ib writes one for a send whose gather entries are all empty).
+//!   ENHANCED_MPSW (below) and NOP; `cs_flags` L3/L4 become the TX path's checksum requests; with
+//!   no inline header, `vlan_cmd` 0x8000 inserts `vlan_tci`; otherwise `inline_hdr_sz` bytes from
+//!   Ethernet-segment byte 14 on start the frame; then the data segments in order: pointer segments
+//!   (gathered by DMA) and inline data segments (`byte_count` with bit 31 set, the bytes right
+//!   after it, padded to whole DS units; they may span WQEBBs). A zero-length inline segment adds
+//!   no bytes (mlx5_ib writes one for a send whose gather entries are all empty).
 //! - Enhanced multi-packet send (ENHANCED_MPSW, opcode 0x29, as mlx5e's MPWQE): one WQE
 //!   carries many packets and gets one CQE. After the ctrl segment, an Ethernet segment whose
 //!   `cs_flags` apply to every packet and whose bytes 12-13 are 0 (no inline header, no VLAN
@@ -38,19 +38,18 @@
 //!   sum of the packets and `s_wqe_opcode` 0x29. A failing segment fails the whole WQE: none
 //!   of its packets is sent.
 //! - A WQE fails, in this order, with an error CQE (REQ_ERR) carrying the syndrome and, in
-//!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND,
-//!   ENHANCED_MPSW or NOP, a DS count of 0 or over 16 (or under 2 for SEND and ENHANCED_MPSW),
-//!   an inline header or inline data segment beyond the WQE's DS count, an inline header or
-//!   VLAN insert in an ENHANCED_MPSW → LOCAL_QP_OP; a zero-length pointer segment, an empty frame or one over
-//!   `max_frame`, in an ENHANCED_MPSW a packet of 0 bytes or over `max_frame`, packets that,
-//!   each at a 64-byte start, overrun the gather buffer (`max_frame` rounded up to a power of
-//!   two), or no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer
-//!   segment outside its region → LOCAL_PROT; a DMA read answered with an error →
-//!   LOCAL_ACCESS (`vendor_err_synd`: the DS count, as for an empty frame). The WQE is
-//!   consumed and the SQ goes to the error state (QCMD QUERY shows it; RESET resumes at the
-//!   next WQE). The prefetch buffer holds one SQ's WQEBBs for one
-//!   doorbell's turn: it is emptied at every doorbell taken, so WQEBBs fetched after a failed
-//!   WQE are read again after RESET.
+//!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND, ENHANCED_MPSW
+//!   or NOP, a DS count of 0 or over 16 (or under 2 for SEND and ENHANCED_MPSW), an inline header
+//!   or inline data segment beyond the WQE's DS count, an inline header or VLAN insert in an
+//!   ENHANCED_MPSW → LOCAL_QP_OP; a zero-length pointer segment, an empty frame or one over
+//!   `max_frame`, in an ENHANCED_MPSW a packet of 0 bytes or over `max_frame`, packets that, each
+//!   at a 64-byte start, overrun the gather buffer (`max_frame` rounded up to a power of two), or
+//!   no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer segment outside its
+//!   region → LOCAL_PROT; a DMA read answered with an error → LOCAL_ACCESS (`vendor_err_synd`: the
+//!   DS count, as for an empty frame). The WQE is consumed and the SQ goes to the error state (QCMD
+//!   QUERY shows it; RESET resumes at the next WQE). The prefetch buffer holds one SQ's WQEBBs for
+//!   one turn: it is emptied at every turn taken, so WQEBBs fetched after a failed WQE (or past
+//!   a turn's end) are read again.
 //! - A doorbell for an SQ that is not ready (never created, or in error) has no CQ to complete
 //!   to: it is counted in `stat_db_bad` and ignored.
 //! - BlueFlame (`regmap` `uar.SQ_DB` / `uar.SQ_BF`): the BAR hands every dword written to the
@@ -96,19 +95,19 @@
 //!   the next WQEBB needed up to the producer counter (at least the rest of the current WQE),
 //!   at most PREFETCH_WQEBBS, cut where the ring wraps or a 4 KiB page ends; a WQE cut that
 //!   way reads its rest when it gets there. Each WQEBB copied from the buffer: 512/W + 2 cycles.
-//! - Throughput: one WQE at a time (gather, then send); a multi-packet WQE gathers all its
-//!   packets before sending the first, so its small packets cost one descriptor fetch and one
-//!   round of overlapping data reads per WQE rather than per packet, and each packet after
-//!   the first starts about 2 cycles after the previous one's last beat; one descriptor read per
-//!   PREFETCH_WQEBBS WQEBBs rung at once, none for a BlueFlame WQE (the driver's dword writes
-//!   on the BAR, 2 + 4*DS, bound a BlueFlame stream instead); inline bytes go into the buffer one beat per cycle,
-//!   pausing in the cycles a DMA answer writes it; results/HOST.md.
-//! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the WQE
-//!   prefetch buffer (PREFETCH_WQEBBS x 64 bytes of block RAM, read into a register), the
-//!   BlueFlame buffer (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit
-//!   multiplexer in front of the WQE register), the gather buffer in block RAM (one byte lane per RAM), the inline copy's beat multiplexers
-//!   and byte shifter, for multi-packet WQEs a packet's start and length registers and a
-//!   32-bit layout sum; no row in results/AREA.md.
+//! - Throughput: one WQE at a time (gather, then send); a multi-packet WQE gathers all its packets
+//!   before sending the first, so its small packets cost one descriptor fetch and one round of
+//!   overlapping data reads per WQE rather than per packet, and each packet after the first starts
+//!   about 2 cycles after the previous one's last beat; one descriptor read per PREFETCH_WQEBBS
+//!   WQEBBs rung at once, none for a BlueFlame WQE (the driver's dword writes on the BAR, 2 + 4*DS,
+//!   bound a BlueFlame stream instead); inline bytes go into the buffer one beat per cycle, pausing
+//!   in the cycles a DMA answer writes it; results/HOST.md.
+//! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the WQE prefetch
+//!   buffer (PREFETCH_WQEBBS x 64 bytes of block RAM, read into a register), the BlueFlame buffer
+//!   (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit multiplexer in front of the
+//!   WQE register), the gather buffer in block RAM (one byte lane per RAM), the inline copy's beat
+//!   multiplexers and byte shifter, for multi-packet WQEs a packet's start and length registers and
+//!   a 32-bit layout sum; no row in results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
 
 mod frame_out;
