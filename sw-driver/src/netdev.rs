@@ -223,6 +223,9 @@ pub struct RxFrame {
     pub vlan: Option<u16>,
     /// Device cycles at completion.
     pub timestamp: u64,
+    /// The receive WQE the frame is in (its WQE counter): a striding RQ's CQE names it in
+    /// `wqe_id`, a plain RQ's in `wqe_counter`.
+    pub wqe: u16,
 }
 
 /// What [`NetDev::poll`] found.
@@ -1323,8 +1326,15 @@ impl<B: Backend> NetDev<B> {
             (CqeOpcode::RespSend, _) | (CqeOpcode::RespErr, Some(_)) if striding.is_some() => {
                 let s = striding.expect("guarded");
                 let rq = &mut qp.rq;
-                // The CQE names the first stride it covers: the next one of the oldest WQE.
-                if rq.wq.used() == 0 || u32::from(c.wqe_counter) != rq.stride {
+                // The CQE names the WQE it is in (`wqe_id`), the oldest one, and the first
+                // stride it covers, that WQE's next.
+                if rq.wq.used() == 0 {
+                    return Err(bad("striding receive completion with no WQE posted"));
+                }
+                if c.wqe_id != rq.wq.cc() {
+                    return Err(bad("striding receive completion for another WQE (wqe_id)"));
+                }
+                if u32::from(c.wqe_counter) != rq.stride {
                     return Err(bad("striding receive completion out of order"));
                 }
                 let slot = rq.wq.slot(rq.wq.cc());
@@ -1411,6 +1421,11 @@ impl<B: Backend> NetDev<B> {
             l4_type: c.l4_type,
             vlan: c.vlan(),
             timestamp: c.timestamp,
+            wqe: if self.cfg.rx_striding.is_some() {
+                c.wqe_id
+            } else {
+                c.wqe_counter
+            },
         }));
     }
 
@@ -2112,6 +2127,8 @@ mod tests {
             ..NetDevConfig::default()
         });
         let mut want = Vec::new();
+        // The WQE each frame lands in, counted as the device fills strides.
+        let (mut wqe, mut stride) = (0u16, 0u32);
         for i in 0..120usize {
             let len = [60, 64, 65, 200, 1000, 1514, 700][i % 7];
             let f = frame(len, i as u8);
@@ -2120,10 +2137,59 @@ mod tests {
             let got = collect(&mut nd, 1, 2);
             assert_eq!(rxs(&got).len(), 1, "frame {i}");
             assert_eq!(rxs(&got)[0].data, want[i], "frame {i}");
+            let need = (len as u32).div_ceil(64);
+            if need > 32 - stride {
+                (wqe, stride) = (wqe.wrapping_add(1), 0);
+            }
+            assert_eq!(rxs(&got)[0].wqe, wqe, "frame {i}: its WQE");
+            stride += need;
+            if stride == 32 {
+                (wqe, stride) = (wqe.wrapping_add(1), 0);
+            }
         }
+        assert!(wqe > 8, "the ring of 4 WQEs wrapped");
         let fillers = fake(&mut nd).counter(stats::RX_CQES) - 120;
         assert!(fillers > 0, "no filler CQE");
         assert_eq!(fake(&mut nd).counter(stats::RX_NO_WQE), 0);
+    }
+
+    /// A striding receive CQE whose `wqe_id` is not the oldest posted WQE is a device error;
+    /// the one naming it is taken.
+    #[test]
+    fn a_striding_cqe_for_another_wqe_is_an_error() {
+        let mut nd = netdev_with(
+            FakeId::default(),
+            NetDevConfig {
+                rq_log_size: 2,
+                rx_striding: Some(RqStrides {
+                    log_num_strides: 5,
+                    log_stride_size: 6,
+                }),
+                ..NetDevConfig::default()
+            },
+            false,
+        );
+        let cqe = |wqe_id| Cqe {
+            byte_cnt: 1 << 16 | 60,
+            wqe_id,
+            ..FakeNic::blank_cqe(CqeOpcode::RespSend, 0, 0)
+        };
+        fake(&mut nd).post_cqe(0, cqe(1));
+        let e = nd.poll(0).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::BadCompletion {
+                    queue: 0,
+                    what,
+                    ..
+                } if what.contains("wqe_id")
+            ),
+            "{e}"
+        );
+        fake(&mut nd).post_cqe(0, cqe(0));
+        let got = nd.poll(0).unwrap();
+        assert!(matches!(rxs(&got)[..], [RxFrame { wqe: 0, .. }]), "{got:?}");
     }
 
     #[test]
