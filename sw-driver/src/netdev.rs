@@ -399,6 +399,29 @@ struct Rq {
     bufs: u64,
     /// Striding RQ: strides of the oldest posted WQE the device has used.
     stride: u32,
+    /// The data segment [`NetDev::post_rx_raw`] gave, for the next WQE posted.
+    raw_next: Option<DataSeg>,
+    /// WQEs posted with a raw data segment: their WQE counter and the segment's address,
+    /// where their frames are.
+    raw: Vec<(u16, u64)>,
+}
+
+impl Rq {
+    /// Where WQE `index`'s frames are: its raw segment's address, or the driver's buffer at
+    /// `offset` in `bufs`.
+    fn buffer(&self, index: u16, offset: u64) -> u64 {
+        self.raw
+            .iter()
+            .find(|r| r.0 == index)
+            .map_or(self.bufs + offset, |r| r.1)
+    }
+
+    /// The oldest WQE is used up.
+    fn consume_wqe(&mut self) -> Result<(), crate::ring::RingError> {
+        let cc = self.wq.cc();
+        self.raw.retain(|r| r.0 != cc);
+        self.wq.consume(1)
+    }
 }
 
 struct Cq {
@@ -702,6 +725,8 @@ impl<B: Backend> NetDev<B> {
                 in_error: false,
                 bufs: sq.bufs + self.tx_ring_bytes() as u64,
                 stride: 0,
+                raw_next: None,
+                raw: Vec::new(),
             };
             let p = RqParams {
                 ring: rq.ring,
@@ -1124,6 +1149,21 @@ impl<B: Backend> NetDev<B> {
         Ok(())
     }
 
+    /// Make the next receive WQE the driver posts on queue `queue` carry `seg` exactly as
+    /// given (striding RQ: after its next segment) in place of its own buffer: for diagnostics
+    /// and for testing how the device handles a bad receive descriptor (any address, lkey and
+    /// length). The driver keeps its RQ full, so the WQE takes the first slot the device frees
+    /// (at a later [`NetDev::poll`], or at once if one is free); a frame in it is read from
+    /// `seg.addr` (striding: plus its stride offset), and a bad one completes as
+    /// [`Completion::Error`] and stops the RQ until [`NetDev::reset_queue_after_error`].
+    pub fn post_rx_raw(&mut self, queue: usize, seg: DataSeg) -> Result<(), Error> {
+        self.qp(queue)?.rq.raw_next = Some(seg);
+        match self.post_rx_buffers(queue) {
+            Err(Error::QueueInError { .. }) => Ok(()),
+            r => r.map(|_| ()),
+        }
+    }
+
     /// Fill every free slot of receive queue `queue` with its buffer; returns how many WQEs
     /// were posted.
     pub fn post_rx_buffers(&mut self, queue: usize) -> Result<usize, Error> {
@@ -1145,13 +1185,18 @@ impl<B: Backend> NetDev<B> {
                 .produce(1)
                 .map_err(|e| Error::Config(e.to_string()))?;
             let slot = qp.rq.wq.slot(index);
-            let wqe = RecvWqe {
-                scatter: vec![DataSeg {
+            let seg = match qp.rq.raw_next.take() {
+                Some(d) => {
+                    qp.rq.raw.push((index, d.addr));
+                    d
+                }
+                None => DataSeg {
                     byte_count: size as u32,
                     lkey,
                     addr: qp.rq.bufs + (slot * size) as u64,
-                }],
+                },
             };
+            let wqe = RecvWqe { scatter: vec![seg] };
             // Striding: a next segment (unused, the ring is cyclic), then the data segment.
             let mut bytes = if striding {
                 vec![0u8; DS_BYTES]
@@ -1337,13 +1382,14 @@ impl<B: Backend> NetDev<B> {
                 if u32::from(c.wqe_counter) != rq.stride {
                     return Err(bad("striding receive completion out of order"));
                 }
-                let slot = rq.wq.slot(rq.wq.cc());
+                let wqe = rq.wq.cc();
+                let slot = rq.wq.slot(wqe);
+                let base = rq.buffer(wqe, (slot * rx_buf_size) as u64);
                 let first = rq.stride;
                 if let Some(e) = c.error {
                     // An error consumes the WQE.
                     rq.stride = 0;
-                    rq.wq
-                        .consume(1)
+                    rq.consume_wqe()
                         .map_err(|_| bad("receive ring underflow"))?;
                     rq.in_error |= e.syndrome != Syndrome::WrFlush;
                     out.push(error(Direction::Receive, e));
@@ -1369,15 +1415,16 @@ impl<B: Backend> NetDev<B> {
                 rq.stride += used;
                 if rq.stride == s.strides() {
                     rq.stride = 0;
-                    rq.wq
-                        .consume(1)
+                    rq.consume_wqe()
                         .map_err(|_| bad("receive ring underflow"))?;
                 }
                 if filler {
                     return Ok(None);
                 }
-                let at = (slot * rx_buf_size) as u64 + ((first as u64) << s.log_stride_size);
-                Ok(Some((rq.bufs + at, len as usize)))
+                Ok(Some((
+                    base + ((first as u64) << s.log_stride_size),
+                    len as usize,
+                )))
             }
             (CqeOpcode::RespSend, _) | (CqeOpcode::RespErr, Some(_)) => {
                 let rq = &mut qp.rq;
@@ -1385,8 +1432,8 @@ impl<B: Backend> NetDev<B> {
                     return Err(bad("receive completion out of order"));
                 }
                 let slot = rq.wq.slot(c.wqe_counter);
-                rq.wq
-                    .consume(1)
+                let base = rq.buffer(c.wqe_counter, (slot * rx_buf_size) as u64);
+                rq.consume_wqe()
                     .map_err(|_| bad("receive ring underflow"))?;
                 if let Some(e) = c.error {
                     rq.in_error |= e.syndrome != Syndrome::WrFlush;
@@ -1396,10 +1443,7 @@ impl<B: Backend> NetDev<B> {
                 if c.byte_cnt as usize > rx_buf_size {
                     return Err(bad("receive byte count over the buffer"));
                 }
-                Ok(Some((
-                    rq.bufs + (slot * rx_buf_size) as u64,
-                    c.byte_cnt as usize,
-                )))
+                Ok(Some((base, c.byte_cnt as usize)))
             }
             _ => Err(bad("unexpected CQE opcode")),
         }
@@ -2151,6 +2195,52 @@ mod tests {
         let fillers = fake(&mut nd).counter(stats::RX_CQES) - 120;
         assert!(fillers > 0, "no filler CQE");
         assert_eq!(fake(&mut nd).counter(stats::RX_NO_WQE), 0);
+    }
+
+    /// A raw receive WQE with an lkey the device does not know takes the first slot freed;
+    /// the frame that reaches it completes in error, the RQ stops, and after the reset the
+    /// driver's own buffers take frames again.
+    #[test]
+    fn a_raw_receive_wqe_with_a_bad_lkey_errors_and_the_rq_recovers() {
+        let mut nd = netdev(NetDevConfig {
+            rq_log_size: 2,
+            ..NetDevConfig::default()
+        });
+        let lkey = nd.lkey().0;
+        nd.post_rx_raw(
+            0,
+            DataSeg {
+                byte_count: 2048,
+                lkey: lkey + 5,
+                addr: 0x1_0000_0000,
+            },
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        for i in 0..5u8 {
+            nd.send(0, &frame(100, i), TxOffload::default()).unwrap();
+            got.extend(collect(&mut nd, 1, 2));
+        }
+        let rx: Vec<u16> = rxs(&got).iter().map(|r| r.wqe).collect();
+        assert_eq!(rx, [0, 1, 2, 3], "the four WQEs posted before it");
+        let errs: Vec<_> = got
+            .iter()
+            .filter_map(|c| match c {
+                Completion::Error {
+                    kind,
+                    syndrome,
+                    wqe_counter,
+                    ..
+                } => Some((*kind, *syndrome, *wqe_counter)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errs, [(Direction::Receive, Syndrome::LocalProt, 4)]);
+        nd.reset_queue_after_error(0).unwrap();
+        nd.send(0, &frame(100, 9), TxOffload::default()).unwrap();
+        let got = collect(&mut nd, 1, 2);
+        assert_eq!(rxs(&got).len(), 1, "{got:?}");
+        assert_eq!(rxs(&got)[0].data, frame(100, 9));
     }
 
     /// A striding receive CQE whose `wqe_id` is not the oldest posted WQE is a device error;
