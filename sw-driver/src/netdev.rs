@@ -24,9 +24,11 @@
 //! Receiving keeps every
 //! RQ slot posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
 //! With [`NetDevConfig::rx_striding`] the RQ is a striding (multi-packet) RQ: each WQE's buffer
-//! takes frames until its strides are used, each CQE names the frame's first stride and the
-//! strides it took, a filler CQE skips the strides a frame did not fit in, and the driver finds
-//! each CQE's WQE by counting the strides consumed (a WQE is reposted once all are).
+//! takes frames until its strides are used, each CQE names its WQE (`wqe_id`, as mlx5), the
+//! frame's first stride and the strides it took, a filler CQE skips the strides a frame did not
+//! fit in, and the driver follows the WQEs by counting the strides consumed (a WQE is reposted
+//! once all are): a CQE whose `wqe_id` or first stride is not the one it counted is a device
+//! error ([`Error::BadCompletion`]).
 //! [`NetDev::wait`] arms the CQs and sleeps on the EQs' interrupt vectors.
 //! With [`NetDevConfig::cqe_compress`] the CQs compress (mlx5 mini-CQE arrays): a title CQE
 //! with format COMPRESSED and an array of mini CQEs stand for a run of completions, which
