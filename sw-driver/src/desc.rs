@@ -591,8 +591,11 @@ pub struct Cqe {
     pub vlan_info: u16,
     pub rss_hash: u32,
     pub rss_hash_type: RssHashType,
-    /// The WQE completed (send: the last of a batch; receive: the consumed WQE).
+    /// The WQE completed (send: the last of a batch; receive: the consumed WQE; striding
+    /// receive: the frame's first stride).
     pub wqe_counter: u16,
+    /// Striding receive: the WQE the frame's strides are in (mlx5 `wqe_id`); 0 otherwise.
+    pub wqe_id: u16,
     /// SQ or RQ number.
     pub qpn: u32,
     /// Send completions: the opcode of the completed WQE.
@@ -635,6 +638,7 @@ impl Cqe {
             rss_hash: cqe::RSS_HASH_RESULT.get(b) as u32,
             rss_hash_type: RssHashType(cqe::RSS_HASH_TYPE.get(b) as u8),
             wqe_counter: cqe::WQE_COUNTER.get(b) as u16,
+            wqe_id: cqe::WQE_ID.get(b) as u16,
             qpn: cqe::QPN.get(b) as u32,
             s_wqe_opcode: cqe::S_WQE_OPCODE.get(b) as u8,
             timestamp: if error.is_some() {
@@ -672,6 +676,7 @@ impl Cqe {
         put(&mut b, cqe::QPN, self.qpn);
         put(&mut b, cqe::S_WQE_OPCODE, self.s_wqe_opcode);
         put(&mut b, cqe::WQE_COUNTER, self.wqe_counter);
+        put(&mut b, cqe::WQE_ID, self.wqe_id);
         put(&mut b, cqe::OWNER, self.owner);
         put(&mut b, cqe::FORMAT, self.format);
         put(&mut b, cqe::OPCODE, self.opcode.code());
@@ -1000,6 +1005,7 @@ mod tests {
     #[test]
     fn receive_cqe_decodes() {
         let mut b = [0u8; 64];
+        b[0x02..0x04].copy_from_slice(&[0x03, 0x04]); // wqe_id
         b[0x0C..0x10].copy_from_slice(&[0xde, 0xad, 0xbe, 0xef]); // rss hash
         b[0x10] = 0x44; // IPv4 (1 << 2), TCP (1 << 6)
         b[0x14..0x16].copy_from_slice(&[0x12, 0x34]); // check_sum
@@ -1033,6 +1039,7 @@ mod tests {
                 rss_hash: 0xdeadbeef,
                 rss_hash_type: RssHashType(0x44),
                 wqe_counter: 0x0102,
+                wqe_id: 0x0304,
                 qpn: 3,
                 s_wqe_opcode: 0,
                 error: None,
@@ -1158,6 +1165,7 @@ mod tests {
                 rss_hash: i.wrapping_mul(0x9E37_79B9),
                 rss_hash_type: RssHashType::new((i % 3) as u8, (i % 4) as u8),
                 wqe_counter: (i * 1031) as u16,
+                wqe_id: (i * 2053) as u16,
                 qpn: i * 0x1_0101,
                 s_wqe_opcode: i as u8,
                 error: err.then_some(CqeError {

@@ -24,9 +24,11 @@
 //! Receiving keeps every
 //! RQ slot posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
 //! With [`NetDevConfig::rx_striding`] the RQ is a striding (multi-packet) RQ: each WQE's buffer
-//! takes frames until its strides are used, each CQE names the frame's first stride and the
-//! strides it took, a filler CQE skips the strides a frame did not fit in, and the driver finds
-//! each CQE's WQE by counting the strides consumed (a WQE is reposted once all are).
+//! takes frames until its strides are used, each CQE names its WQE (`wqe_id`, as mlx5), the
+//! frame's first stride and the strides it took, a filler CQE skips the strides a frame did not
+//! fit in, and the driver follows the WQEs by counting the strides consumed (a WQE is reposted
+//! once all are): a CQE whose `wqe_id` or first stride is not the one it counted is a device
+//! error ([`Error::BadCompletion`]).
 //! [`NetDev::wait`] arms the CQs and sleeps on the EQs' interrupt vectors.
 //! With [`NetDevConfig::cqe_compress`] the CQs compress (mlx5 mini-CQE arrays): a title CQE
 //! with format COMPRESSED and an array of mini CQEs stand for a run of completions, which
@@ -223,6 +225,9 @@ pub struct RxFrame {
     pub vlan: Option<u16>,
     /// Device cycles at completion.
     pub timestamp: u64,
+    /// The receive WQE the frame is in (its WQE counter): a striding RQ's CQE names it in
+    /// `wqe_id`, a plain RQ's in `wqe_counter`.
+    pub wqe: u16,
 }
 
 /// What [`NetDev::poll`] found.
@@ -396,6 +401,29 @@ struct Rq {
     bufs: u64,
     /// Striding RQ: strides of the oldest posted WQE the device has used.
     stride: u32,
+    /// The data segment [`NetDev::post_rx_raw`] gave, for the next WQE posted.
+    raw_next: Option<DataSeg>,
+    /// WQEs posted with a raw data segment: their WQE counter and the segment's address,
+    /// where their frames are.
+    raw: Vec<(u16, u64)>,
+}
+
+impl Rq {
+    /// Where WQE `index`'s frames are: its raw segment's address, or the driver's buffer at
+    /// `offset` in `bufs`.
+    fn buffer(&self, index: u16, offset: u64) -> u64 {
+        self.raw
+            .iter()
+            .find(|r| r.0 == index)
+            .map_or(self.bufs + offset, |r| r.1)
+    }
+
+    /// The oldest WQE is used up.
+    fn consume_wqe(&mut self) -> Result<(), crate::ring::RingError> {
+        let cc = self.wq.cc();
+        self.raw.retain(|r| r.0 != cc);
+        self.wq.consume(1)
+    }
 }
 
 struct Cq {
@@ -699,6 +727,8 @@ impl<B: Backend> NetDev<B> {
                 in_error: false,
                 bufs: sq.bufs + self.tx_ring_bytes() as u64,
                 stride: 0,
+                raw_next: None,
+                raw: Vec::new(),
             };
             let p = RqParams {
                 ring: rq.ring,
@@ -1121,6 +1151,21 @@ impl<B: Backend> NetDev<B> {
         Ok(())
     }
 
+    /// Make the next receive WQE the driver posts on queue `queue` carry `seg` exactly as
+    /// given (striding RQ: after its next segment) in place of its own buffer: for diagnostics
+    /// and for testing how the device handles a bad receive descriptor (any address, lkey and
+    /// length). The driver keeps its RQ full, so the WQE takes the first slot the device frees
+    /// (at a later [`NetDev::poll`], or at once if one is free); a frame in it is read from
+    /// `seg.addr` (striding: plus its stride offset), and a bad one completes as
+    /// [`Completion::Error`] and stops the RQ until [`NetDev::reset_queue_after_error`].
+    pub fn post_rx_raw(&mut self, queue: usize, seg: DataSeg) -> Result<(), Error> {
+        self.qp(queue)?.rq.raw_next = Some(seg);
+        match self.post_rx_buffers(queue) {
+            Err(Error::QueueInError { .. }) => Ok(()),
+            r => r.map(|_| ()),
+        }
+    }
+
     /// Fill every free slot of receive queue `queue` with its buffer; returns how many WQEs
     /// were posted.
     pub fn post_rx_buffers(&mut self, queue: usize) -> Result<usize, Error> {
@@ -1142,13 +1187,18 @@ impl<B: Backend> NetDev<B> {
                 .produce(1)
                 .map_err(|e| Error::Config(e.to_string()))?;
             let slot = qp.rq.wq.slot(index);
-            let wqe = RecvWqe {
-                scatter: vec![DataSeg {
+            let seg = match qp.rq.raw_next.take() {
+                Some(d) => {
+                    qp.rq.raw.push((index, d.addr));
+                    d
+                }
+                None => DataSeg {
                     byte_count: size as u32,
                     lkey,
                     addr: qp.rq.bufs + (slot * size) as u64,
-                }],
+                },
             };
+            let wqe = RecvWqe { scatter: vec![seg] };
             // Striding: a next segment (unused, the ring is cyclic), then the data segment.
             let mut bytes = if striding {
                 vec![0u8; DS_BYTES]
@@ -1323,17 +1373,25 @@ impl<B: Backend> NetDev<B> {
             (CqeOpcode::RespSend, _) | (CqeOpcode::RespErr, Some(_)) if striding.is_some() => {
                 let s = striding.expect("guarded");
                 let rq = &mut qp.rq;
-                // The CQE names the first stride it covers: the next one of the oldest WQE.
-                if rq.wq.used() == 0 || u32::from(c.wqe_counter) != rq.stride {
+                // The CQE names the WQE it is in (`wqe_id`), the oldest one, and the first
+                // stride it covers, that WQE's next.
+                if rq.wq.used() == 0 {
+                    return Err(bad("striding receive completion with no WQE posted"));
+                }
+                if c.wqe_id != rq.wq.cc() {
+                    return Err(bad("striding receive completion for another WQE (wqe_id)"));
+                }
+                if u32::from(c.wqe_counter) != rq.stride {
                     return Err(bad("striding receive completion out of order"));
                 }
-                let slot = rq.wq.slot(rq.wq.cc());
+                let wqe = rq.wq.cc();
+                let slot = rq.wq.slot(wqe);
+                let base = rq.buffer(wqe, (slot * rx_buf_size) as u64);
                 let first = rq.stride;
                 if let Some(e) = c.error {
                     // An error consumes the WQE.
                     rq.stride = 0;
-                    rq.wq
-                        .consume(1)
+                    rq.consume_wqe()
                         .map_err(|_| bad("receive ring underflow"))?;
                     rq.in_error |= e.syndrome != Syndrome::WrFlush;
                     out.push(error(Direction::Receive, e));
@@ -1359,15 +1417,16 @@ impl<B: Backend> NetDev<B> {
                 rq.stride += used;
                 if rq.stride == s.strides() {
                     rq.stride = 0;
-                    rq.wq
-                        .consume(1)
+                    rq.consume_wqe()
                         .map_err(|_| bad("receive ring underflow"))?;
                 }
                 if filler {
                     return Ok(None);
                 }
-                let at = (slot * rx_buf_size) as u64 + ((first as u64) << s.log_stride_size);
-                Ok(Some((rq.bufs + at, len as usize)))
+                Ok(Some((
+                    base + ((first as u64) << s.log_stride_size),
+                    len as usize,
+                )))
             }
             (CqeOpcode::RespSend, _) | (CqeOpcode::RespErr, Some(_)) => {
                 let rq = &mut qp.rq;
@@ -1375,8 +1434,8 @@ impl<B: Backend> NetDev<B> {
                     return Err(bad("receive completion out of order"));
                 }
                 let slot = rq.wq.slot(c.wqe_counter);
-                rq.wq
-                    .consume(1)
+                let base = rq.buffer(c.wqe_counter, (slot * rx_buf_size) as u64);
+                rq.consume_wqe()
                     .map_err(|_| bad("receive ring underflow"))?;
                 if let Some(e) = c.error {
                     rq.in_error |= e.syndrome != Syndrome::WrFlush;
@@ -1386,10 +1445,7 @@ impl<B: Backend> NetDev<B> {
                 if c.byte_cnt as usize > rx_buf_size {
                     return Err(bad("receive byte count over the buffer"));
                 }
-                Ok(Some((
-                    rq.bufs + (slot * rx_buf_size) as u64,
-                    c.byte_cnt as usize,
-                )))
+                Ok(Some((base, c.byte_cnt as usize)))
             }
             _ => Err(bad("unexpected CQE opcode")),
         }
@@ -1411,6 +1467,11 @@ impl<B: Backend> NetDev<B> {
             l4_type: c.l4_type,
             vlan: c.vlan(),
             timestamp: c.timestamp,
+            wqe: if self.cfg.rx_striding.is_some() {
+                c.wqe_id
+            } else {
+                c.wqe_counter
+            },
         }));
     }
 
@@ -2112,6 +2173,8 @@ mod tests {
             ..NetDevConfig::default()
         });
         let mut want = Vec::new();
+        // The WQE each frame lands in, counted as the device fills strides.
+        let (mut wqe, mut stride) = (0u16, 0u32);
         for i in 0..120usize {
             let len = [60, 64, 65, 200, 1000, 1514, 700][i % 7];
             let f = frame(len, i as u8);
@@ -2120,10 +2183,105 @@ mod tests {
             let got = collect(&mut nd, 1, 2);
             assert_eq!(rxs(&got).len(), 1, "frame {i}");
             assert_eq!(rxs(&got)[0].data, want[i], "frame {i}");
+            let need = (len as u32).div_ceil(64);
+            if need > 32 - stride {
+                (wqe, stride) = (wqe.wrapping_add(1), 0);
+            }
+            assert_eq!(rxs(&got)[0].wqe, wqe, "frame {i}: its WQE");
+            stride += need;
+            if stride == 32 {
+                (wqe, stride) = (wqe.wrapping_add(1), 0);
+            }
         }
+        assert!(wqe > 8, "the ring of 4 WQEs wrapped");
         let fillers = fake(&mut nd).counter(stats::RX_CQES) - 120;
         assert!(fillers > 0, "no filler CQE");
         assert_eq!(fake(&mut nd).counter(stats::RX_NO_WQE), 0);
+    }
+
+    /// A raw receive WQE with an lkey the device does not know takes the first slot freed;
+    /// the frame that reaches it completes in error, the RQ stops, and after the reset the
+    /// driver's own buffers take frames again.
+    #[test]
+    fn a_raw_receive_wqe_with_a_bad_lkey_errors_and_the_rq_recovers() {
+        let mut nd = netdev(NetDevConfig {
+            rq_log_size: 2,
+            ..NetDevConfig::default()
+        });
+        let lkey = nd.lkey().0;
+        nd.post_rx_raw(
+            0,
+            DataSeg {
+                byte_count: 2048,
+                lkey: lkey + 5,
+                addr: 0x1_0000_0000,
+            },
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        for i in 0..5u8 {
+            nd.send(0, &frame(100, i), TxOffload::default()).unwrap();
+            got.extend(collect(&mut nd, 1, 2));
+        }
+        let rx: Vec<u16> = rxs(&got).iter().map(|r| r.wqe).collect();
+        assert_eq!(rx, [0, 1, 2, 3], "the four WQEs posted before it");
+        let errs: Vec<_> = got
+            .iter()
+            .filter_map(|c| match c {
+                Completion::Error {
+                    kind,
+                    syndrome,
+                    wqe_counter,
+                    ..
+                } => Some((*kind, *syndrome, *wqe_counter)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errs, [(Direction::Receive, Syndrome::LocalProt, 4)]);
+        nd.reset_queue_after_error(0).unwrap();
+        nd.send(0, &frame(100, 9), TxOffload::default()).unwrap();
+        let got = collect(&mut nd, 1, 2);
+        assert_eq!(rxs(&got).len(), 1, "{got:?}");
+        assert_eq!(rxs(&got)[0].data, frame(100, 9));
+    }
+
+    /// A striding receive CQE whose `wqe_id` is not the oldest posted WQE is a device error;
+    /// the one naming it is taken.
+    #[test]
+    fn a_striding_cqe_for_another_wqe_is_an_error() {
+        let mut nd = netdev_with(
+            FakeId::default(),
+            NetDevConfig {
+                rq_log_size: 2,
+                rx_striding: Some(RqStrides {
+                    log_num_strides: 5,
+                    log_stride_size: 6,
+                }),
+                ..NetDevConfig::default()
+            },
+            false,
+        );
+        let cqe = |wqe_id| Cqe {
+            byte_cnt: 1 << 16 | 60,
+            wqe_id,
+            ..FakeNic::blank_cqe(CqeOpcode::RespSend, 0, 0)
+        };
+        fake(&mut nd).post_cqe(0, cqe(1));
+        let e = nd.poll(0).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::BadCompletion {
+                    queue: 0,
+                    what,
+                    ..
+                } if what.contains("wqe_id")
+            ),
+            "{e}"
+        );
+        fake(&mut nd).post_cqe(0, cqe(0));
+        let got = nd.poll(0).unwrap();
+        assert!(matches!(rxs(&got)[..], [RxFrame { wqe: 0, .. }]), "{got:?}");
     }
 
     #[test]

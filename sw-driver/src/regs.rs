@@ -466,6 +466,13 @@ pub mod desc {
         use super::super::DescField;
         /// Bytes of the layout.
         pub const SIZE: usize = 64;
+        /// striding RQ: the WQE (RQ WQE counter) the frame's strides are in, filler and error CQEs too; 0 in other CQEs.
+        pub const WQE_ID: DescField = DescField {
+            byte: 0x02,
+            container: 2,
+            lsb: 0,
+            bits: 16,
+        };
         /// RSS hash (RX).
         pub const RSS_HASH_RESULT: DescField = DescField {
             byte: 0x0c,
@@ -613,7 +620,7 @@ pub mod desc {
             lsb: 24,
             bits: 8,
         };
-        /// WQE completed (send: the last of the batch; striding RQ: the frame's first stride).
+        /// WQE completed (send: the last of the batch; striding RQ: the frame's first stride in WQE wqe_id).
         pub const WQE_COUNTER: DescField = DescField {
             byte: 0x3c,
             container: 2,

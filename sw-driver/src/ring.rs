@@ -526,6 +526,8 @@ mod tests {
             byte_cnt: 60 + u32::from(i),
             check_sum: 0x1000 + i,
             wqe_counter: 0xFFFE_u16.wrapping_add(i),
+            // A striding RQ's WQE: not in a mini CQE, the session's completions share it.
+            wqe_id: 0x0102,
             rss_hash: 0xABCD,
             l3_type: L3Type::Ipv4,
             qpn: 3,

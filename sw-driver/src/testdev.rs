@@ -603,6 +603,7 @@ impl FakeNic {
             let byte_cnt = 1 << 31 | ((1 << n) - stride) << 16;
             let filler = Cqe {
                 byte_cnt,
+                wqe_id: ci,
                 ..Self::blank_cqe(CqeOpcode::RespSend, rqn, stride as u16)
             };
             self.post_cqe(rq.link, filler);
@@ -627,6 +628,7 @@ impl FakeNic {
         self.poke(addr, &frame);
         let c = Cqe {
             byte_cnt: need << 16 | frame.len() as u32,
+            wqe_id: ci,
             l2_ok: true,
             ..Self::blank_cqe(CqeOpcode::RespSend, rqn, stride as u16)
         };

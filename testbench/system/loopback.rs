@@ -8,7 +8,7 @@
 //! with stalls. `NICGEN_LOOPBACK_FRAMES` sets the frames per run (400 by default, as in CI);
 //! `nicgen sim loopback --frames 10000` is the long run.
 
-use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts, RxMode, TxMode};
+use nicgen::sim_loopback::{nic_model, run_loopback, LoopbackOpts, LoopbackReport, RxMode, TxMode};
 use nicgen_hdl::preset::Preset;
 use nicgen_host::DmaConfig;
 
@@ -35,7 +35,7 @@ fn run(preset: &str, queues: usize, max_len: usize, dma: DmaConfig) {
 }
 
 fn run_mode(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, tx_mode: TxMode) {
-    run_modes(
+    let _ = run_modes(
         preset,
         queues,
         max_len,
@@ -68,9 +68,16 @@ impl Default for Modes {
     }
 }
 
-fn run_modes(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, m: Modes) {
+/// `None` when Verilator is missing and not required.
+fn run_modes(
+    preset: &str,
+    queues: usize,
+    max_len: usize,
+    dma: DmaConfig,
+    m: Modes,
+) -> Option<LoopbackReport> {
     if !nicgen_tb::verilator::verilator_required() {
-        return;
+        return None;
     }
     let p = Preset::builtin(preset).unwrap();
     let model = nic_model(&p).unwrap();
@@ -102,6 +109,7 @@ fn run_modes(preset: &str, queues: usize, max_len: usize, dma: DmaConfig, m: Mod
             r.frames
         );
     }
+    Some(r)
 }
 
 #[test]
@@ -150,6 +158,34 @@ fn nic64_striding_rq_two_queues_reordered_stalled_dma() {
             ..Modes::default()
         },
     );
+}
+
+/// Striding receive with BlueFlame sends (the small frames inline) and CQE compression at once:
+/// random frames up to 1514 bytes on two queues, DMA answers late, out of order and stalled;
+/// every frame as the model says, and the driver checks every CQE's `wqe_id` against the WQE it
+/// expects. The sessions here are of send completions (random flows' receive completions
+/// differ in their RSS hash, which the checksum mini format does not carry);
+/// `striding_rq_compressed_receive_sessions_end_at_the_wqe` compresses receive completions.
+#[test]
+fn nic64_striding_rq_bf_inline_cqe_compression_reordered_stalled_dma() {
+    let Some(r) = run_modes(
+        "nic64",
+        2,
+        1514,
+        DmaConfig {
+            wr_data_stall: 0.2,
+            ..reordered_stalled(23)
+        },
+        Modes {
+            tx: TxMode::Bf,
+            rx: RxMode::Striding,
+            cqe_compress: true,
+            ..Modes::default()
+        },
+    ) else {
+        return;
+    };
+    assert!(r.compressed.0 > 0, "no compressed session");
 }
 
 /// Multi-packet sends: runs of up to 14 frames to one queue go as the packets of enhanced
@@ -559,4 +595,261 @@ fn bad_descriptors(cqe_compress: bool, mpwqe: bool) {
             "{reached} of {n_cases} bad descriptors reached the NIC; the driver refused: {refused:?}"
         );
     }
+}
+
+/// A bad striding receive WQE through the driver's raw receive post (an lkey the NIC does not
+/// know, or an address outside the region), with and without CQE compression: the first frame
+/// RSS sends into it completes in error (LOCAL_PROT, segment 1, the CQE naming that WQE in
+/// `wqe_id`), RQ 0 stops while queue 1 keeps sending and receiving, and after the driver's
+/// reset RQ 0 takes frames again; every frame received is one that was sent, whole.
+#[test]
+fn bad_striding_receive_wqes_error_their_queue_only_and_recover() {
+    for cqe_compress in [false, true] {
+        bad_striding_receive_wqes(cqe_compress);
+    }
+}
+
+fn bad_striding_receive_wqes(cqe_compress: bool) {
+    use nicgen::sim_loopback::open_loopback;
+    use nicgen_driver::desc::{DataSeg, Syndrome};
+    use nicgen_driver::device::RqStrides;
+    use nicgen_driver::netdev::{Completion, Direction, NetDev, NetDevConfig, TxOffload};
+    use nicgen_host::{HostConfig, SimHost};
+    use std::collections::HashSet;
+    if !nicgen_tb::verilator::verilator_required() {
+        return;
+    }
+    let p = Preset::builtin("nic64").unwrap();
+    let model = nic_model(&p).unwrap();
+    let table: Vec<u16> = (0..p.rss.table_size).map(|i| (i % 2) as u16).collect();
+    // Two WQEs per RQ of 256 64-byte strides (16 KiB: the largest frame fits), frames up to
+    // jumbo: the raw WQE comes up after a few frames.
+    let (mut nd, _) = open_loopback(
+        &p,
+        &model,
+        HostConfig::from_seed(5),
+        &table,
+        NetDevConfig {
+            queues: 2,
+            rq_log_size: 1,
+            tx_buf_size: 9014,
+            rx_striding: Some(RqStrides {
+                log_num_strides: 8,
+                log_stride_size: 6,
+            }),
+            cqe_compress,
+            cq_session: nicgen::sim_loopback::default_cq_session(cqe_compress),
+            ..NetDevConfig::default()
+        },
+        None,
+    )
+    .unwrap();
+    let how = if cqe_compress {
+        " (CQE compression)"
+    } else {
+        ""
+    };
+    let lkey = nd.lkey().0;
+    // No offload: a frame comes back exactly as sent.
+    let off = TxOffload::default();
+    let mut sent = HashSet::new();
+    let mut seq = 0usize;
+    // Send one frame (alternating queues, sizes 60..=9014), then poll both queues: the frames
+    // received per RQ, and the receive errors.
+    let mut step = |nd: &mut NetDev<SimHost>, what: &str| {
+        seq += 1;
+        let mut f = nicgen::traffic::udp_frame(60 + (seq * 2711) % 8955, seq);
+        // A flow of its own (UDP source port; no UDP checksum), so RSS spreads the frames.
+        f[34..36].copy_from_slice(&(seq as u16).to_be_bytes());
+        sent.insert(f.clone());
+        nd.send(seq % 2, &f, off).unwrap();
+        let (mut rx, mut errs) = ([0usize; 2], Vec::new());
+        for _ in 0..50 {
+            for q in 0..2 {
+                for c in nd.poll(q).unwrap() {
+                    match c {
+                        Completion::Rx(r) => {
+                            assert!(sent.contains(&r.data), "{what}{how}: a frame not sent");
+                            rx[r.queue] += 1;
+                        }
+                        Completion::Error {
+                            kind: Direction::Receive,
+                            syndrome,
+                            vendor_syndrome,
+                            queue,
+                            ..
+                        } => errs.push((queue, syndrome, vendor_syndrome)),
+                        Completion::Tx { .. } => {}
+                        c => panic!("{what}{how}: {c:?}"),
+                    }
+                }
+            }
+            if rx.iter().sum::<usize>() + errs.len() > 0 {
+                break;
+            }
+            let _ = nd.wait(3, 20_000);
+        }
+        (rx, errs)
+    };
+    for (what, seg) in [
+        (
+            "lkey not registered",
+            DataSeg {
+                byte_count: 16384,
+                lkey: lkey + 5,
+                addr: 0x1_0000_0000,
+            },
+        ),
+        (
+            "address outside the region",
+            DataSeg {
+                byte_count: 16384,
+                lkey,
+                addr: 0x10_0000,
+            },
+        ),
+    ] {
+        nd.post_rx_raw(0, seg).unwrap();
+        // Frames until one reaches the raw WQE; RQ 0 takes frames before it.
+        let (mut errs, mut before) = (Vec::new(), 0);
+        for _ in 0..100 {
+            let (rx, e) = step(&mut nd, what);
+            before += rx[0];
+            errs.extend(e);
+            if !errs.is_empty() {
+                break;
+            }
+        }
+        assert_eq!(
+            errs,
+            [(0, Syndrome::LocalProt, 1)],
+            "{what}{how}: the error"
+        );
+        assert!(before > 0, "{what}{how}: no frame before the raw WQE");
+        // RQ 0 is in error: its frames are dropped; queue 1 keeps sending and receiving.
+        let mut rx = [0usize; 2];
+        for _ in 0..12 {
+            let (r, e) = step(&mut nd, what);
+            assert!(e.is_empty(), "{what}{how}: {e:?}");
+            (rx[0], rx[1]) = (rx[0] + r[0], rx[1] + r[1]);
+        }
+        assert_eq!(rx[0], 0, "{what}{how}: RQ 0 in error took a frame");
+        assert!(rx[1] > 0, "{what}{how}: queue 1 stopped");
+        nd.reset_queue_after_error(0).unwrap();
+        let mut back = 0;
+        for _ in 0..30 {
+            back += step(&mut nd, what).0[0];
+            if back > 2 {
+                break;
+            }
+        }
+        assert!(back > 2, "{what}{how}: RQ 0 did not recover");
+    }
+}
+
+/// Compressed receive sessions on a striding RQ: bursts of one flow's 60-byte frames (one
+/// stride each), sent from queue 1 and received on RQ 0, so that CQ 0 holds only their
+/// completions, which the NIC writes as compressed sessions. A session never spans two WQEs
+/// (the mini CQE has no `wqe_id`; the driver checks each expanded CQE's against the WQE it
+/// expects), and each frame comes back whole, in order, in the WQE its strides are in.
+#[test]
+fn striding_rq_compressed_receive_sessions_end_at_the_wqe() {
+    use nicgen::sim_loopback::open_loopback;
+    use nicgen_driver::netdev::{Completion, NetDevConfig, TxOffload};
+    use nicgen_host::HostConfig;
+    if !nicgen_tb::verilator::verilator_required() {
+        return;
+    }
+    let p = Preset::builtin("nic64").unwrap();
+    let model = nic_model(&p).unwrap();
+    let table: Vec<u16> = (0..p.rss.table_size).map(|i| (i % 2) as u16).collect();
+    let (mut nd, _) = open_loopback(
+        &p,
+        &model,
+        HostConfig::from_seed(7),
+        &table,
+        NetDevConfig {
+            queues: 2,
+            rq_log_size: 2,
+            rx_striding: RxMode::Striding.rx_striding(),
+            cqe_compress: true,
+            cq_session: nicgen::sim_loopback::default_cq_session(true),
+            ..NetDevConfig::default()
+        },
+        None,
+    )
+    .unwrap();
+    let off = TxOffload::default();
+    let frame = |port: u16, k: usize| {
+        let mut f = nicgen::traffic::udp_frame(60, k);
+        f[34..36].copy_from_slice(&port.to_be_bytes());
+        f
+    };
+    // Send `frames` from queue 1 and poll both queues until as many frames came back: the
+    // received frames (queue, data, WQE).
+    let burst = |nd: &mut nicgen_driver::netdev::NetDev<nicgen_host::SimHost>,
+                 frames: &[Vec<u8>]| {
+        for (i, f) in frames.iter().enumerate() {
+            if i + 1 < frames.len() {
+                nd.send_more(1, f, off).unwrap();
+            } else {
+                nd.send(1, f, off).unwrap();
+            }
+        }
+        let mut got = Vec::new();
+        for _ in 0..400 {
+            for q in 0..2 {
+                for c in nd.poll(q).unwrap() {
+                    match c {
+                        Completion::Rx(r) => got.push((r.queue, r.data, r.wqe)),
+                        Completion::Tx { .. } => {}
+                        c => panic!("{c:?}"),
+                    }
+                }
+            }
+            if got.len() == frames.len() {
+                break;
+            }
+            let _ = nd.wait(3, 20_000);
+        }
+        assert_eq!(got.len(), frames.len(), "frames back");
+        got
+    };
+    // A flow RSS puts on RQ 0: its probe frame is the first in RQ 0, at stride 0 of WQE 0.
+    let port = (1u16..64)
+        .find(|&port| burst(&mut nd, &[frame(port, 0)])[0].0 == 0)
+        .expect("a flow for RQ 0");
+    let (sessions, _) = nd.compressed();
+    // RQ 0's current WQE and the strides used in it.
+    let (mut wqe, mut stride) = (0u16, 1usize);
+    let mut k = 0;
+    for _ in 0..12 {
+        let frames: Vec<Vec<u8>> = (0..40)
+            .map(|_| {
+                k += 1;
+                frame(port, k)
+            })
+            .collect();
+        let got = burst(&mut nd, &frames);
+        for ((q, data, w), f) in got.into_iter().zip(&frames) {
+            assert_eq!((q, &data), (0, f), "frame {k}: whole, in order, on RQ 0");
+            // One stride each: the WQE changes after its 256 strides.
+            if w == wqe {
+                stride += 1;
+            } else {
+                assert_eq!(w, wqe.wrapping_add(1), "frame {k}: the next WQE");
+                assert_eq!(stride, 256, "WQE {wqe} left before its strides were used");
+                stride = 1;
+            }
+            wqe = w;
+        }
+    }
+    let (after, in_sessions) = nd.compressed();
+    eprintln!("{} sessions, {in_sessions} completions", after - sessions);
+    assert!(wqe >= 1, "the frames crossed a WQE boundary");
+    assert!(
+        after - sessions > 20,
+        "few compressed sessions: {}",
+        after - sessions
+    );
 }

@@ -40,10 +40,13 @@
 //!   do. A completion joins a compressed session when it has the title's opcode and every
 //!   field its mini CQE does not carry equal to the title's: receive completions carry
 //!   `byte_cnt` and the hash or the checksum (format), their `wqe_counter` the title's plus
-//!   their index; send completions carry `byte_cnt`, `wqe_counter` and `s_wqe_opcode`. The
+//!   their index, and a striding RQ's completion joins only with the title's `wqe_id` (mlx5:
+//!   a mini CQE has no `wqe_id`, the expanded CQEs keep the title's); send completions carry `byte_cnt`, `wqe_counter` and `s_wqe_opcode`. The
 //!   expanded CQEs are exactly the full ones but for the timestamp, the title's for all
 //!   (Linux, with the checksum format, drops the hash; here a session shares it exactly).
 //!   Error CQEs are never compressed (mlx5): each is written alone, full.
+//! - `wqe_id` (bytes 0x02-0x03, big-endian as `struct mlx5_cqe64`): written from the
+//!   completion's `wqe_id` in every CQE; only the striding RQ's completions set it.
 //! - Arm doorbell (`cq_arm`): if CQEs exist beyond the given consumer index the EQE is written
 //!   at once, else the CQ is armed. Arm requests wait in a 16-entry queue; one arriving when it
 //!   is full is counted in `stat_arm_lost` (the BAR cannot be stalled).
@@ -91,6 +94,9 @@ nicgen_edsl::record! {
         qpn: 24,
         s_wqe_opcode: 8,
         wqe_counter: 16,
+        /// Striding RQ completions: the WQE the frame's strides are in (mlx5 `wqe_id`); 0
+        /// for the others.
+        wqe_id: 16,
         byte_cnt: 32,
         rss_hash_result: 32,
         rss_hash_type: 8,
@@ -628,6 +634,7 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
                     (cqe::QPN, e.qpn),
                     (cqe::S_WQE_OPCODE, e.s_wqe_opcode),
                     (cqe::WQE_COUNTER, e.wqe_counter),
+                    (cqe::WQE_ID, e.wqe_id),
                     (cqe::OWNER, owner(ctx.log_size, ctx.pc + slot.zext(24))),
                     (
                         cqe::FORMAT,

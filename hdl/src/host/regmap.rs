@@ -388,6 +388,7 @@ pub const DESCS: &[Desc] = &[
         bytes: 64,
         doc: "Completion queue entry (64 bytes).",
         fields: &[
+            d("wqe_id", 0x02, 2, 0, 16, "striding RQ: the WQE (RQ WQE counter) the frame's strides are in, filler and error CQEs too; 0 in other CQEs"),
             d("rss_hash_result", 0x0C, 4, 0, 32, "RSS hash (RX)"),
             d("rss_hash_type", 0x10, 1, 0, 8, "bits 3:2 IP type (1 IPv4, 2 IPv6), bits 7:6 L4 type (1 TCP, 2 UDP)"),
             d("check_sum", 0x14, 2, 0, 16, "checksum-complete: ones'-complement sum after the L3 header"),
@@ -409,7 +410,7 @@ pub const DESCS: &[Desc] = &[
             d("syndrome", 0x37, 1, 0, 8, "error CQE: syndrome (syndrome group)"),
             d("qpn", 0x38, 4, 0, 24, "SQ / RQ number"),
             d("s_wqe_opcode", 0x38, 4, 24, 8, "send completions: opcode of the completed WQE"),
-            d("wqe_counter", 0x3C, 2, 0, 16, "WQE completed (send: the last of the batch; striding RQ: the frame's first stride)"),
+            d("wqe_counter", 0x3C, 2, 0, 16, "WQE completed (send: the last of the batch; striding RQ: the frame's first stride in WQE wqe_id)"),
             d("owner", 0x3F, 1, 0, 1, "owner bit: (producer counter >> log_size) & 1"),
             d("format", 0x3F, 1, 2, 2, "CQE format (cqe_format group): FULL, or COMPRESSED in the title of a compressed session (mini_cqe array in the next slot)"),
             d("opcode", 0x3F, 1, 4, 4, "CQE opcode (cqe_opcode group)"),

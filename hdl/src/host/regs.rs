@@ -90,7 +90,7 @@ pub mod desc {
     );
     layout!(
         /// Completion queue entry.
-        cqe { RSS_HASH_RESULT, RSS_HASH_TYPE, CHECK_SUM, L3_HDR, L2_OK, L3_OK, L4_OK, CV,
+        cqe { WQE_ID, RSS_HASH_RESULT, RSS_HASH_TYPE, CHECK_SUM, L3_HDR, L2_OK, L3_OK, L4_OK, CV,
               IP_FRAG, L3_TYPE, L4_TYPE, VLAN_INFO, BYTE_CNT, TIMESTAMP, VENDOR_ERR_SYND,
               SYNDROME, QPN, S_WQE_OPCODE, WQE_COUNTER, OWNER, FORMAT, OPCODE }
     );

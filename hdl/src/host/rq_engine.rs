@@ -27,7 +27,9 @@
 //!   `log_stride_size`): a WQE is a 16-byte next segment (not read: the ring is cyclic) and one
 //!   data segment, a buffer of strides. A frame goes to the current WQE from its next free
 //!   stride, taking ceil(len / stride size) strides; its CQE has that first stride in
-//!   `wqe_counter` and byte_cnt = strides consumed << 16 | length. A frame needing more
+//!   `wqe_counter`, the WQE (the RQ's 16-bit WQE counter) in `wqe_id` (mlx5
+//!   `mlx5e_handle_rx_cqe_mpwrq` finds the WQE by it) and byte_cnt = strides consumed << 16 |
+//!   length; fillers and error CQEs carry their WQE's `wqe_id` too, plain RQs' CQEs 0. A frame needing more
 //!   strides than the WQE has left first gets a filler CQE (byte_cnt bit 31, the strides left,
 //!   no data: `Filler`, `FillAdv`) and starts over at the next WQE, where no WQE is a counted
 //!   drop as above. A WQE is used up when its strides are (or by an error CQE). The bytes a
@@ -640,6 +642,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 vendor_err_synd: mux(failed, si.zext(8), lit(8, 0u32)),
                 qpn: q.zext(24),
                 wqe_counter: mux(striding, ctx.stride, ci),
+                wqe_id: mux(striding, ci, lit(16, 0u32)),
                 byte_cnt: mux(failed, lit(32, 0u32), frame_cnt),
                 rss_hash_result: mt.rss_hash,
                 rss_hash_type: cqe_rss_hash_type_sig(mt.rss_type),
@@ -661,6 +664,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 opcode: lit(4, cqe_opcode::RESP_SEND),
                 qpn: q.zext(24),
                 wqe_counter: ctx.stride,
+                wqe_id: ci,
                 byte_cnt: filler_cnt,
                 ..Cmpl::zeros()
             }

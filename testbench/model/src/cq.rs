@@ -36,6 +36,9 @@ pub struct Cmpl {
     pub s_wqe_opcode: u8,
     /// The WQE completed.
     pub wqe_counter: u16,
+    /// Striding RQ completions: the WQE the frame's strides are in (`wqe_id`); 0 otherwise.
+    /// Not in a mini CQE: a compressed session's completions share the title's.
+    pub wqe_id: u16,
     /// Bytes sent or received.
     pub byte_cnt: u32,
     /// RSS hash.
@@ -67,6 +70,7 @@ pub struct Cmpl {
 /// The 64-byte CQE for `c` in a slot with `owner`.
 pub fn cqe_bytes(c: &Cmpl, owner: bool) -> [u8; 64] {
     let mut b = [0u8; 64];
+    b[0x02..0x04].copy_from_slice(&c.wqe_id.to_be_bytes());
     b[0x0C..0x10].copy_from_slice(&c.rss_hash_result.to_be_bytes());
     b[0x10] = c.rss_hash_type;
     b[0x14..0x16].copy_from_slice(&c.check_sum.to_be_bytes());
@@ -107,7 +111,7 @@ fn is_error(c: &Cmpl) -> bool {
 
 /// Whether `next` may be completion `n` (n >= 1) of a compressed session that `title` opened on
 /// a CQ with mini format `fmt`: error completions never join (and never open one); the opcode
-/// and every field a mini CQE does not carry are equal; receive completions' wqe_counter is the
+/// and every field a mini CQE does not carry (`wqe_id` among them) are equal; receive completions' wqe_counter is the
 /// title's plus `n` (the reader counts it up); at most [`MAX_SESSION`] completions.
 pub fn joins(title: &Cmpl, next: &Cmpl, n: usize, fmt: MiniFormat) -> bool {
     if n == 0 || n >= MAX_SESSION || is_error(title) || is_error(next) {

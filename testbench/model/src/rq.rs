@@ -5,7 +5,8 @@
 //! A striding (multi-packet) RQ (mlx5 MPWRQ) has WQEs of a 16-byte next segment (not read:
 //! the ring is used cyclically) and one data segment naming a buffer of `2^log_num` strides of
 //! `2^log_size` bytes. Each frame takes the next `ceil(len / stride size)` strides of the
-//! current WQE; its CQE has the first stride in `wqe_counter` and, in `byte_cnt`, the length
+//! current WQE; its CQE has the first stride in `wqe_counter`, the WQE counter in `wqe_id` (fillers
+//! and error CQEs too; 0 for a plain RQ) and, in `byte_cnt`, the length
 //! (bits 15:0) and the strides consumed (bits 30:16). A frame needing more strides than the
 //! WQE has left gets a filler CQE first (`byte_cnt` bit 31, the strides left as consumed, no
 //! data) and goes to the next WQE; a WQE is used up when its strides are. The bytes a frame may
@@ -136,6 +137,7 @@ impl Rq {
                     opcode: 2,
                     qpn: self.rqn,
                     wqe_counter: self.stride,
+                    wqe_id: self.ci,
                     byte_cnt: mpwrq_byte_cnt(true, left, 0),
                     ..Cmpl::default()
                 });
@@ -171,6 +173,7 @@ impl Rq {
             } else {
                 self.ci
             },
+            wqe_id: if self.strides.is_some() { self.ci } else { 0 },
             byte_cnt: frame.len() as u32,
             rss_hash_result: info.rss_hash,
             rss_hash_type: cqe_rss_hash_type(info.rss_type),

@@ -224,6 +224,7 @@ fn cmpl_record(c: &Cmpl) -> Vec<u8> {
         qpn: c.qpn as u128,
         s_wqe_opcode: c.s_wqe_opcode as u128,
         wqe_counter: c.wqe_counter as u128,
+        wqe_id: c.wqe_id as u128,
         byte_cnt: c.byte_cnt as u128,
         rss_hash_result: c.rss_hash_result as u128,
         rss_hash_type: c.rss_hash_type as u128,
@@ -240,8 +241,10 @@ fn cmpl_record(c: &Cmpl) -> Vec<u8> {
     })
 }
 
+/// A completion of random fields; its `wqe_id` is taken from the others (no draw of its own,
+/// so the tests' random streams do not depend on it).
 fn random_cmpl(rng: &mut StdRng) -> Cmpl {
-    Cmpl {
+    let mut c = Cmpl {
         cqn: rng.gen_range(0..CQS),
         opcode: [0u8, 2, 13, 14][rng.gen_range(0..4)],
         syndrome: rng.gen(),
@@ -249,6 +252,7 @@ fn random_cmpl(rng: &mut StdRng) -> Cmpl {
         qpn: rng.gen_range(0..1 << 24),
         s_wqe_opcode: rng.gen(),
         wqe_counter: rng.gen(),
+        wqe_id: 0,
         byte_cnt: rng.gen(),
         rss_hash_result: rng.gen(),
         rss_hash_type: rng.gen(),
@@ -262,7 +266,9 @@ fn random_cmpl(rng: &mut StdRng) -> Cmpl {
         ip_frag: rng.gen(),
         vlan_info: rng.gen(),
         l3_hdr: rng.gen_range(0..4),
-    }
+    };
+    c.wqe_id = c.wqe_counter.rotate_left(5) ^ c.check_sum;
+    c
 }
 
 /// CQE bytes without the timestamp (the device's cycle count; the model leaves it 0). Error
@@ -810,4 +816,76 @@ fn a_lone_completion_leaves_when_its_session_period_ends_and_a_run_is_one_write(
     got[0x30..0x38].fill(0);
     want[0x30..0x38].fill(0);
     assert_eq!(got, want, "title and mini CQEs");
+}
+
+/// A striding RQ's completions share a compressed session only within one WQE: the mini CQE
+/// has no `wqe_id`, so a completion of the next WQE ends the session and opens the next one,
+/// whose title carries the new `wqe_id`.
+#[test]
+fn a_compressed_session_ends_where_the_striding_wqe_changes() {
+    let cfg = CqCfg {
+        data_bits: 64,
+        cqs: 2,
+        eqs: 1,
+        log_max: 12,
+    };
+    let Some(d) = dut(&cq_engine(&cfg).unwrap()) else {
+        return;
+    };
+    let mut sim = d.model.instance();
+    reset(&mut sim);
+    let k = Knobs {
+        seed: 11,
+        idle: 0.0,
+        backpressure: 0.0,
+    };
+    let mut b = Bench::new(&sim, &k);
+    b.irq.counts = vec![0];
+    b.qcmd.push(create(0, 0, 0x1_0000, 3, 0, 1));
+    b.qcmd.push(create(
+        1,
+        1,
+        0x2_0000,
+        4,
+        0,
+        cq_opts(true, MiniFormat::Csum, 300),
+    ));
+    b.settle(&mut sim, 11, 0, 2);
+    // Eight receive completions, one stride each: three in WQE 0x0102, five in WQE 0x0103
+    // (its strides counted from 0 again).
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut t = random_cmpl(&mut rng);
+    (t.cqn, t.opcode, t.wqe_counter) = (1, 2, 0);
+    let run: Vec<Cmpl> = (0..8u16)
+        .map(|i| {
+            let mut c = t.clone();
+            c.byte_cnt = 1 << 16 | rng.gen_range(60..=64);
+            c.check_sum = rng.gen();
+            (c.wqe_id, c.wqe_counter) = if i < 3 { (0x0102, i) } else { (0x0103, i - 3) };
+            c
+        })
+        .collect();
+    for c in &run {
+        b.cmpl.push(cmpl_record(c));
+    }
+    b.settle(&mut sim, 11, 2, 2);
+    let all = b.raw_writes();
+    let at: Vec<u64> = all.iter().map(|w| w.0).collect();
+    assert_eq!(
+        at,
+        [0x2_0000, 0x2_00C0],
+        "two sessions, the second at slot 3"
+    );
+    for (w, part) in all.iter().zip([&run[..3], &run[3..]]) {
+        let mut want = session_bytes(part, false, MiniFormat::Csum);
+        let mut got = w.1.clone();
+        got[0x30..0x38].fill(0);
+        want[0x30..0x38].fill(0);
+        assert_eq!(
+            got, want,
+            "session at {:#x}: title (its wqe_id) and mini CQEs",
+            w.0
+        );
+        assert_eq!(u16::from_be_bytes([got[2], got[3]]), part[0].wqe_id);
+    }
 }

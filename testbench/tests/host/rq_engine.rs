@@ -117,6 +117,7 @@ fn decode_cmpl(item: &[u8]) -> Cmpl {
         qpn: f.qpn as u32,
         s_wqe_opcode: f.s_wqe_opcode as u8,
         wqe_counter: f.wqe_counter as u16,
+        wqe_id: f.wqe_id as u16,
         byte_cnt: f.byte_cnt as u32,
         rss_hash_result: f.rss_hash_result as u32,
         rss_hash_type: f.rss_hash_type as u8,
@@ -611,17 +612,20 @@ fn striding_rq_fillers_drops_and_errors() {
         .collect();
     s.send(&items, 7, "filler then drop");
     let got: Vec<Cmpl> = s.b.cmpl.items.iter().map(|x| decode_cmpl(x)).collect();
-    let cnt: Vec<(u16, u32)> = got.iter().map(|c| (c.wqe_counter, c.byte_cnt)).collect();
+    let cnt: Vec<(u16, u16, u32)> = got
+        .iter()
+        .map(|c| (c.wqe_id, c.wqe_counter, c.byte_cnt))
+        .collect();
     assert_eq!(
         cnt,
         [
-            (0, 2 << 16 | 300),
-            (2, 4 << 16 | 1000),
-            (6, 1 << 31 | 2 << 16),
-            (0, 5 << 16 | 1200),
-            (5, 1 << 31 | 3 << 16),
+            (0, 0, 2 << 16 | 300),
+            (0, 2, 4 << 16 | 1000),
+            (0, 6, 1 << 31 | 2 << 16),
+            (1, 0, 5 << 16 | 1200),
+            (1, 5, 1 << 31 | 3 << 16),
         ],
-        "stride index and count, fillers"
+        "WQE id, stride index and count, fillers"
     );
     assert_eq!(s.stat("no_wqe"), 1, "the frame after the last filler");
     // Two doorbell-record reads (the first frame, the last) and one read per WQE: the second
@@ -629,18 +633,27 @@ fn striding_rq_fillers_drops_and_errors() {
     assert_eq!(s.b.host.dma.stats().read_requests, 4, "DMA reads");
     // Errors: a frame larger than a whole WQE, a data segment shorter than the strides the
     // frame takes, an lkey with no region.
-    for (what, seg, len, synd, vendor) in [
+    // Each consumes its WQE (2, 3, 4), which its error CQE names.
+    for (wqe, (what, seg, len, synd, vendor)) in [
         ("frame over a WQE", (WQE_BYTES, 1, buf.0), 2049, 0x01u8, 1u8),
         ("short data segment", (600, 1, buf.0), 1000, 0x01, 2),
         ("invalid lkey", (WQE_BYTES, 3, buf.0), 100, 0x04, 1),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         s.post_striding(seg);
         s.send(&[(RQN, Some(frame(len)), info)], 7, what);
         assert!(s.rq.error, "{what}: the model fails it");
         let last = decode_cmpl(s.b.cmpl.items.last().unwrap());
         assert_eq!(
-            (last.opcode, last.syndrome, last.vendor_err_synd),
-            (14, synd, vendor),
+            (
+                last.opcode,
+                last.syndrome,
+                last.vendor_err_synd,
+                last.wqe_id
+            ),
+            (14, synd, vendor, 2 + wqe as u16),
             "{what}"
         );
         assert_eq!(

@@ -211,6 +211,7 @@ fn decode_cmpl(item: &[u8]) -> Cmpl {
         qpn: f.qpn as u32,
         s_wqe_opcode: f.s_wqe_opcode as u8,
         wqe_counter: f.wqe_counter as u16,
+        wqe_id: f.wqe_id as u16,
         byte_cnt: f.byte_cnt as u32,
         ..Cmpl::default()
     }
