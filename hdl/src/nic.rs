@@ -189,20 +189,20 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
         connect(&p.mac_rx, &u.core.mac_rx);
 
         completions(&u);
-        let rd_err = match &converters {
-            Some((narrow, widen)) => {
-                let u_rd = narrow.instance("u_dma_rd_narrow");
-                connect(&p.dma_rd_cpl, &u_rd.s_axis);
-                let u_wr = widen.instance("u_dma_wr_widen");
-                connect(&u_wr.m_axis, &p.dma_wr);
-                dma_writes(&u, &p.dma_wr_req, &u_wr.s_axis);
-                dma_reads(&u, &p.dma_rd_req, &u_rd.m_axis)
-            }
-            None => {
-                dma_writes(&u, &p.dma_wr_req, &p.dma_wr);
-                dma_reads(&u, &p.dma_rd_req, &p.dma_rd_cpl)
-            }
+        let conv = converters.as_ref().map(|(narrow, widen)| {
+            let u_rd = narrow.instance("u_dma_rd_narrow");
+            connect(&p.dma_rd_cpl, &u_rd.s_axis);
+            let u_wr = widen.instance("u_dma_wr_widen");
+            connect(&u_wr.m_axis, &p.dma_wr);
+            (u_rd, u_wr)
+        });
+        // The engines' side of the port: the converters', or the port itself.
+        let (cpl, wr) = match &conv {
+            Some((u_rd, u_wr)) => (&u_rd.m_axis, &u_wr.s_axis),
+            None => (&p.dma_rd_cpl, &p.dma_wr),
         };
+        dma_writes(&u, &p.dma_wr_req, wr);
+        let rd_err = dma_reads(&u, &p.dma_rd_req, cpl);
         p.irq.set(u.cq.irq);
         counters(&u, rd_err);
     })

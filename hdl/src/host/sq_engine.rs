@@ -738,6 +738,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let first_unread = desc_err & wqebb.eq(0u32);
             let nbb_eff =
                 mux(wq.ds_ok & !first_unread, wq.nbb, lit(3, 1u32)).named("wqe_bbs_consumed");
+            let adv_ci = (ci + nbb_eff.zext(16)).named("ci_next");
 
             // Failure bookkeeping.
             let drain_err = is(S::Drain) & drained & data_err;
@@ -926,10 +927,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 pf_end,
             ));
             ci.set(select(
-                &[
-                    (is(S::Ctx), ctx.ci),
-                    (is(S::Advance), ci + nbb_eff.zext(16)),
-                ],
+                &[(is(S::Ctx), ctx.ci), (is(S::Advance), adv_ci)],
                 ci,
             ));
             pc.set(select(
@@ -997,7 +995,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // after the WQE just completed and the SQ waits for its next turn on its resume bit.
             let turn_ci = reg(16).enable(is(S::Ctx)).named("turn_start_ci");
             turn_ci.set(ctx.ci);
-            let adv_ci = (ci + nbb_eff.zext(16)).named("ci_next");
             let others = (waiting & !one(sqn)).or_reduce().named("others_waiting");
             let cut = (is(S::Advance)
                 & !failed

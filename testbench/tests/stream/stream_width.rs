@@ -13,7 +13,7 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 const PAIRS: [(u32, u32); 4] = [(64, 8), (256, 64), (512, 64), (512, 256)];
 
 /// Runs 60 transfers of random length and offset through the converter `cfg` (narrowing
-/// when `narrowing`), checks them, and returns whether the output side never paused.
+/// when `narrowing`) under every knob of the matrix and checks them.
 fn transfers(narrowing: bool, cfg: WidthCfg, seed: u64) {
     let build = if narrowing {
         stream_narrow

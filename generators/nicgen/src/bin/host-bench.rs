@@ -184,15 +184,11 @@ fn mode_name(r: &Row) -> String {
 /// miss what bounds it: the same 64-byte loop with DMA answered at once (0 ns) is the engines'
 /// own cost, so the gap between it and the 1 µs row is DMA latency the engines do not overlap.
 fn goals(md: &mut String, p: &Preset, measured: &[(Row, f64)]) {
-    let at = |len: usize, tx: TxMode, batch: usize, ns: u64| {
+    let at = |len: usize, tx: TxMode, rx: RxMode, batch: usize, ns: u64| {
         measured
             .iter()
             .find(|(r, _)| {
-                r.len == len
-                    && r.tx == tx
-                    && r.batch == batch
-                    && r.latency_ns == ns
-                    && r.rx == RxMode::Plain
+                r.len == len && r.tx == tx && r.rx == rx && r.batch == batch && r.latency_ns == ns
             })
             .map(|&(_, c)| c)
     };
@@ -233,17 +229,7 @@ fn goals(md: &mut String, p: &Preset, measured: &[(Row, f64)]) {
             100.0 * mpps / target
         );
     }
-    let combo = |ns: u64| {
-        measured
-            .iter()
-            .find(|(r, _)| {
-                r.len == 64
-                    && r.tx == TxMode::Mpwqe
-                    && r.rx == RxMode::Striding
-                    && r.latency_ns == ns
-            })
-            .map(|&(_, c)| c)
-    };
+    let combo = |ns: u64| at(64, TxMode::Mpwqe, RxMode::Striding, 14, ns);
     if let (Some(c1), Some(c0)) = (combo(DMA_LATENCY_NS), combo(0)) {
         let _ = writeln!(
             md,
@@ -255,10 +241,10 @@ fn goals(md: &mut String, p: &Preset, measured: &[(Row, f64)]) {
         );
     }
     if let (Some(c1), Some(c0), Some(b1), Some(b0)) = (
-        at(64, TxMode::Plain, 1, DMA_LATENCY_NS),
-        at(64, TxMode::Plain, 1, 0),
-        at(64, TxMode::Bf, 1, DMA_LATENCY_NS),
-        at(64, TxMode::Bf, 1, 0),
+        at(64, TxMode::Plain, RxMode::Plain, 1, DMA_LATENCY_NS),
+        at(64, TxMode::Plain, RxMode::Plain, 1, 0),
+        at(64, TxMode::Bf, RxMode::Plain, 1, DMA_LATENCY_NS),
+        at(64, TxMode::Bf, RxMode::Plain, 1, 0),
     ) {
         let _ = writeln!(
             md,
