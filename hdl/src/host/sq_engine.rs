@@ -1,22 +1,34 @@
 //! `sq_engine`: the send queues: doorbells, WQE fetch, validation, gather by DMA, the frame and
 //! its offload request to the TX path, completions.
 //!
+//! Two sides: the issue side takes one WQE at a time, from its doorbell to its last data read
+//! issued, and hands it to the retire side (`sq_engine/retire.rs`), which waits for the WQE's
+//! answers, sends its frame(s) and makes its CQE, in issue order. So the issue side goes on to
+//! the next WQEs while earlier ones' reads are in flight and their frames go out: the gathers
+//! of many WQEs overlap each other and the transmit of those before them.
+//!
 //! ```text
 //! s_db (writes of the doorbell / BlueFlame window) -> BlueFlame buffer (256 bytes)
 //!   doorbell (dword 1) -> pending / resume bitmaps -> round-robin pick -> SQ context (LUT RAM)
 //!   -> a whole BlueFlame WQE at the consumer counter: its WQEBBs from the BlueFlame buffer
 //!      into the WQE register, no read at all; otherwise:
-//!   -> read the doorbell record (producer counter)
+//!   -> the producer counter: from the doorbell itself when it came with dword 0 (mlx5's
+//!      8-byte doorbell is the last WQE's control bytes 0..8: wqe_index + its WQEBBs),
+//!      else read from the doorbell record
 //!   -> the posted WQEBBs, up to PREFETCH_WQEBBS (8) per DMA read, into the prefetch buffer
 //!   -> per WQE: its WQEBBs (<= 4) copied from the buffer into the WQE register (a WQE that
 //!      runs past what was fetched: a read of its rest first)
 //!   -> check ctrl / Ethernet / data segments (lengths, opcode, memory regions)
-//!   -> the frame into the gather buffer in WQE order: bytes in the WQE (inline header, inline
-//!      data segments) copied from the WQE register, pointer segments by DMA reads (several
-//!      tags in flight, answers in any order, each landing at its byte position: `off`)
+//!   -> space for the WQE's bytes in the gather ring, a retire slot (its id)
+//!   -> the frame into the gather ring in WQE order: bytes in the WQE (inline header, inline
+//!      data segments) copied from the WQE register, pointer segments by DMA reads (31 data
+//!      tags, each marked with the WQE's id, answers in any order, each landing at its byte
+//!      position: `off`)
+//!   -> the WQE to the retire FIFO -> next WQE
+//! retire side, in issue order, once no tag carries the head's id:
 //!   -> m_axis_tx_cmd (`TxCmd`) with m_axis_tx (the frame; the TX path takes the request once
 //!      it has parsed the frame's headers; a multi-packet WQE: each packet in turn)
-//!   -> m_cmpl (CQE request) -> next WQE
+//!   -> m_cmpl (CQE request), the WQE's ring space freed
 //! ```
 //!
 //! - WQEs follow mlx5 (`regmap` layouts `ctrl_seg`, `eth_seg`, `data_seg`): opcodes SEND,
@@ -47,7 +59,11 @@
 //!   no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer segment outside its
 //!   region → LOCAL_PROT; a DMA read answered with an error → LOCAL_ACCESS (`vendor_err_synd`: the
 //!   DS count, as for an empty frame). The WQE is consumed and the SQ goes to the error state (QCMD
-//!   QUERY shows it; RESET resumes at the next WQE). The prefetch buffer holds one SQ's WQEBBs for
+//!   QUERY shows it; RESET resumes at the next WQE). A DMA answer's error is judged when its WQE
+//!   retires: the issue side may have gone on with the SQ's next WQEs, which the retire side then
+//!   flushes (no frame, no CQE), and the issue side puts the SQ in error with its consumer
+//!   counter after the failed WQE, as if it had stopped there. Queue commands wait until every
+//!   issued WQE has retired. The prefetch buffer holds one SQ's WQEBBs for
 //!   one turn: it is emptied at every turn taken, so WQEBBs fetched after a failed WQE (or past
 //!   a turn's end) are read again.
 //! - A doorbell for an SQ that is not ready (never created, or in error) has no CQ to complete
@@ -80,45 +96,51 @@
 //!   counted in `stat_db_bad`).
 //! - Completions: a CQE for every WQE with `fm_ce_se` CQ_UPDATE, and for every failed WQE.
 //! - Ports ([`SqPorts`]): `s_db_tdata/_tvalid` ([`SqDb`]), `s_qcmd_*` / `m_qcmd_res_*` (SQ
-//!   commands), `m_dma_rd_req_*` (`DmaRdReq`), `s_dma_rd_cpl_*` (tags `0..8`: 0 for
-//!   descriptors, 1..8 for data), `mr_lkey` → `mr_valid/_base/_len` ([`MrLookup`]:
+//!   commands), `m_dma_rd_req_*` (`DmaRdReq`), `s_dma_rd_cpl_*` (tags `0..TAGS`: 0 for
+//!   descriptors, `1..TAGS` for data), `mr_lkey` → `mr_valid/_base/_len` ([`MrLookup`]:
 //!   combinational lookup in the memory-region table), `m_axis_tx_*`, `m_axis_tx_cmd_*`,
 //!   `m_cmpl_*` ([`Cmpl`] of `cq_engine`), `stat_*` ([`SqStats`]).
-//! - States: [`SqState`]; the stages in their own files: the WQE decode (`sq_engine/wqe.rs`),
-//!   the copy of inline bytes into the gather buffer (`sq_engine/inline_copy.rs`) and the
-//!   frame out of the gather buffer (`sq_engine/frame_out.rs`).
-//! - Latency: about three DMA round trips for a doorbell batch's first WQE (doorbell record,
-//!   WQEBBs, data); a BlueFlame WQE none for its descriptors (doorbell to WQE register: about 5
+//! - States: [`SqState`] (the issue side); the stages in their own files: the WQE decode
+//!   (`sq_engine/wqe.rs`), the copy of inline bytes into the gather ring
+//!   (`sq_engine/inline_copy.rs`), the retire side (`sq_engine/retire.rs`) and its frame out of
+//!   the gather ring (`sq_engine/frame_out.rs`).
+//! - Latency: about two DMA round trips for a doorbell batch's first WQE (WQEBBs, data; a
+//!   third first, the doorbell record, when the doorbell came without dword 0); a BlueFlame WQE none for its descriptors (doorbell to WQE register: about 5
 //!   cycles plus 512/W + 2 per WQEBB), so with its frame inline it makes no DMA read at all;
 //!   a later WQE whose WQEBBs were prefetched waits for no descriptor read,
 //!   only for its data (none when its frame is all in the WQE). A descriptor read fetches from
 //!   the next WQEBB needed up to the producer counter (at least the rest of the current WQE),
 //!   at most PREFETCH_WQEBBS, cut where the ring wraps or a 4 KiB page ends; a WQE cut that
 //!   way reads its rest when it gets there. Each WQEBB copied from the buffer: 512/W + 2 cycles.
-//! - Throughput: one WQE at a time (gather, then send); a multi-packet WQE gathers all its packets
-//!   before sending the first, so its small packets cost one descriptor fetch and one round of
-//!   overlapping data reads per WQE rather than per packet, and each packet after the first starts
-//!   about 2 cycles after the previous one's last beat; one descriptor read per PREFETCH_WQEBBS
+//! - Throughput: the issue side takes a WQE in about 8 cycles plus its WQEBBs' copies and a cycle
+//!   per data segment, without waiting for its data: up to 31 data reads (of as many WQEs) and
+//!   16 WQEs are in flight, and the gather ring (twice the largest WQE's bytes) holds their
+//!   frames, so a DMA round trip is paid once per ring-full rather than per WQE. The retire side
+//!   sends a packet every `ceil(len / B) + 2` cycles; a multi-packet WQE's packets all land
+//!   before its first is sent (a failed read fails them all); one descriptor read per PREFETCH_WQEBBS
 //!   WQEBBs rung at once, none for a BlueFlame WQE (the driver's dword writes on the BAR, 2 + 4*DS,
 //!   bound a BlueFlame stream instead); inline bytes go into the buffer one beat per cycle, pausing
 //!   in the cycles a DMA answer writes it; results/HOST.md.
 //! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the WQE prefetch
 //!   buffer (PREFETCH_WQEBBS x 64 bytes of block RAM, read into a register), the BlueFlame buffer
 //!   (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit multiplexer in front of the
-//!   WQE register), the gather buffer in block RAM (one byte lane per RAM), the inline copy's beat
-//!   multiplexers and byte shifter, for multi-packet WQEs a packet's start and length registers and
-//!   a 32-bit layout sum; no row in results/AREA.md.
+//!   WQE register), the gather ring in block RAM (one byte lane per RAM, twice `max_frame`
+//!   rounded up to a power of two), per data tag a beat address and a WQE id, the retire FIFO
+//!   (16 x 154 bits) and the packet FIFO (16 lengths) in LUT RAM, a 32-bit fault word per SQ, the
+//!   inline copy's beat multiplexers and byte shifter, a 32-bit multi-packet layout sum; no row in
+//!   results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
 
 mod frame_out;
 mod inline_copy;
+mod retire;
 mod wqe;
 
 use super::cq_engine::Cmpl;
 use super::desc;
 use super::mr_table::MrLookup;
 use super::qctx::{sweep, QcmdPort};
-use super::regs::consts::{cqe_opcode, fm_ce_se, qstate, qtype, syndrome};
+use super::regs::consts::{fm_ce_se, qstate, qtype, syndrome};
 use super::regs::desc::{ctrl_seg, dbr};
 use super::{DmaRdCplUser, DmaRdReq, QcmdReq, QcmdRes};
 use crate::eth::eth_tx::TxCmd;
@@ -208,8 +230,10 @@ impl Ports for SqPorts {
     }
 }
 
-/// Tags: 0 for descriptor reads, 1..DATA_TAGS for data.
-const TAGS: u32 = 8;
+/// Read tags: 0 for descriptor reads, `1..TAGS` for data. Each data read is one tag, so the
+/// data tags bound the gathers in flight: 31 reads of a 64-byte frame cover a DMA round trip
+/// of 1 µs at the 64-bit preset's frame rate; the receive engine's tag is `TAGS`.
+pub const TAGS: u32 = 32;
 
 /// Dwords of the BlueFlame window (256 bytes: the largest WQE, 4 WQEBBs).
 const BF_DWORDS: u32 = 64;
@@ -242,7 +266,7 @@ nicgen_edsl::record! {
 }
 
 nicgen_edsl::states! {
-    /// The engine's states (one WQE at a time).
+    /// The issue side's states (one WQE at a time; the retire side has its own).
     pub enum SqState {
         Init,
         Idle,
@@ -255,12 +279,14 @@ nicgen_edsl::states! {
         WqeWait,
         Parse,
         Validate,
+        /// Space in the gather ring and a retire slot for the WQE's frame.
+        Reserve,
         Gather,
-        Drain,
-        Cmd,
-        Send,
-        Cmpl,
+        /// Hand the WQE to the retire side.
+        Push,
         Advance,
+        /// A DMA answer failed a WQE the retire side took: that SQ's context into error.
+        Fault,
         /// The doorbell record has landed in its register: take the producer counter.
         DbrGot,
         /// One WQEBB from the prefetch buffer into the WQE register.
@@ -307,9 +333,14 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let sq_bits = clog2(cfg.sqs as u64);
             let mr_bits = clog2(cfg.mrs as u64);
             let tag_bits = clog2(TAGS as u64);
+            // One WQE's bytes at most (a multi-packet WQE's packets at 64-byte starts).
             let buf_bytes = cfg.max_frame.next_power_of_two();
-            let buf_beats = (buf_bytes / b).max(2);
-            let pos_bits = clog2(buf_bytes as u64) + 1;
+            // The gather ring holds two of them: the largest frame goes out while the next
+            // gathers, and small ones by the dozen.
+            let ring_bytes = 2 * buf_bytes;
+            let ring_beats = (ring_bytes / b).max(2);
+            let pos_bits = clog2(ring_bytes as u64);
+            let id_bits = retire::ENTRIES.trailing_zeros();
             let wqe_beats = 2048 / w;
             let wqe_beat_bits = clog2(wqe_beats as u64).max(1);
 
@@ -318,8 +349,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let cpl = &p.dma_rd_cpl;
             let (mr_valid, mr_base, mr_len) = (p.mr.entry.valid, p.mr.entry.base, p.mr.entry.len);
             let tx = &p.tx;
-            let cmd_ready = p.tx_cmd.ready;
-            let cmpl_ready = p.cmpl.ready;
 
             let state = Fsm::new("state", S::Init);
             let is = |s: SqState| state.is(s);
@@ -347,13 +376,20 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
 
             // ---- Queue commands ----
             let qcmd = QcmdPort::new(&p.qcmd, &p.qcmd_res);
-            let take_qcmd = (is(S::Idle) & qcmd.go).named("take_qcmd");
-            let take_db = (is(S::Idle) & !qcmd.go & any).named("take_doorbell");
+            // SQs a DMA answer put in error (found by the retire side) come first; a queue
+            // command waits until the retire side is empty, so it never meets a WQE between
+            // issue and completion.
+            let faults = reg_init(cfg.sqs, 0u32).named("faults");
+            let (fault_pick, any_fault) = first_set(faults, cfg.sqs, sq_bits);
+            let rt_empty = wire(1).named("retire_empty");
+            let take_fault = (is(S::Idle) & any_fault).named("take_fault");
+            let take_qcmd = (is(S::Idle) & !any_fault & qcmd.go & rt_empty).named("take_qcmd");
+            let take_db = (is(S::Idle) & !any_fault & !qcmd.go & any).named("take_doorbell");
             qcmd.take(take_qcmd);
             let c = &qcmd.c;
 
-            let sqn = reg(sq_bits).enable(take_db).named("sqn");
-            sqn.set(pick);
+            let sqn = reg(sq_bits).enable(take_db | take_fault).named("sqn");
+            sqn.set(mux(take_fault, fault_pick, pick));
             last_pick.set_if(take_db, pick);
             let one = |i: Sig| lit(cfg.sqs, 1u32).shl_by(i);
             let set_bits = mux(db_ok, one(db_sqn.trunc(sq_bits)), lit(cfg.sqs, 0u32));
@@ -549,7 +585,23 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             .named("cpl_write_beat");
             in_burst.set_if(data_beat, !cpl.last());
             burst_addr.set_if(data_beat, cpl_addr + 1u32);
-            let data_err = reg_init(1, 0u32).named("data_err");
+            // Each data tag carries the retire id of the WQE it gathers for.
+            let wr_id = wire(id_bits).named("retire_id");
+            let owners: Vec<Sig> = (0..TAGS)
+                .map(|t| {
+                    if t == 0 {
+                        lit(id_bits, 0u32)
+                    } else {
+                        reg(id_bits).named(&format!("tag{t}_wqe"))
+                    }
+                })
+                .collect();
+            let owner_arms: Vec<(u64, Sig)> = owners
+                .iter()
+                .enumerate()
+                .map(|(t, r)| (t as u64, *r))
+                .collect();
+            let cpl_owner = case(cpl_tag, &owner_arms, lit(id_bits, 0u32)).named("cpl_wqe");
 
             // Gather cursor over the current data segment.
             let g_addr = reg(64).named("gather_addr");
@@ -560,10 +612,31 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let g_active = (is(S::Gather) & g_left.ne(0u32)).named("gather_active");
             // Bytes in the WQE (the inline header, then each inline data segment) are copied
             // into the buffer while DMA answers for earlier segments may still land.
-            let load_hdr = (v_done & !empty).named("load_inline_header");
+            // The WQE's space in the ring (from `ring_at`, where the previous one's ended), a
+            // retire slot, and for a SEND its packet's place in the packet FIFO.
+            let rt_room = wire(1).named("retire_room");
+            let pk_room = wire(1).named("packet_room");
+            let freed = wire(pos_bits + 1).named("ring_freed");
+            let ring_at = reg_init(pos_bits + 1, 0u32).named("ring_reserved");
+            let ring_need = mux(is_mpw, laid, up64(total))
+                .trunc(pos_bits + 1)
+                .named("ring_need");
+            let space = (lit(pos_bits + 2, ring_bytes as u64)
+                - (ring_at - freed).zext(pos_bits + 2))
+            .named("ring_space");
+            let reserve_go = (is(S::Reserve)
+                & ring_need.zext(pos_bits + 2).le(space)
+                & rt_room
+                & (is_mpw | pk_room))
+                .named("reserve_go");
+            let base = ring_at.trunc(pos_bits).named("wqe_base");
+            ring_at.set_if(reserve_go, ring_at + ring_need);
+            let load_hdr = reserve_go.named("load_inline_header");
             let inl_busy = wire(1).named("inline_busy");
-            // Loading the gather cursor or the inline copy: at each new segment.
-            let load_seg = (is(S::Gather) & !g_active & !inl_busy & more_ds).named("load_segment");
+            // Loading the gather cursor or the inline copy: at each new segment (a multi-packet
+            // WQE's: once its packet's length has a place in the packet FIFO).
+            let load_seg = (is(S::Gather) & !g_active & !inl_busy & more_ds & (!is_mpw | pk_room))
+                .named("load_segment");
             let load_inl = (load_seg & seg.inline).named("load_inline_segment");
             let load_ptr = (load_seg & !seg.inline).named("load_pointer_segment");
             let issue = (g_active & have_tag & rd_req_ready).named("issue_data_read");
@@ -635,7 +708,22 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     issue & free_tag.eq(t as u64),
                     pos.shr(bb).trunc(pos_bits - bb),
                 );
+                if t != 0 {
+                    owners[t].set_if(issue & free_tag.eq(t as u64), wr_id);
+                }
             }
+            // Per retire id: one of its WQE's answers came with an error (cleared when the id
+            // is given to a WQE that gathers).
+            let id_one = |id: Sig| lit(retire::ENTRIES, 1u32).shl_by(id);
+            let wqe_err = reg_init(retire::ENTRIES, 0u32).named("wqe_data_err");
+            wqe_err.set(
+                (wqe_err & !mux(reserve_go, id_one(wr_id), lit(retire::ENTRIES, 0u32)))
+                    | mux(
+                        data_beat & cpl_u.err,
+                        id_one(cpl_owner),
+                        lit(retire::ENTRIES, 0u32),
+                    ),
+            );
 
             // Buffer writes: DMA answers, or (when none lands) the inline copy.
             let inl = inline_copy::inline_copy(
@@ -645,14 +733,14 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 inline_copy::Load {
                     go: load_hdr | load_inl,
                     src: mux(load_hdr, lit(8, 30u32), inl_start.trunc(8)),
-                    at: mux(load_hdr, lit(pos_bits, 0u32), pos_seg),
+                    at: mux(load_hdr, base, pos_seg),
                     len: mux(load_hdr, ihs.resize(pos_bits), seg_len.resize(pos_bits)),
                 },
                 data_beat,
             );
             inl_busy.set(inl.busy);
             let lanes: Vec<Mem> = (0..b)
-                .map(|i| memory(&format!("gather_lane{i}"), 8, buf_beats))
+                .map(|i| memory(&format!("gather_lane{i}"), 8, ring_beats))
                 .collect();
             let baw = lanes[0].addr_width();
             for (i, lane) in lanes.iter().enumerate() {
@@ -667,54 +755,81 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     ),
                 );
             }
-            // The frame out of the buffer: a SEND's from beat 0; a multi-packet WQE's packets
-            // one by one, each at its 64-byte start, the data segment under the cursor.
-            let pkt_at = reg(pos_bits).named("packet_start");
-            let pkt_len = reg(pos_bits).named("packet_len");
-            pkt_len.set_if(
-                is(S::Cmd),
-                mux(is_mpw, seg_len.resize(pos_bits), total.trunc(pos_bits)),
-            );
-            let out = frame_out::frame_out(
+            // ---- The retire side: frames and completions in issue order ----
+            let pk_push = ((reserve_go & !is_mpw) | (load_seg & is_mpw)).named("packet_push");
+            let npk = reg(5).named("wqe_packets");
+            npk.set(select(
+                &[(is(S::Parse), lit(5, 0u32)), (pk_push, npk + 1u32)],
+                npk,
+            ));
+            let alloc = reg(15).named("wqe_alloc");
+            alloc.set(select(
+                &[
+                    (is(S::Parse), lit(15, 0u32)),
+                    (reserve_go, ring_need.resize(15)),
+                ],
+                alloc,
+            ));
+            let push = (is(S::Push) & rt_room).named("push");
+            let wqe_ci_next = wire(16).named("wqe_ci_next");
+            let rt = retire::retire(retire::In {
                 tx,
-                &lanes,
-                frame_out::Ctl {
-                    total: pkt_len,
-                    start: pkt_at.shr(bb).trunc(baw),
-                    send: is(S::Send),
-                    cmd: is(S::Cmd),
-                    cmd_ready,
-                    pos_bits,
-                },
+                tx_cmd: &p.tx_cmd,
+                cmpl: &p.cmpl,
+                lanes: &lanes,
+                pos_bits,
+                push,
+                entry: retire::Retire {
+                    sqn: sqn.zext(8),
+                    cqn: ctx.cqn,
+                    wqe_counter: ci,
+                    next_ci: wqe_ci_next,
+                    opcode: wq.opcode,
+                    want_cqe: (wq.fm & lit(8, fm_ce_se::CQ_UPDATE)).ne(0u32),
+                    failed,
+                    syndrome: synd,
+                    vendor: dsi.zext(8),
+                    byte_cnt: total,
+                    csum_l3: wq.cs.bit(6),
+                    csum_l4: wq.cs.bit(7),
+                    vlan: wq.vlan_ins,
+                    vlan_tci: wq.vlan_tci,
+                    packets: npk,
+                    alloc,
+                }
+                .pack(),
+                pk_push,
+                pk_len: mux(is_mpw, seg_len.resize(pos_bits), total.trunc(pos_bits)),
+                tag_busy: busy,
+                tag_owner: owners.clone(),
+                err: wqe_err,
+                clear_flush: take_qcmd,
+                sqs: cfg.sqs,
+            });
+            wr_id.set(rt.wr_id);
+            rt_room.set(rt.room);
+            rt_empty.set(rt.empty);
+            pk_room.set(rt.pk_room);
+            freed.set(rt.freed);
+            // A fault from the retire side: the failed WQE and the consumer counter after it,
+            // per SQ, until the SQ's Fault turn writes them into its context.
+            let fault_mem = memory("sq_fault", 32, cfg.sqs.next_power_of_two());
+            let fault_sqn = rt.fault_sqn.trunc(sq_bits);
+            fault_mem.write(
+                rt.fault,
+                fault_sqn
+                    .zext(fault_mem.addr_width().max(sq_bits))
+                    .trunc(fault_mem.addr_width()),
+                cat(&[rt.fault_next, rt.fault_ci]),
             );
-            let sent = out.sent;
-            let mpw_more = (is_mpw & (dsi + seg_step).zext(8).lt(ds.zext(8))).named("mpw_more");
-
-            // The offload request for the frame.
-            p.tx_cmd.set_fields(&TxCmd {
-                csum_l3: wq.cs.bit(6),
-                csum_l4: wq.cs.bit(7),
-                vlan: wq.vlan_ins,
-                vlan_tci: wq.vlan_tci,
-            });
-            p.tx_cmd.valid.set(out.cmd_pending);
-
-            // ---- Completion ----
-            let want_cqe = failed | (wq.fm & lit(8, fm_ce_se::CQ_UPDATE)).ne(0u32);
-            let opcode_cqe = mux(failed, lit(4, cqe_opcode::REQ_ERR), lit(4, cqe_opcode::REQ));
-            p.cmpl.set_fields(&Cmpl {
-                cqn: ctx.cqn,
-                opcode: opcode_cqe,
-                syndrome: mux(failed, synd, lit(8, 0u32)),
-                vendor_err_synd: mux(failed, dsi.zext(8), lit(8, 0u32)),
-                qpn: sqn.zext(24),
-                s_wqe_opcode: wq.opcode,
-                wqe_counter: ci,
-                byte_cnt: mux(failed, lit(32, 0u32), total),
-                ..Cmpl::zeros()
-            });
-            p.cmpl.valid.set(is(S::Cmpl) & want_cqe);
-            let cmpl_done = (is(S::Cmpl) & (!want_cqe | cmpl_ready)).named("cmpl_done");
+            let fault_q = fault_mem.read_async(
+                sqn.zext(fault_mem.addr_width().max(sq_bits))
+                    .trunc(fault_mem.addr_width()),
+            );
+            faults.set(
+                (faults & !mux(take_fault, one(fault_pick), lit(cfg.sqs, 0u32)))
+                    | mux(rt.fault, one(fault_sqn), lit(cfg.sqs, 0u32)),
+            );
 
             // ---- Sequencing ----
             let sq_ready = ctx.state.eq(qstate::RDY).named("sq_ready");
@@ -722,7 +837,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let dbr_word = cat(&[dbr_q, lit(32, 0u32)]);
             let pc_rec = desc::get(dbr::SQ_PC, dbr_word).named("doorbell_pc");
             let need_more_bb = (wqebb.zext(3) + 1u32).lt(wq.nbb).named("more_wqebbs");
-            let drained = busy.eq(0u32).named("reads_done");
             // PARSE: a DS count that cannot be fetched fails at once; otherwise fetch the rest of
             // the WQE first, then judge it.
             let desc_err_now = (desc_err | (desc_beat & cpl_u.err)).named("descriptor_error");
@@ -739,37 +853,25 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let nbb_eff =
                 mux(wq.ds_ok & !first_unread, wq.nbb, lit(3, 1u32)).named("wqe_bbs_consumed");
             let adv_ci = (ci + nbb_eff.zext(16)).named("ci_next");
+            wqe_ci_next.set(adv_ci);
 
-            // Failure bookkeeping.
-            let drain_err = is(S::Drain) & drained & data_err;
-            // Every byte is in: the first (a multi-packet WQE's first) packet goes out next.
-            let send_first = (is(S::Drain) & drained & !data_err).named("send_first");
+            // Failure bookkeeping (what the issue side finds; DMA answers' errors are judged
+            // on the retire side).
             synd.set(select(
                 &[
                     (is(S::Check), lit(8, 0u32)),
                     (parse_bad, parse_synd),
                     (v_bad, v_fail),
                     (v_done & empty, lit(8, syndrome::LOCAL_LENGTH)),
-                    (drain_err, lit(8, syndrome::LOCAL_ACCESS)),
                 ],
                 synd,
             ));
             failed.set(select(
                 &[
                     (is(S::Check), lit(1, 0u32)),
-                    (
-                        parse_bad | v_bad | (v_done & empty) | drain_err,
-                        lit(1, 1u32),
-                    ),
+                    (parse_bad | v_bad | (v_done & empty), lit(1, 1u32)),
                 ],
                 failed,
-            ));
-            data_err.set(select(
-                &[
-                    (is(S::Check), lit(1, 0u32)),
-                    (data_beat & cpl_u.err, lit(1, 1u32)),
-                ],
-                data_err,
             ));
             desc_err.set(select(
                 &[
@@ -851,6 +953,22 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             bf_idx.set(bf_w0);
             let bf_nbb = reg(3).enable(db_valid).named("bf_wqebbs");
             bf_nbb.set((db_ds.zext(7) + 3u32).shr(2).trunc(3));
+            // The doorbell's producer counter: mlx5's 8-byte doorbell is the last posted WQE's
+            // control-segment bytes 0..8, so its wqe_index plus its WQEBBs (from the DS count)
+            // is the producer counter the driver also wrote into the doorbell record. Kept per
+            // SQ (valid when dword 0 came with the doorbell), so the SQ's turn needs no read
+            // of the record; a doorbell of dword 1 alone leaves the record to be read.
+            let dpc_mem = memory("sq_db_pc", 17, cfg.sqs.next_power_of_two());
+            let dpc_aw = dpc_mem.addr_width();
+            let at_q = |q: Sig| q.zext(q.width().max(dpc_aw)).trunc(dpc_aw);
+            let db_nbb = (db_ds.zext(16) + 3u32).shr(2).named("db_wqebbs");
+            dpc_mem.write(
+                db_ok,
+                at_q(db_sqn),
+                cat(&[bf_mask.bit(0) & db_ds.ne(0u32), bf_w0 + db_nbb]),
+            );
+            let dpc_q = dpc_mem.read_async(at_q(sqn)).named("db_pc_q");
+            let db_pc_ok = (dpc_q.bit(16) & !resumed).named("db_pc_ok");
             // Used when it is the SQ's next WQE; taken (used or not) at its SQ's turn.
             let bf_mine = (bf_valid & bf_sqn.eq(sqn)).named("bf_for_this_sq");
             let bf_hit = (is(S::Ctx) & sq_ready & bf_mine & bf_idx.eq(ctx.ci)).named("bf_hit");
@@ -934,7 +1052,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 &[
                     (is(S::DbrGot), pc_rec),
                     (bf_hit, ctx.ci + bf_nbb.zext(16)),
-                    (is(S::Ctx), ctx.pc),
+                    (is(S::Ctx), mux(db_pc_ok, dpc_q.slice(15, 0), ctx.pc)),
                 ],
                 pc,
             ));
@@ -945,8 +1063,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     (v_in & !v_bad, dsi + seg_step),
                     (v_done & !empty, wq.first_ds.trunc(5)),
                     (load_seg, dsi + seg_step),
-                    (send_first & is_mpw, wq.first_ds.trunc(5)),
-                    (sent & is_mpw, dsi + seg_step),
                 ],
                 dsi,
             ));
@@ -960,13 +1076,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             laid.set(select(
                 &[(is(S::Parse), lit(32, 0u32)), (v_in & !v_bad, laid_next)],
                 laid,
-            ));
-            pkt_at.set(select(
-                &[
-                    (send_first, lit(pos_bits, 0u32)),
-                    (sent, pkt_at + up64(pkt_len)),
-                ],
-                pkt_at,
             ));
             g_addr.set(select(
                 &[(load_ptr, seg_addr), (issue, g_addr + chunk.zext(64))],
@@ -982,7 +1091,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             ));
             pos.set(select(
                 &[
-                    (is(S::Parse), ihs.trunc(pos_bits)),
+                    (reserve_go, base + ihs.resize(pos_bits)),
                     (load_inl, pos_seg + seg_len.resize(pos_bits)),
                     (load_ptr, pos_seg),
                     (issue, pos + chunk.zext(pos_bits)),
@@ -996,6 +1105,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let turn_ci = reg(16).enable(is(S::Ctx)).named("turn_start_ci");
             turn_ci.set(ctx.ci);
             let others = (waiting & !one(sqn)).or_reduce().named("others_waiting");
+            // A DMA answer failed one of this SQ's WQEs: the rest of the turn would be flushed.
+            let flushing = rt.flush.shr_by(sqn).bit(0).named("sq_flushing");
             let cut = (is(S::Advance)
                 & !failed
                 & adv_ci.ne(pc)
@@ -1007,15 +1118,16 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             state.set(select(
                 &[
                     (sweep_done, to(S::Idle)),
+                    (take_fault, to(S::Fault)),
                     (take_qcmd, to(S::Qcmd)),
                     (take_db, to(S::Ctx)),
-                    (is(S::Qcmd), to(S::Idle)),
+                    (is(S::Qcmd) | is(S::Fault), to(S::Idle)),
                     (
                         is(S::Ctx),
                         select(
                             &[
                                 (bf_hit, to(S::Check)),
-                                (sq_ready & resumed, to(S::Check)),
+                                (sq_ready & (resumed | db_pc_ok), to(S::Check)),
                                 (sq_ready, to(S::DbrReq)),
                             ],
                             to(S::Idle),
@@ -1036,19 +1148,17 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     ),
                     (copy_done, mux(bf_fallback, to(S::WqeReq), to(S::Parse))),
                     (fetch_more, to(S::WqeReq)),
-                    (parse_bad, to(S::Cmpl)),
-                    (is(S::Parse), mux(is_nop, to(S::Cmpl), to(S::Validate))),
-                    (v_bad | (v_done & empty), to(S::Cmpl)),
-                    (v_done, to(S::Gather)),
-                    (gather_done, to(S::Drain)),
+                    (parse_bad, to(S::Push)),
+                    (is(S::Parse), mux(is_nop, to(S::Push), to(S::Validate))),
+                    (v_bad | (v_done & empty), to(S::Push)),
+                    (v_done, to(S::Reserve)),
+                    (reserve_go, to(S::Gather)),
+                    (gather_done, to(S::Push)),
+                    (push, to(S::Advance)),
                     (
-                        is(S::Drain) & drained,
-                        mux(data_err, to(S::Cmpl), to(S::Cmd)),
+                        is(S::Advance),
+                        mux(failed | cut | flushing, to(S::Idle), to(S::Check)),
                     ),
-                    (is(S::Cmd), to(S::Send)),
-                    (sent, mux(mpw_more, to(S::Cmd), to(S::Cmpl))),
-                    (cmpl_done, to(S::Advance)),
-                    (is(S::Advance), mux(failed | cut, to(S::Idle), to(S::Check))),
                 ],
                 state.q(),
             ));
@@ -1066,15 +1176,22 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             }
             .pack();
             let adv = is(S::Advance);
+            let flt = is(S::Fault);
             let updated = SqCtx {
-                ci: mux(adv, adv_ci, ctx.ci),
+                ci: select(&[(adv, adv_ci), (flt, fault_q.slice(31, 16))], ctx.ci),
                 pc: mux(adv, pc, ctx.pc),
-                synd: mux(adv & failed, synd, ctx.synd),
-                err_wqe: mux(adv & failed, ci, ctx.err_wqe),
+                synd: select(
+                    &[(adv & failed, synd), (flt, lit(8, syndrome::LOCAL_ACCESS))],
+                    ctx.synd,
+                ),
+                err_wqe: select(
+                    &[(adv & failed, ci), (flt, fault_q.slice(15, 0))],
+                    ctx.err_wqe,
+                ),
                 state: select(
                     &[
                         (is(S::Qcmd), new_state),
-                        (adv & failed, lit(2, qstate::ERR)),
+                        ((adv & failed) | flt, lit(2, qstate::ERR)),
                     ],
                     ctx.state,
                 ),
@@ -1082,7 +1199,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             }
             .pack();
             ctx_mem.write(
-                (is(S::Init) | cmd_ok | adv).named("ctx_write"),
+                (is(S::Init) | cmd_ok | adv | flt).named("ctx_write"),
                 mux(is(S::Init), sweep, cur_q.trunc(aw)),
                 select(
                     &[
@@ -1101,10 +1218,9 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     | (is(S::Ctx) & !sq_ready & !resumed)
                     | (is(S::DbrWait) & desc_last & desc_err_now),
             ));
-            s.wqes.set(event_counter("wqes", cmpl_done));
-            s.wqe_errors
-                .set(event_counter("wqe_errors", cmpl_done & failed));
-            s.frames.set(event_counter("frames", sent));
+            s.wqes.set(event_counter("wqes", rt.wqe_done));
+            s.wqe_errors.set(event_counter("wqe_errors", rt.wqe_error));
+            s.frames.set(event_counter("frames", rt.sent));
         },
     )
 }

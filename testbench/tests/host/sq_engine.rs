@@ -1265,6 +1265,163 @@ fn an_error_in_a_prefetched_batch_stops_the_rest_until_reset() {
     }
 }
 
+/// A DMA answer with an error in the middle of a batch of pointer sends whose gathers are in
+/// flight together: the failed WQE ends in LOCAL_ACCESS, the WQEs after it (already gathered
+/// or gathering) are neither sent nor completed, the SQ stays in error at the WQE after the
+/// failed one (not even a doorbell runs it) and, after RESET, the rest runs from there.
+#[test]
+fn a_data_error_among_gathers_in_flight_stops_the_rest_until_reset() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let dma = DmaConfig {
+            seed: 70 + wi as u64,
+            latency_min: 20,
+            latency_max: 90,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_sized(&m, 70, dma, 0.2, 7);
+        let mut rng = StdRng::seed_from_u64(70 + wi as u64);
+        let buf = s.buf;
+        for at in [0usize, 2, 5] {
+            let what = format!("w={w}: unreadable segment in WQE {at}");
+            let mut wqes: Vec<Wqe> = (0..8)
+                .map(|_| Wqe {
+                    opcode: 0x0A,
+                    ds_override: None,
+                    cs: 0,
+                    cq_update: true,
+                    inline: vec![],
+                    vlan: None,
+                    segs: vec![Seg::Ptr(
+                        rng.gen_range(60..200),
+                        1,
+                        buf.0 + rng.gen_range(0..4096),
+                    )],
+                })
+                .collect();
+            // lkey 2 covers memory the host cannot read: its answer carries the error.
+            wqes[at].segs = vec![Seg::Ptr(60, 2, buf.0 + (1 << 30))];
+            let run = s.round(&wqes, 70, &what);
+            assert_eq!(run.sent.len(), at, "{what}: WQEs before the error");
+            assert!(s.q.model.error, "{what}");
+            let [state, _, ci, err] = s.query(70);
+            assert_eq!((state, ci), (3, s.q.model.ci as u64), "{what}: SQ in error");
+            assert_eq!(err & 0xFF, 0x11, "{what}: syndrome LOCAL_ACCESS in QUERY");
+            let (f, c) = (s.b.tx.frames().len(), s.b.cmpl.items.len());
+            s.b.db.push(doorbell(SQN));
+            s.cycles(400);
+            assert_eq!(
+                (s.b.tx.frames().len(), s.b.cmpl.items.len()),
+                (f, c),
+                "{what}: WQEs after the failed one ran"
+            );
+            assert_eq!(s.command(sq_cmd(3, SQN as u128, [0; 8]), 70), 0, "RESET");
+            s.q.model.error = false;
+            let run = s.round(&[], 70, &format!("{what}: after RESET"));
+            assert_eq!(run.sent.len(), 7 - at, "{what}: the rest after RESET");
+            assert!(!s.q.model.error);
+        }
+    }
+}
+
+/// The 8-byte doorbell (as mlx5's: the last posted WQE's control-segment bytes 0..8, dword 0
+/// then dword 1) carries the producer counter: the engine takes it from there and reads no
+/// doorbell record. The record is left stale here, so a read of it would find nothing posted
+/// and the WQEs would never run; each batch's frames and CQEs are the model's, and the only
+/// reads are the WQEBBs'.
+#[test]
+fn an_eight_byte_doorbell_needs_no_doorbell_record_read() {
+    for w in [8u32, 64, 512] {
+        let Some(m) = model(w) else { return };
+        let dma = DmaConfig {
+            seed: 90,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_sized(&m, 90, dma, 0.2, 7);
+        let mut rng = StdRng::seed_from_u64(90);
+        for round in 0..6 {
+            let what = format!("w={w} round {round}");
+            let wqes: Vec<Wqe> = (0..rng.gen_range(1..=4))
+                .map(|_| {
+                    let bbs = rng.gen_range(1..=2);
+                    inline_send(&mut rng, bbs)
+                })
+                .collect();
+            let reads = s.b.host.dma.stats().read_requests;
+            let mut last = vec![];
+            for wqe in &wqes {
+                last = wqe.bytes(s.q.pc);
+                s.q.post(&mut s.b.host.mem, wqe);
+            }
+            s.mark = Some((
+                s.b.tx.frames().len(),
+                s.b.txcmd.items.len(),
+                s.b.cmpl.items.len(),
+            ));
+            s.b.db.push(uar_write(0, &last[0..4]));
+            s.b.db.push(uar_write(1, &last[4..8]));
+            let run = s.check(90, &what);
+            assert_eq!(run.sent.len(), wqes.len(), "{what}");
+            let bbs: usize = wqes.iter().map(|x| x.bytes(0).len() / 64).sum();
+            let most = bbs.div_ceil(nicgen_hdl::host::sq_engine::PREFETCH_WQEBBS as usize) + 1;
+            let made = s.b.host.dma.stats().read_requests - reads;
+            assert!(
+                made as usize <= most,
+                "{what}: {made} reads for {bbs} WQEBBs of inline sends"
+            );
+        }
+    }
+}
+
+/// Gathers of several WQEs in flight at once: 24 pointer sends rung together with every
+/// DMA answer 100 cycles away take their data reads out together (the host sees many
+/// outstanding at once) and finish in far fewer than a round trip each; every frame and CQE
+/// as the model's. (At 8 bits a WQEBB takes 66 cycles into the WQE register, so fewer WQEs
+/// fit in a round trip; the other tests cover that width.)
+#[test]
+fn the_gathers_of_many_wqes_are_in_flight_together() {
+    for w in [64u32, 512] {
+        let Some(m) = model(w) else { return };
+        let dma = DmaConfig {
+            seed: 80,
+            latency_min: 100,
+            latency_max: 100,
+            max_outstanding_reads: 64,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_sized(&m, 80, dma, 0.0, 7);
+        let mut rng = StdRng::seed_from_u64(80);
+        let buf = s.buf;
+        let wqes: Vec<Wqe> = (0..24)
+            .map(|_| Wqe {
+                opcode: 0x0A,
+                ds_override: None,
+                cs: 0xC0,
+                cq_update: true,
+                inline: vec![],
+                vlan: None,
+                segs: vec![Seg::Ptr(64, 1, buf.0 + 64 * rng.gen_range(0..512))],
+            })
+            .collect();
+        let t0 = s.sim.cycles();
+        s.round(&wqes, 80, &format!("w={w}: 24 sends"));
+        let took = s.sim.cycles() - t0;
+        let most = s.b.host.dma.stats().max_outstanding;
+        eprintln!("w={w}: 24 sends in {took} cycles, {most} reads outstanding at most");
+        // One WQE at a time, a send's data read is the only one outstanding, and each send
+        // waits a round trip for its data: over 24 * 100 cycles in all. The descriptor reads
+        // (the doorbell record, then 8 WQEBBs a read) still wait their round trips in turn.
+        assert!(
+            most >= 6,
+            "w={w}: at most {most} DMA reads were outstanding at once"
+        );
+        assert!(
+            took < 24 * 100 * 2 / 3,
+            "w={w}: 24 sends took {took} cycles"
+        );
+    }
+}
+
 /// Descriptor reads per WQE: N small WQEs rung at once take one read of the doorbell record
 /// and one read per PREFETCH_WQEBBS WQEBBs (the batch starts page-aligned), not one per WQE.
 #[test]

@@ -49,8 +49,8 @@ pub(super) fn frame_out(tx: &Stream, lanes: &[Mem], ctl: Ctl) -> Out {
         .iter()
         .map(|lane| lane.read_sync(out_addr, Some(out_load)))
         .collect();
-    let n_beats = ((total.trunc(pos_bits) + (b - 1) as u64).shr(bb))
-        .trunc(baw + 1)
+    let n_beats = ((total.trunc(pos_bits).zext(pos_bits + 1) + (b - 1) as u64).shr(bb))
+        .resize(baw + 1)
         .named("frame_beats");
     let loaded = reg_init(baw + 1, 0u32).named("beats_loaded");
     let o_valid = reg_init(1, 0u32).named("tx_valid");
