@@ -67,6 +67,11 @@ use crate::stats::event_counter;
 use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
+/// DMA read tags the engine uses, `0..RQ_DMA_TAGS`: 0 for doorbell records, the others for
+/// WQE reads (one per WQE in flight). It reads an answer's tag modulo 8, so a parent may
+/// move its tags by a multiple of 8 and route the answers back unchanged.
+pub const RQ_DMA_TAGS: u32 = 5;
+
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RqCfg {
@@ -184,8 +189,12 @@ nicgen_edsl::states! {
         DbrReq,
         DbrWait,
         DbrGot,
+        /// No read of the frame's WQE in flight: one is issued.
         WqeReq,
+        /// The frame's WQE is being read into its RQ's slot.
         WqeWait,
+        /// The slot's WQE into the WQE register.
+        Copy,
         Seg,
         WrReq,
         WrData,
@@ -339,33 +348,29 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 ],
             );
 
-            // ---- Descriptor reads (tag 0) into the WQE register ----
+            // ---- DMA read answers ----
+            // Tag 0: doorbell records, into the WQE register. Tags 1..RQ_DMA_TAGS: WQE reads,
+            // into the WQE slot of the RQ the tag was issued for. The tag is taken modulo 8,
+            // so a parent that moves the tags by a multiple of 8 needs no translation back.
             let cpl_u = DmaRdCplUser::unpack(cpl.user().expect("tuser").unused());
             cpl.ready().set(lit(1, 1u32));
             // Descriptor reads are whole and start at byte 0: tkeep says nothing new.
             let _ = cpl.keep().unused();
-            let desc_beat = cpl.valid().named("desc_beat");
-            let desc_last = (desc_beat & cpl.last()).named("desc_done");
+            let cpl_tag = cpl_u.tag.trunc(3).named("answer_tag");
+            let desc_beat = (cpl.valid() & cpl_tag.eq(0u32)).named("dbr_beat");
+            let desc_last = (desc_beat & cpl.last()).named("dbr_done");
             let wqe_beat = reg_init(wqe_beat_bits, 0u32).named("wqe_beat");
             wqe_beat.set(select(
                 &[
-                    (is(S::DbrReq) | is(S::WqeReq), lit(wqe_beat_bits, 0u32)),
+                    (is(S::DbrReq), lit(wqe_beat_bits, 0u32)),
                     (desc_beat, wqe_beat + 1u32),
                 ],
                 wqe_beat,
             ));
-            let slots: Vec<Sig> = (0..wqe_beats)
-                .map(|i| {
-                    let r = reg(w).named(&format!("wqe_b{i}"));
-                    r.set_if(desc_beat & wqe_beat.eq(i as u64), cpl.data());
-                    r
-                })
-                .collect();
-            let wqe = cat(&slots.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
             let desc_err = reg_init(1, 0u32).named("desc_err");
             desc_err.set(select(
                 &[
-                    (is(S::DbrReq) | is(S::WqeReq), lit(1, 0u32)),
+                    (is(S::DbrReq), lit(1, 0u32)),
                     (desc_beat & cpl_u.err, lit(1, 1u32)),
                 ],
                 desc_err,
@@ -378,12 +383,91 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 &[(is(S::Ctx), ctx.ci), (is(S::Advance), ci + 1u32)],
                 ci,
             ));
-            let pc_rec = desc::get(dbr::RQ_PC, wqe).named("doorbell_pc");
-            pc.set(select(&[(is(S::Ctx), ctx.pc), (is(S::DbrGot), pc_rec)], pc));
+
+            // ---- WQE slots: per RQ, the WQE at its consumer counter, read ahead ----
+            // A slot holds the WQE `slot_ci` of its RQ (its first `wqe_len` bytes, beats of the
+            // datapath in block RAM) once its read is answered: `slot_valid`, and `slot_err`
+            // when the answer was an error (the frame that uses the WQE gets LOCAL_ACCESS).
+            // When a frame uses up its RQ's WQE, the next one is read into the slot if the
+            // known producer counter says it is posted; a frame whose slot holds its WQE copies
+            // it into the WQE register (a few cycles) instead of reading it. A command on an RQ
+            // empties its slot and marks its read in flight stale (its answer is dropped).
+            let nq = cfg.rqs.next_power_of_two();
+            let slot_q = cur_q.trunc(aw).named("slot_rq");
+            let slot_mem = memory("wqe_slots", w, nq * wqe_beats);
+            // The slot's WQE counter and error flag, {err, ci}.
+            let slot_info_mem = memory("wqe_slot_info", 17, nq);
+            let slot_valid = reg_init(nq, 0u32).named("slot_valid");
+            let slot_info = slot_info_mem.read_async(slot_q).named("slot_info_q");
+            let slot_err = slot_info.bit(16).named("slot_err_q");
+            let slot_hit = (slot_valid.shr_by(slot_q).bit(0) & slot_info.slice(15, 0).eq(ctx.ci))
+                .named("slot_hit");
+            // The WQE-read tags: busy (issued or waiting to be), for which RQ and WQE, stale.
+            let np = RQ_DMA_TAGS - 1;
+            let t_busy: Vec<Sig> = (1..=np)
+                .map(|t| reg_init(1, 0u32).named(&format!("wqe_tag{t}_busy")))
+                .collect();
+            let t_q: Vec<Sig> = (1..=np)
+                .map(|t| reg(aw).named(&format!("wqe_tag{t}_rq")))
+                .collect();
+            let t_ci: Vec<Sig> = (1..=np)
+                .map(|t| reg(16).named(&format!("wqe_tag{t}_ci")))
+                .collect();
+            let t_stale: Vec<Sig> = (1..=np)
+                .map(|t| reg_init(1, 0u32).named(&format!("wqe_tag{t}_stale")))
+                .collect();
+            let any = |v: Vec<Sig>| v.into_iter().reduce(|a, b| a | b).unwrap();
+            // A read of this RQ's WQE is in flight (live: not stale).
+            let busy_q = any((0..np as usize)
+                .map(|i| t_busy[i] & t_q[i].eq(slot_q))
+                .collect())
+            .named("wqe_read_busy_rq");
+            let live_q = any((0..np as usize)
+                .map(|i| t_busy[i] & !t_stale[i] & t_q[i].eq(slot_q))
+                .collect())
+            .named("wqe_read_live_rq");
+            let tag_bits = 3;
+            let free_tag = select(
+                &(0..np as usize)
+                    .map(|i| (!t_busy[i], lit(tag_bits, i as u64 + 1)))
+                    .collect::<Vec<_>>(),
+                lit(tag_bits, 0u32),
+            )
+            .named("free_wqe_tag");
+            // The answer's tag's registers.
+            let by_tag = |v: &[Sig], wd: u32| {
+                case(
+                    cpl_tag,
+                    &(0..np as usize)
+                        .map(|i| (i as u64 + 1, v[i]))
+                        .collect::<Vec<_>>(),
+                    lit(wd, 0u32),
+                )
+            };
+            let a_q = by_tag(&t_q, aw).named("answer_rq");
+            let a_ci = by_tag(&t_ci, 16).named("answer_ci");
+            let a_stale = by_tag(&t_stale, 1).named("answer_stale");
+            let a_beat = (cpl.valid() & cpl_tag.ne(0u32)).named("wqe_answer_beat");
+            let a_done = (a_beat & cpl.last()).named("wqe_answer_done");
+            let a_pos = reg_init(wqe_beat_bits, 0u32).named("wqe_answer_beat_no");
+            a_pos.set(select(
+                &[(a_done, lit(wqe_beat_bits, 0u32)), (a_beat, a_pos + 1u32)],
+                a_pos,
+            ));
+            let a_err = reg_init(1, 0u32).named("wqe_answer_err");
+            a_err.set(select(
+                &[(a_done, lit(1, 0u32)), (a_beat & cpl_u.err, lit(1, 1u32))],
+                a_err,
+            ));
+            slot_mem.write(a_beat, cat(&[a_q, a_pos]), cpl.data());
+            // A command on the RQ this cycle also makes the answer stale.
+            let cmd_on = |x: Sig| is(S::Qcmd) & x.eq(slot_q);
+            let a_fill = (a_done & !a_stale & !cmd_on(a_q)).named("slot_filled");
+            slot_info_mem.write(a_fill, a_q, cat(&[a_err | cpl_u.err, a_ci]));
+
             let ring = cat(&[ctx.base, lit(12, 0u32)]);
             let mask = (lit(16, 1u32).shl_by(ctx.log_size) - 1u32).named("ring_mask");
             let stride = ctx.log_stride;
-            let wqe_off = (ci & mask).zext(64).shl_by(stride).named("wqe_offset");
             // At most 256 bytes of the WQE are read (16 segments).
             let wqe_len = mux(
                 stride.gt(8u32),
@@ -392,16 +476,36 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             )
             .named("wqe_read_len");
             let max_segs = wqe_len.shr(4).trunc(5).named("max_segments");
-            let dbr = cat(&[ctx.dbr, lit(3, 0u32)]);
-            p.dma_rd_req.set_fields(&DmaRdReq {
-                addr: mux(is(S::DbrReq), dbr, ring + wqe_off),
-                len: mux(is(S::DbrReq), lit(13, 4u32), wqe_len),
-                ..DmaRdReq::zeros()
-            });
-            let rd_req = is(S::DbrReq) | is(S::WqeReq);
-            p.dma_rd_req.valid.set(rd_req);
-            let rd_go = rd_req & rd_req_ready;
+            // Beats of the datapath the WQE fills (in its slot and in the WQE register).
+            let wqe_n = (wqe_len + lit(13, (b - 1) as u64))
+                .shr(bb)
+                .trunc(wqe_beat_bits + 1)
+                .named("wqe_beats");
 
+            // Copy: slot beat k is read in cycle k of Copy and lands in the WQE register the
+            // next cycle; done after beat wqe_n - 1 landed.
+            let copy_k = reg_init(wqe_beat_bits + 1, 0u32).named("copy_beat");
+            copy_k.set(mux(
+                is(S::Copy),
+                copy_k + 1u32,
+                lit(wqe_beat_bits + 1, 0u32),
+            ));
+            let copy_done = (is(S::Copy) & copy_k.eq(wqe_n)).named("copy_done");
+            let slot_word = slot_mem.read_sync(cat(&[slot_q, copy_k.trunc(wqe_beat_bits)]), None);
+            let copy_at = (copy_k - 1u32).trunc(wqe_beat_bits);
+            let copy_wr = (is(S::Copy) & copy_k.ne(0u32)).named("copy_write");
+            let slots: Vec<Sig> = (0..wqe_beats)
+                .map(|i| {
+                    let r = reg(w).named(&format!("wqe_b{i}"));
+                    let from_dbr = desc_beat & wqe_beat.eq(i as u64);
+                    let from_slot = copy_wr & copy_at.eq(i as u64);
+                    r.set_if(from_dbr | from_slot, mux(from_dbr, cpl.data(), slot_word));
+                    r
+                })
+                .collect();
+            let wqe = cat(&slots.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
+            let pc_rec = desc::get(dbr::RQ_PC, wqe).named("doorbell_pc");
+            pc.set(select(&[(is(S::Ctx), ctx.pc), (is(S::DbrGot), pc_rec)], pc));
             // ---- Strides (striding RQ) ----
             let striding = ctx.striding.named("striding");
             let ssz_mask = (lit(16, 1u32).shl_by(ctx.log_ssz) - 1u32).named("stride_mask");
@@ -423,16 +527,16 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 .named("stride_offset");
 
             // Striding: the WQE register still holds WQE `ci` of this RQ from the frame before
-            // (no descriptor read or command since), so the next frame into it is not read
-            // again. A WQE is rewritten by the driver only after it is used up, by when `ci`
-            // has moved on.
+            // (no doorbell read, copy or command since), so the next frame into it is not
+            // copied again. A WQE is rewritten by the driver only after it is used up, by when
+            // `ci` has moved on.
             let wqe_cached = reg_init(1, 0u32).named("wqe_cached");
             let cached_q = reg(cfg.queue_bits).named("wqe_cached_rq");
             let cached_ci = reg(16).named("wqe_cached_ci");
-            let wqe_read_ok = is(S::WqeWait) & desc_last & !desc_err_now;
+            let wqe_read_ok = copy_done & !slot_err;
             wqe_cached.set(select(
                 &[
-                    (is(S::DbrReq) | is(S::WqeReq) | take_qcmd, lit(1, 0u32)),
+                    (is(S::DbrReq) | is(S::Copy) | take_qcmd, lit(1, 0u32)),
                     (wqe_read_ok & striding, lit(1, 1u32)),
                 ],
                 wqe_cached,
@@ -549,7 +653,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let seg_in = is(S::Seg);
             let seg_len_err = seg_in & list_end; // frame left but no segment
             let seg_prot = seg_in & !list_end & !seg_ok;
-            let wqe_bad = is(S::WqeWait) & desc_last & desc_err_now;
+            let wqe_bad = copy_done & slot_err;
             synd.set(select(
                 &[
                     (is(S::Ctx), lit(8, 0u32)),
@@ -571,7 +675,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let seg_start = seg_in & !list_end & seg_ok;
             si.set(select(
                 &[
-                    (is(S::WqeWait), striding.zext(5)),
+                    (is(S::Copy), striding.zext(5)),
                     (is(S::Ctx), lit(5, 1u32)),
                     (seg_start, si + 1u32),
                 ],
@@ -674,6 +778,79 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             p.cmpl.valid.set(is(S::Cmpl) | filling);
             let cmpl_go = (is(S::Cmpl) & cmpl_ready).named("cmpl_go");
 
+            // ---- WQE reads: the frame's (WqeReq) and the next one of its RQ (Advance) ----
+            let adv = is(S::Advance);
+            // Striding: the strides after this frame's; the WQE is used up when they all are
+            // (and after an error, which consumes it).
+            let str_next = (ctx.stride + need).named("stride_next");
+            let wqe_done = !striding | failed | str_next.eq(nstr);
+            let fill_adv = is(S::FillAdv);
+            // One request waits in a register for the port (the doorbell read goes first
+            // unless this one is already offered); its tag is taken when it is loaded.
+            let rr_valid = reg_init(1, 0u32).named("wqe_req_valid");
+            let can_load = (!rr_valid & free_tag.ne(0u32) & !busy_q).named("wqe_read_can_load");
+            let load_now = (is(S::WqeReq) & !live_q & can_load).named("wqe_read_now");
+            // Ahead: the RQ's WQE is used up and the next one is posted (by the producer
+            // counter already known: no read beyond it).
+            let ci_next = (ci + 1u32).named("ci_next");
+            let load_ahead =
+                (adv & wqe_done & !failed & ci_next.ne(pc) & can_load).named("wqe_read_ahead");
+            let load = (load_now | load_ahead).named("wqe_read_load");
+            let load_ci = mux(adv, ci_next, ci);
+            let wqe_off = (load_ci & mask).zext(64).shl_by(stride).named("wqe_offset");
+            let rr = reg(64 + 13 + tag_bits).enable(load).named("wqe_req");
+            rr.set(cat(&[ring + wqe_off, wqe_len, free_tag]));
+            let (rr_addr, rr_len, rr_tag) = (
+                rr.slice(64 + 13 + tag_bits - 1, 13 + tag_bits),
+                rr.slice(13 + tag_bits - 1, tag_bits),
+                rr.slice(tag_bits - 1, 0),
+            );
+            // Port: a request offered is held until taken (rule 1 of the DMA port).
+            let offered = reg_init(1, 0u32).named("rd_req_offered");
+            let offered_dbr = reg(1).named("rd_req_offered_dbr");
+            let pick_dbr = mux(offered, offered_dbr, is(S::DbrReq)).named("rd_pick_dbr");
+            let dbr = cat(&[ctx.dbr, lit(3, 0u32)]);
+            p.dma_rd_req.set_fields(&DmaRdReq {
+                addr: mux(pick_dbr, dbr, rr_addr),
+                len: mux(pick_dbr, lit(13, 4u32), rr_len),
+                tag: mux(pick_dbr, lit(8, 0u32), rr_tag.zext(8)),
+                ..DmaRdReq::zeros()
+            });
+            let rd_valid = is(S::DbrReq) | rr_valid;
+            p.dma_rd_req.valid.set(rd_valid);
+            offered.set(rd_valid & !rd_req_ready);
+            offered_dbr.set(pick_dbr);
+            let dbr_go = (is(S::DbrReq) & pick_dbr & rd_req_ready).named("dbr_read_go");
+            let rr_go = (rr_valid & !pick_dbr & rd_req_ready).named("wqe_read_go");
+            rr_valid.set(select(
+                &[(rr_go, lit(1, 0u32)), (load, lit(1, 1u32))],
+                rr_valid,
+            ));
+            for i in 0..np as usize {
+                let t = i as u64 + 1;
+                let mine = load & free_tag.eq(t);
+                t_busy[i].set(select(
+                    &[(a_done & cpl_tag.eq(t), lit(1, 0u32)), (mine, lit(1, 1u32))],
+                    t_busy[i],
+                ));
+                t_q[i].set_if(mine, slot_q);
+                t_ci[i].set_if(mine, load_ci);
+                t_stale[i].set(select(
+                    &[(mine, lit(1, 0u32)), (cmd_on(t_q[i]), lit(1, 1u32))],
+                    t_stale[i],
+                ));
+            }
+            // Slots: filled by an answer, emptied when their WQE is used up (a frame's
+            // completion or a filler) or by a command on their RQ.
+            let one = |x: Sig| lit(nq, 1u32).shl_by(x);
+            let slot_set = mux(a_fill, one(a_q), lit(nq, 0u32));
+            let slot_clr = mux(
+                is(S::Qcmd) | (adv & wqe_done) | fill_adv,
+                one(slot_q),
+                lit(nq, 0u32),
+            );
+            slot_valid.set((slot_valid | slot_set) & !slot_clr);
+
             // ---- Sequencing ----
             // From the context read this cycle (the ci/pc registers load at Ctx).
             let need_dbr = ctx.ci.eq(ctx.pc);
@@ -690,11 +867,16 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     (
                         is(S::Ctx),
                         select(
-                            &[(need_dbr, next(S::DbrReq)), (wqe_hit, next(S::Seg))],
+                            &[
+                                (wqe_hit, next(S::Seg)),
+                                (slot_hit, next(S::Copy)),
+                                (live_q, next(S::WqeWait)),
+                                (need_dbr, next(S::DbrReq)),
+                            ],
                             next(S::WqeReq),
                         ),
                     ),
-                    (is(S::DbrReq) & rd_go, next(S::DbrWait)),
+                    (is(S::DbrReq) & dbr_go, next(S::DbrWait)),
                     (
                         is(S::DbrWait) & desc_last,
                         mux(desc_err_now, next(S::Idle), next(S::DbrGot)),
@@ -703,11 +885,9 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                         is(S::DbrGot),
                         mux(pc_rec.eq(ci), next(S::Idle), next(S::WqeReq)),
                     ),
-                    (is(S::WqeReq) & rd_go, next(S::WqeWait)),
-                    (
-                        is(S::WqeWait) & desc_last,
-                        mux(desc_err_now, next(S::Cmpl), next(S::Seg)),
-                    ),
+                    (is(S::WqeReq) & (live_q | load_now), next(S::WqeWait)),
+                    (is(S::WqeWait) & slot_hit, next(S::Copy)),
+                    (copy_done, mux(slot_err, next(S::Cmpl), next(S::Seg))),
                     (seg_len_err | seg_prot, next(S::Cmpl)),
                     (seg_start, next(S::WrReq)),
                     (wr_req_go, next(S::WrData)),
@@ -750,13 +930,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 stride: lit(16, 0u32),
             }
             .pack();
-            let adv = is(S::Advance);
             let keep_pc = is(S::DbrGot);
-            // Striding: the strides after this frame's; the WQE is used up when they all are
-            // (and after an error, which consumes it).
-            let str_next = (ctx.stride + need).named("stride_next");
-            let wqe_done = !striding | failed | str_next.eq(nstr);
-            let fill_adv = is(S::FillAdv);
             let updated = RqCtx {
                 ci: select(
                     &[(adv & wqe_done, ci + 1u32), (fill_adv, ctx.ci + 1u32)],
