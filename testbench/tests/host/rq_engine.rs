@@ -718,10 +718,11 @@ struct OtherRq {
 }
 
 impl Setup {
-    /// Create RQ `rqn` (plain, on CQ `cqn`) with its own ring and doorbell record.
-    fn create_other(&mut self, rqn: u32, cqn: u32, seed: u64) -> OtherRq {
+    /// Create RQ `rqn` (plain, on CQ `cqn`) with its own ring (`ring_len` bytes of it
+    /// mapped) and doorbell record.
+    fn create_other(&mut self, rqn: u32, cqn: u32, ring_len: usize, seed: u64) -> OtherRq {
         let mem = &mut self.b.host.mem;
-        let ring = mem.alloc((1 << LOG_SIZE) << LOG_STRIDE, 4096).unwrap().addr;
+        let ring = mem.alloc(ring_len, 4096).unwrap().addr;
         let dbr = mem.alloc(8, 8).unwrap().addr;
         let lo = |a: u64| (a & 0xFFFF_FFFF) as u128;
         let create = rq_cmd(
@@ -781,7 +782,7 @@ fn slow_dma() -> DmaConfig {
 fn wqes_are_read_ahead_per_rq() {
     let Some(m) = model(64) else { return };
     let mut s = setup(&m, 11, slow_dma(), 0.0, None);
-    let mut other = s.create_other(3, 5, 11);
+    let mut other = s.create_other(3, 5, (1 << LOG_SIZE) << LOG_STRIDE, 11);
     let info = RxInfo::default();
     let mut cursor = 0;
     let frame = |n: usize, k: u8| -> Vec<u8> { (0..n).map(|i| (i as u8) ^ k).collect() };
@@ -797,7 +798,10 @@ fn wqes_are_read_ahead_per_rq() {
     // the next WQE is read into the RQ's slot.
     for q in [RQN, 3] {
         let t = s.send(&[(q, Some(frame(300, q as u8)), info)], 11, "first frame");
-        assert!(t > 2 * SLOW, "RQ {q}: first frame in {t} cycles, without its two reads");
+        assert!(
+            t > 2 * SLOW,
+            "RQ {q}: first frame in {t} cycles, without its two reads"
+        );
         s.swap(&mut other);
     }
     assert_eq!(s.reads(), 6, "per RQ: doorbell record, WQE 0, WQE 1 ahead");
@@ -813,7 +817,11 @@ fn wqes_are_read_ahead_per_rq() {
             s.swap(&mut other);
         }
     }
-    assert_eq!(s.reads(), 10, "one read ahead per frame but the last of each RQ");
+    assert_eq!(
+        s.reads(),
+        10,
+        "one read ahead per frame but the last of each RQ"
+    );
     // The fifth frame finds no WQE: the doorbell record is read (nothing was read ahead of it).
     s.idle(SLOW + 100);
     s.send(&[(RQN, Some(frame(300, 9)), info)], 11, "no WQE");
@@ -849,4 +857,38 @@ fn a_command_empties_the_slot() {
     s.idle(SLOW + 100);
     s.send(&[(RQN, Some(frame(3)), info)], 13, "WQE 2 after RESET");
     assert_eq!(s.reads(), 7, "WQE 2 again, WQE 3 ahead");
+}
+
+#[test]
+fn a_wqe_read_ahead_in_error_fails_the_frame_that_uses_it() {
+    let Some(m) = model(64) else { return };
+    let mut s = setup(&m, 17, slow_dma(), 0.0, None);
+    let info = RxInfo::default();
+    let mut cursor = 0;
+    let frame = |k: u8| -> Vec<u8> { (0..200).map(|i| (i as u8) ^ k).collect() };
+    // RQ 3's ring has only its first WQE mapped; WQE 1 is posted but cannot be read.
+    let mut other = s.create_other(3, 5, 1 << LOG_STRIDE, 17);
+    s.swap(&mut other);
+    let segs = s.random_segs(200, &mut cursor);
+    s.post(&segs);
+    s.pc += 1;
+    let (dbr, pc) = (s.dbr, s.pc as u32);
+    s.b.host.mem.write(dbr, &pc.to_be_bytes()).unwrap();
+    // WQE 0 completes the first frame; WQE 1, read ahead, is answered with an error.
+    s.send(&[(3, Some(frame(1)), info)], 17, "WQE 0");
+    assert!(!s.rq.error, "WQE 0 is good");
+    assert_eq!(s.stat("errors"), 0, "no error before a frame uses WQE 1");
+    s.idle(SLOW + 100);
+    assert_eq!(s.reads(), 3, "doorbell record, WQE 0, WQE 1 ahead");
+    // The next frame uses WQE 1: LOCAL_ACCESS, the RQ in error (no read again).
+    s.send(&[(3, Some(frame(2)), info)], 17, "WQE 1");
+    assert!(s.rq.error, "the model fails it");
+    let last = decode_cmpl(s.b.cmpl.items.last().unwrap());
+    assert_eq!((last.opcode, last.syndrome), (14, 0x11), "LOCAL_ACCESS");
+    assert_eq!((s.stat("errors"), s.reads()), (1, 3));
+    // The other RQ goes on.
+    s.swap(&mut other);
+    let segs = s.random_segs(200, &mut cursor);
+    s.post(&segs);
+    s.send(&[(RQN, Some(frame(3)), info)], 17, "RQ 2");
 }
