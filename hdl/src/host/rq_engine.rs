@@ -6,9 +6,11 @@
 //! ```text
 //! s_axis_rx (frame) -> frame buffer -> s_axis_rx_meta (its record) -> RQ context (LUT RAM)
 //!   -> producer counter from the doorbell record when the cached one is used up
-//!   -> receive WQE (scatter list, up to 16 data segments) -> per segment, per 4 KiB piece:
+//!   -> receive WQE (scatter list, up to 16 data segments), from the RQ's WQE slot, read
+//!      into it (DMA) unless read ahead -> per segment, per 4 KiB piece:
 //!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position: off)
 //!   -> m_cmpl (RESP_SEND CQE request) after the last data beat was taken
+//!   -> the RQ's next WQE read into its slot (in the background) if it is posted
 //! ```
 //!
 //! - A frame's data leaves the RX path before its record (the record waits for the checksum
@@ -17,10 +19,20 @@
 //! - A frame for an RQ that is not ready (never created, or in error) is dropped and counted
 //!   (`stat_no_queue`); one for an RQ with no posted WQE is dropped and counted
 //!   (`stat_no_wqe`, the mlx5 "out of buffer" counter).
+//! - WQE slots: each RQ has a slot (block RAM, the first 256 bytes of a WQE) holding the WQE
+//!   at its consumer counter once read. When a frame uses up its RQ's WQE and the producer
+//!   counter the engine knows says the next one is posted, that one is read into the slot
+//!   while the engine goes on with other frames (never a WQE beyond that counter: the
+//!   doorbell record is still read only when it is used up), so the RQ's next frame copies it
+//!   into the WQE register (one cycle a datapath beat) instead of waiting a DMA round trip.
+//!   Up to four WQE reads are in flight (tags 1..=4, any RQs, one per RQ). A command on an
+//!   RQ (CREATE, DESTROY, RESET) empties its slot and drops the answer of a read in flight
+//!   for it. The driver rewrites a WQE only after it is used up, so a WQE read ahead is the
+//!   one a read at the frame would give.
 //! - A scatter list ends at a segment with byte count 0 (mlx5 ends it with lkey 0x100), or at
 //!   16 segments or the WQE stride. A segment outside its memory region (or an invalid lkey)
 //!   → LOCAL_PROT; a frame longer than the list → LOCAL_LENGTH; a WQE read answered with an
-//!   error → LOCAL_ACCESS. Each gives an error CQE (RESP_ERR, syndrome, `vendor_err_synd` =
+//!   error → LOCAL_ACCESS (on the frame that uses the WQE, when it was read ahead). Each gives an error CQE (RESP_ERR, syndrome, `vendor_err_synd` =
 //!   segment index), consumes the WQE, drops the frame, and puts the RQ in error until RESET
 //!   (bytes already written into earlier segments stay).
 //! - Striding (multi-packet) RQs (mlx5 MPWRQ; CREATE's `striding`, `log_num_strides`,
@@ -35,23 +47,31 @@
 //!   drop as above. A WQE is used up when its strides are (or by an error CQE). The bytes a
 //!   frame may use are the data segment's byte count from its first stride: a frame longer
 //!   (segment 2) or needing more strides than a whole WQE (segment 1) → LOCAL_LENGTH.
-//!   `stat_cqes` counts frame completions, not fillers. The WQE register keeps a striding
-//!   WQE between frames: the next frame into the same WQE is not read again.
+//!   `stat_cqes` counts frame completions, not fillers. A striding WQE stays in its slot
+//!   until used up, and in the WQE register between frames: the next frame into the same WQE
+//!   is not read again (nor copied, when no frame of another RQ came in between).
 //! - Ports ([`RqPorts`]): `s_axis_rx_*`, `s_axis_rx_meta_*` ([`RxMeta`]), `s_qcmd_*` /
-//!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tag 0 only),
+//!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tags
+//!   `0..`[`RQ_DMA_TAGS`]: 0 doorbell records, the others WQE reads; answers in any order),
 //!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
 //!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
 //! - States: [`RqState`].
-//! - Throughput: one frame at a time (receive, WQE fetch, scatter, completion); the frame
-//!   buffer holds one frame of `max_frame` bytes. A striding RQ reads each (32-byte) WQE
-//!   once while frames of that RQ follow each other (a frame of another RQ in between makes
-//!   the next one read it again); a filler adds a CQE and three cycles. Latency: a doorbell-record read
-//!   when the cached producer counter is used up (striding: only when a WQE is used up), one
-//!   WQE read (striding: none for the second and later frames in a WQE), then the writes.
-//! - Cost: the WQE register (most of the flip-flops), the RQ contexts in LUT RAM (25 bits more
-//!   per RQ for the stride geometry and cursor, plus a 16-bit stride adder), the frame
-//!   buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE figures:
-//!   results/HOST.md).
+//! - Throughput: one frame at a time (receive, WQE, scatter, completion); the frame buffer
+//!   holds one frame of `max_frame` bytes. Each WQE is read once; a frame's WQE read ahead
+//!   (the steady state: an RQ's frames further apart than a DMA round trip, up to four RQs'
+//!   reads in flight at once) costs a copy of `wqe_len / (data_bits / 8)` cycles (plain
+//!   64-byte WQEs on a 64-bit datapath: 8, plus 1) instead of a round trip; a filler adds a
+//!   CQE and three cycles. Latency: a doorbell-record read when the cached producer counter
+//!   is used up (striding: only when a WQE is used up), a WQE read when it was not read
+//!   ahead (an RQ's first frame, the first after its known WQEs ran out or after a command,
+//!   a frame that follows the one before on its RQ within a round trip, which waits for the
+//!   read in flight), then the writes.
+//! - Cost: the WQE register (most of the flip-flops), the WQE slots in block RAM (256 bytes
+//!   per RQ: 16 KiB at 64 RQs) with 17 bits per RQ in LUT RAM (its WQE counter and error)
+//!   and a valid bit per RQ, four tags' registers (RQ, WQE counter, stale), the RQ contexts
+//!   in LUT RAM (25 bits more per RQ for the stride geometry and cursor, plus a 16-bit stride
+//!   adder), the frame buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE
+//!   figures: results/HOST.md).
 //! - Golden model: `nicgen_model::rq`; test: `testbench/tests/host/rq_engine.rs`.
 
 use super::cq_engine::Cmpl;
