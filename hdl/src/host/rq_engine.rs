@@ -220,6 +220,9 @@ nicgen_edsl::states! {
         WrData,
         Cmpl,
         Advance,
+        /// Reads of the RQ's next WQEs, one a cycle (two cycles).
+        Ahead,
+        Ahead2,
         /// Striding RQ: the filler CQE for the strides the frame could not use.
         Filler,
         /// Striding RQ: the WQE after the filler; the frame starts over at `Ctx`.
@@ -404,24 +407,34 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 ci,
             ));
 
-            // ---- WQE slots: per RQ, the WQE at its consumer counter, read ahead ----
-            // A slot holds the WQE `slot_ci` of its RQ (its first `wqe_len` bytes, beats of the
-            // datapath in block RAM) once its read is answered: `slot_valid`, and `slot_err`
-            // when the answer was an error (the frame that uses the WQE gets LOCAL_ACCESS).
-            // When a frame uses up its RQ's WQE, the next one is read into the slot if the
-            // known producer counter says it is posted; a frame whose slot holds its WQE copies
-            // it into the WQE register (a few cycles) instead of reading it. A command on an RQ
-            // empties its slot and marks its read in flight stale (its answer is dropped).
+            // ---- WQE slots: per RQ, its next two WQEs, read ahead ----
+            // Each RQ has two slots, for the WQEs with an even and an odd counter. A slot holds
+            // WQE `slot_ci` (its first `wqe_len` bytes, beats of the datapath in block RAM)
+            // once its read is answered: valid, with an error flag when the answer was an
+            // error (the frame that uses the WQE gets LOCAL_ACCESS). A frame whose slot holds
+            // its WQE copies it into the WQE register (a few cycles) instead of reading it.
+            // After a frame, the RQ's next two WQEs are read into their slots when the known
+            // producer counter says they are posted and they are neither there nor on the way.
+            // A command on an RQ empties its slots and marks its reads in flight stale (their
+            // answers are dropped).
             let nq = cfg.rqs.next_power_of_two();
             let slot_q = cur_q.trunc(aw).named("slot_rq");
-            let slot_mem = memory("wqe_slots", w, nq * wqe_beats);
-            // The slot's WQE counter and error flag, {err, ci}.
-            let slot_info_mem = memory("wqe_slot_info", 17, nq);
-            let slot_valid = reg_init(nq, 0u32).named("slot_valid");
-            let slot_info = slot_info_mem.read_async(slot_q).named("slot_info_q");
-            let slot_err = slot_info.bit(16).named("slot_err_q");
-            let slot_hit = (slot_valid.shr_by(slot_q).bit(0) & slot_info.slice(15, 0).eq(ctx.ci))
-                .named("slot_hit");
+            let slot_mem = memory("wqe_slots", w, 2 * nq * wqe_beats);
+            // A slot's WQE counter and error flag, {err, ci}.
+            let slot_info_mem = memory("wqe_slot_info", 17, 2 * nq);
+            let slot_valid = reg_init(2 * nq, 0u32).named("slot_valid");
+            let slot_at = |c: Sig| cat(&[slot_q, c.bit(0)]);
+            let infos = [0u32, 1].map(|p| {
+                slot_info_mem
+                    .read_async(cat(&[slot_q, lit(1, p)]))
+                    .named(&format!("slot_info_{p}"))
+            });
+            let info_of = |c: Sig| mux(c.bit(0), infos[1], infos[0]);
+            // The slot of WQE `c` of this RQ holds it.
+            let have =
+                |c: Sig| slot_valid.shr_by(slot_at(c)).bit(0) & info_of(c).slice(15, 0).eq(c);
+            let slot_err = info_of(ctx.ci).bit(16).named("slot_err_q");
+            let slot_hit = have(ctx.ci).named("slot_hit");
             // The WQE-read tags: busy (issued or waiting to be), for which RQ and WQE, stale.
             let np = RQ_DMA_TAGS - 1;
             let t_busy: Vec<Sig> = (1..=np)
@@ -437,15 +450,17 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 .map(|t| reg_init(1, 0u32).named(&format!("wqe_tag{t}_stale")))
                 .collect();
             let any = |v: Vec<Sig>| v.into_iter().reduce(|a, b| a | b).unwrap();
-            // A read of this RQ's WQE is in flight (live: not stale).
-            let busy_q = any((0..np as usize)
-                .map(|i| t_busy[i] & t_q[i].eq(slot_q))
-                .collect())
-            .named("wqe_read_busy_rq");
+            // A read into the slot of WQE `c` of this RQ is in flight (stale or not).
+            let slot_busy = |c: Sig| {
+                any((0..np as usize)
+                    .map(|i| t_busy[i] & t_q[i].eq(slot_q) & t_ci[i].bit(0).eq(c.bit(0)))
+                    .collect())
+            };
+            // The read of the frame's WQE is in flight (and not stale).
             let live_q = any((0..np as usize)
-                .map(|i| t_busy[i] & !t_stale[i] & t_q[i].eq(slot_q))
+                .map(|i| t_busy[i] & !t_stale[i] & t_q[i].eq(slot_q) & t_ci[i].eq(ctx.ci))
                 .collect())
-            .named("wqe_read_live_rq");
+            .named("wqe_read_live");
             let tag_bits = 3;
             let free_tag = select(
                 &(0..np as usize)
@@ -467,6 +482,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let a_q = by_tag(&t_q, aw).named("answer_rq");
             let a_ci = by_tag(&t_ci, 16).named("answer_ci");
             let a_stale = by_tag(&t_stale, 1).named("answer_stale");
+            let a_slot = cat(&[a_q, a_ci.bit(0)]).named("answer_slot");
             let a_beat = (cpl.valid() & cpl_tag.ne(0u32)).named("wqe_answer_beat");
             let a_done = (a_beat & cpl.last()).named("wqe_answer_done");
             let a_pos = reg_init(wqe_beat_bits, 0u32).named("wqe_answer_beat_no");
@@ -479,11 +495,11 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 &[(a_done, lit(1, 0u32)), (a_beat & cpl_u.err, lit(1, 1u32))],
                 a_err,
             ));
-            slot_mem.write(a_beat, cat(&[a_q, a_pos]), cpl.data());
+            slot_mem.write(a_beat, cat(&[a_slot, a_pos]), cpl.data());
             // A command on the RQ this cycle also makes the answer stale.
             let cmd_on = |x: Sig| is(S::Qcmd) & x.eq(slot_q);
             let a_fill = (a_done & !a_stale & !cmd_on(a_q)).named("slot_filled");
-            slot_info_mem.write(a_fill, a_q, cat(&[a_err | cpl_u.err, a_ci]));
+            slot_info_mem.write(a_fill, a_slot, cat(&[a_err | cpl_u.err, a_ci]));
 
             let ring = cat(&[ctx.base, lit(12, 0u32)]);
             let mask = (lit(16, 1u32).shl_by(ctx.log_size) - 1u32).named("ring_mask");
@@ -511,7 +527,8 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 lit(wqe_beat_bits + 1, 0u32),
             ));
             let copy_done = (is(S::Copy) & copy_k.eq(wqe_n)).named("copy_done");
-            let slot_word = slot_mem.read_sync(cat(&[slot_q, copy_k.trunc(wqe_beat_bits)]), None);
+            let slot_word =
+                slot_mem.read_sync(cat(&[slot_at(ctx.ci), copy_k.trunc(wqe_beat_bits)]), None);
             let copy_at = (copy_k - 1u32).trunc(wqe_beat_bits);
             let copy_wr = (is(S::Copy) & copy_k.ne(0u32)).named("copy_write");
             let slots: Vec<Sig> = (0..wqe_beats)
@@ -798,7 +815,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             p.cmpl.valid.set(is(S::Cmpl) | filling);
             let cmpl_go = (is(S::Cmpl) & cmpl_ready).named("cmpl_go");
 
-            // ---- WQE reads: the frame's (WqeReq) and the next one of its RQ (Advance) ----
+            // ---- WQE reads: the frame's (WqeReq) and its RQ's next two (Ahead) ----
             let adv = is(S::Advance);
             // Striding: the strides after this frame's; the WQE is used up when they all are
             // (and after an error, which consumes it).
@@ -808,15 +825,22 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             // One request waits in a register for the port (the doorbell read goes first
             // unless this one is already offered); its tag is taken when it is loaded.
             let rr_valid = reg_init(1, 0u32).named("wqe_req_valid");
-            let can_load = (!rr_valid & free_tag.ne(0u32) & !busy_q).named("wqe_read_can_load");
-            let load_now = (is(S::WqeReq) & !live_q & can_load).named("wqe_read_now");
-            // Ahead: the RQ's WQE is used up and the next one is posted (by the producer
-            // counter already known: no read beyond it).
-            let ci_next = (ci + 1u32).named("ci_next");
-            let load_ahead =
-                (adv & wqe_done & !failed & ci_next.ne(pc) & can_load).named("wqe_read_ahead");
+            let rr_go = wire(1).named("wqe_read_go");
+            let can_load = ((!rr_valid | rr_go) & free_tag.ne(0u32)).named("wqe_read_can_load");
+            let load_now =
+                (is(S::WqeReq) & !live_q & !slot_busy(ctx.ci) & can_load).named("wqe_read_now");
+            // Ahead (the context already written by Advance): WQEs `ci` and `ci + 1` when the
+            // known producer counter says they are posted (no read beyond it), the first
+            // missing one of them, one a cycle.
+            let (c1, c2) = (ctx.ci, (ctx.ci + 1u32).named("ci_after"));
+            let posted1 = ctx.ci.ne(ctx.pc);
+            let posted2 = posted1 & c2.ne(ctx.pc);
+            let want1 = (posted1 & !have(c1) & !slot_busy(c1)).named("ahead_want_1");
+            let want2 = (posted2 & !have(c2) & !slot_busy(c2)).named("ahead_want_2");
+            let ahead = is(S::Ahead) | is(S::Ahead2);
+            let load_ahead = (ahead & q_ok & (want1 | want2) & can_load).named("wqe_read_ahead");
             let load = (load_now | load_ahead).named("wqe_read_load");
-            let load_ci = mux(adv, ci_next, ci);
+            let load_ci = mux(load_ahead & !want1, c2, c1).named("wqe_read_ci");
             let wqe_off = (load_ci & mask).zext(64).shl_by(stride).named("wqe_offset");
             let rr = reg(64 + 13 + tag_bits).enable(load).named("wqe_req");
             rr.set(cat(&[ring + wqe_off, wqe_len, free_tag]));
@@ -841,9 +865,9 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             offered.set(rd_valid & !rd_req_ready);
             offered_dbr.set(pick_dbr);
             let dbr_go = (is(S::DbrReq) & pick_dbr & rd_req_ready).named("dbr_read_go");
-            let rr_go = (rr_valid & !pick_dbr & rd_req_ready).named("wqe_read_go");
+            rr_go.set(rr_valid & !pick_dbr & rd_req_ready);
             rr_valid.set(select(
-                &[(rr_go, lit(1, 0u32)), (load, lit(1, 1u32))],
+                &[(load, lit(1, 1u32)), (rr_go, lit(1, 0u32))],
                 rr_valid,
             ));
             for i in 0..np as usize {
@@ -861,13 +885,19 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 ));
             }
             // Slots: filled by an answer, emptied when their WQE is used up (a frame's
-            // completion or a filler) or by a command on their RQ.
-            let one = |x: Sig| lit(nq, 1u32).shl_by(x);
-            let slot_set = mux(a_fill, one(a_q), lit(nq, 0u32));
-            let slot_clr = mux(
-                is(S::Qcmd) | (adv & wqe_done) | fill_adv,
-                one(slot_q),
-                lit(nq, 0u32),
+            // completion or a filler) or by a command on their RQ (both).
+            let one = |x: Sig| lit(2 * nq, 1u32).shl_by(x);
+            let slot_set = mux(a_fill, one(a_slot), lit(2 * nq, 0u32));
+            let slot_clr = select(
+                &[
+                    (
+                        is(S::Qcmd),
+                        one(slot_at(lit(1, 0u32))) | one(slot_at(lit(1, 1u32))),
+                    ),
+                    (adv & wqe_done, one(slot_at(ci))),
+                    (fill_adv, one(slot_at(ctx.ci))),
+                ],
+                lit(2 * nq, 0u32),
             );
             slot_valid.set((slot_valid | slot_set) & !slot_clr);
 
@@ -924,7 +954,9 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     (filling & cmpl_ready, next(S::FillAdv)),
                     (is(S::FillAdv), next(S::Ctx)),
                     (cmpl_go, next(S::Advance)),
-                    (is(S::Advance), next(S::Idle)),
+                    (is(S::Advance), next(S::Ahead)),
+                    (is(S::Ahead), next(S::Ahead2)),
+                    (is(S::Ahead2), next(S::Idle)),
                 ],
                 state.q(),
             ));

@@ -7,7 +7,7 @@
 //! same way: frames of random sizes packed into the strides of each WQE, filler CQEs where a
 //! frame does not fit in the strides left, a filler followed by no WQE counted as a drop, each
 //! WQE read once for all its frames, and its error cases. With DMA reads answered after a long
-//! fixed latency: two RQs' next WQEs read ahead into their slots while frames of the other
+//! fixed latency: two RQs' next two WQEs read ahead into their slots while frames of the other
 //! arrive (frames complete in less than one read's latency, one read per frame), never beyond
 //! the posted WQEs; a RESET drops a WQE read ahead (landed or in flight).
 
@@ -795,7 +795,7 @@ fn wqes_are_read_ahead_per_rq() {
         s.swap(&mut other);
     }
     // The first frame of each RQ reads the doorbell record and its WQE; when it is used up,
-    // the next WQE is read into the RQ's slot.
+    // the next two WQEs are read into the RQ's slots.
     for q in [RQN, 3] {
         let t = s.send(&[(q, Some(frame(300, q as u8)), info)], 11, "first frame");
         assert!(
@@ -804,9 +804,13 @@ fn wqes_are_read_ahead_per_rq() {
         );
         s.swap(&mut other);
     }
-    assert_eq!(s.reads(), 6, "per RQ: doorbell record, WQE 0, WQE 1 ahead");
-    // Frames of the two RQs in turn, each after its slot was filled: none waits for a read
-    // (each completes in less than one DMA latency), and each has the next WQE read ahead
+    assert_eq!(
+        s.reads(),
+        8,
+        "per RQ: doorbell record, WQE 0, WQEs 1 and 2 ahead"
+    );
+    // Frames of the two RQs in turn, each after its slots were filled: none waits for a read
+    // (each completes in less than one DMA latency), and each has the WQE two ahead read
     // while one is posted.
     for k in 1..4u8 {
         s.idle(SLOW + 100);
@@ -820,7 +824,7 @@ fn wqes_are_read_ahead_per_rq() {
     assert_eq!(
         s.reads(),
         10,
-        "one read ahead per frame but the last of each RQ"
+        "each WQE read once, none beyond the posted ones"
     );
     // The fifth frame finds no WQE: the doorbell record is read (nothing was read ahead of it).
     s.idle(SLOW + 100);
@@ -839,24 +843,25 @@ fn a_command_empties_the_slot() {
         let segs = s.random_segs(500, &mut cursor);
         s.post(&segs);
     }
-    // WQE 1 is read ahead and lands in the slot; RESET, the driver writes WQE 1 again (other
-    // buffers): the frame uses the new one, read again.
+    // WQEs 1 and 2 are read ahead and land in the slots; RESET, the driver writes WQE 1 again
+    // (other buffers): the frame uses the new one, read again.
     s.send(&[(RQN, Some(frame(1)), info)], 13, "WQE 0");
     s.idle(SLOW + 100);
-    assert_eq!(s.reads(), 3, "doorbell record, WQE 0, WQE 1 ahead");
+    assert_eq!(s.reads(), 4, "doorbell record, WQE 0, WQEs 1 and 2 ahead");
     assert_eq!(s.command(rq_cmd(3, RQN as u128, [0; 8]), 13), 0, "RESET");
     let segs = s.random_segs(500, &mut cursor);
     s.rewrite(1, &segs);
     let t = s.send(&[(RQN, Some(frame(2)), info)], 13, "WQE 1 after RESET");
     assert!(t > SLOW, "WQE 1 after RESET: {t} cycles, without a read");
-    assert_eq!(s.reads(), 5, "WQE 1 again, WQE 2 ahead");
-    // RESET while WQE 2's read is in flight: its answer is dropped, WQE 2 read again.
+    assert_eq!(s.reads(), 7, "WQE 1 again, WQEs 2 and 3 ahead");
+    // RESET while the reads of WQEs 2 and 3 are in flight: their answers are dropped, WQE 2
+    // read again (WQE 3 ahead).
     assert_eq!(s.command(rq_cmd(3, RQN as u128, [0; 8]), 13), 0, "RESET");
     let segs = s.random_segs(500, &mut cursor);
     s.rewrite(2, &segs);
     s.idle(SLOW + 100);
     s.send(&[(RQN, Some(frame(3)), info)], 13, "WQE 2 after RESET");
-    assert_eq!(s.reads(), 7, "WQE 2 again, WQE 3 ahead");
+    assert_eq!(s.reads(), 9, "WQE 2 again, WQE 3 ahead");
 }
 
 #[test]
