@@ -787,8 +787,9 @@ fn wqes_are_read_ahead_per_rq() {
     let mut cursor = 0;
     let frame = |n: usize, k: u8| -> Vec<u8> { (0..n).map(|i| (i as u8) ^ k).collect() };
     // Four WQEs on each RQ, posted before any frame.
-    for _ in 0..2 {
-        for _ in 0..4 {
+    // Six WQEs on RQ 2, four on RQ 3, posted before any frame.
+    for n in [6, 4] {
+        for _ in 0..n {
             let segs = s.random_segs(300, &mut cursor);
             s.post(&segs);
         }
@@ -823,13 +824,24 @@ fn wqes_are_read_ahead_per_rq() {
     }
     assert_eq!(
         s.reads(),
-        10,
-        "each WQE read once, none beyond the posted ones"
+        12,
+        "RQ 3: each WQE read once; RQ 2: WQEs 4 and 5 ahead"
     );
-    // The fifth frame finds no WQE: the doorbell record is read (nothing was read ahead of it).
+    // Two frames of RQ 2 back to back: the second's WQE was read ahead too.
+    s.idle(SLOW + 100);
+    let two: Vec<_> = (0..2)
+        .map(|k| (RQN, Some(frame(300, 20 + k)), info))
+        .collect();
+    let t = s.send(&two, 11, "two frames back to back");
+    assert!(
+        t < SLOW,
+        "two frames back to back: {t} cycles: a read waited for"
+    );
+    // The seventh frame finds no WQE: the doorbell record is read (nothing was read ahead
+    // of it).
     s.idle(SLOW + 100);
     s.send(&[(RQN, Some(frame(300, 9)), info)], 11, "no WQE");
-    assert_eq!((s.stat("no_wqe"), s.reads()), (1, 11));
+    assert_eq!((s.stat("no_wqe"), s.reads()), (1, 13));
 }
 
 #[test]
