@@ -10,7 +10,7 @@
 //!      into it (DMA) unless read ahead -> per segment, per 4 KiB piece:
 //!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position: off)
 //!   -> m_cmpl (RESP_SEND CQE request) after the last data beat was taken
-//!   -> the RQ's next WQE read into its slot (in the background) if it is posted
+//!   -> the RQ's next two WQEs read into its slots (in the background) if they are posted
 //! ```
 //!
 //! - A frame's data leaves the RX path before its record (the record waits for the checksum
@@ -19,16 +19,17 @@
 //! - A frame for an RQ that is not ready (never created, or in error) is dropped and counted
 //!   (`stat_no_queue`); one for an RQ with no posted WQE is dropped and counted
 //!   (`stat_no_wqe`, the mlx5 "out of buffer" counter).
-//! - WQE slots: each RQ has a slot (block RAM, the first 256 bytes of a WQE) holding the WQE
-//!   at its consumer counter once read. When a frame uses up its RQ's WQE and the producer
-//!   counter the engine knows says the next one is posted, that one is read into the slot
-//!   while the engine goes on with other frames (never a WQE beyond that counter: the
-//!   doorbell record is still read only when it is used up), so the RQ's next frame copies it
-//!   into the WQE register (one cycle a datapath beat) instead of waiting a DMA round trip.
-//!   Up to four WQE reads are in flight (tags 1..=4, any RQs, one per RQ). A command on an
-//!   RQ (CREATE, DESTROY, RESET) empties its slot and drops the answer of a read in flight
-//!   for it. The driver rewrites a WQE only after it is used up, so a WQE read ahead is the
-//!   one a read at the frame would give.
+//! - WQE slots: each RQ has two slots (block RAM, the first 256 bytes of a WQE each, for the
+//!   WQEs with even and odd counters), holding its next two WQEs once read. After a frame
+//!   (states `Ahead`, `Ahead2`), its RQ's WQEs at the consumer counter and the one after are
+//!   read into their slots if the producer counter the engine knows says they are posted and
+//!   they are neither there nor on the way (never a WQE beyond that counter: the doorbell
+//!   record is still read only when it is used up). The reads go on while the engine takes
+//!   other frames, so the RQ's next frames copy their WQEs into the WQE register (one cycle
+//!   a datapath beat) instead of waiting a DMA round trip. Up to four WQE reads are in
+//!   flight (tags 1..=4, any RQs). A command on an RQ (CREATE, DESTROY, RESET) empties its
+//!   slots and drops the answers of its reads in flight. The driver rewrites a WQE only after
+//!   it is used up, so a WQE read ahead is the one a read at the frame would give.
 //! - A scatter list ends at a segment with byte count 0 (mlx5 ends it with lkey 0x100), or at
 //!   16 segments or the WQE stride. A segment outside its memory region (or an invalid lkey)
 //!   → LOCAL_PROT; a frame longer than the list → LOCAL_LENGTH; a WQE read answered with an
@@ -58,17 +59,16 @@
 //! - States: [`RqState`].
 //! - Throughput: one frame at a time (receive, WQE, scatter, completion); the frame buffer
 //!   holds one frame of `max_frame` bytes. Each WQE is read once; a frame's WQE read ahead
-//!   (the steady state: an RQ's frames further apart than a DMA round trip, up to four RQs'
-//!   reads in flight at once) costs a copy of `wqe_len / (data_bits / 8)` cycles (plain
-//!   64-byte WQEs on a 64-bit datapath: 8, plus 1) instead of a round trip; a filler adds a
-//!   CQE and three cycles. Latency: a doorbell-record read when the cached producer counter
-//!   is used up (striding: only when a WQE is used up), a WQE read when it was not read
-//!   ahead (an RQ's first frame, the first after its known WQEs ran out or after a command,
-//!   a frame that follows the one before on its RQ within a round trip, which waits for the
-//!   read in flight), then the writes.
-//! - Cost: the WQE register (most of the flip-flops), the WQE slots in block RAM (256 bytes
-//!   per RQ: 16 KiB at 64 RQs) with 17 bits per RQ in LUT RAM (its WQE counter and error)
-//!   and a valid bit per RQ, four tags' registers (RQ, WQE counter, stale), the RQ contexts
+//!   (the steady state, unless three frames of one RQ come within a DMA round trip) costs a
+//!   copy of `wqe_len / (data_bits / 8)` cycles plus one (plain 64-byte WQEs on a 64-bit
+//!   datapath: 9) instead of a round trip, and the reads ahead two cycles a frame; a filler
+//!   adds a CQE and three cycles. Latency: a doorbell-record read when the cached producer
+//!   counter is used up (striding: only when a WQE is used up), a WQE read when it was not
+//!   read ahead (an RQ's first frame, the first after its known WQEs ran out or after a
+//!   command; a frame whose WQE is on the way waits for that read), then the writes.
+//! - Cost: the WQE register (most of the flip-flops), the WQE slots in block RAM (512 bytes
+//!   per RQ: 32 KiB at 64 RQs) with 17 bits per slot in LUT RAM (its WQE counter and error)
+//!   and a valid bit per slot, four tags' registers (RQ, WQE counter, stale), the RQ contexts
 //!   in LUT RAM (25 bits more per RQ for the stride geometry and cursor, plus a 16-bit stride
 //!   adder), the frame buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE
 //!   figures: results/HOST.md).
@@ -409,7 +409,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
 
             // ---- WQE slots: per RQ, its next two WQEs, read ahead ----
             // Each RQ has two slots, for the WQEs with an even and an odd counter. A slot holds
-            // WQE `slot_ci` (its first `wqe_len` bytes, beats of the datapath in block RAM)
+            // its WQE (the first `wqe_len` bytes, beats of the datapath in block RAM)
             // once its read is answered: valid, with an error flag when the answer was an
             // error (the frame that uses the WQE gets LOCAL_ACCESS). A frame whose slot holds
             // its WQE copies it into the WQE register (a few cycles) instead of reading it.

@@ -22,7 +22,7 @@ use nicgen_model::rq::{Rq, RxInfo, Strides};
 use nicgen_model::sq::Mr;
 use nicgen_tb::record::{RecordDriver, RecordSink};
 use nicgen_tb::stream::{
-    run_until_budget, run_until_seeded, step, Status, StreamDriver, StreamPorts,
+    run_until_budget, run_until_seeded, step, Status, StreamDriver, StreamError, StreamPorts,
 };
 use nicgen_tb::{Model, Sim};
 use nicgen_tests::dut;
@@ -61,18 +61,23 @@ struct Bench {
 }
 
 impl Bench {
+    /// One cycle of every agent; whether one made progress.
+    fn step(&mut self, sim: &mut Sim) -> Result<bool, StreamError> {
+        let Bench {
+            host,
+            frames,
+            metas,
+            qcmd,
+            qres,
+            cmpl,
+        } = self;
+        step(sim, &mut [host, frames, metas, qcmd, qres, cmpl])
+    }
+
     fn step_until(&mut self, sim: &mut Sim, seed: u64, done: impl Fn(&Bench) -> bool) {
         let mut tail = 20;
         run_until_seeded(sim, seed, 3000, |sim| {
-            let Bench {
-                host,
-                frames,
-                metas,
-                qcmd,
-                qres,
-                cmpl,
-            } = self;
-            let p = step(sim, &mut [host, frames, metas, qcmd, qres, cmpl])?;
+            let p = self.step(sim)?;
             let quiet =
                 self.frames.is_idle() && self.metas.is_idle() && self.qcmd.is_idle() && done(self);
             if quiet {
@@ -274,15 +279,7 @@ impl Setup {
     /// Run `n` cycles with nothing new to send.
     fn idle(&mut self, n: u64) {
         for _ in 0..n {
-            let Bench {
-                host,
-                frames,
-                metas,
-                qcmd,
-                qres,
-                cmpl,
-            } = &mut self.b;
-            step(&mut self.sim, &mut [host, frames, metas, qcmd, qres, cmpl]).unwrap();
+            self.b.step(&mut self.sim).unwrap();
         }
     }
 
@@ -365,16 +362,8 @@ impl Setup {
         let mut tail = 20;
         // A budget as well: a design that completes forever must fail, not hang.
         run_until_budget(&mut self.sim, seed, 3000, 2_000_000, |sim| {
-            let Bench {
-                host,
-                frames: f,
-                metas,
-                qcmd,
-                qres,
-                cmpl,
-            } = &mut self.b;
-            let p = step(sim, &mut [host, f, metas, qcmd, qres, cmpl])?;
-            let quiet = sim_outcomes(sim) == frames && cmpl.items.len() >= k0 + n;
+            let p = self.b.step(sim)?;
+            let quiet = sim_outcomes(sim) == frames && self.b.cmpl.items.len() >= k0 + n;
             if quiet {
                 outcome_at.get_or_insert(sim.cycles());
                 tail -= 1;
@@ -768,6 +757,11 @@ impl Setup {
 /// DMA reads answered after this many cycles, no sooner and no later.
 const SLOW: u64 = 600;
 
+/// A frame of `n` bytes, told apart by `k`.
+fn pattern(n: usize, k: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8) ^ k).collect()
+}
+
 fn slow_dma() -> DmaConfig {
     DmaConfig {
         seed: 3,
@@ -785,7 +779,6 @@ fn wqes_are_read_ahead_per_rq() {
     let mut other = s.create_other(3, 5, (1 << LOG_SIZE) << LOG_STRIDE, 11);
     let info = RxInfo::default();
     let mut cursor = 0;
-    let frame = |n: usize, k: u8| -> Vec<u8> { (0..n).map(|i| (i as u8) ^ k).collect() };
     // Four WQEs on each RQ, posted before any frame.
     // Six WQEs on RQ 2, four on RQ 3, posted before any frame.
     for n in [6, 4] {
@@ -798,7 +791,7 @@ fn wqes_are_read_ahead_per_rq() {
     // The first frame of each RQ reads the doorbell record and its WQE; when it is used up,
     // the next two WQEs are read into the RQ's slots.
     for q in [RQN, 3] {
-        let t = s.send(&[(q, Some(frame(300, q as u8)), info)], 11, "first frame");
+        let t = s.send(&[(q, Some(pattern(300, q as u8)), info)], 11, "first frame");
         assert!(
             t > 2 * SLOW,
             "RQ {q}: first frame in {t} cycles, without its two reads"
@@ -817,7 +810,7 @@ fn wqes_are_read_ahead_per_rq() {
         s.idle(SLOW + 100);
         for q in [RQN, 3] {
             let what = format!("RQ {q} frame {k}");
-            let t = s.send(&[(q, Some(frame(300, k ^ q as u8)), info)], 11, &what);
+            let t = s.send(&[(q, Some(pattern(300, k ^ q as u8)), info)], 11, &what);
             assert!(t < SLOW, "{what}: {t} cycles: it waited for a read");
             s.swap(&mut other);
         }
@@ -830,7 +823,7 @@ fn wqes_are_read_ahead_per_rq() {
     // Two frames of RQ 2 back to back: the second's WQE was read ahead too.
     s.idle(SLOW + 100);
     let two: Vec<_> = (0..2)
-        .map(|k| (RQN, Some(frame(300, 20 + k)), info))
+        .map(|k| (RQN, Some(pattern(300, 20 + k)), info))
         .collect();
     let t = s.send(&two, 11, "two frames back to back");
     assert!(
@@ -840,7 +833,7 @@ fn wqes_are_read_ahead_per_rq() {
     // The seventh frame finds no WQE: the doorbell record is read (nothing was read ahead
     // of it).
     s.idle(SLOW + 100);
-    s.send(&[(RQN, Some(frame(300, 9)), info)], 11, "no WQE");
+    s.send(&[(RQN, Some(pattern(300, 9)), info)], 11, "no WQE");
     assert_eq!((s.stat("no_wqe"), s.reads()), (1, 13));
 }
 
@@ -850,7 +843,7 @@ fn a_command_empties_the_slot() {
     let mut s = setup(&m, 13, slow_dma(), 0.0, None);
     let info = RxInfo::default();
     let mut cursor = 0;
-    let frame = |k: u8| -> Vec<u8> { (0..500).map(|i| (i as u8) ^ k).collect() };
+    let frame = |k: u8| pattern(500, k);
     for _ in 0..4 {
         let segs = s.random_segs(500, &mut cursor);
         s.post(&segs);
@@ -882,7 +875,7 @@ fn a_wqe_read_ahead_in_error_fails_the_frame_that_uses_it() {
     let mut s = setup(&m, 17, slow_dma(), 0.0, None);
     let info = RxInfo::default();
     let mut cursor = 0;
-    let frame = |k: u8| -> Vec<u8> { (0..200).map(|i| (i as u8) ^ k).collect() };
+    let frame = |k: u8| pattern(200, k);
     // RQ 3's ring has only its first WQE mapped; WQE 1 is posted but cannot be read.
     let mut other = s.create_other(3, 5, 1 << LOG_STRIDE, 17);
     s.swap(&mut other);
