@@ -10,7 +10,7 @@
 //!   SQ doorbells -> sq_engine -(frame, offload request)-> nic_core (eth_tx) --> MAC / loopback
 //!   MAC / loopback -> nic_core (eth_rx) -(frame, record)-> rq_engine                     |
 //!   sq_engine, rq_engine -(completions)-> cq_engine -> CQEs, EQEs, irq                   |
-//!   DMA: reads of sq_engine (tags 0..32) and rq_engine (tag 32) share m_dma_rd_req; writes of
+//!   DMA: reads of sq_engine (tags 0..32) and rq_engine (tags 32..37) share m_dma_rd_req; writes of
 //!        rq_engine (frames) and cq_engine (CQEs, EQEs) share m_dma_wr_req / m_dma_wr, a
 //!        whole write at a time, so a CQE never overtakes its frame's data. A DMA port
 //!        wider than the datapath (`host.dma_bits`): the answers narrowed (stream_narrow)
@@ -38,7 +38,7 @@ use crate::host::cq_engine::{cq_engine, CqArm, CqCfg, CqPorts, EqDb};
 use crate::host::mr_table::{mr_table, MrTablePorts, MrWrite};
 use crate::host::regs::consts::{qcmd_status, qtype};
 use crate::host::regs::{dev, mr, qcmd, rss, stats, uar};
-use crate::host::rq_engine::{rq_engine, RqCfg, RqPorts};
+use crate::host::rq_engine::{rq_engine, RqCfg, RqPorts, RQ_DMA_TAGS};
 use crate::host::sq_engine::{sq_engine, SqCfg, SqDb, SqPorts, TAGS as SQ_TAGS};
 use crate::host::{Axil, DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
 use crate::preset::Preset;
@@ -416,9 +416,14 @@ fn completions(u: &Parts) {
     prefer_rq.set_if(cq.ready & (sq.valid | rq.valid), !pick_rq);
 }
 
-/// DMA reads: the send engine's tags 0..32 and the receive engine's tag 32 share the request
-/// port `out` (a granted request holds, rule 1); the answers (`cpl`, at the datapath's width)
-/// go back by tag. Returns the pulse of an answer with an error.
+/// The receive engine's first DMA read tag: above the send engine's (a multiple of 8, since
+/// the receive engine reads its answers' tags modulo 8).
+const RQ_TAG_BASE: u32 = SQ_TAGS;
+
+/// DMA reads: the send engine's tags 0..SQ_TAGS and the receive engine's tags RQ_TAG_BASE..
+/// RQ_TAG_BASE + RQ_DMA_TAGS (its own tags moved up by [`RQ_TAG_BASE`]) share the request port
+/// `out` (a granted request holds, rule 1); the answers (`cpl`, at the datapath's width) go
+/// back by tag. Returns the pulse of an answer with an error.
 fn dma_reads(u: &Parts, out: &RecordStream<DmaRdReq<u32>>, cpl: &Stream) -> Sig {
     let (sq, rq) = (&u.sq.dma_rd_req, &u.rq.dma_rd_req);
     let rd_hold = reg_init(1, 0u32).named("rd_req_holding");
@@ -426,10 +431,11 @@ fn dma_reads(u: &Parts, out: &RecordStream<DmaRdReq<u32>>, cpl: &Stream) -> Sig 
     let rd_prefer_rq = reg_init(1, 0u32).named("rd_prefer_rq");
     let rd_pick_rq =
         mux(rd_hold, rd_held_rq, rq.valid & (rd_prefer_rq | !sq.valid)).named("rd_pick_rq");
-    // The receive engine's own tag is replaced by the one its answers are routed on.
+    // The receive engine's own tags are moved to the range its answers are routed on.
+    let rq_req = DmaRdReq::unpack(rq.data);
     let rq_req_tagged = DmaRdReq {
-        tag: lit(8, SQ_TAGS),
-        ..DmaRdReq::unpack(rq.data.unused())
+        tag: rq_req.tag | lit(8, RQ_TAG_BASE),
+        ..rq_req
     }
     .pack();
     let rd_valid = sq.valid | rq.valid;
@@ -442,7 +448,7 @@ fn dma_reads(u: &Parts, out: &RecordStream<DmaRdReq<u32>>, cpl: &Stream) -> Sig 
     rd_prefer_rq.set_if(rd_valid & out.ready, !rd_pick_rq);
 
     let cu = DmaRdCplUser::unpack(cpl.user().expect("tuser"));
-    let to_rq = cu.tag.eq(SQ_TAGS).named("cpl_to_rq");
+    let to_rq = (cu.tag.ge(RQ_TAG_BASE) & cu.tag.lt(RQ_TAG_BASE + RQ_DMA_TAGS)).named("cpl_to_rq");
     for (e, mine) in [(&u.sq.dma_rd_cpl, !to_rq), (&u.rq.dma_rd_cpl, to_rq)] {
         e.set_beat(&cpl.beat());
         e.valid().set(cpl.valid() & mine);

@@ -6,9 +6,11 @@
 //! ```text
 //! s_axis_rx (frame) -> frame buffer -> s_axis_rx_meta (its record) -> RQ context (LUT RAM)
 //!   -> producer counter from the doorbell record when the cached one is used up
-//!   -> receive WQE (scatter list, up to 16 data segments) -> per segment, per 4 KiB piece:
+//!   -> receive WQE (scatter list, up to 16 data segments), from the RQ's WQE slot, read
+//!      into it (DMA) unless read ahead -> per segment, per 4 KiB piece:
 //!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position: off)
 //!   -> m_cmpl (RESP_SEND CQE request) after the last data beat was taken
+//!   -> the RQ's next two WQEs read into its slots (in the background) if they are posted
 //! ```
 //!
 //! - A frame's data leaves the RX path before its record (the record waits for the checksum
@@ -17,10 +19,21 @@
 //! - A frame for an RQ that is not ready (never created, or in error) is dropped and counted
 //!   (`stat_no_queue`); one for an RQ with no posted WQE is dropped and counted
 //!   (`stat_no_wqe`, the mlx5 "out of buffer" counter).
+//! - WQE slots: each RQ has two slots (block RAM, the first 256 bytes of a WQE each, for the
+//!   WQEs with even and odd counters), holding its next two WQEs once read. After a frame
+//!   (states `Ahead`, `Ahead2`), its RQ's WQEs at the consumer counter and the one after are
+//!   read into their slots if the producer counter the engine knows says they are posted and
+//!   they are neither there nor on the way (never a WQE beyond that counter: the doorbell
+//!   record is still read only when it is used up). The reads go on while the engine takes
+//!   other frames, so the RQ's next frames copy their WQEs into the WQE register (one cycle
+//!   a datapath beat) instead of waiting a DMA round trip. Up to four WQE reads are in
+//!   flight (tags 1..=4, any RQs). A command on an RQ (CREATE, DESTROY, RESET) empties its
+//!   slots and drops the answers of its reads in flight. The driver rewrites a WQE only after
+//!   it is used up, so a WQE read ahead is the one a read at the frame would give.
 //! - A scatter list ends at a segment with byte count 0 (mlx5 ends it with lkey 0x100), or at
 //!   16 segments or the WQE stride. A segment outside its memory region (or an invalid lkey)
 //!   → LOCAL_PROT; a frame longer than the list → LOCAL_LENGTH; a WQE read answered with an
-//!   error → LOCAL_ACCESS. Each gives an error CQE (RESP_ERR, syndrome, `vendor_err_synd` =
+//!   error → LOCAL_ACCESS (on the frame that uses the WQE, when it was read ahead). Each gives an error CQE (RESP_ERR, syndrome, `vendor_err_synd` =
 //!   segment index), consumes the WQE, drops the frame, and puts the RQ in error until RESET
 //!   (bytes already written into earlier segments stay).
 //! - Striding (multi-packet) RQs (mlx5 MPWRQ; CREATE's `striding`, `log_num_strides`,
@@ -35,23 +48,30 @@
 //!   drop as above. A WQE is used up when its strides are (or by an error CQE). The bytes a
 //!   frame may use are the data segment's byte count from its first stride: a frame longer
 //!   (segment 2) or needing more strides than a whole WQE (segment 1) → LOCAL_LENGTH.
-//!   `stat_cqes` counts frame completions, not fillers. The WQE register keeps a striding
-//!   WQE between frames: the next frame into the same WQE is not read again.
+//!   `stat_cqes` counts frame completions, not fillers. A striding WQE stays in its slot
+//!   until used up, and in the WQE register between frames: the next frame into the same WQE
+//!   is not read again (nor copied, when no frame of another RQ came in between).
 //! - Ports ([`RqPorts`]): `s_axis_rx_*`, `s_axis_rx_meta_*` ([`RxMeta`]), `s_qcmd_*` /
-//!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tag 0 only),
+//!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tags
+//!   `0..`[`RQ_DMA_TAGS`]: 0 doorbell records, the others WQE reads; answers in any order),
 //!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
 //!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
 //! - States: [`RqState`].
-//! - Throughput: one frame at a time (receive, WQE fetch, scatter, completion); the frame
-//!   buffer holds one frame of `max_frame` bytes. A striding RQ reads each (32-byte) WQE
-//!   once while frames of that RQ follow each other (a frame of another RQ in between makes
-//!   the next one read it again); a filler adds a CQE and three cycles. Latency: a doorbell-record read
-//!   when the cached producer counter is used up (striding: only when a WQE is used up), one
-//!   WQE read (striding: none for the second and later frames in a WQE), then the writes.
-//! - Cost: the WQE register (most of the flip-flops), the RQ contexts in LUT RAM (25 bits more
-//!   per RQ for the stride geometry and cursor, plus a 16-bit stride adder), the frame
-//!   buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE figures:
-//!   results/HOST.md).
+//! - Throughput: one frame at a time (receive, WQE, scatter, completion); the frame buffer
+//!   holds one frame of `max_frame` bytes. Each WQE is read once; a frame's WQE read ahead
+//!   (the steady state, unless three frames of one RQ come within a DMA round trip) costs a
+//!   copy of `wqe_len / (data_bits / 8)` cycles plus one (plain 64-byte WQEs on a 64-bit
+//!   datapath: 9) instead of a round trip, and the reads ahead two cycles a frame; a filler
+//!   adds a CQE and three cycles. Latency: a doorbell-record read when the cached producer
+//!   counter is used up (striding: only when a WQE is used up), a WQE read when it was not
+//!   read ahead (an RQ's first frame, the first after its known WQEs ran out or after a
+//!   command; a frame whose WQE is on the way waits for that read), then the writes.
+//! - Cost: the WQE register (most of the flip-flops), the WQE slots in block RAM (512 bytes
+//!   per RQ: 32 KiB at 64 RQs) with 17 bits per slot in LUT RAM (its WQE counter and error)
+//!   and a valid bit per slot, four tags' registers (RQ, WQE counter, stale), the RQ contexts
+//!   in LUT RAM (25 bits more per RQ for the stride geometry and cursor, plus a 16-bit stride
+//!   adder), the frame buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE
+//!   figures: results/HOST.md).
 //! - Golden model: `nicgen_model::rq`; test: `testbench/tests/host/rq_engine.rs`.
 
 use super::cq_engine::Cmpl;
@@ -66,6 +86,11 @@ use crate::rss::rss_toeplitz::cqe_rss_hash_type_sig;
 use crate::stats::event_counter;
 use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
+
+/// DMA read tags the engine uses, `0..RQ_DMA_TAGS`: 0 for doorbell records, the others for
+/// WQE reads (one per WQE in flight). It reads an answer's tag modulo 8, so a parent may
+/// move its tags by a multiple of 8 and route the answers back unchanged.
+pub const RQ_DMA_TAGS: u32 = 5;
 
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -184,13 +209,20 @@ nicgen_edsl::states! {
         DbrReq,
         DbrWait,
         DbrGot,
+        /// No read of the frame's WQE in flight: one is issued.
         WqeReq,
+        /// The frame's WQE is being read into its RQ's slot.
         WqeWait,
+        /// The slot's WQE into the WQE register.
+        Copy,
         Seg,
         WrReq,
         WrData,
         Cmpl,
         Advance,
+        /// Reads of the RQ's next WQEs, one a cycle (two cycles).
+        Ahead,
+        Ahead2,
         /// Striding RQ: the filler CQE for the strides the frame could not use.
         Filler,
         /// Striding RQ: the WQE after the filler; the frame starts over at `Ctx`.
@@ -339,33 +371,29 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 ],
             );
 
-            // ---- Descriptor reads (tag 0) into the WQE register ----
+            // ---- DMA read answers ----
+            // Tag 0: doorbell records, into the WQE register. Tags 1..RQ_DMA_TAGS: WQE reads,
+            // into the WQE slot of the RQ the tag was issued for. The tag is taken modulo 8,
+            // so a parent that moves the tags by a multiple of 8 needs no translation back.
             let cpl_u = DmaRdCplUser::unpack(cpl.user().expect("tuser").unused());
             cpl.ready().set(lit(1, 1u32));
             // Descriptor reads are whole and start at byte 0: tkeep says nothing new.
             let _ = cpl.keep().unused();
-            let desc_beat = cpl.valid().named("desc_beat");
-            let desc_last = (desc_beat & cpl.last()).named("desc_done");
+            let cpl_tag = cpl_u.tag.trunc(3).named("answer_tag");
+            let desc_beat = (cpl.valid() & cpl_tag.eq(0u32)).named("dbr_beat");
+            let desc_last = (desc_beat & cpl.last()).named("dbr_done");
             let wqe_beat = reg_init(wqe_beat_bits, 0u32).named("wqe_beat");
             wqe_beat.set(select(
                 &[
-                    (is(S::DbrReq) | is(S::WqeReq), lit(wqe_beat_bits, 0u32)),
+                    (is(S::DbrReq), lit(wqe_beat_bits, 0u32)),
                     (desc_beat, wqe_beat + 1u32),
                 ],
                 wqe_beat,
             ));
-            let slots: Vec<Sig> = (0..wqe_beats)
-                .map(|i| {
-                    let r = reg(w).named(&format!("wqe_b{i}"));
-                    r.set_if(desc_beat & wqe_beat.eq(i as u64), cpl.data());
-                    r
-                })
-                .collect();
-            let wqe = cat(&slots.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
             let desc_err = reg_init(1, 0u32).named("desc_err");
             desc_err.set(select(
                 &[
-                    (is(S::DbrReq) | is(S::WqeReq), lit(1, 0u32)),
+                    (is(S::DbrReq), lit(1, 0u32)),
                     (desc_beat & cpl_u.err, lit(1, 1u32)),
                 ],
                 desc_err,
@@ -378,12 +406,104 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 &[(is(S::Ctx), ctx.ci), (is(S::Advance), ci + 1u32)],
                 ci,
             ));
-            let pc_rec = desc::get(dbr::RQ_PC, wqe).named("doorbell_pc");
-            pc.set(select(&[(is(S::Ctx), ctx.pc), (is(S::DbrGot), pc_rec)], pc));
+
+            // ---- WQE slots: per RQ, its next two WQEs, read ahead ----
+            // Each RQ has two slots, for the WQEs with an even and an odd counter. A slot holds
+            // its WQE (the first `wqe_len` bytes, beats of the datapath in block RAM)
+            // once its read is answered: valid, with an error flag when the answer was an
+            // error (the frame that uses the WQE gets LOCAL_ACCESS). A frame whose slot holds
+            // its WQE copies it into the WQE register (a few cycles) instead of reading it.
+            // After a frame, the RQ's next two WQEs are read into their slots when the known
+            // producer counter says they are posted and they are neither there nor on the way.
+            // A command on an RQ empties its slots and marks its reads in flight stale (their
+            // answers are dropped).
+            let nq = cfg.rqs.next_power_of_two();
+            let slot_q = cur_q.trunc(aw).named("slot_rq");
+            let slot_mem = memory("wqe_slots", w, 2 * nq * wqe_beats);
+            // A slot's WQE counter and error flag, {err, ci}.
+            let slot_info_mem = memory("wqe_slot_info", 17, 2 * nq);
+            let slot_valid = reg_init(2 * nq, 0u32).named("slot_valid");
+            let slot_at = |c: Sig| cat(&[slot_q, c.bit(0)]);
+            let infos = [0u32, 1].map(|p| {
+                slot_info_mem
+                    .read_async(cat(&[slot_q, lit(1, p)]))
+                    .named(&format!("slot_info_{p}"))
+            });
+            let info_of = |c: Sig| mux(c.bit(0), infos[1], infos[0]);
+            // The slot of WQE `c` of this RQ holds it.
+            let have =
+                |c: Sig| slot_valid.shr_by(slot_at(c)).bit(0) & info_of(c).slice(15, 0).eq(c);
+            let slot_err = info_of(ctx.ci).bit(16).named("slot_err_q");
+            let slot_hit = have(ctx.ci).named("slot_hit");
+            // The WQE-read tags: busy (issued or waiting to be), for which RQ and WQE, stale.
+            let np = RQ_DMA_TAGS - 1;
+            let t_busy: Vec<Sig> = (1..=np)
+                .map(|t| reg_init(1, 0u32).named(&format!("wqe_tag{t}_busy")))
+                .collect();
+            let t_q: Vec<Sig> = (1..=np)
+                .map(|t| reg(aw).named(&format!("wqe_tag{t}_rq")))
+                .collect();
+            let t_ci: Vec<Sig> = (1..=np)
+                .map(|t| reg(16).named(&format!("wqe_tag{t}_ci")))
+                .collect();
+            let t_stale: Vec<Sig> = (1..=np)
+                .map(|t| reg_init(1, 0u32).named(&format!("wqe_tag{t}_stale")))
+                .collect();
+            let any = |v: Vec<Sig>| v.into_iter().reduce(|a, b| a | b).unwrap();
+            // A read into the slot of WQE `c` of this RQ is in flight (stale or not).
+            let slot_busy = |c: Sig| {
+                any((0..np as usize)
+                    .map(|i| t_busy[i] & t_q[i].eq(slot_q) & t_ci[i].bit(0).eq(c.bit(0)))
+                    .collect())
+            };
+            // The read of the frame's WQE is in flight (and not stale).
+            let live_q = any((0..np as usize)
+                .map(|i| t_busy[i] & !t_stale[i] & t_q[i].eq(slot_q) & t_ci[i].eq(ctx.ci))
+                .collect())
+            .named("wqe_read_live");
+            let tag_bits = 3;
+            let free_tag = select(
+                &(0..np as usize)
+                    .map(|i| (!t_busy[i], lit(tag_bits, i as u64 + 1)))
+                    .collect::<Vec<_>>(),
+                lit(tag_bits, 0u32),
+            )
+            .named("free_wqe_tag");
+            // The answer's tag's registers.
+            let by_tag = |v: &[Sig], wd: u32| {
+                case(
+                    cpl_tag,
+                    &(0..np as usize)
+                        .map(|i| (i as u64 + 1, v[i]))
+                        .collect::<Vec<_>>(),
+                    lit(wd, 0u32),
+                )
+            };
+            let a_q = by_tag(&t_q, aw).named("answer_rq");
+            let a_ci = by_tag(&t_ci, 16).named("answer_ci");
+            let a_stale = by_tag(&t_stale, 1).named("answer_stale");
+            let a_slot = cat(&[a_q, a_ci.bit(0)]).named("answer_slot");
+            let a_beat = (cpl.valid() & cpl_tag.ne(0u32)).named("wqe_answer_beat");
+            let a_done = (a_beat & cpl.last()).named("wqe_answer_done");
+            let a_pos = reg_init(wqe_beat_bits, 0u32).named("wqe_answer_beat_no");
+            a_pos.set(select(
+                &[(a_done, lit(wqe_beat_bits, 0u32)), (a_beat, a_pos + 1u32)],
+                a_pos,
+            ));
+            let a_err = reg_init(1, 0u32).named("wqe_answer_err");
+            a_err.set(select(
+                &[(a_done, lit(1, 0u32)), (a_beat & cpl_u.err, lit(1, 1u32))],
+                a_err,
+            ));
+            slot_mem.write(a_beat, cat(&[a_slot, a_pos]), cpl.data());
+            // A command on the RQ this cycle also makes the answer stale.
+            let cmd_on = |x: Sig| is(S::Qcmd) & x.eq(slot_q);
+            let a_fill = (a_done & !a_stale & !cmd_on(a_q)).named("slot_filled");
+            slot_info_mem.write(a_fill, a_slot, cat(&[a_err | cpl_u.err, a_ci]));
+
             let ring = cat(&[ctx.base, lit(12, 0u32)]);
             let mask = (lit(16, 1u32).shl_by(ctx.log_size) - 1u32).named("ring_mask");
             let stride = ctx.log_stride;
-            let wqe_off = (ci & mask).zext(64).shl_by(stride).named("wqe_offset");
             // At most 256 bytes of the WQE are read (16 segments).
             let wqe_len = mux(
                 stride.gt(8u32),
@@ -392,16 +512,37 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             )
             .named("wqe_read_len");
             let max_segs = wqe_len.shr(4).trunc(5).named("max_segments");
-            let dbr = cat(&[ctx.dbr, lit(3, 0u32)]);
-            p.dma_rd_req.set_fields(&DmaRdReq {
-                addr: mux(is(S::DbrReq), dbr, ring + wqe_off),
-                len: mux(is(S::DbrReq), lit(13, 4u32), wqe_len),
-                ..DmaRdReq::zeros()
-            });
-            let rd_req = is(S::DbrReq) | is(S::WqeReq);
-            p.dma_rd_req.valid.set(rd_req);
-            let rd_go = rd_req & rd_req_ready;
+            // Beats of the datapath the WQE fills (in its slot and in the WQE register).
+            let wqe_n = (wqe_len + lit(13, (b - 1) as u64))
+                .shr(bb)
+                .trunc(wqe_beat_bits + 1)
+                .named("wqe_beats");
 
+            // Copy: slot beat k is read in cycle k of Copy and lands in the WQE register the
+            // next cycle; done after beat wqe_n - 1 landed.
+            let copy_k = reg_init(wqe_beat_bits + 1, 0u32).named("copy_beat");
+            copy_k.set(mux(
+                is(S::Copy),
+                copy_k + 1u32,
+                lit(wqe_beat_bits + 1, 0u32),
+            ));
+            let copy_done = (is(S::Copy) & copy_k.eq(wqe_n)).named("copy_done");
+            let slot_word =
+                slot_mem.read_sync(cat(&[slot_at(ctx.ci), copy_k.trunc(wqe_beat_bits)]), None);
+            let copy_at = (copy_k - 1u32).trunc(wqe_beat_bits);
+            let copy_wr = (is(S::Copy) & copy_k.ne(0u32)).named("copy_write");
+            let slots: Vec<Sig> = (0..wqe_beats)
+                .map(|i| {
+                    let r = reg(w).named(&format!("wqe_b{i}"));
+                    let from_dbr = desc_beat & wqe_beat.eq(i as u64);
+                    let from_slot = copy_wr & copy_at.eq(i as u64);
+                    r.set_if(from_dbr | from_slot, mux(from_dbr, cpl.data(), slot_word));
+                    r
+                })
+                .collect();
+            let wqe = cat(&slots.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
+            let pc_rec = desc::get(dbr::RQ_PC, wqe).named("doorbell_pc");
+            pc.set(select(&[(is(S::Ctx), ctx.pc), (is(S::DbrGot), pc_rec)], pc));
             // ---- Strides (striding RQ) ----
             let striding = ctx.striding.named("striding");
             let ssz_mask = (lit(16, 1u32).shl_by(ctx.log_ssz) - 1u32).named("stride_mask");
@@ -423,16 +564,16 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 .named("stride_offset");
 
             // Striding: the WQE register still holds WQE `ci` of this RQ from the frame before
-            // (no descriptor read or command since), so the next frame into it is not read
-            // again. A WQE is rewritten by the driver only after it is used up, by when `ci`
-            // has moved on.
+            // (no doorbell read, copy or command since), so the next frame into it is not
+            // copied again. A WQE is rewritten by the driver only after it is used up, by when
+            // `ci` has moved on.
             let wqe_cached = reg_init(1, 0u32).named("wqe_cached");
             let cached_q = reg(cfg.queue_bits).named("wqe_cached_rq");
             let cached_ci = reg(16).named("wqe_cached_ci");
-            let wqe_read_ok = is(S::WqeWait) & desc_last & !desc_err_now;
+            let wqe_read_ok = copy_done & !slot_err;
             wqe_cached.set(select(
                 &[
-                    (is(S::DbrReq) | is(S::WqeReq) | take_qcmd, lit(1, 0u32)),
+                    (is(S::DbrReq) | is(S::Copy) | take_qcmd, lit(1, 0u32)),
                     (wqe_read_ok & striding, lit(1, 1u32)),
                 ],
                 wqe_cached,
@@ -549,7 +690,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let seg_in = is(S::Seg);
             let seg_len_err = seg_in & list_end; // frame left but no segment
             let seg_prot = seg_in & !list_end & !seg_ok;
-            let wqe_bad = is(S::WqeWait) & desc_last & desc_err_now;
+            let wqe_bad = copy_done & slot_err;
             synd.set(select(
                 &[
                     (is(S::Ctx), lit(8, 0u32)),
@@ -571,7 +712,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let seg_start = seg_in & !list_end & seg_ok;
             si.set(select(
                 &[
-                    (is(S::WqeWait), striding.zext(5)),
+                    (is(S::Copy), striding.zext(5)),
                     (is(S::Ctx), lit(5, 1u32)),
                     (seg_start, si + 1u32),
                 ],
@@ -674,6 +815,92 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             p.cmpl.valid.set(is(S::Cmpl) | filling);
             let cmpl_go = (is(S::Cmpl) & cmpl_ready).named("cmpl_go");
 
+            // ---- WQE reads: the frame's (WqeReq) and its RQ's next two (Ahead) ----
+            let adv = is(S::Advance);
+            // Striding: the strides after this frame's; the WQE is used up when they all are
+            // (and after an error, which consumes it).
+            let str_next = (ctx.stride + need).named("stride_next");
+            let wqe_done = !striding | failed | str_next.eq(nstr);
+            let fill_adv = is(S::FillAdv);
+            // One request waits in a register for the port (the doorbell read goes first
+            // unless this one is already offered); its tag is taken when it is loaded.
+            let rr_valid = reg_init(1, 0u32).named("wqe_req_valid");
+            let rr_go = wire(1).named("wqe_read_go");
+            let can_load = ((!rr_valid | rr_go) & free_tag.ne(0u32)).named("wqe_read_can_load");
+            let load_now =
+                (is(S::WqeReq) & !live_q & !slot_busy(ctx.ci) & can_load).named("wqe_read_now");
+            // Ahead (the context already written by Advance): WQEs `ci` and `ci + 1` when the
+            // known producer counter says they are posted (no read beyond it), the first
+            // missing one of them, one a cycle.
+            let (c1, c2) = (ctx.ci, (ctx.ci + 1u32).named("ci_after"));
+            let posted1 = ctx.ci.ne(ctx.pc);
+            let posted2 = posted1 & c2.ne(ctx.pc);
+            let want1 = (posted1 & !have(c1) & !slot_busy(c1)).named("ahead_want_1");
+            let want2 = (posted2 & !have(c2) & !slot_busy(c2)).named("ahead_want_2");
+            let ahead = is(S::Ahead) | is(S::Ahead2);
+            let load_ahead = (ahead & q_ok & (want1 | want2) & can_load).named("wqe_read_ahead");
+            let load = (load_now | load_ahead).named("wqe_read_load");
+            let load_ci = mux(load_ahead & !want1, c2, c1).named("wqe_read_ci");
+            let wqe_off = (load_ci & mask).zext(64).shl_by(stride).named("wqe_offset");
+            let rr = reg(64 + 13 + tag_bits).enable(load).named("wqe_req");
+            rr.set(cat(&[ring + wqe_off, wqe_len, free_tag]));
+            let (rr_addr, rr_len, rr_tag) = (
+                rr.slice(64 + 13 + tag_bits - 1, 13 + tag_bits),
+                rr.slice(13 + tag_bits - 1, tag_bits),
+                rr.slice(tag_bits - 1, 0),
+            );
+            // Port: a request offered is held until taken (rule 1 of the DMA port).
+            let offered = reg_init(1, 0u32).named("rd_req_offered");
+            let offered_dbr = reg(1).named("rd_req_offered_dbr");
+            let pick_dbr = mux(offered, offered_dbr, is(S::DbrReq)).named("rd_pick_dbr");
+            let dbr = cat(&[ctx.dbr, lit(3, 0u32)]);
+            p.dma_rd_req.set_fields(&DmaRdReq {
+                addr: mux(pick_dbr, dbr, rr_addr),
+                len: mux(pick_dbr, lit(13, 4u32), rr_len),
+                tag: mux(pick_dbr, lit(8, 0u32), rr_tag.zext(8)),
+                ..DmaRdReq::zeros()
+            });
+            let rd_valid = is(S::DbrReq) | rr_valid;
+            p.dma_rd_req.valid.set(rd_valid);
+            offered.set(rd_valid & !rd_req_ready);
+            offered_dbr.set(pick_dbr);
+            let dbr_go = (is(S::DbrReq) & pick_dbr & rd_req_ready).named("dbr_read_go");
+            rr_go.set(rr_valid & !pick_dbr & rd_req_ready);
+            rr_valid.set(select(
+                &[(load, lit(1, 1u32)), (rr_go, lit(1, 0u32))],
+                rr_valid,
+            ));
+            for i in 0..np as usize {
+                let t = i as u64 + 1;
+                let mine = load & free_tag.eq(t);
+                t_busy[i].set(select(
+                    &[(a_done & cpl_tag.eq(t), lit(1, 0u32)), (mine, lit(1, 1u32))],
+                    t_busy[i],
+                ));
+                t_q[i].set_if(mine, slot_q);
+                t_ci[i].set_if(mine, load_ci);
+                t_stale[i].set(select(
+                    &[(mine, lit(1, 0u32)), (cmd_on(t_q[i]), lit(1, 1u32))],
+                    t_stale[i],
+                ));
+            }
+            // Slots: filled by an answer, emptied when their WQE is used up (a frame's
+            // completion or a filler) or by a command on their RQ (both).
+            let one = |x: Sig| lit(2 * nq, 1u32).shl_by(x);
+            let slot_set = mux(a_fill, one(a_slot), lit(2 * nq, 0u32));
+            let slot_clr = select(
+                &[
+                    (
+                        is(S::Qcmd),
+                        one(slot_at(lit(1, 0u32))) | one(slot_at(lit(1, 1u32))),
+                    ),
+                    (adv & wqe_done, one(slot_at(ci))),
+                    (fill_adv, one(slot_at(ctx.ci))),
+                ],
+                lit(2 * nq, 0u32),
+            );
+            slot_valid.set((slot_valid | slot_set) & !slot_clr);
+
             // ---- Sequencing ----
             // From the context read this cycle (the ci/pc registers load at Ctx).
             let need_dbr = ctx.ci.eq(ctx.pc);
@@ -690,11 +917,16 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     (
                         is(S::Ctx),
                         select(
-                            &[(need_dbr, next(S::DbrReq)), (wqe_hit, next(S::Seg))],
+                            &[
+                                (wqe_hit, next(S::Seg)),
+                                (slot_hit, next(S::Copy)),
+                                (live_q, next(S::WqeWait)),
+                                (need_dbr, next(S::DbrReq)),
+                            ],
                             next(S::WqeReq),
                         ),
                     ),
-                    (is(S::DbrReq) & rd_go, next(S::DbrWait)),
+                    (is(S::DbrReq) & dbr_go, next(S::DbrWait)),
                     (
                         is(S::DbrWait) & desc_last,
                         mux(desc_err_now, next(S::Idle), next(S::DbrGot)),
@@ -703,11 +935,9 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                         is(S::DbrGot),
                         mux(pc_rec.eq(ci), next(S::Idle), next(S::WqeReq)),
                     ),
-                    (is(S::WqeReq) & rd_go, next(S::WqeWait)),
-                    (
-                        is(S::WqeWait) & desc_last,
-                        mux(desc_err_now, next(S::Cmpl), next(S::Seg)),
-                    ),
+                    (is(S::WqeReq) & (live_q | load_now), next(S::WqeWait)),
+                    (is(S::WqeWait) & slot_hit, next(S::Copy)),
+                    (copy_done, mux(slot_err, next(S::Cmpl), next(S::Seg))),
                     (seg_len_err | seg_prot, next(S::Cmpl)),
                     (seg_start, next(S::WrReq)),
                     (wr_req_go, next(S::WrData)),
@@ -724,7 +954,9 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     (filling & cmpl_ready, next(S::FillAdv)),
                     (is(S::FillAdv), next(S::Ctx)),
                     (cmpl_go, next(S::Advance)),
-                    (is(S::Advance), next(S::Idle)),
+                    (is(S::Advance), next(S::Ahead)),
+                    (is(S::Ahead), next(S::Ahead2)),
+                    (is(S::Ahead2), next(S::Idle)),
                 ],
                 state.q(),
             ));
@@ -750,13 +982,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 stride: lit(16, 0u32),
             }
             .pack();
-            let adv = is(S::Advance);
             let keep_pc = is(S::DbrGot);
-            // Striding: the strides after this frame's; the WQE is used up when they all are
-            // (and after an error, which consumes it).
-            let str_next = (ctx.stride + need).named("stride_next");
-            let wqe_done = !striding | failed | str_next.eq(nstr);
-            let fill_adv = is(S::FillAdv);
             let updated = RqCtx {
                 ci: select(
                     &[(adv & wqe_done, ci + 1u32), (fill_adv, ctx.ci + 1u32)],

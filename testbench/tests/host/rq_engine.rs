@@ -6,7 +6,10 @@
 //! its region: error CQEs, the RQ in error until RESET. A striding RQ (multi-packet WQEs) the
 //! same way: frames of random sizes packed into the strides of each WQE, filler CQEs where a
 //! frame does not fit in the strides left, a filler followed by no WQE counted as a drop, each
-//! WQE read once for all its frames, and its error cases.
+//! WQE read once for all its frames, and its error cases. With DMA reads answered after a long
+//! fixed latency: two RQs' next two WQEs read ahead into their slots while frames of the other
+//! arrive (frames complete in less than one read's latency, one read per frame), never beyond
+//! the posted WQEs; a RESET drops a WQE read ahead (landed or in flight).
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_rx::RxMeta;
@@ -19,7 +22,7 @@ use nicgen_model::rq::{Rq, RxInfo, Strides};
 use nicgen_model::sq::Mr;
 use nicgen_tb::record::{RecordDriver, RecordSink};
 use nicgen_tb::stream::{
-    run_until_budget, run_until_seeded, step, Status, StreamDriver, StreamPorts,
+    run_until_budget, run_until_seeded, step, Status, StreamDriver, StreamError, StreamPorts,
 };
 use nicgen_tb::{Model, Sim};
 use nicgen_tests::dut;
@@ -58,18 +61,23 @@ struct Bench {
 }
 
 impl Bench {
+    /// One cycle of every agent; whether one made progress.
+    fn step(&mut self, sim: &mut Sim) -> Result<bool, StreamError> {
+        let Bench {
+            host,
+            frames,
+            metas,
+            qcmd,
+            qres,
+            cmpl,
+        } = self;
+        step(sim, &mut [host, frames, metas, qcmd, qres, cmpl])
+    }
+
     fn step_until(&mut self, sim: &mut Sim, seed: u64, done: impl Fn(&Bench) -> bool) {
         let mut tail = 20;
         run_until_seeded(sim, seed, 3000, |sim| {
-            let Bench {
-                host,
-                frames,
-                metas,
-                qcmd,
-                qres,
-                cmpl,
-            } = self;
-            let p = step(sim, &mut [host, frames, metas, qcmd, qres, cmpl])?;
+            let p = self.step(sim)?;
             let quiet =
                 self.frames.is_idle() && self.metas.is_idle() && self.qcmd.is_idle() && done(self);
             if quiet {
@@ -239,6 +247,22 @@ impl Setup {
 
     /// Post a receive WQE with `segs` (byte_count, lkey, addr), terminated when shorter.
     fn post(&mut self, segs: &[(u32, u32, u64)]) {
+        self.write_wqe(&Self::wqe(segs));
+    }
+
+    /// Write the WQE at ring position `at` again (`post`'s layout) without posting it.
+    fn rewrite(&mut self, at: u16, segs: &[(u32, u32, u64)]) {
+        let slot = (at as u64) & ((1 << LOG_SIZE) - 1);
+        let w = Self::wqe(segs);
+        self.b
+            .host
+            .mem
+            .write(self.rq.ring + (slot << LOG_STRIDE), &w)
+            .unwrap();
+    }
+
+    /// A receive WQE's bytes: `segs` (byte_count, lkey, addr), terminated when shorter.
+    fn wqe(segs: &[(u32, u32, u64)]) -> Vec<u8> {
         let mut w = vec![0u8; 1 << LOG_STRIDE];
         for (i, (n, k, a)) in segs.iter().enumerate() {
             w[16 * i..16 * i + 4].copy_from_slice(&n.to_be_bytes());
@@ -249,7 +273,19 @@ impl Setup {
             let t = 16 * segs.len();
             w[t + 4..t + 8].copy_from_slice(&0x100u32.to_be_bytes());
         }
-        self.write_wqe(&w);
+        w
+    }
+
+    /// Run `n` cycles with nothing new to send.
+    fn idle(&mut self, n: u64) {
+        for _ in 0..n {
+            self.b.step(&mut self.sim).unwrap();
+        }
+    }
+
+    /// DMA reads requested so far.
+    fn reads(&self) -> u64 {
+        self.b.host.dma.stats().read_requests
     }
 
     /// Post a striding WQE: a next segment, then one data segment (byte_count, lkey, addr).
@@ -293,8 +329,11 @@ impl Setup {
     }
 
     /// Send frames (with records, `(queue, frame, info)`; dropped records have no frame) and
-    /// check every completion and every byte written against the model.
-    fn send(&mut self, items: &[(u32, Option<Vec<u8>>, RxInfo)], seed: u64, what: &str) {
+    /// check every completion and every byte written against the model (of RQ `self.rq`).
+    /// Returns the cycles until the last frame's outcome (its CQE or drop).
+    fn send(&mut self, items: &[(u32, Option<Vec<u8>>, RxInfo)], seed: u64, what: &str) -> u64 {
+        let start = self.sim.cycles();
+        let mut outcome_at = None;
         let k0 = self.b.cmpl.items.len();
         let mut want = Vec::new();
         for (q, f, info) in items {
@@ -302,7 +341,7 @@ impl Setup {
             let Some(f) = f else { continue };
             self.b.frames.push(f.clone());
             self.frames_total += 1;
-            if *q == RQN {
+            if *q == self.rq.rqn {
                 let mem = &self.b.host.mem;
                 let read = |a: u64, n: usize| {
                     let mut v = vec![0; n];
@@ -323,17 +362,10 @@ impl Setup {
         let mut tail = 20;
         // A budget as well: a design that completes forever must fail, not hang.
         run_until_budget(&mut self.sim, seed, 3000, 2_000_000, |sim| {
-            let Bench {
-                host,
-                frames: f,
-                metas,
-                qcmd,
-                qres,
-                cmpl,
-            } = &mut self.b;
-            let p = step(sim, &mut [host, f, metas, qcmd, qres, cmpl])?;
-            let quiet = sim_outcomes(sim) == frames && cmpl.items.len() >= k0 + n;
+            let p = self.b.step(sim)?;
+            let quiet = sim_outcomes(sim) == frames && self.b.cmpl.items.len() >= k0 + n;
             if quiet {
+                outcome_at.get_or_insert(sim.cycles());
                 tail -= 1;
             }
             Ok(Status::new(p || quiet, quiet && tail == 0))
@@ -363,6 +395,7 @@ impl Setup {
                 assert_eq!(&v, bytes, "{what}: bytes at {a:#x}");
             }
         }
+        outcome_at.unwrap() - start
     }
 
     fn stat(&self, n: &str) -> u64 {
@@ -663,4 +696,209 @@ fn striding_rq_fillers_drops_and_errors() {
         );
         s.rq.error = false;
     }
+}
+
+/// A second RQ of a test: its model, doorbell record and producer counter, swapped into the
+/// [`Setup`] ([`Setup::swap`]) while its frames are sent.
+struct OtherRq {
+    rq: Rq,
+    dbr: u64,
+    pc: u16,
+}
+
+impl Setup {
+    /// Create RQ `rqn` (plain, on CQ `cqn`) with its own ring (`ring_len` bytes of it
+    /// mapped) and doorbell record.
+    fn create_other(&mut self, rqn: u32, cqn: u32, ring_len: usize, seed: u64) -> OtherRq {
+        let mem = &mut self.b.host.mem;
+        let ring = mem.alloc(ring_len, 4096).unwrap().addr;
+        let dbr = mem.alloc(8, 8).unwrap().addr;
+        let lo = |a: u64| (a & 0xFFFF_FFFF) as u128;
+        let create = rq_cmd(
+            1,
+            rqn as u128,
+            [
+                lo(ring),
+                (ring >> 32) as u128,
+                (LOG_STRIDE << 8 | LOG_SIZE) as u128,
+                lo(dbr),
+                (dbr >> 32) as u128,
+                cqn as u128,
+                0,
+                0,
+            ],
+        );
+        assert_eq!(self.command(create, seed), 0, "CREATE {rqn}");
+        OtherRq {
+            rq: Rq {
+                rqn,
+                ring,
+                log_size: LOG_SIZE,
+                log_stride: LOG_STRIDE,
+                cqn,
+                ci: 0,
+                error: false,
+                strides: None,
+                stride: 0,
+            },
+            dbr,
+            pc: 0,
+        }
+    }
+
+    /// Make `o` the RQ that `post`, `rewrite` and `send` work on (and the current one `o`).
+    fn swap(&mut self, o: &mut OtherRq) {
+        std::mem::swap(&mut self.rq, &mut o.rq);
+        std::mem::swap(&mut self.dbr, &mut o.dbr);
+        std::mem::swap(&mut self.pc, &mut o.pc);
+    }
+}
+
+/// DMA reads answered after this many cycles, no sooner and no later.
+const SLOW: u64 = 600;
+
+/// A frame of `n` bytes, told apart by `k`.
+fn pattern(n: usize, k: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8) ^ k).collect()
+}
+
+fn slow_dma() -> DmaConfig {
+    DmaConfig {
+        seed: 3,
+        latency_min: SLOW,
+        latency_max: SLOW,
+        reorder: false,
+        ..DmaConfig::default()
+    }
+}
+
+#[test]
+fn wqes_are_read_ahead_per_rq() {
+    let Some(m) = model(64) else { return };
+    let mut s = setup(&m, 11, slow_dma(), 0.0, None);
+    let mut other = s.create_other(3, 5, (1 << LOG_SIZE) << LOG_STRIDE, 11);
+    let info = RxInfo::default();
+    let mut cursor = 0;
+    // Four WQEs on each RQ, posted before any frame.
+    // Six WQEs on RQ 2, four on RQ 3, posted before any frame.
+    for n in [6, 4] {
+        for _ in 0..n {
+            let segs = s.random_segs(300, &mut cursor);
+            s.post(&segs);
+        }
+        s.swap(&mut other);
+    }
+    // The first frame of each RQ reads the doorbell record and its WQE; when it is used up,
+    // the next two WQEs are read into the RQ's slots.
+    for q in [RQN, 3] {
+        let t = s.send(&[(q, Some(pattern(300, q as u8)), info)], 11, "first frame");
+        assert!(
+            t > 2 * SLOW,
+            "RQ {q}: first frame in {t} cycles, without its two reads"
+        );
+        s.swap(&mut other);
+    }
+    assert_eq!(
+        s.reads(),
+        8,
+        "per RQ: doorbell record, WQE 0, WQEs 1 and 2 ahead"
+    );
+    // Frames of the two RQs in turn, each after its slots were filled: none waits for a read
+    // (each completes in less than one DMA latency), and each has the WQE two ahead read
+    // while one is posted.
+    for k in 1..4u8 {
+        s.idle(SLOW + 100);
+        for q in [RQN, 3] {
+            let what = format!("RQ {q} frame {k}");
+            let t = s.send(&[(q, Some(pattern(300, k ^ q as u8)), info)], 11, &what);
+            assert!(t < SLOW, "{what}: {t} cycles: it waited for a read");
+            s.swap(&mut other);
+        }
+    }
+    assert_eq!(
+        s.reads(),
+        12,
+        "RQ 3: each WQE read once; RQ 2: WQEs 4 and 5 ahead"
+    );
+    // Two frames of RQ 2 back to back: the second's WQE was read ahead too.
+    s.idle(SLOW + 100);
+    let two: Vec<_> = (0..2)
+        .map(|k| (RQN, Some(pattern(300, 20 + k)), info))
+        .collect();
+    let t = s.send(&two, 11, "two frames back to back");
+    assert!(
+        t < SLOW,
+        "two frames back to back: {t} cycles: a read waited for"
+    );
+    // The seventh frame finds no WQE: the doorbell record is read (nothing was read ahead
+    // of it).
+    s.idle(SLOW + 100);
+    s.send(&[(RQN, Some(pattern(300, 9)), info)], 11, "no WQE");
+    assert_eq!((s.stat("no_wqe"), s.reads()), (1, 13));
+}
+
+#[test]
+fn a_command_empties_the_slot() {
+    let Some(m) = model(64) else { return };
+    let mut s = setup(&m, 13, slow_dma(), 0.0, None);
+    let info = RxInfo::default();
+    let mut cursor = 0;
+    let frame = |k: u8| pattern(500, k);
+    for _ in 0..4 {
+        let segs = s.random_segs(500, &mut cursor);
+        s.post(&segs);
+    }
+    // WQEs 1 and 2 are read ahead and land in the slots; RESET, the driver writes WQE 1 again
+    // (other buffers): the frame uses the new one, read again.
+    s.send(&[(RQN, Some(frame(1)), info)], 13, "WQE 0");
+    s.idle(SLOW + 100);
+    assert_eq!(s.reads(), 4, "doorbell record, WQE 0, WQEs 1 and 2 ahead");
+    assert_eq!(s.command(rq_cmd(3, RQN as u128, [0; 8]), 13), 0, "RESET");
+    let segs = s.random_segs(500, &mut cursor);
+    s.rewrite(1, &segs);
+    let t = s.send(&[(RQN, Some(frame(2)), info)], 13, "WQE 1 after RESET");
+    assert!(t > SLOW, "WQE 1 after RESET: {t} cycles, without a read");
+    assert_eq!(s.reads(), 7, "WQE 1 again, WQEs 2 and 3 ahead");
+    // RESET while the reads of WQEs 2 and 3 are in flight: their answers are dropped, WQE 2
+    // read again (WQE 3 ahead).
+    assert_eq!(s.command(rq_cmd(3, RQN as u128, [0; 8]), 13), 0, "RESET");
+    let segs = s.random_segs(500, &mut cursor);
+    s.rewrite(2, &segs);
+    s.idle(SLOW + 100);
+    s.send(&[(RQN, Some(frame(3)), info)], 13, "WQE 2 after RESET");
+    assert_eq!(s.reads(), 9, "WQE 2 again, WQE 3 ahead");
+}
+
+#[test]
+fn a_wqe_read_ahead_in_error_fails_the_frame_that_uses_it() {
+    let Some(m) = model(64) else { return };
+    let mut s = setup(&m, 17, slow_dma(), 0.0, None);
+    let info = RxInfo::default();
+    let mut cursor = 0;
+    let frame = |k: u8| pattern(200, k);
+    // RQ 3's ring has only its first WQE mapped; WQE 1 is posted but cannot be read.
+    let mut other = s.create_other(3, 5, 1 << LOG_STRIDE, 17);
+    s.swap(&mut other);
+    let segs = s.random_segs(200, &mut cursor);
+    s.post(&segs);
+    s.pc += 1;
+    let (dbr, pc) = (s.dbr, s.pc as u32);
+    s.b.host.mem.write(dbr, &pc.to_be_bytes()).unwrap();
+    // WQE 0 completes the first frame; WQE 1, read ahead, is answered with an error.
+    s.send(&[(3, Some(frame(1)), info)], 17, "WQE 0");
+    assert!(!s.rq.error, "WQE 0 is good");
+    assert_eq!(s.stat("errors"), 0, "no error before a frame uses WQE 1");
+    s.idle(SLOW + 100);
+    assert_eq!(s.reads(), 3, "doorbell record, WQE 0, WQE 1 ahead");
+    // The next frame uses WQE 1: LOCAL_ACCESS, the RQ in error (no read again).
+    s.send(&[(3, Some(frame(2)), info)], 17, "WQE 1");
+    assert!(s.rq.error, "the model fails it");
+    let last = decode_cmpl(s.b.cmpl.items.last().unwrap());
+    assert_eq!((last.opcode, last.syndrome), (14, 0x11), "LOCAL_ACCESS");
+    assert_eq!((s.stat("errors"), s.reads()), (1, 3));
+    // The other RQ goes on.
+    s.swap(&mut other);
+    let segs = s.random_segs(200, &mut cursor);
+    s.post(&segs);
+    s.send(&[(RQN, Some(frame(3)), info)], 17, "RQ 2");
 }
