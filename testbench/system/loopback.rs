@@ -285,7 +285,11 @@ fn nic64_blueflame_inline_64_byte_send_makes_no_dma_read() {
         reads[1]
     };
     assert_eq!(reads_before_leaving(MAX_BLUEFLAME), 0, "BlueFlame + inline");
-    assert_eq!(reads_before_leaving(0), 1, "inline without BlueFlame: the WQE");
+    assert_eq!(
+        reads_before_leaving(0),
+        1,
+        "inline without BlueFlame: the WQE"
+    );
 }
 
 /// CQE compression: every CQ writes runs of like completions as a title and mini CQEs, which

@@ -481,6 +481,10 @@ struct LoopbackArgs {
     /// frames are its packets).
     #[arg(long, value_name = "N")]
     doorbell_batch: Option<usize>,
+    /// Frames in flight at most, 1 to 256 (the send and receive rings are sized to hold
+    /// them); default four per queue, with --tx-mode mpwqe 14 per queue up to 32.
+    #[arg(long, value_name = "N")]
+    in_flight: Option<usize>,
     /// CQE compression on every CQ: runs of like completions written as an mlx5 title CQE
     /// and an array of mini CQEs (checksum format), which the driver expands back.
     #[arg(long)]
@@ -521,7 +525,11 @@ fn loopback_opts(p: &Preset, a: LoopbackArgs) -> Result<nicgen::sim_loopback::Lo
         seed: a.seed,
         dma: pcie_dma(p, a.dma_latency_ns, a.seed),
         fixed_len: None,
-        window: 0,
+        window: match a.in_flight {
+            Some(0) => bad_input!("--in-flight 0: use 1 to 256, or leave it out for the default"),
+            Some(n) => n,
+            None => 0,
+        },
         pcap_wire: a.pcap_wire,
         tx_mode: a.tx_mode,
         doorbell_batch,

@@ -128,8 +128,9 @@ pub struct LoopbackOpts {
     /// Every frame exactly this long, UDP/IPv4, both checksums requested, no VLAN (the
     /// benchmark's traffic); `None`: random frames and requests.
     pub fixed_len: Option<usize>,
-    /// Frames in flight at most (0: four per queue; with [`TxMode::Mpwqe`], a full
-    /// multi-packet WQE, 14, per queue up to 32, what one receive ring holds).
+    /// Frames in flight at most, 1..=[`MAX_IN_FLIGHT`] (0: four per queue; with
+    /// [`TxMode::Mpwqe`], a full multi-packet WQE, 14, per queue up to 32). The rings are
+    /// sized to hold them.
     pub window: usize,
     /// Write every MAC frame, both ways, to this pcapng file (the loop then closes outside the
     /// NIC, see the module docs).
@@ -163,9 +164,29 @@ pub fn default_cq_session(cqe_compress: bool) -> u16 {
     }
 }
 
-/// log2 slots of each receive ring of the loopback: frames in flight are kept within one ring,
-/// since RSS may send all of them to the same queue.
-const RQ_LOG_SIZE: u8 = 5;
+/// Frames in flight at most (`--in-flight`): what a receive ring of 256 WQEs holds.
+pub const MAX_IN_FLIGHT: usize = 256;
+
+/// log2 slots of each receive ring of the loopback for `window` frames in flight: all of them
+/// fit in one ring, since RSS may send all of them to the same queue (32 at least).
+fn rq_log_size(window: usize) -> u8 {
+    window.max(32).next_power_of_two().trailing_zeros() as u8
+}
+
+/// log2 WQEBBs of each send ring: four per frame in flight (an inline send of the largest
+/// inline frame), 64 at least.
+fn sq_log_size(window: usize) -> u8 {
+    (4 * window).max(64).next_power_of_two().trailing_zeros() as u8
+}
+
+/// The frames in flight a run keeps (`o.window`, or its default).
+fn window_of(o: &LoopbackOpts) -> usize {
+    match (o.window, o.tx_mode) {
+        (0, TxMode::Mpwqe) => (MPWQE_MAX_PACKETS * o.queues).min(32),
+        (0, _) => 4 * o.queues,
+        (w, _) => w,
+    }
+}
 
 /// Received frames the loop takes from one queue per poll, as NAPI's default weight (64): a
 /// busy queue cannot hold the others back.
@@ -377,6 +398,13 @@ pub fn check_opts(p: &Preset, o: &LoopbackOpts) -> Result<()> {
             o.max_len
         );
     }
+    if o.window > MAX_IN_FLIGHT {
+        bail!(
+            "--in-flight {} is too many; use 1 to {MAX_IN_FLIGHT} (each queue's rings are sized \
+             to hold them), or leave it out for four per queue",
+            o.window
+        );
+    }
     Ok(())
 }
 
@@ -409,8 +437,8 @@ pub fn run_loopback(
         &table,
         NetDevConfig {
             queues: o.queues,
-            sq_log_size: 6,
-            rq_log_size: RQ_LOG_SIZE,
+            sq_log_size: sq_log_size(window_of(o)),
+            rq_log_size: rq_log_size(window_of(o)),
             eq_log_size: 7,
             tx_buf_size: o.max_len,
             tx_inline: o.tx_mode.tx_inline(),
@@ -439,11 +467,7 @@ pub fn run_loopback(
     let mut rep = LoopbackReport::default();
     let (mut sent, mut in_flight) = (0usize, 0usize);
     // Enough in flight to keep the rings busy without overrunning them.
-    let window = match (o.window, o.tx_mode) {
-        (0, TxMode::Mpwqe) => (MPWQE_MAX_PACKETS * o.queues).min(1 << RQ_LOG_SIZE),
-        (0, _) => 4 * o.queues,
-        (w, _) => w,
-    };
+    let window = window_of(o);
     let batch = o.doorbell_batch.max(1);
     let mut run_off = None;
     while rep.frames < o.frames {
