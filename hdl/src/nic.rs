@@ -14,7 +14,8 @@
 //!        rq_engine (frames) and cq_engine (CQEs, EQEs) share m_dma_wr_req / m_dma_wr, a
 //!        whole write at a time, so a CQE never overtakes its frame's data. A DMA port
 //!        wider than the datapath (`host.dma_bits`): the answers narrowed (stream_narrow)
-//!        and the write data widened (stream_widen) at the port.
+//!        and the receive engine's write data widened (stream_widen) at the port; the CQ
+//!        engine writes at the port's width (a CQE in 512 / dma_bits beats).
 //! ```
 //!
 //! - Ports ([`NicPorts`]): `s_axil_*` (BAR 0, `crate::host`), `m_dma_rd_req_*`, `s_dma_rd_cpl_*`,
@@ -118,8 +119,9 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
     let core = nic_core(p)?;
     let bar = bar_regs(&BarCfg::id(p, &h, build)?)?;
     let mrt = mr_table(h.mrs, 2)?;
+    // The CQ engine writes at the DMA port's width: a CQE or EQE is 512 / dma_bits beats.
     let cq = cq_engine(&CqCfg {
-        data_bits: w,
+        data_bits: p.dma_bits(),
         cqs: h.queues,
         eqs: h.eqs,
         log_max: h.log_max_wq,
@@ -193,15 +195,16 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
             let u_rd = narrow.instance("u_dma_rd_narrow");
             connect(&p.dma_rd_cpl, &u_rd.s_axis);
             let u_wr = widen.instance("u_dma_wr_widen");
-            connect(&u_wr.m_axis, &p.dma_wr);
+            connect(&u.rq.dma_wr, &u_wr.s_axis);
             (u_rd, u_wr)
         });
-        // The engines' side of the port: the converters', or the port itself.
-        let (cpl, wr) = match &conv {
-            Some((u_rd, u_wr)) => (&u_rd.m_axis, &u_wr.s_axis),
-            None => (&p.dma_rd_cpl, &p.dma_wr),
+        // The engines' side of the port: the read answers narrowed, the receive engine's
+        // write data widened (the CQ engine's is at the port's width already); or the port.
+        let (cpl, rq_wr) = match &conv {
+            Some((u_rd, u_wr)) => (&u_rd.m_axis, &u_wr.m_axis),
+            None => (&p.dma_rd_cpl, &u.rq.dma_wr),
         };
-        dma_writes(&u, &p.dma_wr_req, wr);
+        dma_writes(&u, rq_wr, &p.dma_wr_req, &p.dma_wr);
         let rd_err = dma_reads(&u, &p.dma_rd_req, cpl);
         p.irq.set(u.cq.irq);
         counters(&u, rd_err);
@@ -458,12 +461,13 @@ fn dma_reads(u: &Parts, out: &RecordStream<DmaRdReq<u32>>, cpl: &Stream) -> Sig 
     cpl.valid() & cpl.ready() & cpl.last() & cu.err
 }
 
-/// DMA writes of the receive engine (frames) and the CQ engine (CQEs, EQEs) to the request
-/// port `req` and the data stream `wr` (at the datapath's width): a whole write (request,
-/// then its data) at a time, so a CQE never overtakes its frame's data.
-fn dma_writes(u: &Parts, req: &RecordStream<DmaWrReq<u32>>, wr: &Stream) {
+/// DMA writes of the receive engine (frames, `rq_data`: its data widened to the port) and the
+/// CQ engine (CQEs, EQEs, at the port's width) to the request port `req` and the port's data
+/// stream `wr`: a whole write (request, then its data) at a time, so a CQE never overtakes its
+/// frame's data.
+fn dma_writes(u: &Parts, rq_data: &Stream, req: &RecordStream<DmaWrReq<u32>>, wr: &Stream) {
     let (rq_req, cq_req) = (&u.rq.dma_wr_req, &u.cq.dma_wr_req);
-    let (rq_data, cq_data) = (&u.rq.dma_wr, &u.cq.dma_wr);
+    let cq_data = &u.cq.dma_wr;
     // Grant: 0 none, 1 RQ, 2 CQ; chosen before the request is offered (so it holds) and
     // kept until the data's last beat.
     let grant = reg_init(2, 0u32).named("wr_grant");

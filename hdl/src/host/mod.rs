@@ -19,10 +19,11 @@
 //! The NIC is the DMA master. Bus addresses are 64 bits; data beats are `W` bits wide, the
 //! preset's `host.dma_bits` (`Preset::dma_bits`: 256 on nic64 and nic128, as a PCIe Gen3 x8
 //! hard block presents it; the datapath width where absent), bytes little-endian in the beat
-//! (byte `i` at `tdata[8i+7:8i]`), as on every stream (`crate::stream`). The engines work at
-//! the datapath width; where the port is wider, `nic` narrows the read answers and widens the
-//! write data at the port (`crate::stream::stream_width`), every byte at its place, so an
-//! engine's `off` (below its own beat's bytes) is the port's.
+//! (byte `i` at `tdata[8i+7:8i]`), as on every stream (`crate::stream`). The send and receive
+//! engines work at the datapath width; where the port is wider, `nic` narrows the read answers
+//! and widens the receive engine's write data at the port (`crate::stream::stream_width`),
+//! every byte at its place, so an engine's `off` (below its own beat's bytes) is the port's.
+//! The CQ engine, which moves only 64-byte entries, writes at the port's width.
 //!
 //! | ports | direction | record / stream | meaning |
 //! |---|---|---|---|
