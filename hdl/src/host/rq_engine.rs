@@ -4,11 +4,13 @@
 //! and type, VLAN).
 //!
 //! ```text
-//! s_axis_rx (frame) -> frame buffer -> s_axis_rx_meta (its record) -> RQ context (LUT RAM)
+//! s_axis_rx (frame) -> frame ring (block RAM) + {end, length} FIFO     (intake, beside the FSM)
+//!   -> head frame + s_axis_rx_meta (its record) -> RQ context (LUT RAM)
 //!   -> producer counter from the doorbell record when the cached one is used up
 //!   -> receive WQE (scatter list, up to 16 data segments), from the RQ's WQE slot, read
 //!      into it (DMA) unless read ahead -> per segment, per 4 KiB piece:
-//!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position: off)
+//!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position in the ring: off)
+//!   -> the frame's ring space freed
 //!   -> m_cmpl (RESP_SEND CQE request) after the last data beat was taken
 //!   -> the RQ's next two WQEs read into its slots (in the background) if they are posted
 //! ```
@@ -16,6 +18,14 @@
 //! - A frame's data leaves the RX path before its record (the record waits for the checksum
 //!   of the whole frame), so the engine takes the frame first, then records, skipping the
 //!   records of dropped frames (they have no data).
+//! - Intake: frames go into a ring (block RAM, twice `max_frame` rounded up to a power of
+//!   two, each frame from a beat-aligned start right after the one before) beside the main
+//!   FSM, each frame's end and length into a 16-entry FIFO (LUT RAM). `s_axis_rx_tready` is a
+//!   flop: high within a frame, or while the ring has room for a whole `max_frame` frame and
+//!   the FIFO a place (so a frame once started is never stalled). The main FSM takes the head
+//!   frame with the next record that is not a drop's, scatters it from its start (the ring's
+//!   free pointer) and frees its space (the free pointer to its end) at its completion or its
+//!   drop, in order. A frame over `max_frame` keeps its first `max_frame` bytes' beats.
 //! - A frame for an RQ that is not ready (never created, or in error) is dropped and counted
 //!   (`stat_no_queue`); one for an RQ with no posted WQE is dropped and counted
 //!   (`stat_no_wqe`, the mlx5 "out of buffer" counter).
@@ -57,12 +67,16 @@
 //!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
 //!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
 //! - States: [`RqState`].
-//! - Throughput: one frame at a time (receive, WQE, scatter, completion); the frame buffer
-//!   holds one frame of `max_frame` bytes. Each WQE is read once; a frame's WQE read ahead
+//! - Throughput: the intake takes a beat a cycle while the main FSM handles one frame at a
+//!   time (record, WQE, scatter, completion), so a frame's scatter overlaps the next frames'
+//!   arrival: back to back, large frames cost their output beats plus the per-frame steps
+//!   below, not their input beats as well; the ring holds at least two `max_frame` frames
+//!   (up to 16 small ones). Each WQE is read once; a frame's WQE read ahead
 //!   (the steady state, unless three frames of one RQ come within a DMA round trip) costs a
 //!   copy of `wqe_len / (data_bits / 8)` cycles plus one (plain 64-byte WQEs on a 64-bit
 //!   datapath: 9) instead of a round trip, and the reads ahead two cycles a frame; a filler
-//!   adds a CQE and three cycles. Latency: a doorbell-record read when the cached producer
+//!   adds a CQE and three cycles. Latency: the whole frame into the ring (its record
+//!   comes after it anyway; the cycle after its last beat it can be taken), a doorbell-record read when the cached producer
 //!   counter is used up (striding: only when a WQE is used up), a WQE read when it was not
 //!   read ahead (an RQ's first frame, the first after its known WQEs ran out or after a
 //!   command; a frame whose WQE is on the way waits for that read), then the writes.
@@ -70,8 +84,9 @@
 //!   per RQ: 32 KiB at 64 RQs) with 17 bits per slot in LUT RAM (its WQE counter and error)
 //!   and a valid bit per slot, four tags' registers (RQ, WQE counter, stale), the RQ contexts
 //!   in LUT RAM (25 bits more per RQ for the stride geometry and cursor, plus a 16-bit stride
-//!   adder), the frame buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE
-//!   figures: results/HOST.md).
+//!   adder), the frame ring in block RAM (2 x `max_frame` rounded up to a power of two) and
+//!   its 16-entry FIFO in LUT RAM (end pointer and length); no row in results/AREA.md
+//!   (doorbell-to-CQE figures: results/HOST.md).
 //! - Golden model: `nicgen_model::rq`; test: `testbench/tests/host/rq_engine.rs`.
 
 use super::cq_engine::Cmpl;
@@ -198,7 +213,7 @@ nicgen_edsl::record! {
 }
 
 nicgen_edsl::states! {
-    /// The engine's states (one frame at a time).
+    /// The engine's states (one frame at a time; frames come in beside them).
     pub enum RqState {
         Init,
         Idle,
