@@ -353,7 +353,9 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             fq_mem.write(rx_end, fq_wp.trunc(fqw), cat(&[ring_wr_next, in_len]));
             let fq_wp_next = (fq_wp + rx_end.zext(fqw + 1)).named("frame_queue_wr_next");
             fq_wp.set(fq_wp_next);
-            let fq_head = fq_mem.read_async(fq_rp.trunc(fqw)).named("frame_queue_head");
+            let fq_head = fq_mem
+                .read_async(fq_rp.trunc(fqw))
+                .named("frame_queue_head");
             let queued = fq_wp.ne(fq_rp).named("frame_queued");
             // Ready next cycle: within a frame, or room for a whole frame and a FIFO place
             // (from this cycle's pointers: the space freed meanwhile is seen a cycle later).
@@ -368,8 +370,8 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let meta_drop = m.drop;
             let idle_free = (is(S::Idle) & !qcmd.go).named("idle_free");
             let skip_meta = (idle_free | is(S::Meta)) & meta_valid & meta_drop;
-            let take_meta = ((idle_free | is(S::Meta)) & queued & meta_valid & !meta_drop)
-                .named("take_meta");
+            let take_meta =
+                ((idle_free | is(S::Meta)) & queued & meta_valid & !meta_drop).named("take_meta");
             p.rx_meta.ready.set(skip_meta | take_meta);
             fq_rp.set(fq_rp + take_meta.zext(fqw + 1));
             let frame_len = reg(pos_bits).enable(take_meta).named("frame_len");
