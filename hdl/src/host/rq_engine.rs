@@ -4,11 +4,13 @@
 //! and type, VLAN).
 //!
 //! ```text
-//! s_axis_rx (frame) -> frame buffer -> s_axis_rx_meta (its record) -> RQ context (LUT RAM)
+//! s_axis_rx (frame) -> frame ring (block RAM) + {end, length} FIFO     (intake, beside the FSM)
+//!   -> head frame + s_axis_rx_meta (its record) -> RQ context (LUT RAM)
 //!   -> producer counter from the doorbell record when the cached one is used up
 //!   -> receive WQE (scatter list, up to 16 data segments), from the RQ's WQE slot, read
 //!      into it (DMA) unless read ahead -> per segment, per 4 KiB piece:
-//!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position: off)
+//!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position in the ring: off)
+//!   -> the frame's ring space freed
 //!   -> m_cmpl (RESP_SEND CQE request) after the last data beat was taken
 //!   -> the RQ's next two WQEs read into its slots (in the background) if they are posted
 //! ```
@@ -16,6 +18,14 @@
 //! - A frame's data leaves the RX path before its record (the record waits for the checksum
 //!   of the whole frame), so the engine takes the frame first, then records, skipping the
 //!   records of dropped frames (they have no data).
+//! - Intake: frames go into a ring (block RAM, twice `max_frame` rounded up to a power of
+//!   two, each frame from a beat-aligned start right after the one before) beside the main
+//!   FSM, each frame's end and length into a 16-entry FIFO (LUT RAM). `s_axis_rx_tready` is a
+//!   flop: high within a frame, or while the ring has room for a whole `max_frame` frame and
+//!   the FIFO a place (so a frame once started is never stalled). The main FSM takes the head
+//!   frame with the next record that is not a drop's, scatters it from its start (the ring's
+//!   free pointer) and frees its space (the free pointer to its end) at its completion or its
+//!   drop, in order. A frame over `max_frame` keeps its first `max_frame` bytes' beats.
 //! - A frame for an RQ that is not ready (never created, or in error) is dropped and counted
 //!   (`stat_no_queue`); one for an RQ with no posted WQE is dropped and counted
 //!   (`stat_no_wqe`, the mlx5 "out of buffer" counter).
@@ -57,12 +67,16 @@
 //!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
 //!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
 //! - States: [`RqState`].
-//! - Throughput: one frame at a time (receive, WQE, scatter, completion); the frame buffer
-//!   holds one frame of `max_frame` bytes. Each WQE is read once; a frame's WQE read ahead
+//! - Throughput: the intake takes a beat a cycle while the main FSM handles one frame at a
+//!   time (record, WQE, scatter, completion), so a frame's scatter overlaps the next frames'
+//!   arrival: back to back, large frames cost their output beats plus the per-frame steps
+//!   below, not their input beats as well; the ring holds at least two `max_frame` frames
+//!   (up to 16 small ones). Each WQE is read once; a frame's WQE read ahead
 //!   (the steady state, unless three frames of one RQ come within a DMA round trip) costs a
 //!   copy of `wqe_len / (data_bits / 8)` cycles plus one (plain 64-byte WQEs on a 64-bit
 //!   datapath: 9) instead of a round trip, and the reads ahead two cycles a frame; a filler
-//!   adds a CQE and three cycles. Latency: a doorbell-record read when the cached producer
+//!   adds a CQE and three cycles. Latency: the whole frame into the ring (its record
+//!   comes after it anyway; the cycle after its last beat it can be taken), a doorbell-record read when the cached producer
 //!   counter is used up (striding: only when a WQE is used up), a WQE read when it was not
 //!   read ahead (an RQ's first frame, the first after its known WQEs ran out or after a
 //!   command; a frame whose WQE is on the way waits for that read), then the writes.
@@ -70,8 +84,9 @@
 //!   per RQ: 32 KiB at 64 RQs) with 17 bits per slot in LUT RAM (its WQE counter and error)
 //!   and a valid bit per slot, four tags' registers (RQ, WQE counter, stale), the RQ contexts
 //!   in LUT RAM (25 bits more per RQ for the stride geometry and cursor, plus a 16-bit stride
-//!   adder), the frame buffer in block RAM; no row in results/AREA.md (doorbell-to-CQE
-//!   figures: results/HOST.md).
+//!   adder), the frame ring in block RAM (2 x `max_frame` rounded up to a power of two) and
+//!   its 16-entry FIFO in LUT RAM (end pointer and length); no row in results/AREA.md
+//!   (doorbell-to-CQE figures: results/HOST.md).
 //! - Golden model: `nicgen_model::rq`; test: `testbench/tests/host/rq_engine.rs`.
 
 use super::cq_engine::Cmpl;
@@ -198,12 +213,12 @@ nicgen_edsl::record! {
 }
 
 nicgen_edsl::states! {
-    /// The engine's states (one frame at a time).
+    /// The engine's states (one frame at a time; frames come in beside them).
     pub enum RqState {
         Init,
         Idle,
         Qcmd,
-        Recv,
+        /// A frame is in the ring: waiting for its record.
         Meta,
         Ctx,
         DbrReq,
@@ -263,7 +278,8 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let bb = b.trailing_zeros();
             let mr_bits = clog2(cfg.mrs as u64);
             let buf_bytes = cfg.max_frame.next_power_of_two();
-            let buf_beats = (buf_bytes / b).max(2);
+            // Beats of one frame (positions within a frame).
+            let baw = clog2((buf_bytes / b).max(2) as u64);
             let pos_bits = buf_bytes.trailing_zeros() + 1;
             let wqe_beats = (2048 / w).max(1);
             let wqe_beat_bits = clog2(wqe_beats as u64);
@@ -287,28 +303,36 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             qcmd.take(take_qcmd);
             let c = &qcmd.c;
 
-            // ---- Frame in, then its record ----
-            let m = meta_l.unpack(meta_data);
-            let meta_drop = m.drop;
-            let start_recv = (is(S::Idle) & !qcmd.go & rx.valid()).named("start_receive");
-            let skip_meta =
-                ((is(S::Idle) & !qcmd.go & !rx.valid()) | is(S::Meta)) & meta_valid & meta_drop;
-            let take_meta = (is(S::Meta) & meta_valid & !meta_drop).named("take_meta");
-            p.rx_meta.ready.set(skip_meta | take_meta);
-            rx.ready().set(is(S::Recv) | start_recv);
-            let rx_beat = (rx.valid() & rx.ready()).named("rx_beat");
-            let frame_mem = memory("frame", w, buf_beats);
-            let baw = frame_mem.addr_width();
-            let in_beat = reg_init(baw + 1, 0u32).named("in_beat");
+            // ---- Intake: frames into the ring, beside the main FSM ----
+            // Each frame is written from a beat-aligned start right after the one before; its
+            // end (the next frame's start) and length go to a small FIFO. A frame is accepted
+            // only while the ring has room for a whole `max_frame` one and the FIFO a place, so
+            // once started it is never stalled. The main FSM takes frames in order; the head
+            // frame starts at `ring_free`, which moves to its end when the frame is done.
+            let max_beats = cfg.max_frame.div_ceil(b);
+            let ring_beats = (2 * cfg.max_frame).next_power_of_two() / b;
+            let frame_mem = memory("frame_ring", w, ring_beats);
+            let rbw = frame_mem.addr_width();
+            let ring_wr = reg_init(rbw + 1, 0u32).named("ring_wr"); // next beat written
+            let ring_free = reg_init(rbw + 1, 0u32).named("ring_free"); // head frame's start
+            let rx_rdy = reg_init(1, 0u32).named("rx_ready");
+            rx.ready().set(rx_rdy);
+            let rx_beat = (rx.valid() & rx_rdy).named("rx_beat");
+            let rx_end = (rx_beat & rx.last()).named("rx_frame_end");
+            // Beats of the frame so far (a frame over `max_frame` keeps its first beats).
+            let in_beat = reg_init(pos_bits + 1, 0u32).named("in_beat");
+            let in_room = in_beat.lt(max_beats as u64);
             in_beat.set(select(
-                &[(is(S::Meta), lit(baw + 1, 0u32)), (rx_beat, in_beat + 1u32)],
+                &[
+                    (rx_end, lit(pos_bits + 1, 0u32)),
+                    (rx_beat & in_room, in_beat + 1u32),
+                ],
                 in_beat,
             ));
-            frame_mem.write(
-                rx_beat & in_beat.lt(buf_beats as u64),
-                in_beat.trunc(baw),
-                rx.data(),
-            );
+            let wr_now = (rx_beat & in_room).named("ring_write");
+            frame_mem.write(wr_now, ring_wr.trunc(rbw), rx.data());
+            let ring_wr_next = (ring_wr + wr_now.zext(rbw + 1)).named("ring_wr_next");
+            ring_wr.set(ring_wr_next);
             // Bytes on the last beat: tkeep is a run from bit 0.
             let keep = rx.keep();
             let last_n = select(
@@ -318,11 +342,46 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     .collect::<Vec<_>>(),
                 lit(bb + 1, 0u32),
             );
-            let frame_len = reg(pos_bits).named("frame_len");
-            frame_len.set_if(
-                rx_beat & rx.last(),
-                (in_beat.zext(pos_bits + bb).shl(bb) + last_n.zext(pos_bits + bb)).trunc(pos_bits),
-            );
+            let in_len = (in_beat.zext(pos_bits + bb + 1).shl(bb) + last_n.zext(pos_bits + bb + 1))
+                .trunc(pos_bits);
+            // The FIFO of frames in the ring: {end, length}.
+            let fq_depth = 16u32;
+            let fq_mem = memory("frame_queue", rbw + 1 + pos_bits, fq_depth);
+            let fqw = fq_mem.addr_width();
+            let fq_wp = reg_init(fqw + 1, 0u32).named("frame_queue_wr");
+            let fq_rp = reg_init(fqw + 1, 0u32).named("frame_queue_rd");
+            fq_mem.write(rx_end, fq_wp.trunc(fqw), cat(&[ring_wr_next, in_len]));
+            let fq_wp_next = (fq_wp + rx_end.zext(fqw + 1)).named("frame_queue_wr_next");
+            fq_wp.set(fq_wp_next);
+            let fq_head = fq_mem
+                .read_async(fq_rp.trunc(fqw))
+                .named("frame_queue_head");
+            let queued = fq_wp.ne(fq_rp).named("frame_queued");
+            // Ready next cycle: within a frame, or room for a whole frame and a FIFO place
+            // (from this cycle's pointers: the space freed meanwhile is seen a cycle later).
+            let mid = ((in_beat.ne(0u32) | rx_beat) & !rx_end).named("rx_mid_frame");
+            let used = (ring_wr_next - ring_free).named("ring_used");
+            let room = used.le((ring_beats - max_beats) as u64);
+            let fq_room = (fq_wp_next - fq_rp).lt(fq_depth as u64);
+            rx_rdy.set(mid | (room & fq_room));
+
+            // ---- The next frame's record ----
+            let m = meta_l.unpack(meta_data);
+            let meta_drop = m.drop;
+            let idle_free = (is(S::Idle) & !qcmd.go).named("idle_free");
+            let skip_meta = (idle_free | is(S::Meta)) & meta_valid & meta_drop;
+            let take_meta =
+                ((idle_free | is(S::Meta)) & queued & meta_valid & !meta_drop).named("take_meta");
+            p.rx_meta.ready.set(skip_meta | take_meta);
+            fq_rp.set(fq_rp + take_meta.zext(fqw + 1));
+            let frame_len = reg(pos_bits).enable(take_meta).named("frame_len");
+            frame_len.set(fq_head.trunc(pos_bits));
+            let frame_end = reg_init(rbw + 1, 0u32).named("frame_end");
+            frame_end.set_if(take_meta, fq_head.slice(rbw + pos_bits, pos_bits));
+            // The frame's space is freed once nothing more is read from it: at its completion
+            // (after the scatter, or instead of it), or back in Idle after a drop (setting it
+            // again there changes nothing).
+            ring_free.set_if(is(S::Idle) | is(S::Cmpl), frame_end);
             let meta = reg(meta_l.width()).enable(take_meta).named("meta");
             meta.set(meta_data);
             // The drop reasons and `malformed` do not reach the CQE (mlx5 has no field for them).
@@ -652,7 +711,8 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let o_valid = reg_init(1, 0u32).named("wr_valid");
             let more = (is(S::WrData) & sent.lt(p_beats)).named("more_beats");
             let load = ((!o_valid | wr.ready()) & more).named("wr_load");
-            let rd_addr = (p_first + sent.trunc(baw)).named("frame_read_beat");
+            let rd_addr = (ring_free.trunc(rbw) + (p_first + sent.trunc(baw)).resize(rbw))
+                .named("frame_read_beat");
             let data = frame_mem.read_sync(rd_addr, Some(load));
             sent.set(mux(
                 is(S::WrData),
@@ -908,10 +968,9 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 &[
                     (sweep_done, next(S::Idle)),
                     (take_qcmd, next(S::Qcmd)),
-                    (rx_beat & rx.last(), next(S::Meta)),
-                    (start_recv, next(S::Recv)),
-                    (is(S::Qcmd), next(S::Idle)),
                     (take_meta, next(S::Ctx)),
+                    (idle_free & queued, next(S::Meta)),
+                    (is(S::Qcmd), next(S::Idle)),
                     (is(S::Ctx) & !q_ok, next(S::Idle)),
                     (is(S::Ctx) & fill, next(S::Filler)),
                     (

@@ -902,3 +902,43 @@ fn a_wqe_read_ahead_in_error_fails_the_frame_that_uses_it() {
     s.post(&segs);
     s.send(&[(RQN, Some(frame(3)), info)], 17, "RQ 2");
 }
+
+#[test]
+fn a_frame_arrives_while_the_one_before_is_scattered() {
+    // Frames back to back (no idle, no backpressure, writes always taken, WQEs read ahead):
+    // the engine takes each frame into its ring while it scatters the one before, so eight
+    // frames complete in little more than their input beats, not in their input and output
+    // beats one after the other (about twice as many).
+    for w in [8, 64] {
+        let Some(m) = model(w) else { return };
+        let dma = DmaConfig {
+            seed: 5,
+            latency_min: 20,
+            latency_max: 20,
+            reorder: false,
+            ..DmaConfig::default()
+        };
+        let mut s = setup(&m, 23, dma, 0.0, None);
+        s.b.cmpl = RecordSink::new(&s.sim, "m_cmpl", 27, 0.0).unwrap();
+        let info = RxInfo::default();
+        let (n, len) = (8usize, 1000usize);
+        let mut cursor = 0;
+        for _ in 0..=n {
+            let segs = s.random_segs(len, &mut cursor);
+            s.post(&segs);
+        }
+        // The first frame reads the doorbell record and its WQE; the next two are read ahead.
+        s.send(&[(RQN, Some(pattern(len, 1)), info)], 23, "first frame");
+        s.idle(100);
+        let frames: Vec<_> = (0..n)
+            .map(|k| (RQN, Some(pattern(len, 2 + k as u8)), info))
+            .collect();
+        let t = s.send(&frames, 23, "back to back");
+        let beats_in = (n * len.div_ceil(w as usize / 8)) as u64;
+        assert!(
+            2 * t < 3 * beats_in,
+            "{w} bits: {n} frames of {len} bytes in {t} cycles, {beats_in} input beats: \
+             the input waited for the scatter"
+        );
+    }
+}
