@@ -10,7 +10,7 @@
 //!   SQ doorbells -> sq_engine -(frame, offload request)-> nic_core (eth_tx) --> MAC / loopback
 //!   MAC / loopback -> nic_core (eth_rx) -(frame, record)-> rq_engine                     |
 //!   sq_engine, rq_engine -(completions)-> cq_engine -> CQEs, EQEs, irq                   |
-//!   DMA: reads of sq_engine (tags 0..32) and rq_engine (tags 32..37) share m_dma_rd_req; writes of
+//!   DMA: reads of sq_engine (tags 0..32) and rq_engine (tags 32..41) share m_dma_rd_req; writes of
 //!        rq_engine (frames) and cq_engine (CQEs, EQEs) share m_dma_wr_req / m_dma_wr, a
 //!        whole write at a time, so a CQE never overtakes its frame's data. A DMA port
 //!        wider than the datapath (`host.dma_bits`): the answers narrowed (stream_narrow)
@@ -39,7 +39,7 @@ use crate::host::cq_engine::{cq_engine, CqArm, CqCfg, CqPorts, EqDb};
 use crate::host::mr_table::{mr_table, MrTablePorts, MrWrite};
 use crate::host::regs::consts::{qcmd_status, qtype};
 use crate::host::regs::{dev, mr, qcmd, rss, stats, uar};
-use crate::host::rq_engine::{rq_engine, RqCfg, RqPorts, RQ_DMA_TAGS};
+use crate::host::rq_engine::{rq_engine, RqCfg, RqPorts, RQ_DMA_TAGS, RQ_TAG_BITS};
 use crate::host::sq_engine::{sq_engine, SqCfg, SqDb, SqPorts, TAGS as SQ_TAGS};
 use crate::host::{Axil, DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
 use crate::preset::Preset;
@@ -419,9 +419,10 @@ fn completions(u: &Parts) {
     prefer_rq.set_if(cq.ready & (sq.valid | rq.valid), !pick_rq);
 }
 
-/// The receive engine's first DMA read tag: above the send engine's (a multiple of 8, since
-/// the receive engine reads its answers' tags modulo 8).
+/// The receive engine's first DMA read tag: above the send engine's, and a multiple of
+/// `2^RQ_TAG_BITS` (the receive engine reads its answers' tags modulo that).
 const RQ_TAG_BASE: u32 = SQ_TAGS;
+const _: () = assert!(RQ_TAG_BASE % (1 << RQ_TAG_BITS) == 0 && RQ_TAG_BASE + RQ_DMA_TAGS <= 256);
 
 /// DMA reads: the send engine's tags 0..SQ_TAGS and the receive engine's tags RQ_TAG_BASE..
 /// RQ_TAG_BASE + RQ_DMA_TAGS (its own tags moved up by [`RQ_TAG_BASE`]) share the request port

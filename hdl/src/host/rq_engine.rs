@@ -36,8 +36,8 @@
 //!   they are neither there nor on the way (never a WQE beyond that counter: the doorbell
 //!   record is still read only when it is used up). The reads go on while the engine takes
 //!   other frames, so the RQ's next frames copy their WQEs into the WQE register (one cycle
-//!   a datapath beat) instead of waiting a DMA round trip. Up to four WQE reads are in
-//!   flight (tags 1..=4, any RQs). A command on an RQ (CREATE, DESTROY, RESET) empties its
+//!   a datapath beat) instead of waiting a DMA round trip. Up to eight WQE reads are in
+//!   flight (tags 1..=8, any RQs: two slots each of four RQs). A command on an RQ (CREATE, DESTROY, RESET) empties its
 //!   slots and drops the answers of its reads in flight. The driver rewrites a WQE only after
 //!   it is used up, so a WQE read ahead is the one a read at the frame would give.
 //! - A scatter list ends at a segment with byte count 0 (mlx5 ends it with lkey 0x100), or at
@@ -82,7 +82,7 @@
 //!   command; a frame whose WQE is on the way waits for that read), then the writes.
 //! - Cost: the WQE register (most of the flip-flops), the WQE slots in block RAM (512 bytes
 //!   per RQ: 32 KiB at 64 RQs) with 17 bits per slot in LUT RAM (its WQE counter and error)
-//!   and a valid bit per slot, four tags' registers (RQ, WQE counter, stale), the RQ contexts
+//!   and a valid bit per slot, eight tags' registers (RQ, WQE counter, stale), the RQ contexts
 //!   in LUT RAM (25 bits more per RQ for the stride geometry and cursor, plus a 16-bit stride
 //!   adder), the frame ring in block RAM (2 x `max_frame` rounded up to a power of two) and
 //!   its 16-entry FIFO in LUT RAM (end pointer and length); no row in results/AREA.md
@@ -103,9 +103,13 @@ use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
 /// DMA read tags the engine uses, `0..RQ_DMA_TAGS`: 0 for doorbell records, the others for
-/// WQE reads (one per WQE in flight). It reads an answer's tag modulo 8, so a parent may
-/// move its tags by a multiple of 8 and route the answers back unchanged.
-pub const RQ_DMA_TAGS: u32 = 5;
+/// WQE reads (one per WQE in flight). It reads an answer's tag modulo `2^RQ_TAG_BITS`, so a
+/// parent may move its tags by a multiple of that and route the answers back unchanged.
+pub const RQ_DMA_TAGS: u32 = 9;
+
+/// Bits of the engine's tags (the low bits of an answer's tag it looks at).
+pub const RQ_TAG_BITS: u32 = 4;
+const _: () = assert!(RQ_DMA_TAGS <= 1 << RQ_TAG_BITS);
 
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -432,13 +436,14 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
 
             // ---- DMA read answers ----
             // Tag 0: doorbell records, into the WQE register. Tags 1..RQ_DMA_TAGS: WQE reads,
-            // into the WQE slot of the RQ the tag was issued for. The tag is taken modulo 8,
-            // so a parent that moves the tags by a multiple of 8 needs no translation back.
+            // into the WQE slot of the RQ the tag was issued for. The tag is taken modulo
+            // 2^RQ_TAG_BITS, so a parent that moves the tags by a multiple of that needs no
+            // translation back.
             let cpl_u = DmaRdCplUser::unpack(cpl.user().expect("tuser").unused());
             cpl.ready().set(lit(1, 1u32));
             // Descriptor reads are whole and start at byte 0: tkeep says nothing new.
             let _ = cpl.keep().unused();
-            let cpl_tag = cpl_u.tag.trunc(3).named("answer_tag");
+            let cpl_tag = cpl_u.tag.trunc(RQ_TAG_BITS).named("answer_tag");
             let desc_beat = (cpl.valid() & cpl_tag.eq(0u32)).named("dbr_beat");
             let desc_last = (desc_beat & cpl.last()).named("dbr_done");
             let wqe_beat = reg_init(wqe_beat_bits, 0u32).named("wqe_beat");
@@ -520,7 +525,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 .map(|i| t_busy[i] & !t_stale[i] & t_q[i].eq(slot_q) & t_ci[i].eq(ctx.ci))
                 .collect())
             .named("wqe_read_live");
-            let tag_bits = 3;
+            let tag_bits = RQ_TAG_BITS;
             let free_tag = select(
                 &(0..np as usize)
                     .map(|i| (!t_busy[i], lit(tag_bits, i as u64 + 1)))

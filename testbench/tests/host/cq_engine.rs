@@ -288,7 +288,8 @@ fn status(item: &[u8]) -> u64 {
 
 #[test]
 fn cq_engine_matches_the_model() {
-    for (wi, w) in [8u32, 64, 256, 512].into_iter().enumerate() {
+    // 256 bits (the DMA port of nic64 and nic128) last, so each width keeps its seeds.
+    for (wi, w) in [8u32, 64, 512, 256].into_iter().enumerate() {
         let cfg = CqCfg {
             data_bits: w,
             cqs: CQS,
@@ -528,7 +529,8 @@ fn run_of(rng: &mut StdRng, cqn: u32, n: usize, fmt: MiniFormat) -> Vec<Cmpl> {
 #[test]
 fn cq_engine_compressed_sessions_read_back_as_the_model() {
     const PERIODS: [u32; 3] = [0, 24, 200];
-    for (wi, w) in [8u32, 64, 256, 512].into_iter().enumerate() {
+    // 256 bits (the DMA port of nic64 and nic128) last, so each width keeps its seeds.
+    for (wi, w) in [8u32, 64, 512, 256].into_iter().enumerate() {
         let cfg = CqCfg {
             data_bits: w,
             cqs: CQS,
