@@ -275,7 +275,8 @@ fn main() -> Result<()> {
     let out = nicgen::results::out_path(&args, "../../results/HOST.md");
     let machine = nicgen::results::describe_machine()?;
     nicgen::progress::show_builds();
-    let n = if quick { 64 } else { 1000 };
+    // Enough frames that the window's first round trip is a small share of the run.
+    let n = if quick { 256 } else { 1000 };
     let command = format!(
         "cargo xtask bench-host{}",
         if quick { " --quick" } else { "" }
