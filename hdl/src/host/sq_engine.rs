@@ -55,8 +55,8 @@
 //!   or inline data segment beyond the WQE's DS count, an inline header or VLAN insert in an
 //!   ENHANCED_MPSW → LOCAL_QP_OP; a zero-length pointer segment, an empty frame or one over
 //!   `max_frame`, in an ENHANCED_MPSW a packet of 0 bytes or over `max_frame`, packets that, each
-//!   at a 64-byte start, overrun the gather buffer (`max_frame` rounded up to a power of two), or
-//!   no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer segment outside its
+//!   at a 64-byte start, overrun one WQE's share of the gather ring (`max_frame` rounded up to a
+//!   power of two), or no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer segment outside its
 //!   region → LOCAL_PROT; a DMA read answered with an error → LOCAL_ACCESS (`vendor_err_synd`: the
 //!   DS count, as for an empty frame). The WQE is consumed and the SQ goes to the error state (QCMD
 //!   QUERY shows it; RESET resumes at the next WQE). A DMA answer's error is judged when its WQE
@@ -126,7 +126,7 @@
 //!   (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit multiplexer in front of the
 //!   WQE register), the gather ring in block RAM (one byte lane per RAM, twice `max_frame`
 //!   rounded up to a power of two), per data tag a beat address and a WQE id, the retire FIFO
-//!   (16 x 154 bits) and the packet FIFO (16 lengths) in LUT RAM, a 32-bit fault word per SQ, the
+//!   (16 x 153 bits) and the packet FIFO (16 lengths) in LUT RAM, a 32-bit fault word per SQ, the
 //!   inline copy's beat multiplexers and byte shifter, a 32-bit multi-packet layout sum; no row in
 //!   results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
@@ -434,7 +434,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
 
             // ---- Descriptor reads: the doorbell record into its register, WQEBBs into the
             // prefetch buffer, from which each WQEBB is copied into the WQE register ----
-            // Tags above 7 are never issued: only the low bits are looked at.
+            // The answers routed here carry tags below TAGS: only the low bits are looked at.
             let cpl_u = DmaRdCplUser::unpack(cpl.user().expect("tuser").unused());
             let cpl_tag = cpl_u.tag.trunc(tag_bits).named("cpl_tag");
             let cpl_beat = cpl.valid().named("cpl_beat"); // always ready
