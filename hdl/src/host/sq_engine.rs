@@ -26,8 +26,9 @@
 //!      position: `off`)
 //!   -> the WQE to the retire FIFO -> next WQE
 //! retire side, in issue order, once no tag carries the head's id:
-//!   -> m_axis_tx_cmd (`TxCmd`) with m_axis_tx (the frame; the TX path takes the request once
-//!      it has parsed the frame's headers; a multi-packet WQE: each packet in turn)
+//!   -> the offload request (`TxCmd`) into an 8-entry FIFO to m_axis_tx_cmd (the TX path takes
+//!      it once it has parsed the frame's headers), the frame on m_axis_tx (a multi-packet WQE:
+//!      each packet in turn)
 //!   -> m_cmpl (CQE request), the WQE's ring space freed
 //! ```
 //!
@@ -126,7 +127,7 @@
 //!   (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit multiplexer in front of the
 //!   WQE register), the gather ring in block RAM (one byte lane per RAM, twice `max_frame`
 //!   rounded up to a power of two), per data tag a beat address and a WQE id, the retire FIFO
-//!   (16 x 153 bits) and the packet FIFO (16 lengths) in LUT RAM, a 32-bit fault word per SQ, the
+//!   (16 x 153 bits), the packet FIFO (16 lengths) and the request FIFO (8 x 19 bits) in LUT RAM, a 32-bit fault word per SQ, the
 //!   inline copy's beat multiplexers and byte shifter, a 32-bit multi-packet layout sum; no row in
 //!   results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.

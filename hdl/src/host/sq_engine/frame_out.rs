@@ -1,9 +1,18 @@
 //! The output stage of `sq_engine`: the gathered frame streamed out of the gather buffer on
 //! `m_axis_tx` (the lanes read one beat ahead into their output registers), and the offload
-//! request held beside it until the TX path takes it.
+//! requests queued beside it for the TX path.
+//!
+//! The TX path takes a frame's request only once its parser has the frame's headers, some
+//! twenty cycles after the frame's last beat; the requests therefore wait in a FIFO of
+//! [`CMDS`] (LUT RAM), in frame order, so the next frames stream out meanwhile.
 
+use crate::eth::eth_tx::TxCmd;
 use crate::stream::Stream;
 use nicgen_edsl::prelude::*;
+
+/// Offload requests queued for the TX path, at most (a power of two): more than the frames
+/// the TX path holds between its input and its dispatch.
+pub(super) const CMDS: u32 = 8;
 
 /// What the stage needs from the engine.
 pub(super) struct Ctl {
@@ -13,25 +22,30 @@ pub(super) struct Ctl {
     pub start: Sig,
     /// The engine is in `Send`.
     pub send: Sig,
-    /// The engine is in `Cmd` (the frame is ready: rewind, offer the request).
+    /// The engine is in `Cmd` (the frame is ready: rewind, queue the request).
     pub cmd: Sig,
-    /// The TX path takes the offload request.
-    pub cmd_ready: Sig,
+    /// The frame's offload request (a packed [`TxCmd`]).
+    pub cmd_data: Sig,
     /// Bits of a byte position in the buffer.
     pub pos_bits: u32,
 }
 
 /// What the engine learns back.
 pub(super) struct Out {
-    /// The frame's last beat and its request are taken: the frame is sent.
+    /// The frame's last beat is taken: the frame is sent.
     pub sent: Sig,
-    /// The offload request is offered (`m_axis_tx_cmd_tvalid`).
-    pub cmd_pending: Sig,
+    /// The request FIFO has room: `Cmd` queues the request and the frame may start.
+    pub cmd_room: Sig,
 }
 
-/// Stream the frame of `ctl.total` bytes from beat `ctl.start` on out of `lanes` (one byte-wide RAM per byte lane of
-/// `tx`) on `tx`.
-pub(super) fn frame_out(tx: &Stream, lanes: &[Mem], ctl: Ctl) -> Out {
+/// Stream the frame of `ctl.total` bytes from beat `ctl.start` on out of `lanes` (one byte-wide
+/// RAM per byte lane of `tx`) on `tx`, its request (queued in `Cmd`) on `tx_cmd`.
+pub(super) fn frame_out(
+    tx: &Stream,
+    tx_cmd: &RecordStream<TxCmd<u32>>,
+    lanes: &[Mem],
+    ctl: Ctl,
+) -> Out {
     let b = lanes.len() as u32;
     let bb = b.trailing_zeros();
     let baw = lanes[0].addr_width();
@@ -40,7 +54,7 @@ pub(super) fn frame_out(tx: &Stream, lanes: &[Mem], ctl: Ctl) -> Out {
         start,
         send,
         cmd,
-        cmd_ready,
+        cmd_data,
         pos_bits,
     } = ctl;
     let out_addr = reg(baw).named("out_beat");
@@ -84,15 +98,19 @@ pub(super) fn frame_out(tx: &Stream, lanes: &[Mem], ctl: Ctl) -> Out {
     tx.keep().set(mux(o_last, last_keep, all_keep));
     tx.last().set(o_last);
     tx.valid().set(o_valid);
-    // The offload request goes with the frame, not before it: the TX path takes it only once
-    // the frame's headers are parsed.
-    let cmd_pending = reg_init(1, 0u32).named("cmd_pending");
-    let cmd_taken = (cmd_pending & cmd_ready).named("cmd_taken");
-    cmd_pending.set(select(
-        &[(cmd, lit(1, 1u32)), (cmd_taken, lit(1, 0u32))],
-        cmd_pending,
-    ));
-    let sent = (send & !more_out & (!o_valid | tx.ready()) & (!cmd_pending | cmd_taken))
-        .named("frame_sent");
-    Out { sent, cmd_pending }
+    // The request FIFO: written in `Cmd` when it has room, read by the TX path in order.
+    let cb = CMDS.trailing_zeros();
+    let c_wr = reg_init(cb + 1, 0u32).named("tx_cmd_wr");
+    let c_rd = reg_init(cb + 1, 0u32).named("tx_cmd_rd");
+    let c_mem = memory("tx_cmd_fifo", TxCmd::WIDTH, CMDS);
+    let cmd_room = (c_wr - c_rd).lt(CMDS as u64).named("tx_cmd_room");
+    let c_push = (cmd & cmd_room).named("tx_cmd_push");
+    c_mem.write(c_push, c_wr.trunc(cb), cmd_data);
+    c_wr.set_if(c_push, c_wr + 1u32);
+    let c_valid = c_wr.ne(c_rd).named("tx_cmd_valid");
+    c_rd.set_if(c_valid & tx_cmd.ready, c_rd + 1u32);
+    tx_cmd.data.set(c_mem.read_async(c_rd.trunc(cb)));
+    tx_cmd.valid.set(c_valid);
+    let sent = (send & !more_out & (!o_valid | tx.ready())).named("frame_sent");
+    Out { sent, cmd_room }
 }

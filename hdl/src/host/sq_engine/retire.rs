@@ -19,8 +19,9 @@
 //!   WQE, as when the issue side finds a fault). The flush holds until a queue command is
 //!   taken (which waits for this side to be empty); the issue side is told (`fault_*`) to
 //!   put the SQ in error with its consumer counter after the failed WQE.
-//! - Throughput: a packet every `ceil(len / B) + 2` cycles (the offload request, then the
-//!   beats); a CQE one cycle after its WQE's last packet.
+//! - Throughput: a packet every `ceil(len / B) + 2` cycles (the offload request queued, then
+//!   the beats; the TX path takes the requests from their FIFO later, `frame_out`); a CQE one
+//!   cycle after its WQE's last packet.
 
 use super::super::cq_engine::Cmpl;
 use super::super::regs::consts::{cqe_opcode, syndrome};
@@ -68,7 +69,8 @@ nicgen_edsl::states! {
     /// The retire side's states.
     pub(super) enum RetireState {
         Idle,
-        /// Offer the packet's offload request, rewind the buffer read.
+        /// Queue the packet's offload request (when the request FIFO has room), rewind the
+        /// buffer read.
         Cmd,
         /// Stream the packet out.
         Send,
@@ -195,6 +197,7 @@ pub(super) fn retire(i: In) -> Out {
     let last_pk = (k + 1u32).eq(head.packets);
     let out = frame_out::frame_out(
         i.tx,
+        i.tx_cmd,
         i.lanes,
         frame_out::Ctl {
             total: pk_len,
@@ -203,7 +206,13 @@ pub(super) fn retire(i: In) -> Out {
                 .trunc(i.lanes[0].addr_width()),
             send: is(R::Send),
             cmd: is(R::Cmd),
-            cmd_ready: i.tx_cmd.ready,
+            cmd_data: TxCmd {
+                csum_l3: head.csum_l3,
+                csum_l4: head.csum_l4,
+                vlan: head.vlan,
+                vlan_tci: head.vlan_tci,
+            }
+            .pack(),
             pos_bits,
         },
     );
@@ -216,13 +225,6 @@ pub(super) fn retire(i: In) -> Out {
         &[(take, freed.trunc(pos_bits)), (sent, at + up64(pk_len))],
         at,
     ));
-    i.tx_cmd.set_fields(&TxCmd {
-        csum_l3: head.csum_l3,
-        csum_l4: head.csum_l4,
-        vlan: head.vlan,
-        vlan_tci: head.vlan_tci,
-    });
-    i.tx_cmd.valid.set(out.cmd_pending);
 
     // ---- Completion ----
     let want = !skip & (bad | head.want_cqe);
@@ -259,7 +261,7 @@ pub(super) fn retire(i: In) -> Out {
                 ),
             ),
             (skipped & last_pk, to(R::Cqe)),
-            (is(R::Cmd), to(R::Send)),
+            (is(R::Cmd) & out.cmd_room, to(R::Send)),
             (sent, mux(last_pk, to(R::Cqe), to(R::Cmd))),
             (pop, to(R::Idle)),
         ],
