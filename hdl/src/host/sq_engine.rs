@@ -15,13 +15,14 @@
 //!   -> the producer counter: from the doorbell itself when it came with dword 0 (mlx5's
 //!      8-byte doorbell is the last WQE's control bytes 0..8: wqe_index + its WQEBBs),
 //!      else read from the doorbell record
-//!   -> the posted WQEBBs, up to PREFETCH_WQEBBS (8) per DMA read, into the prefetch buffer
+//!   -> the posted WQEBBs, up to PREFETCH_WQEBBS (8) per DMA read, into the prefetch buffer's
+//!      half for this turn (none when the look-ahead already read them: below)
 //!   -> per WQE: its WQEBBs (<= 4) copied from the buffer into the WQE register (a WQE that
 //!      runs past what was fetched: a read of its rest first)
 //!   -> check ctrl / Ethernet / data segments (lengths, opcode, memory regions)
 //!   -> space for the WQE's bytes in the gather ring, a retire slot (its id)
 //!   -> the frame into the gather ring in WQE order: bytes in the WQE (inline header, inline
-//!      data segments) copied from the WQE register, pointer segments by DMA reads (31 data
+//!      data segments) copied from the WQE register, pointer segments by DMA reads (30 data
 //!      tags, each marked with the WQE's id, answers in any order, each landing at its byte
 //!      position: `off`)
 //!   -> the WQE to the retire FIFO -> next WQE
@@ -64,9 +65,18 @@
 //!   retires: the issue side may have gone on with the SQ's next WQEs, which the retire side then
 //!   flushes (no frame, no CQE), and the issue side puts the SQ in error with its consumer
 //!   counter after the failed WQE, as if it had stopped there. Queue commands wait until every
-//!   issued WQE has retired. The prefetch buffer holds one SQ's WQEBBs for
-//!   one turn: it is emptied at every turn taken, so WQEBBs fetched after a failed WQE (or past
-//!   a turn's end) are read again.
+//!   issued WQE has retired. A prefetch-buffer half holds one SQ's WQEBBs for one turn: it is
+//!   emptied at every turn taken, so WQEBBs fetched after a failed WQE (or past a turn's end)
+//!   are read again.
+//! - Look-ahead: while a turn runs, the SQ the round robin would pick next (another SQ, ready,
+//!   not in fault, with WQEBBs posted and its producer counter known from its 8-byte doorbell,
+//!   or from its context on a resume bit alone; no BlueFlame WQE waiting for it) gets the
+//!   descriptor read its turn would start with, into the buffer's other half, on
+//!   [`LOOKAHEAD_TAG`], in a cycle the request port is idle. Its turn starts on that half
+//!   without a descriptor read (waiting in Idle for the answer if it is still on the way). A
+//!   queue command or a fault voids it, as do an answer with an error (the turn then reads
+//!   and meets the error itself) and a consumer counter that moved. So under load the SQs'
+//!   descriptor round trips overlap the turns before them instead of adding up.
 //! - A doorbell for an SQ that is not ready (never created, or in error) has no CQ to complete
 //!   to: it is counted in `stat_db_bad` and ignored.
 //! - BlueFlame (`regmap` `uar.SQ_DB` / `uar.SQ_BF`): the BAR hands every dword written to the
@@ -97,8 +107,8 @@
 //!   counted in `stat_db_bad`).
 //! - Completions: a CQE for every WQE with `fm_ce_se` CQ_UPDATE, and for every failed WQE.
 //! - Ports ([`SqPorts`]): `s_db_tdata/_tvalid` ([`SqDb`]), `s_qcmd_*` / `m_qcmd_res_*` (SQ
-//!   commands), `m_dma_rd_req_*` (`DmaRdReq`), `s_dma_rd_cpl_*` (tags `0..TAGS`: 0 for
-//!   descriptors, `1..TAGS` for data), `mr_lkey` → `mr_valid/_base/_len` ([`MrLookup`]:
+//!   commands), `m_dma_rd_req_*` (`DmaRdReq`), `s_dma_rd_cpl_*` (tags `0..TAGS`: 0 for the
+//!   turn's descriptors, [`LOOKAHEAD_TAG`] for the look-ahead's, the others for data), `mr_lkey` → `mr_valid/_base/_len` ([`MrLookup`]:
 //!   combinational lookup in the memory-region table), `m_axis_tx_*`, `m_axis_tx_cmd_*`,
 //!   `m_cmpl_*` ([`Cmpl`] of `cq_engine`), `stat_*` ([`SqStats`]).
 //! - States: [`SqState`] (the issue side); the stages in their own files: the WQE decode
@@ -106,15 +116,17 @@
 //!   (`sq_engine/inline_copy.rs`), the retire side (`sq_engine/retire.rs`) and its frame out of
 //!   the gather ring (`sq_engine/frame_out.rs`).
 //! - Latency: about two DMA round trips for a doorbell batch's first WQE (WQEBBs, data; a
-//!   third first, the doorbell record, when the doorbell came without dword 0); a BlueFlame WQE none for its descriptors (doorbell to WQE register: about 5
-//!   cycles plus 512/W + 2 per WQEBB), so with its frame inline it makes no DMA read at all;
-//!   a later WQE whose WQEBBs were prefetched waits for no descriptor read,
+//!   third first, the doorbell record, when the doorbell came without dword 0; none for the
+//!   WQEBBs when the look-ahead read them during the turn before); a BlueFlame WQE none for
+//!   its descriptors (doorbell to WQE register: about 5 cycles plus 512/W + 2 per WQEBB), so
+//!   with its frame inline it makes no DMA read at all; a later WQE whose WQEBBs were
+//!   prefetched waits for no descriptor read,
 //!   only for its data (none when its frame is all in the WQE). A descriptor read fetches from
 //!   the next WQEBB needed up to the producer counter (at least the rest of the current WQE),
 //!   at most PREFETCH_WQEBBS, cut where the ring wraps or a 4 KiB page ends; a WQE cut that
 //!   way reads its rest when it gets there. Each WQEBB copied from the buffer: 512/W + 2 cycles.
 //! - Throughput: the issue side takes a WQE in about 8 cycles plus its WQEBBs' copies and a cycle
-//!   per data segment, without waiting for its data: up to 31 data reads (of as many WQEs) and
+//!   per data segment, without waiting for its data: up to 30 data reads (of as many WQEs) and
 //!   16 WQEs are in flight, and the gather ring (twice the largest WQE's bytes) holds their
 //!   frames, so a DMA round trip is paid once per ring-full rather than per WQE. The retire side
 //!   sends a packet every `ceil(len / B) + 2` cycles; a multi-packet WQE's packets all land
@@ -123,7 +135,9 @@
 //!   bound a BlueFlame stream instead); inline bytes go into the buffer one beat per cycle, pausing
 //!   in the cycles a DMA answer writes it; results/HOST.md.
 //! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the WQE prefetch
-//!   buffer (PREFETCH_WQEBBS x 64 bytes of block RAM, read into a register), the BlueFlame buffer
+//!   buffer (two halves of PREFETCH_WQEBBS x 64 bytes of block RAM, read into a register), the
+//!   look-ahead's registers (a request, two counters) and a second read port on the SQ
+//!   contexts and doorbell counters, the BlueFlame buffer
 //!   (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit multiplexer in front of the
 //!   WQE register), the gather ring in block RAM (one byte lane per RAM, twice `max_frame`
 //!   rounded up to a power of two), per data tag a beat address and a WQE id, the retire FIFO
@@ -231,10 +245,14 @@ impl Ports for SqPorts {
     }
 }
 
-/// Read tags: 0 for descriptor reads, `1..TAGS` for data. Each data read is one tag, so the
-/// data tags bound the gathers in flight: 31 reads of a 64-byte frame cover a DMA round trip
-/// of 1 µs at the 64-bit preset's frame rate; the receive engine's tag is `TAGS`.
+/// Read tags: 0 for the turn's descriptor reads, [`LOOKAHEAD_TAG`] for the next turn's, the
+/// others (`1..TAGS - 1`) for data. Each data read is one tag, so the data tags bound the
+/// gathers in flight: 30 reads of a 64-byte frame cover a DMA round trip of 1 µs at the 64-bit
+/// preset's frame rate; the receive engine's tags start at `TAGS`.
 pub const TAGS: u32 = 32;
+
+/// The tag of the look-ahead read: the next SQ's WQEBBs, fetched during the current turn.
+pub const LOOKAHEAD_TAG: u32 = TAGS - 1;
 
 /// Dwords of the BlueFlame window (256 bytes: the largest WQE, 4 WQEBBs).
 const BF_DWORDS: u32 = 64;
@@ -385,7 +403,12 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let rt_empty = wire(1).named("retire_empty");
             let take_fault = (is(S::Idle) & any_fault).named("take_fault");
             let take_qcmd = (is(S::Idle) & !any_fault & qcmd.go & rt_empty).named("take_qcmd");
-            let take_db = (is(S::Idle) & !any_fault & !qcmd.go & any).named("take_doorbell");
+            // The look-ahead read in flight and its SQ (below): that SQ's turn waits for it.
+            let la_busy = reg_init(1, 0u32).named("lookahead_busy");
+            let la_sqn = reg(sq_bits).named("lookahead_sqn");
+            let la_waits = (la_busy & la_sqn.eq(pick)).named("lookahead_waits");
+            let take_db =
+                (is(S::Idle) & !any_fault & !qcmd.go & any & !la_waits).named("take_doorbell");
             qcmd.take(take_qcmd);
             let c = &qcmd.c;
 
@@ -441,14 +464,18 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let cpl_beat = cpl.valid().named("cpl_beat"); // always ready
             cpl.ready().set(lit(1, 1u32));
             let desc_beat = (cpl_beat & cpl_tag.eq(0u32)).named("desc_beat");
-            let data_beat = (cpl_beat & cpl_tag.ne(0u32)).named("data_beat");
+            let la_beat = (cpl_beat & cpl_tag.eq(LOOKAHEAD_TAG)).named("lookahead_beat");
+            let data_beat =
+                (cpl_beat & cpl_tag.ne(0u32) & !cpl_tag.eq(LOOKAHEAD_TAG)).named("data_beat");
             let wqe_beat = reg_init(wqe_beat_bits, 0u32).named("wqe_beat");
             // The prefetch buffer (block RAM, read into a register): WQEBB counter `c` at
             // `c % PREFETCH_WQEBBS`, `512 / w` beats each.
             let bb_shift = (512 / w).trailing_zeros(); // log2 beats per WQEBB
             let bpb = 1u32 << bb_shift;
             let pf_log = PREFETCH_WQEBBS.trailing_zeros();
-            let pf_mem = memory("wqe_prefetch", w, PREFETCH_WQEBBS * bpb);
+            // Two halves: the current turn's, and the next turn's being looked ahead into.
+            let pf_mem = memory("wqe_prefetch", w, 2 * PREFETCH_WQEBBS * bpb);
+            let half = reg_init(1, 0u32).named("prefetch_half");
             let pf_at = |counter: Sig, beat: Sig| {
                 if bb_shift == 0 {
                     counter.trunc(pf_log)
@@ -456,7 +483,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     cat(&[counter.trunc(pf_log), beat.trunc(bb_shift)])
                 }
             };
-            let pf_wr = reg(pf_mem.addr_width()).named("prefetch_wr_beat");
+            let pf_off_bits = pf_log + bb_shift;
+            let pf_wr = reg(pf_off_bits).named("prefetch_wr_beat");
             let pf_rd_beat = reg(bb_shift + 1).named("copy_beat"); // beats addressed so far
             let copy_v = reg_init(1, 0u32).named("copy_valid"); // the RAM's word is for the WQE
             let pf_q = wire(w).named("prefetch_q");
@@ -487,8 +515,9 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let pc = reg(16).named("pc");
             // The WQE's WQEBB being brought in.
             let wqebb = reg(2).named("wqebb");
-            // WQEBB counters `ci .. pf_end` are in the prefetch buffer (at most PREFETCH_WQEBBS;
-            // emptied at each doorbell taken, so nothing outlives its SQ's turn or error).
+            // WQEBB counters `ci .. pf_end` are in the prefetch buffer's half (at most
+            // PREFETCH_WQEBBS; emptied at each doorbell taken, so nothing outlives its SQ's turn
+            // or error, unless the look-ahead read the turn's first WQEBBs).
             let pf_end = reg(16).named("prefetch_end");
             let wqe_rd_bbs = reg(pf_log + 1).named("wqe_read_bbs"); // WQEBBs of the read in flight
 
@@ -560,7 +589,16 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
 
             // Tags in flight: base beat per tag, busy bits.
             let busy = reg_init(TAGS, 0u32).named("tag_busy");
-            let free_v: Vec<Sig> = (1..TAGS).rev().map(|t| !busy.bit(t)).collect();
+            let free_v: Vec<Sig> = (1..TAGS)
+                .rev()
+                .map(|t| {
+                    if t == LOOKAHEAD_TAG {
+                        lit(1, 0u32)
+                    } else {
+                        !busy.bit(t)
+                    }
+                })
+                .collect();
             let free_v = cat(&[cat(&free_v), lit(1, 0u32)]);
             let (first_free, have_tag) = first_set(free_v, TAGS, tag_bits);
             // A request offered and not yet taken keeps its tag (stream rule 1), even if a
@@ -640,8 +678,11 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 .named("load_segment");
             let load_inl = (load_seg & seg.inline).named("load_inline_segment");
             let load_ptr = (load_seg & !seg.inline).named("load_pointer_segment");
-            let issue = (g_active & have_tag & rd_req_ready).named("issue_data_read");
-            holding.set(g_active & have_tag & !rd_req_ready);
+            // The look-ahead read, once offered, goes first until it is taken.
+            let la_offer = reg_init(1, 0u32).named("lookahead_offer");
+            let la_req = reg(DmaRdReq::WIDTH).named("lookahead_req");
+            let issue = (g_active & have_tag & rd_req_ready & !la_offer).named("issue_data_read");
+            holding.set(g_active & have_tag & !la_offer & !rd_req_ready);
             held_tag.set(free_tag);
 
             // DMA read requests: descriptors (tag 0) or data.
@@ -687,6 +728,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             .pack();
             p.dma_rd_req.data.set(select(
                 &[
+                    (la_offer, la_req),
                     (is(S::DbrReq), rd(dbr_addr, lit(13, 4u32))),
                     (
                         is(S::WqeReq),
@@ -696,8 +738,10 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 data_req,
             ));
             let desc_req = is(S::DbrReq) | (is(S::WqeReq) & !pf_hit);
-            p.dma_rd_req.valid.set(desc_req | (g_active & have_tag));
-            let desc_go = (desc_req & rd_req_ready).named("desc_read_go");
+            p.dma_rd_req
+                .valid
+                .set(la_offer | desc_req | (g_active & have_tag));
+            let desc_go = (desc_req & rd_req_ready & !la_offer).named("desc_read_go");
 
             // Tag bookkeeping.
             let tag_one = |t: Sig| lit(TAGS, 1u32).shl_by(t);
@@ -898,7 +942,13 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // The prefetch buffer: descriptor answers written from `cur` on; a copy reads the
             // WQEBB's beats one a cycle into the WQE register a cycle later.
             let wqe_landing = (desc_beat & is(S::WqeWait)).named("wqebb_beat_lands");
-            pf_mem.write(wqe_landing, pf_wr, cpl.data());
+            let la_wr = reg(pf_off_bits).named("lookahead_wr_beat");
+            let la_half = reg(1).named("lookahead_half");
+            pf_mem.write(
+                wqe_landing | la_beat,
+                mux(la_beat, cat(&[la_half, la_wr]), cat(&[half, pf_wr])),
+                cpl.data(),
+            );
             pf_wr.set(select(
                 &[
                     (is(S::WqeReq), pf_at(cur, lit(bb_shift.max(1), 0u32))),
@@ -973,6 +1023,115 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // Used when it is the SQ's next WQE; taken (used or not) at its SQ's turn.
             let bf_mine = (bf_valid & bf_sqn.eq(sqn)).named("bf_for_this_sq");
             let bf_hit = (is(S::Ctx) & sq_ready & bf_mine & bf_idx.eq(ctx.ci)).named("bf_hit");
+
+            // ---- Look-ahead: the next turn's first WQEBBs, read during this turn ----
+            // While a turn runs, the SQ the round robin would pick next (another SQ, not in
+            // fault, ready, with WQEBBs posted, its producer counter known from its 8-byte
+            // doorbell or, on a resume bit alone, from its context, and no BlueFlame WQE
+            // waiting) gets the read its turn would start with (from its consumer counter, as
+            // many posted WQEBBs as a half holds, cut at the ring's end or a 4 KiB page) into
+            // the prefetch buffer's other half, on LOOKAHEAD_TAG, while the request port is
+            // idle. Its turn then starts on that half with the WQEBBs there and no descriptor
+            // read. A queue command or a fault voids it (an answer in flight lands and is
+            // dropped), as do an answer with an error and a consumer counter that has moved.
+            let la_ok = reg_init(1, 0u32).named("lookahead_ready");
+            let la_stale = reg_init(1, 0u32).named("lookahead_stale");
+            let la_err = reg_init(1, 0u32).named("lookahead_error");
+            let la_ci = reg(16).named("lookahead_ci");
+            let la_end = reg(16).named("lookahead_end");
+            let at_ctx = |q: Sig| q.zext(aw.max(sq_bits)).trunc(aw);
+            let lctx = SqCtx::unpack(
+                ctx_mem
+                    .read_async(at_ctx(pick))
+                    .named("lookahead_ctx_q")
+                    .unused(),
+            );
+            let ldpc = dpc_mem.read_async(at_q(pick)).named("lookahead_db_pc_q");
+            let l_pending = pending.shr_by(pick).bit(0);
+            let l_pc_known = mux(l_pending, ldpc.bit(16), lit(1, 1u32));
+            let l_pc = mux(l_pending, ldpc.slice(15, 0), lctx.pc).named("lookahead_pc");
+            let l_posted = (l_pc - lctx.ci).named("lookahead_posted");
+            let l_mask = (lit(16, 1u32).shl_by(lctx.log_size) - 1u32).named("lookahead_mask");
+            let l_slot = (lctx.ci & l_mask).named("lookahead_slot");
+            let l_to_ring_end = l_mask - l_slot + 1u32;
+            let l_to_page_end = lit(16, 64u32) - l_slot.slice(5, 0).zext(16);
+            let l_bbs = min16(
+                min16(l_posted, lit(16, PREFETCH_WQEBBS)),
+                min16(l_to_ring_end, l_to_page_end),
+            )
+            .trunc(pf_log + 1)
+            .named("lookahead_wqebbs");
+            let in_turn = !(is(S::Init) | is(S::Idle) | is(S::Qcmd) | is(S::Fault) | is(S::Ctx));
+            let port_idle = !desc_req & !(g_active & have_tag) & !holding;
+            let la_start = (in_turn
+                & port_idle
+                & any
+                & !pick.eq(sqn)
+                & !faults.shr_by(pick).bit(0)
+                & lctx.state.eq(qstate::RDY)
+                & l_pc_known
+                & l_posted.ne(0u32)
+                & !(bf_valid & bf_sqn.eq(pick))
+                & !la_busy
+                & !la_ok
+                & !la_offer)
+                .named("lookahead_start");
+            la_req.set_if(
+                la_start,
+                DmaRdReq {
+                    addr: cat(&[lctx.base, lit(12, 0u32)]) + cat(&[l_slot.zext(58), lit(6, 0u32)]),
+                    len: cat(&[l_bbs, lit(6, 0u32)]).zext(13),
+                    tag: lit(8, LOOKAHEAD_TAG),
+                    ..DmaRdReq::zeros()
+                }
+                .pack(),
+            );
+            la_sqn.set_if(la_start, pick);
+            la_ci.set_if(la_start, lctx.ci);
+            la_end.set_if(la_start, lctx.ci + l_bbs.zext(16));
+            la_half.set_if(la_start, !half);
+            la_wr.set(select(
+                &[
+                    (la_start, pf_at(lctx.ci, lit(bb_shift.max(1), 0u32))),
+                    (la_beat, la_wr + 1u32),
+                ],
+                la_wr,
+            ));
+            let la_taken = (la_offer & rd_req_ready).named("lookahead_taken");
+            la_offer.set(select(
+                &[(la_start, lit(1, 1u32)), (la_taken, lit(1, 0u32))],
+                la_offer,
+            ));
+            let la_done = (la_beat & cpl.last()).named("lookahead_done");
+            la_busy.set(select(
+                &[(la_taken, lit(1, 1u32)), (la_done, lit(1, 0u32))],
+                la_busy,
+            ));
+            let la_void = take_qcmd | take_fault;
+            la_stale.set(select(
+                &[(la_start, lit(1, 0u32)), (la_void, lit(1, 1u32))],
+                la_stale,
+            ));
+            la_err.set(select(
+                &[
+                    (la_start, lit(1, 0u32)),
+                    (la_beat & cpl_u.err, lit(1, 1u32)),
+                ],
+                la_err,
+            ));
+            // Taken (used or not) at its SQ's turn.
+            let la_use = (is(S::Ctx) & la_sqn.eq(sqn)).named("lookahead_turn");
+            let la_hit =
+                (la_use & la_ok & la_ci.eq(ctx.ci) & sq_ready & !bf_hit).named("lookahead_hit");
+            la_ok.set(select(
+                &[
+                    (la_void | la_use, lit(1, 0u32)),
+                    (la_done, !la_stale & !la_err & !cpl_u.err),
+                ],
+                la_ok,
+            ));
+            half.set_if(la_hit, la_half);
+
             bf_valid.set(select(
                 &[
                     (db_valid, bf_whole & db_ok),
@@ -1019,7 +1178,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     .collect();
                 case(sel, &arms, lit(w, 0u32))
             };
-            let pf_rd = pf_mem.read_sync(pf_at(cur, pf_rd_beat), Some(copy_addr));
+            let pf_rd = pf_mem.read_sync(cat(&[half, pf_at(cur, pf_rd_beat)]), Some(copy_addr));
             pf_q.set(mux(use_bf, bf_q, pf_rd));
             wqebb.set(select(
                 &[
@@ -1039,7 +1198,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             ));
             pf_end.set(select(
                 &[
-                    (is(S::Ctx), ctx.ci),
+                    (is(S::Ctx), mux(la_hit, la_end, ctx.ci)),
                     (is(S::WqeWait) & desc_last & desc_err_now, ci),
                     (is(S::WqeWait) & desc_last, cur + wqe_rd_bbs.zext(16)),
                 ],

@@ -1694,3 +1694,131 @@ fn a_flooding_sq_does_not_starve_another() {
         );
     }
 }
+
+/// Look-ahead: four SQs rung together with 8-byte doorbells (so every producer counter is
+/// known without a doorbell-record read), every DMA answer 100 cycles away, inline sends only
+/// (so every read is a descriptor read): while one SQ's turn runs, the next SQ's WQEBBs are
+/// read, so two descriptor reads are outstanding at once (one SQ's turn at a time would have
+/// one), and every frame and CQE is as the model's, per SQ in order.
+#[test]
+fn the_next_sqs_wqebbs_are_read_during_this_turn() {
+    const OTHERS: [u32; 3] = [0, 4, 6];
+    let (rounds, per) = (4usize, 3usize);
+    for w in [64u32, 512] {
+        let Some(m) = model(w) else { return };
+        let seed = 95;
+        let dma = DmaConfig {
+            seed,
+            latency_min: 100,
+            latency_max: 100,
+            max_outstanding_reads: 64,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_sized(&m, seed, dma, 0.0, 8);
+        let mut others: Vec<Queue> = OTHERS
+            .iter()
+            .map(|&sqn| {
+                let mem = &mut s.b.host.mem;
+                let ring = mem.alloc(64 << 8, 4096).unwrap().addr;
+                let dbr = mem.alloc(8, 8).unwrap().addr;
+                let create = sq_cmd(
+                    1,
+                    sqn as u128,
+                    [
+                        (ring & 0xFFFF_FFFF) as u128,
+                        (ring >> 32) as u128,
+                        8,
+                        (dbr & 0xFFFF_FFFF) as u128,
+                        (dbr >> 32) as u128,
+                        CQN as u128,
+                        0,
+                        0,
+                    ],
+                );
+                assert_eq!(s.command(create, seed), 0, "CREATE {sqn}");
+                Queue {
+                    ring,
+                    log_size: 8,
+                    dbr,
+                    pc: 0,
+                    model: Sq {
+                        sqn,
+                        ring,
+                        log_size: 8,
+                        cqn: CQN,
+                        ci: 0,
+                        error: false,
+                    },
+                }
+            })
+            .collect();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let t0 = s.sim.cycles();
+        for round in 0..rounds {
+            let what = format!("w={w} round {round}");
+            let (f0, k0) = (s.b.tx.frames().len(), s.b.cmpl.items.len());
+            let mut wants = Vec::new();
+            for q in std::iter::once(&mut s.q).chain(others.iter_mut()) {
+                let pc0 = q.pc;
+                let mut last = vec![];
+                for _ in 0..per {
+                    let wqe = inline_send(&mut rng, 1);
+                    last = wqe.bytes(q.pc);
+                    q.post(&mut s.b.host.mem, &wqe);
+                }
+                let mem = &s.b.host.mem;
+                let read = |addr: u64, len: usize| {
+                    let mut v = vec![0; len];
+                    mem.read(addr, &mut v).ok().map(|_| v)
+                };
+                wants.push((
+                    q.model.sqn,
+                    q.model.run(&read, q.pc, &s.mrs, MAX_FRAME as usize),
+                ));
+                assert_eq!(q.pc, pc0.wrapping_add(per as u16));
+                // The WQEs name SQ `SQN`: the doorbell's dword 1 names this queue, with the
+                // last WQE's DS count.
+                let qpn_ds = q.model.sqn << 8 | last[7] as u32;
+                s.b.db.push(uar_write(0, &last[0..4]));
+                s.b.db.push(uar_write(1, &qpn_ds.to_be_bytes()));
+            }
+            let n = per * wants.len();
+            s.b.step_until(&mut s.sim, seed, |b| {
+                b.cmpl.items.len() >= k0 + n && b.tx.frames().len() >= f0 + n
+            });
+            let cmpls: Vec<Cmpl> = s.b.cmpl.items[k0..]
+                .iter()
+                .map(|x| decode_cmpl(x))
+                .collect();
+            assert_eq!(cmpls.len(), n, "{what}: completions");
+            // Per SQ in its order; the frames in the order of the completions.
+            let mut next = vec![0usize; wants.len()];
+            let frames = &s.b.tx.frames()[f0..];
+            for (i, c) in cmpls.iter().enumerate() {
+                let qi = wants.iter().position(|(sqn, _)| *sqn == c.qpn).unwrap();
+                let want = &wants[qi].1;
+                assert_eq!(
+                    c, &want.cmpls[next[qi]],
+                    "{what}: SQ {} CQE {}",
+                    c.qpn, next[qi]
+                );
+                assert_eq!(
+                    frames[i].data, want.sent[next[qi]].frame,
+                    "{what}: frame {i}"
+                );
+                next[qi] += 1;
+            }
+        }
+        let took = s.sim.cycles() - t0;
+        let most = s.b.host.dma.stats().max_outstanding;
+        eprintln!(
+            "w={w}: {rounds} rounds of {per} sends on 4 SQs in {took} cycles, {most} reads \
+             outstanding at most"
+        );
+        assert!(
+            most >= 2,
+            "w={w}: at most {most} descriptor read outstanding: no SQ's WQEBBs were read \
+             during another's turn"
+        );
+    }
+}
