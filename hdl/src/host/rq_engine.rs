@@ -7,12 +7,13 @@
 //! s_axis_rx (frame) -> frame ring (block RAM) + {end, length} FIFO     (intake, beside the FSM)
 //!   -> head frame + s_axis_rx_meta (its record) -> RQ context (LUT RAM)
 //!   -> producer counter from the doorbell record when the cached one is used up
-//!   -> receive WQE (scatter list, up to 16 data segments), from the RQ's WQE slot, read
-//!      into it (DMA) unless read ahead -> per segment, per 4 KiB piece:
+//!   -> receive WQE (scatter list, up to 16 data segments), from the WQE cache (block RAM,
+//!      shared by the RQs), read into it (DMA) unless read ahead -> per segment, per 4 KiB
+//!      piece:
 //!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position in the ring: off)
 //!   -> the frame's ring space freed
 //!   -> m_cmpl (RESP_SEND CQE request) after the last data beat was taken
-//!   -> the RQ's next two WQEs read into its slots (in the background) if they are posted
+//!   -> the RQ's next WQEs read into the WQE cache (in the background) if they are posted
 //! ```
 //!
 //! - A frame's data leaves the RX path before its record (the record waits for the checksum
@@ -29,17 +30,26 @@
 //! - A frame for an RQ that is not ready (never created, or in error) is dropped and counted
 //!   (`stat_no_queue`); one for an RQ with no posted WQE is dropped and counted
 //!   (`stat_no_wqe`, the mlx5 "out of buffer" counter).
-//! - WQE slots: each RQ has two slots (block RAM, the first 256 bytes of a WQE each, for the
-//!   WQEs with even and odd counters), holding its next two WQEs once read. After a frame
-//!   (states `Ahead`, `Ahead2`), its RQ's WQEs at the consumer counter and the one after are
-//!   read into their slots if the producer counter the engine knows says they are posted and
-//!   they are neither there nor on the way (never a WQE beyond that counter: the doorbell
-//!   record is still read only when it is used up). The reads go on while the engine takes
-//!   other frames, so the RQ's next frames copy their WQEs into the WQE register (one cycle
-//!   a datapath beat) instead of waiting a DMA round trip. Up to eight WQE reads are in
-//!   flight (tags 1..=8, any RQs: two slots each of four RQs). A command on an RQ (CREATE, DESTROY, RESET) empties its
-//!   slots and drops the answers of its reads in flight. The driver rewrites a WQE only after
-//!   it is used up, so a WQE read ahead is the one a read at the frame would give.
+//! - WQE cache: [`RQ_WQE_CACHE`] entries shared by the RQs, each the first 256 bytes of one
+//!   WQE (block RAM at {entry, beat}) with registers for its state (free, reading, ready), RQ,
+//!   WQE counter, an error flag (its read was answered with an error: the frame that uses the
+//!   WQE gets LOCAL_ACCESS) and a stale flag. A frame finds its WQE by {RQ, consumer counter}
+//!   over the entries: ready, it is copied into the WQE register (one cycle a datapath beat);
+//!   reading, the frame waits for it; nowhere, it is read now into the lowest free entry (or,
+//!   with none free, into a ready entry of another RQ, whose WQE is read again when its own
+//!   frame comes, so a full cache never stops the engine). Each RQ's context has a read-ahead
+//!   pointer `ra`: its WQEs `ci..ra` are in the cache or on the way. While a frame waits for
+//!   its WQE (state `WqeWait`) and after each frame (state `Ahead`), WQE `ra` of its RQ is read
+//!   into the lowest free entry, one a cycle, while the producer counter the engine knows
+//!   says it is posted (never a WQE beyond it: the doorbell record is still read only when
+//!   the known WQEs are used up), the RQ has fewer than [`RQ_WQE_AHEAD`] WQEs there (so one
+//!   busy RQ leaves entries to the others) and an entry is free. The reads go on while the
+//!   engine takes other frames, so one RQ's frames back to back find their WQEs read ahead
+//!   instead of waiting a DMA round trip each. A WQE used up frees its entry. A command on an
+//!   RQ (CREATE, DESTROY, RESET) frees its ready entries, marks its reading ones stale (the
+//!   answer is dropped and the entry freed when it lands) and sets `ra` to `ci`. The driver
+//!   rewrites a WQE only after it is used up, so a WQE read ahead is the one a read at the
+//!   frame would give.
 //! - A scatter list ends at a segment with byte count 0 (mlx5 ends it with lkey 0x100), or at
 //!   16 segments or the WQE stride. A segment outside its memory region (or an invalid lkey)
 //!   → LOCAL_PROT; a frame longer than the list → LOCAL_LENGTH; a WQE read answered with an
@@ -58,12 +68,13 @@
 //!   drop as above. A WQE is used up when its strides are (or by an error CQE). The bytes a
 //!   frame may use are the data segment's byte count from its first stride: a frame longer
 //!   (segment 2) or needing more strides than a whole WQE (segment 1) → LOCAL_LENGTH.
-//!   `stat_cqes` counts frame completions, not fillers. A striding WQE stays in its slot
-//!   until used up, and in the WQE register between frames: the next frame into the same WQE
+//!   `stat_cqes` counts frame completions, not fillers. A striding WQE stays in its cache
+//!   entry until used up, and in the WQE register between frames: the next frame into the same WQE
 //!   is not read again (nor copied, when no frame of another RQ came in between).
 //! - Ports ([`RqPorts`]): `s_axis_rx_*`, `s_axis_rx_meta_*` ([`RxMeta`]), `s_qcmd_*` /
 //!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tags
-//!   `0..`[`RQ_DMA_TAGS`]: 0 doorbell records, the others WQE reads; answers in any order),
+//!   `0..`[`RQ_DMA_TAGS`]: 0 doorbell records, `i + 1` the read into WQE-cache entry `i`;
+//!   answers in any order),
 //!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
 //!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
 //! - States: [`RqState`].
@@ -71,22 +82,25 @@
 //!   time (record, WQE, scatter, completion), so a frame's scatter overlaps the next frames'
 //!   arrival: back to back, large frames cost their output beats plus the per-frame steps
 //!   below, not their input beats as well; the ring holds at least two `max_frame` frames
-//!   (up to 16 small ones). Each WQE is read once; a frame's WQE read ahead
-//!   (the steady state, unless three frames of one RQ come within a DMA round trip) costs a
-//!   copy of `wqe_len / (data_bits / 8)` cycles plus one (plain 64-byte WQEs on a 64-bit
-//!   datapath: 9) instead of a round trip, and the reads ahead two cycles a frame; a filler
-//!   adds a CQE and three cycles. Latency: the whole frame into the ring (its record
-//!   comes after it anyway; the cycle after its last beat it can be taken), a doorbell-record read when the cached producer
-//!   counter is used up (striding: only when a WQE is used up), a WQE read when it was not
-//!   read ahead (an RQ's first frame, the first after its known WQEs ran out or after a
-//!   command; a frame whose WQE is on the way waits for that read), then the writes.
-//! - Cost: the WQE register (most of the flip-flops), the WQE slots in block RAM (512 bytes
-//!   per RQ: 32 KiB at 64 RQs) with 17 bits per slot in LUT RAM (its WQE counter and error)
-//!   and a valid bit per slot, eight tags' registers (RQ, WQE counter, stale), the RQ contexts
-//!   in LUT RAM (25 bits more per RQ for the stride geometry and cursor, plus a 16-bit stride
-//!   adder), the frame ring in block RAM (2 x `max_frame` rounded up to a power of two) and
-//!   its 16-entry FIFO in LUT RAM (end pointer and length); no row in results/AREA.md
-//!   (doorbell-to-CQE figures: results/HOST.md).
+//!   (up to 16 small ones). Each WQE is read once (unless its entry went to another RQ's
+//!   frame); a frame's WQE read ahead (the steady state while an RQ's frames come no faster
+//!   than [`RQ_WQE_AHEAD`] a DMA round trip) costs a copy of `wqe_len / (data_bits / 8)`
+//!   cycles plus one (plain 64-byte WQEs on a 64-bit datapath: 9) instead of a round trip, and
+//!   the reads ahead after it a cycle each plus one (`Ahead`); a filler adds a CQE and three
+//!   cycles.
+//!   Latency: the whole frame into the ring (its record comes after it anyway; the cycle after
+//!   its last beat it can be taken), a doorbell-record read when the cached producer counter
+//!   is used up (striding: only when a WQE is used up), a WQE read when it was not read ahead
+//!   (an RQ's first frame, the first after its known WQEs ran out or after a command; a frame
+//!   whose WQE is on the way waits for that read), then the writes.
+//! - Cost: the WQE register (most of the flip-flops), the WQE cache (`RQ_WQE_CACHE` x 256
+//!   bytes of block RAM, 4 KiB, whatever the number of RQs) with 20 + log2(RQs) bits of
+//!   registers per entry (state, stale, error, RQ, WQE counter) and a comparator per entry on
+//!   {RQ, WQE counter}, the RQ contexts in LUT RAM (25 bits per RQ for the stride geometry and
+//!   cursor plus a 16-bit stride adder, 16 for the read-ahead pointer), the frame ring in block
+//!   RAM (2 x `max_frame` rounded up to a power of two) and its 16-entry FIFO in LUT RAM (end
+//!   pointer and length); no row in results/AREA.md (doorbell-to-CQE figures:
+//!   results/HOST.md).
 //! - Golden model: `nicgen_model::rq`; test: `testbench/tests/host/rq_engine.rs`.
 
 use super::cq_engine::Cmpl;
@@ -448,7 +462,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
 
             // ---- DMA read answers ----
             // Tag 0: doorbell records, into the WQE register. Tags 1..RQ_DMA_TAGS: WQE reads,
-            // into the WQE slot of the RQ the tag was issued for. The tag is taken modulo
+            // into WQE-cache entry tag - 1. The tag is taken modulo
             // 2^RQ_TAG_BITS, so a parent that moves the tags by a multiple of that needs no
             // translation back.
             let cpl_u = DmaRdCplUser::unpack(cpl.user().expect("tuser").unused());
@@ -498,7 +512,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             // dropped and the entries freed when they land).
             let ne = RQ_WQE_CACHE as usize;
             let eb = clog2(RQ_WQE_CACHE as u64);
-            let slot_q = cur_q.trunc(aw).named("slot_rq");
+            let rq_a = cur_q.trunc(aw).named("rq_addr");
             let cache_mem = memory("wqe_cache", w, RQ_WQE_CACHE * wqe_beats);
             let e_reg = |n: &str, wd: u32, init: bool| -> Vec<Sig> {
                 (0..ne)
@@ -531,12 +545,13 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             };
             // Entry `i` is (or is reading) WQE `ctx.ci` of this RQ.
             let is_cur: Vec<Sig> = (0..ne)
-                .map(|i| e_used[i] & e_q[i].eq(slot_q) & e_ci[i].eq(ctx.ci))
+                .map(|i| e_used[i] & e_q[i].eq(rq_a) & e_ci[i].eq(ctx.ci))
                 .collect();
             let hit_v: Vec<Sig> = (0..ne).map(|i| is_cur[i] & e_ready[i]).collect();
-            let slot_hit = any(hit_v.clone()).named("slot_hit");
-            let hit_e = first(&hit_v, "slot_hit_entry");
-            let slot_err = any((0..ne).map(|i| hit_v[i] & e_err[i]).collect()).named("slot_err_q");
+            let entry_hit = any(hit_v.clone()).named("wqe_entry_hit");
+            let hit_e = first(&hit_v, "wqe_hit_entry");
+            let entry_err =
+                any((0..ne).map(|i| hit_v[i] & e_err[i]).collect()).named("wqe_entry_err");
             // The read of the frame's WQE is in flight (and not stale).
             let live_q = any((0..ne)
                 .map(|i| is_cur[i] & !e_ready[i] & !e_stale[i])
@@ -576,7 +591,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             ));
             cache_mem.write(a_beat, cat(&[a_e, a_pos]), cpl.data());
             // A command on the RQ this cycle also makes the answer stale.
-            let cmd_on = |x: Sig| is(S::Qcmd) & x.eq(slot_q);
+            let cmd_on = |x: Sig| is(S::Qcmd) & x.eq(rq_a);
             let a_keep = (!a_stale & !cmd_on(a_q)).named("wqe_answer_kept");
 
             let ring = cat(&[ctx.base, lit(12, 0u32)]);
@@ -605,19 +620,19 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 lit(wqe_beat_bits + 1, 0u32),
             ));
             let copy_done = (is(S::Copy) & copy_k.eq(wqe_n)).named("copy_done");
-            let slot_word = cache_mem.read_sync(cat(&[hit_e, copy_k.trunc(wqe_beat_bits)]), None);
+            let entry_word = cache_mem.read_sync(cat(&[hit_e, copy_k.trunc(wqe_beat_bits)]), None);
             let copy_at = (copy_k - 1u32).trunc(wqe_beat_bits);
             let copy_wr = (is(S::Copy) & copy_k.ne(0u32)).named("copy_write");
-            let slots: Vec<Sig> = (0..wqe_beats)
+            let wqe_regs: Vec<Sig> = (0..wqe_beats)
                 .map(|i| {
                     let r = reg(w).named(&format!("wqe_b{i}"));
                     let from_dbr = desc_beat & wqe_beat.eq(i as u64);
-                    let from_slot = copy_wr & copy_at.eq(i as u64);
-                    r.set_if(from_dbr | from_slot, mux(from_dbr, cpl.data(), slot_word));
+                    let from_cache = copy_wr & copy_at.eq(i as u64);
+                    r.set_if(from_dbr | from_cache, mux(from_dbr, cpl.data(), entry_word));
                     r
                 })
                 .collect();
-            let wqe = cat(&slots.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
+            let wqe = cat(&wqe_regs.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
             let pc_rec = desc::get(dbr::RQ_PC, wqe).named("doorbell_pc");
             pc.set(select(&[(is(S::Ctx), ctx.pc), (is(S::DbrGot), pc_rec)], pc));
             // ---- Strides (striding RQ) ----
@@ -647,7 +662,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let wqe_cached = reg_init(1, 0u32).named("wqe_cached");
             let cached_q = reg(cfg.queue_bits).named("wqe_cached_rq");
             let cached_ci = reg(16).named("wqe_cached_ci");
-            let wqe_read_ok = copy_done & !slot_err;
+            let wqe_read_ok = copy_done & !entry_err;
             wqe_cached.set(select(
                 &[
                     (is(S::DbrReq) | is(S::Copy) | take_qcmd, lit(1, 0u32)),
@@ -768,7 +783,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let seg_in = is(S::Seg);
             let seg_len_err = seg_in & list_end; // frame left but no segment
             let seg_prot = seg_in & !list_end & !seg_ok;
-            let wqe_bad = copy_done & slot_err;
+            let wqe_bad = copy_done & entry_err;
             synd.set(select(
                 &[
                     (is(S::Ctx), lit(8, 0u32)),
@@ -975,7 +990,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     e_stale[i],
                 ));
                 e_err[i].set_if(done_i, a_err | cpl_u.err);
-                e_q[i].set_if(mine, slot_q);
+                e_q[i].set_if(mine, rq_a);
                 e_ci[i].set_if(mine, load_ci);
             }
 
@@ -996,7 +1011,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                         select(
                             &[
                                 (wqe_hit, next(S::Seg)),
-                                (slot_hit, next(S::Copy)),
+                                (entry_hit, next(S::Copy)),
                                 (live_q, next(S::WqeWait)),
                                 (need_dbr, next(S::DbrReq)),
                             ],
@@ -1013,8 +1028,8 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                         mux(pc_rec.eq(ci), next(S::Idle), next(S::WqeReq)),
                     ),
                     (is(S::WqeReq) & (live_q | load_now), next(S::WqeWait)),
-                    (is(S::WqeWait) & slot_hit, next(S::Copy)),
-                    (copy_done, mux(slot_err, next(S::Cmpl), next(S::Seg))),
+                    (is(S::WqeWait) & entry_hit, next(S::Copy)),
+                    (copy_done, mux(entry_err, next(S::Cmpl), next(S::Seg))),
                     (seg_len_err | seg_prot, next(S::Cmpl)),
                     (seg_start, next(S::WrReq)),
                     (wr_req_go, next(S::WrData)),

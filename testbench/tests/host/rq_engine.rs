@@ -7,9 +7,11 @@
 //! same way: frames of random sizes packed into the strides of each WQE, filler CQEs where a
 //! frame does not fit in the strides left, a filler followed by no WQE counted as a drop, each
 //! WQE read once for all its frames, and its error cases. With DMA reads answered after a long
-//! fixed latency: two RQs' next two WQEs read ahead into their slots while frames of the other
-//! arrive (frames complete in less than one read's latency, one read per frame), never beyond
-//! the posted WQEs; a RESET drops a WQE read ahead (landed or in flight).
+//! fixed latency: two RQs' next WQEs read ahead into the shared WQE cache while frames of the
+//! other arrive (frames complete in less than one read's latency), never beyond the posted
+//! WQEs nor the RQ's read-ahead depth; one RQ's frames back to back with its WQEs read ahead
+//! together (many reads outstanding, far from a round trip a frame); a frame finding the cache
+//! full of other RQs' WQEs; a RESET drops the RQ's WQEs read ahead (landed or in flight).
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_rx::RxMeta;
