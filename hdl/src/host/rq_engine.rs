@@ -83,8 +83,9 @@
 //!   arrival: back to back, large frames cost their output beats plus the per-frame steps
 //!   below, not their input beats as well; the ring holds at least two `max_frame` frames
 //!   (up to 16 small ones). Each WQE is read once (unless its entry went to another RQ's
-//!   frame); a frame's WQE read ahead (the steady state while an RQ's frames come no faster
-//!   than [`RQ_WQE_AHEAD`] a DMA round trip) costs a copy of `wqe_len / (data_bits / 8)`
+//!   frame); a frame's WQE read ahead (the steady state while at most
+//!   `RQ_WQE_CACHE / RQ_WQE_AHEAD` RQs are busy and an RQ's frames come no faster than
+//!   [`RQ_WQE_AHEAD`] a DMA round trip) costs a copy of `wqe_len / (data_bits / 8)`
 //!   cycles plus one (plain 64-byte WQEs on a 64-bit datapath: 9) instead of a round trip, and
 //!   the reads ahead after it a cycle each plus one (`Ahead`); a filler adds a CQE and three
 //!   cycles.
@@ -94,7 +95,7 @@
 //!   (an RQ's first frame, the first after its known WQEs ran out or after a command; a frame
 //!   whose WQE is on the way waits for that read), then the writes.
 //! - Cost: the WQE register (most of the flip-flops), the WQE cache (`RQ_WQE_CACHE` x 256
-//!   bytes of block RAM, 4 KiB, whatever the number of RQs) with 20 + log2(RQs) bits of
+//!   bytes of block RAM, 8 KiB, whatever the number of RQs) with 20 + log2(RQs) bits of
 //!   registers per entry (state, stale, error, RQ, WQE counter) and a comparator per entry on
 //!   {RQ, WQE counter}, the RQ contexts in LUT RAM (25 bits per RQ for the stride geometry and
 //!   cursor plus a 16-bit stride adder, 16 for the read-ahead pointer), the frame ring in block
@@ -117,8 +118,10 @@ use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
 /// Entries of the WQE cache: each holds the first 256 bytes of one receive WQE of any RQ,
-/// read ahead or read for the frame that needs it.
-pub const RQ_WQE_CACHE: u32 = 16;
+/// read ahead or read for the frame that needs it. Four RQs' read-ahead depth
+/// ([`RQ_WQE_AHEAD`]): RSS spreads a host's flows over its queues, and four busy RQs keep
+/// their WQEs read ahead without taking each other's entries.
+pub const RQ_WQE_CACHE: u32 = 32;
 
 /// WQEs one RQ may have in the WQE cache at once (its consumer counter's and the ones after),
 /// so that one busy RQ leaves entries to the others.
@@ -130,7 +133,7 @@ pub const RQ_WQE_AHEAD: u32 = 8;
 pub const RQ_DMA_TAGS: u32 = RQ_WQE_CACHE + 1;
 
 /// Bits of the engine's tags (the low bits of an answer's tag it looks at).
-pub const RQ_TAG_BITS: u32 = 5;
+pub const RQ_TAG_BITS: u32 = 6;
 const _: () = assert!(RQ_DMA_TAGS <= 1 << RQ_TAG_BITS);
 const _: () = assert!(RQ_WQE_CACHE.is_power_of_two() && RQ_WQE_AHEAD <= RQ_WQE_CACHE);
 

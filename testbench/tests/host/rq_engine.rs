@@ -894,65 +894,73 @@ fn a_command_empties_the_rqs_wqe_cache_entries() {
 }
 
 /// A frame whose WQE is nowhere while the WQE cache is full of other RQs' WQEs read ahead
-/// takes one of their ready entries (that WQE is read again when its own frame comes): two
-/// RQs with their read-ahead depth each fill the cache, a third RQ's frame still completes,
-/// and every frame of the first RQ still gets its own WQE.
+/// takes one of their ready entries (that WQE is read again when its own frame comes): RQs
+/// with their read-ahead depth each fill the cache, one more RQ's frame still completes, and
+/// every frame of the first RQ still gets its own WQE.
 #[test]
 fn a_frame_takes_an_entry_of_a_full_wqe_cache() {
     let Some(m) = model(64) else { return };
     let mut s = setup(&m, 37, slow_dma(), 0.0, None);
     let ring_len = (1 << LOG_SIZE) << LOG_STRIDE;
-    let mut three = s.create_other(3, 5, ring_len, 37);
-    let mut four = s.create_other(4, 4, ring_len, 37);
+    let d = RQ_WQE_AHEAD as u64;
+    // RQs that fill the cache with their read-ahead: RQN and the ones after it, then one more.
+    let k = (RQ_WQE_CACHE / RQ_WQE_AHEAD) as usize;
+    assert!(
+        RQN as usize + k < RQS as usize,
+        "the test's RQs fit in the engine's"
+    );
+    let mut others: Vec<OtherRq> = (1..=k as u32)
+        .map(|i| s.create_other(RQN + i, i % 8, ring_len, 37))
+        .collect();
     let info = RxInfo::default();
     let mut cursor = 0;
-    let d = RQ_WQE_AHEAD as u64;
-    assert_eq!(
-        2 * d,
-        RQ_WQE_CACHE as u64,
-        "two RQs' read-ahead fills the cache"
-    );
     let n = d + 2;
-    // RQs 2 and 3: n WQEs each; each one's first frame reads the doorbell record and WQE 0,
-    // WQEs 1..=d ahead.
-    for k in 0..2u8 {
+    // Each RQ: n WQEs; its first frame reads the doorbell record and WQE 0, WQEs 1..=d ahead.
+    for i in 0..k {
+        if i > 0 {
+            s.swap(&mut others[i - 1]);
+        }
         for _ in 0..n {
             let segs = s.random_segs(200, &mut cursor);
             s.post(&segs);
         }
         let q = s.rq.rqn;
-        s.send(&[(q, Some(pattern(200, k)), info)], 37, "first frame");
+        s.send(&[(q, Some(pattern(200, i as u8)), info)], 37, "first frame");
         s.idle(SLOW + 100);
-        s.swap(&mut three);
+        if i > 0 {
+            s.swap(&mut others[i - 1]);
+        }
     }
-    assert_eq!(s.reads(), 2 * (2 + d), "RQs 2 and 3: d WQEs ahead each");
-    // RQ 4's first frame: its WQE goes into an entry of RQ 2's (the cache is full).
-    s.swap(&mut four);
+    let full = k as u64 * (2 + d);
+    assert_eq!(s.reads(), full, "{k} RQs: d WQEs ahead each");
+    // The last RQ's first frame: its WQE goes into an entry of RQN's (the cache is full).
+    s.swap(&mut others[k - 1]);
     for _ in 0..2 {
         let segs = s.random_segs(200, &mut cursor);
         s.post(&segs);
     }
+    let q = s.rq.rqn;
     s.send(
-        &[(4, Some(pattern(200, 7)), info)],
+        &[(q, Some(pattern(200, 77)), info)],
         37,
-        "RQ 4's first frame",
+        "the last RQ's first frame",
     );
     s.idle(SLOW + 100);
     assert_eq!(
         s.reads(),
-        2 * (2 + d) + 3,
-        "RQ 4: doorbell record, WQE 0, WQE 1 ahead once WQE 0 is used up"
+        full + 3,
+        "the last RQ: doorbell record, WQE 0, WQE 1 ahead once WQE 0 is used up"
     );
-    // RQ 2's other frames: the WQE whose entry RQ 4 took is read again.
-    s.swap(&mut four);
+    // RQN's other frames: the WQE whose entry the last RQ took is read again.
+    s.swap(&mut others[k - 1]);
     let frames: Vec<_> = (1..n)
-        .map(|k| (RQN, Some(pattern(200, 10 + k as u8)), info))
+        .map(|j| (RQN, Some(pattern(200, 100 + j as u8)), info))
         .collect();
-    s.send(&frames, 37, "RQ 2's other frames");
+    s.send(&frames, 37, "RQN's other frames");
     assert_eq!(
         s.reads(),
-        2 * (2 + d) + 3 + 2,
-        "RQ 2: WQE {} ahead, WQE {d} read again",
+        full + 3 + 2,
+        "RQN: WQE {} ahead, WQE {d} read again",
         n - 1
     );
 }
