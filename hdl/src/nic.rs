@@ -421,9 +421,12 @@ fn completions(u: &Parts) {
 
 /// The receive engine's first DMA read tag: above the send engine's, and a multiple of
 /// `2^RQ_TAG_BITS` (the receive engine reads its answers' tags modulo that).
-const RQ_TAG_BASE: u32 = SQ_TAGS;
-const _: () =
-    assert!(RQ_TAG_BASE.is_multiple_of(1 << RQ_TAG_BITS) && RQ_TAG_BASE + RQ_DMA_TAGS <= 256);
+const RQ_TAG_BASE: u32 = 64;
+const _: () = assert!(
+    RQ_TAG_BASE >= SQ_TAGS
+        && RQ_TAG_BASE.is_multiple_of(1 << RQ_TAG_BITS)
+        && RQ_TAG_BASE + RQ_DMA_TAGS <= 256
+);
 
 /// DMA reads: the send engine's tags 0..SQ_TAGS and the receive engine's tags RQ_TAG_BASE..
 /// RQ_TAG_BASE + RQ_DMA_TAGS (its own tags moved up by [`RQ_TAG_BASE`]) share the request port

@@ -7,12 +7,13 @@
 //! s_axis_rx (frame) -> frame ring (block RAM) + {end, length} FIFO     (intake, beside the FSM)
 //!   -> head frame + s_axis_rx_meta (its record) -> RQ context (LUT RAM)
 //!   -> producer counter from the doorbell record when the cached one is used up
-//!   -> receive WQE (scatter list, up to 16 data segments), from the RQ's WQE slot, read
-//!      into it (DMA) unless read ahead -> per segment, per 4 KiB piece:
+//!   -> receive WQE (scatter list, up to 16 data segments), from the WQE cache (block RAM,
+//!      shared by the RQs), read into it (DMA) unless read ahead -> per segment, per 4 KiB
+//!      piece:
 //!      m_dma_wr_req + m_dma_wr (the frame's bytes from their position in the ring: off)
 //!   -> the frame's ring space freed
 //!   -> m_cmpl (RESP_SEND CQE request) after the last data beat was taken
-//!   -> the RQ's next two WQEs read into its slots (in the background) if they are posted
+//!   -> the RQ's next WQEs read into the WQE cache (in the background) if they are posted
 //! ```
 //!
 //! - A frame's data leaves the RX path before its record (the record waits for the checksum
@@ -29,17 +30,26 @@
 //! - A frame for an RQ that is not ready (never created, or in error) is dropped and counted
 //!   (`stat_no_queue`); one for an RQ with no posted WQE is dropped and counted
 //!   (`stat_no_wqe`, the mlx5 "out of buffer" counter).
-//! - WQE slots: each RQ has two slots (block RAM, the first 256 bytes of a WQE each, for the
-//!   WQEs with even and odd counters), holding its next two WQEs once read. After a frame
-//!   (states `Ahead`, `Ahead2`), its RQ's WQEs at the consumer counter and the one after are
-//!   read into their slots if the producer counter the engine knows says they are posted and
-//!   they are neither there nor on the way (never a WQE beyond that counter: the doorbell
-//!   record is still read only when it is used up). The reads go on while the engine takes
-//!   other frames, so the RQ's next frames copy their WQEs into the WQE register (one cycle
-//!   a datapath beat) instead of waiting a DMA round trip. Up to eight WQE reads are in
-//!   flight (tags 1..=8, any RQs: two slots each of four RQs). A command on an RQ (CREATE, DESTROY, RESET) empties its
-//!   slots and drops the answers of its reads in flight. The driver rewrites a WQE only after
-//!   it is used up, so a WQE read ahead is the one a read at the frame would give.
+//! - WQE cache: [`RQ_WQE_CACHE`] entries shared by the RQs, each the first 256 bytes of one
+//!   WQE (block RAM at {entry, beat}) with registers for its state (free, reading, ready), RQ,
+//!   WQE counter, an error flag (its read was answered with an error: the frame that uses the
+//!   WQE gets LOCAL_ACCESS) and a stale flag. A frame finds its WQE by {RQ, consumer counter}
+//!   over the entries: ready, it is copied into the WQE register (one cycle a datapath beat);
+//!   reading, the frame waits for it; nowhere, it is read now into the lowest free entry (or,
+//!   with none free, into a ready entry of another RQ, whose WQE is read again when its own
+//!   frame comes, so a full cache never stops the engine). Each RQ's context has a read-ahead
+//!   pointer `ra`: its WQEs `ci..ra` are in the cache or on the way. While a frame waits for
+//!   its WQE (state `WqeWait`) and after each frame (state `Ahead`), WQE `ra` of its RQ is read
+//!   into the lowest free entry, one a cycle, while the producer counter the engine knows
+//!   says it is posted (never a WQE beyond it: the doorbell record is still read only when
+//!   the known WQEs are used up), the RQ has fewer than [`RQ_WQE_AHEAD`] WQEs there (so one
+//!   busy RQ leaves entries to the others) and an entry is free. The reads go on while the
+//!   engine takes other frames, so one RQ's frames back to back find their WQEs read ahead
+//!   instead of waiting a DMA round trip each. A WQE used up frees its entry. A command on an
+//!   RQ (CREATE, DESTROY, RESET) frees its ready entries, marks its reading ones stale (the
+//!   answer is dropped and the entry freed when it lands) and sets `ra` to `ci`. The driver
+//!   rewrites a WQE only after it is used up, so a WQE read ahead is the one a read at the
+//!   frame would give.
 //! - A scatter list ends at a segment with byte count 0 (mlx5 ends it with lkey 0x100), or at
 //!   16 segments or the WQE stride. A segment outside its memory region (or an invalid lkey)
 //!   → LOCAL_PROT; a frame longer than the list → LOCAL_LENGTH; a WQE read answered with an
@@ -58,12 +68,13 @@
 //!   drop as above. A WQE is used up when its strides are (or by an error CQE). The bytes a
 //!   frame may use are the data segment's byte count from its first stride: a frame longer
 //!   (segment 2) or needing more strides than a whole WQE (segment 1) → LOCAL_LENGTH.
-//!   `stat_cqes` counts frame completions, not fillers. A striding WQE stays in its slot
-//!   until used up, and in the WQE register between frames: the next frame into the same WQE
+//!   `stat_cqes` counts frame completions, not fillers. A striding WQE stays in its cache
+//!   entry until used up, and in the WQE register between frames: the next frame into the same WQE
 //!   is not read again (nor copied, when no frame of another RQ came in between).
 //! - Ports ([`RqPorts`]): `s_axis_rx_*`, `s_axis_rx_meta_*` ([`RxMeta`]), `s_qcmd_*` /
 //!   `m_qcmd_res_*` (RQ commands), `m_dma_rd_req_*` / `s_dma_rd_cpl_*` (tags
-//!   `0..`[`RQ_DMA_TAGS`]: 0 doorbell records, the others WQE reads; answers in any order),
+//!   `0..`[`RQ_DMA_TAGS`]: 0 doorbell records, `i + 1` the read into WQE-cache entry `i`;
+//!   answers in any order),
 //!   `m_dma_wr_req_*` (`DmaWrReq`) / `m_dma_wr_*`, `mr_lkey` → `mr_valid/_base/_len`
 //!   ([`MrLookup`]), `m_cmpl_*` ([`Cmpl`]), `stat_*` ([`RqStats`]).
 //! - States: [`RqState`].
@@ -71,22 +82,26 @@
 //!   time (record, WQE, scatter, completion), so a frame's scatter overlaps the next frames'
 //!   arrival: back to back, large frames cost their output beats plus the per-frame steps
 //!   below, not their input beats as well; the ring holds at least two `max_frame` frames
-//!   (up to 16 small ones). Each WQE is read once; a frame's WQE read ahead
-//!   (the steady state, unless three frames of one RQ come within a DMA round trip) costs a
-//!   copy of `wqe_len / (data_bits / 8)` cycles plus one (plain 64-byte WQEs on a 64-bit
-//!   datapath: 9) instead of a round trip, and the reads ahead two cycles a frame; a filler
-//!   adds a CQE and three cycles. Latency: the whole frame into the ring (its record
-//!   comes after it anyway; the cycle after its last beat it can be taken), a doorbell-record read when the cached producer
-//!   counter is used up (striding: only when a WQE is used up), a WQE read when it was not
-//!   read ahead (an RQ's first frame, the first after its known WQEs ran out or after a
-//!   command; a frame whose WQE is on the way waits for that read), then the writes.
-//! - Cost: the WQE register (most of the flip-flops), the WQE slots in block RAM (512 bytes
-//!   per RQ: 32 KiB at 64 RQs) with 17 bits per slot in LUT RAM (its WQE counter and error)
-//!   and a valid bit per slot, eight tags' registers (RQ, WQE counter, stale), the RQ contexts
-//!   in LUT RAM (25 bits more per RQ for the stride geometry and cursor, plus a 16-bit stride
-//!   adder), the frame ring in block RAM (2 x `max_frame` rounded up to a power of two) and
-//!   its 16-entry FIFO in LUT RAM (end pointer and length); no row in results/AREA.md
-//!   (doorbell-to-CQE figures: results/HOST.md).
+//!   (up to 16 small ones). Each WQE is read once (unless its entry went to another RQ's
+//!   frame); a frame's WQE read ahead (the steady state while at most
+//!   `RQ_WQE_CACHE / RQ_WQE_AHEAD` RQs are busy and an RQ's frames come no faster than
+//!   [`RQ_WQE_AHEAD`] a DMA round trip) costs a copy of `wqe_len / (data_bits / 8)`
+//!   cycles plus one (plain 64-byte WQEs on a 64-bit datapath: 9) instead of a round trip, and
+//!   the reads ahead after it a cycle each plus one (`Ahead`); a filler adds a CQE and three
+//!   cycles.
+//!   Latency: the whole frame into the ring (its record comes after it anyway; the cycle after
+//!   its last beat it can be taken), a doorbell-record read when the cached producer counter
+//!   is used up (striding: only when a WQE is used up), a WQE read when it was not read ahead
+//!   (an RQ's first frame, the first after its known WQEs ran out or after a command; a frame
+//!   whose WQE is on the way waits for that read), then the writes.
+//! - Cost: the WQE register (most of the flip-flops), the WQE cache (`RQ_WQE_CACHE` x 256
+//!   bytes of block RAM, 8 KiB, whatever the number of RQs) with 20 + log2(RQs) bits of
+//!   registers per entry (state, stale, error, RQ, WQE counter) and a comparator per entry on
+//!   {RQ, WQE counter}, the RQ contexts in LUT RAM (25 bits per RQ for the stride geometry and
+//!   cursor plus a 16-bit stride adder, 16 for the read-ahead pointer), the frame ring in block
+//!   RAM (2 x `max_frame` rounded up to a power of two) and its 16-entry FIFO in LUT RAM (end
+//!   pointer and length); no row in results/AREA.md (doorbell-to-CQE figures:
+//!   results/HOST.md).
 //! - Golden model: `nicgen_model::rq`; test: `testbench/tests/host/rq_engine.rs`.
 
 use super::cq_engine::Cmpl;
@@ -102,14 +117,25 @@ use crate::stats::event_counter;
 use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
 
-/// DMA read tags the engine uses, `0..RQ_DMA_TAGS`: 0 for doorbell records, the others for
-/// WQE reads (one per WQE in flight). It reads an answer's tag modulo `2^RQ_TAG_BITS`, so a
+/// Entries of the WQE cache: each holds the first 256 bytes of one receive WQE of any RQ,
+/// read ahead or read for the frame that needs it. Four RQs' read-ahead depth
+/// ([`RQ_WQE_AHEAD`]): RSS spreads a host's flows over its queues, and four busy RQs keep
+/// their WQEs read ahead without taking each other's entries.
+pub const RQ_WQE_CACHE: u32 = 32;
+
+/// WQEs one RQ may have in the WQE cache at once (its consumer counter's and the ones after),
+/// so that one busy RQ leaves entries to the others.
+pub const RQ_WQE_AHEAD: u32 = 8;
+
+/// DMA read tags the engine uses, `0..RQ_DMA_TAGS`: 0 for doorbell records, `i + 1` for the
+/// read into WQE-cache entry `i`. It reads an answer's tag modulo `2^RQ_TAG_BITS`, so a
 /// parent may move its tags by a multiple of that and route the answers back unchanged.
-pub const RQ_DMA_TAGS: u32 = 9;
+pub const RQ_DMA_TAGS: u32 = RQ_WQE_CACHE + 1;
 
 /// Bits of the engine's tags (the low bits of an answer's tag it looks at).
-pub const RQ_TAG_BITS: u32 = 4;
+pub const RQ_TAG_BITS: u32 = 6;
 const _: () = assert!(RQ_DMA_TAGS <= 1 << RQ_TAG_BITS);
+const _: () = assert!(RQ_WQE_CACHE.is_power_of_two() && RQ_WQE_AHEAD <= RQ_WQE_CACHE);
 
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -213,6 +239,8 @@ nicgen_edsl::record! {
         log_ssz: 4,
         /// Striding: strides of WQE `ci` already used.
         stride: 16,
+        /// Read-ahead pointer: the WQE cache holds (or is reading) this RQ's WQEs `ci..ra`.
+        ra: 16,
     }
 }
 
@@ -230,18 +258,19 @@ nicgen_edsl::states! {
         DbrGot,
         /// No read of the frame's WQE in flight: one is issued.
         WqeReq,
-        /// The frame's WQE is being read into its RQ's slot.
+        /// The frame's WQE is being read into a WQE-cache entry (the RQ's next WQEs are
+        /// read ahead meanwhile).
         WqeWait,
-        /// The slot's WQE into the WQE register.
+        /// The WQE-cache entry into the WQE register.
         Copy,
         Seg,
         WrReq,
         WrData,
         Cmpl,
         Advance,
-        /// Reads of the RQ's next WQEs, one a cycle (two cycles).
+        /// Reads of the RQ's next WQEs into the WQE cache, one a cycle, while the RQ may
+        /// have more there.
         Ahead,
-        Ahead2,
         /// Striding RQ: the filler CQE for the strides the frame could not use.
         Filler,
         /// Striding RQ: the WQE after the filler; the frame starts over at `Ctx`.
@@ -436,7 +465,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
 
             // ---- DMA read answers ----
             // Tag 0: doorbell records, into the WQE register. Tags 1..RQ_DMA_TAGS: WQE reads,
-            // into the WQE slot of the RQ the tag was issued for. The tag is taken modulo
+            // into WQE-cache entry tag - 1. The tag is taken modulo
             // 2^RQ_TAG_BITS, so a parent that moves the tags by a multiple of that needs no
             // translation back.
             let cpl_u = DmaRdCplUser::unpack(cpl.user().expect("tuser").unused());
@@ -471,82 +500,86 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 ci,
             ));
 
-            // ---- WQE slots: per RQ, its next two WQEs, read ahead ----
-            // Each RQ has two slots, for the WQEs with an even and an odd counter. A slot holds
-            // its WQE (the first `wqe_len` bytes, beats of the datapath in block RAM)
-            // once its read is answered: valid, with an error flag when the answer was an
-            // error (the frame that uses the WQE gets LOCAL_ACCESS). A frame whose slot holds
-            // its WQE copies it into the WQE register (a few cycles) instead of reading it.
-            // After a frame, the RQ's next two WQEs are read into their slots when the known
-            // producer counter says they are posted and they are neither there nor on the way.
-            // A command on an RQ empties its slots and marks its reads in flight stale (their
-            // answers are dropped).
-            let nq = cfg.rqs.next_power_of_two();
-            let slot_q = cur_q.trunc(aw).named("slot_rq");
-            let slot_mem = memory("wqe_slots", w, 2 * nq * wqe_beats);
-            // A slot's WQE counter and error flag, {err, ci}.
-            let slot_info_mem = memory("wqe_slot_info", 17, 2 * nq);
-            let slot_valid = reg_init(2 * nq, 0u32).named("slot_valid");
-            let slot_at = |c: Sig| cat(&[slot_q, c.bit(0)]);
-            let infos = [0u32, 1].map(|p| {
-                slot_info_mem
-                    .read_async(cat(&[slot_q, lit(1, p)]))
-                    .named(&format!("slot_info_{p}"))
-            });
-            let info_of = |c: Sig| mux(c.bit(0), infos[1], infos[0]);
-            // The slot of WQE `c` of this RQ holds it.
-            let have =
-                |c: Sig| slot_valid.shr_by(slot_at(c)).bit(0) & info_of(c).slice(15, 0).eq(c);
-            let slot_err = info_of(ctx.ci).bit(16).named("slot_err_q");
-            let slot_hit = have(ctx.ci).named("slot_hit");
-            // The WQE-read tags: busy (issued or waiting to be), for which RQ and WQE, stale.
-            let np = RQ_DMA_TAGS - 1;
-            let t_busy: Vec<Sig> = (1..=np)
-                .map(|t| reg_init(1, 0u32).named(&format!("wqe_tag{t}_busy")))
-                .collect();
-            let t_q: Vec<Sig> = (1..=np)
-                .map(|t| reg(aw).named(&format!("wqe_tag{t}_rq")))
-                .collect();
-            let t_ci: Vec<Sig> = (1..=np)
-                .map(|t| reg(16).named(&format!("wqe_tag{t}_ci")))
-                .collect();
-            let t_stale: Vec<Sig> = (1..=np)
-                .map(|t| reg_init(1, 0u32).named(&format!("wqe_tag{t}_stale")))
-                .collect();
-            let any = |v: Vec<Sig>| v.into_iter().reduce(|a, b| a | b).unwrap();
-            // A read into the slot of WQE `c` of this RQ is in flight (stale or not).
-            let slot_busy = |c: Sig| {
-                any((0..np as usize)
-                    .map(|i| t_busy[i] & t_q[i].eq(slot_q) & t_ci[i].bit(0).eq(c.bit(0)))
-                    .collect())
+            // ---- WQE cache: WQEs of any RQs, read ahead or for their frame ----
+            // Entry `i` holds the first `wqe_len` bytes of one WQE (beats of the datapath in
+            // block RAM at {i, beat}) with its RQ and WQE counter: reading (its read, tag
+            // `i + 1`, in flight) or ready (answered; an error flag when the answer was an
+            // error: the frame that uses the WQE gets LOCAL_ACCESS). A frame whose WQE is
+            // ready copies it into the WQE register (a few cycles) instead of reading it; one
+            // whose WQE is being read waits for it. An RQ's context keeps a read-ahead pointer
+            // `ra`: its WQEs `ci..ra` are there or on the way, and while its frame waits and
+            // after each frame, its next WQEs are read into free entries while they are
+            // posted (by the producer counter the engine knows), `ra - ci` is below
+            // RQ_WQE_AHEAD and an entry is free. A WQE used up frees its entry. A command on an
+            // RQ frees its ready entries and marks its reading ones stale (their answers are
+            // dropped and the entries freed when they land).
+            let ne = RQ_WQE_CACHE as usize;
+            let eb = clog2(RQ_WQE_CACHE as u64);
+            let rq_a = cur_q.trunc(aw).named("rq_addr");
+            let cache_mem = memory("wqe_cache", w, RQ_WQE_CACHE * wqe_beats);
+            let e_reg = |n: &str, wd: u32, init: bool| -> Vec<Sig> {
+                (0..ne)
+                    .map(|i| {
+                        let name = format!("wqe_entry{i}_{n}");
+                        if init {
+                            reg_init(wd, 0u32).named(&name)
+                        } else {
+                            reg(wd).named(&name)
+                        }
+                    })
+                    .collect()
             };
+            let e_used = e_reg("used", 1, true);
+            let e_ready = e_reg("ready", 1, true);
+            let e_stale = e_reg("stale", 1, true);
+            let e_err = e_reg("err", 1, false);
+            let e_q = e_reg("rq", aw, false);
+            let e_ci = e_reg("ci", 16, false);
+            let any = |v: Vec<Sig>| v.into_iter().reduce(|a, b| a | b).unwrap();
+            let first = |v: &[Sig], name: &str| {
+                select(
+                    &v.iter()
+                        .enumerate()
+                        .map(|(i, x)| (*x, lit(eb, i as u64)))
+                        .collect::<Vec<_>>(),
+                    lit(eb, 0u32),
+                )
+                .named(name)
+            };
+            // Entry `i` is (or is reading) WQE `ctx.ci` of this RQ.
+            let is_cur: Vec<Sig> = (0..ne)
+                .map(|i| e_used[i] & e_q[i].eq(rq_a) & e_ci[i].eq(ctx.ci))
+                .collect();
+            let hit_v: Vec<Sig> = (0..ne).map(|i| is_cur[i] & e_ready[i]).collect();
+            let entry_hit = any(hit_v.clone()).named("wqe_entry_hit");
+            let hit_e = first(&hit_v, "wqe_hit_entry");
+            let entry_err =
+                any((0..ne).map(|i| hit_v[i] & e_err[i]).collect()).named("wqe_entry_err");
             // The read of the frame's WQE is in flight (and not stale).
-            let live_q = any((0..np as usize)
-                .map(|i| t_busy[i] & !t_stale[i] & t_q[i].eq(slot_q) & t_ci[i].eq(ctx.ci))
+            let live_q = any((0..ne)
+                .map(|i| is_cur[i] & !e_ready[i] & !e_stale[i])
                 .collect())
             .named("wqe_read_live");
+            let free_v: Vec<Sig> = e_used.iter().map(|u| !*u).collect();
+            let any_free = any(free_v.clone()).named("wqe_entry_free");
+            let free_e = first(&free_v, "free_wqe_entry");
+            // A ready entry: the one a frame whose WQE is nowhere takes when none is free (the
+            // WQE it held is read again when its frame comes).
+            let ready_v: Vec<Sig> = (0..ne).map(|i| e_used[i] & e_ready[i]).collect();
+            let any_ready = any(ready_v.clone()).named("wqe_entry_ready");
+            let ready_e = first(&ready_v, "ready_wqe_entry");
             let tag_bits = RQ_TAG_BITS;
-            let free_tag = select(
-                &(0..np as usize)
-                    .map(|i| (!t_busy[i], lit(tag_bits, i as u64 + 1)))
-                    .collect::<Vec<_>>(),
-                lit(tag_bits, 0u32),
-            )
-            .named("free_wqe_tag");
-            // The answer's tag's registers.
-            let by_tag = |v: &[Sig], wd: u32| {
+            // The answer's entry and its registers.
+            let a_e = (cpl_tag - 1u32).trunc(eb).named("answer_entry");
+            let by_entry = |v: &[Sig], wd: u32| {
                 case(
-                    cpl_tag,
-                    &(0..np as usize)
-                        .map(|i| (i as u64 + 1, v[i]))
-                        .collect::<Vec<_>>(),
+                    a_e,
+                    &(0..ne).map(|i| (i as u64, v[i])).collect::<Vec<_>>(),
                     lit(wd, 0u32),
                 )
             };
-            let a_q = by_tag(&t_q, aw).named("answer_rq");
-            let a_ci = by_tag(&t_ci, 16).named("answer_ci");
-            let a_stale = by_tag(&t_stale, 1).named("answer_stale");
-            let a_slot = cat(&[a_q, a_ci.bit(0)]).named("answer_slot");
+            let a_q = by_entry(&e_q, aw).named("answer_rq");
+            let a_stale = by_entry(&e_stale, 1).named("answer_stale");
             let a_beat = (cpl.valid() & cpl_tag.ne(0u32)).named("wqe_answer_beat");
             let a_done = (a_beat & cpl.last()).named("wqe_answer_done");
             let a_pos = reg_init(wqe_beat_bits, 0u32).named("wqe_answer_beat_no");
@@ -559,11 +592,10 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 &[(a_done, lit(1, 0u32)), (a_beat & cpl_u.err, lit(1, 1u32))],
                 a_err,
             ));
-            slot_mem.write(a_beat, cat(&[a_slot, a_pos]), cpl.data());
+            cache_mem.write(a_beat, cat(&[a_e, a_pos]), cpl.data());
             // A command on the RQ this cycle also makes the answer stale.
-            let cmd_on = |x: Sig| is(S::Qcmd) & x.eq(slot_q);
-            let a_fill = (a_done & !a_stale & !cmd_on(a_q)).named("slot_filled");
-            slot_info_mem.write(a_fill, a_slot, cat(&[a_err | cpl_u.err, a_ci]));
+            let cmd_on = |x: Sig| is(S::Qcmd) & x.eq(rq_a);
+            let a_keep = (!a_stale & !cmd_on(a_q)).named("wqe_answer_kept");
 
             let ring = cat(&[ctx.base, lit(12, 0u32)]);
             let mask = (lit(16, 1u32).shl_by(ctx.log_size) - 1u32).named("ring_mask");
@@ -576,13 +608,13 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             )
             .named("wqe_read_len");
             let max_segs = wqe_len.shr(4).trunc(5).named("max_segments");
-            // Beats of the datapath the WQE fills (in its slot and in the WQE register).
+            // Beats of the datapath the WQE fills (in its cache entry and in the WQE register).
             let wqe_n = (wqe_len + lit(13, (b - 1) as u64))
                 .shr(bb)
                 .trunc(wqe_beat_bits + 1)
                 .named("wqe_beats");
 
-            // Copy: slot beat k is read in cycle k of Copy and lands in the WQE register the
+            // Copy: the entry's beat k is read in cycle k of Copy and lands in the WQE register the
             // next cycle; done after beat wqe_n - 1 landed.
             let copy_k = reg_init(wqe_beat_bits + 1, 0u32).named("copy_beat");
             copy_k.set(mux(
@@ -591,20 +623,19 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 lit(wqe_beat_bits + 1, 0u32),
             ));
             let copy_done = (is(S::Copy) & copy_k.eq(wqe_n)).named("copy_done");
-            let slot_word =
-                slot_mem.read_sync(cat(&[slot_at(ctx.ci), copy_k.trunc(wqe_beat_bits)]), None);
+            let entry_word = cache_mem.read_sync(cat(&[hit_e, copy_k.trunc(wqe_beat_bits)]), None);
             let copy_at = (copy_k - 1u32).trunc(wqe_beat_bits);
             let copy_wr = (is(S::Copy) & copy_k.ne(0u32)).named("copy_write");
-            let slots: Vec<Sig> = (0..wqe_beats)
+            let wqe_regs: Vec<Sig> = (0..wqe_beats)
                 .map(|i| {
                     let r = reg(w).named(&format!("wqe_b{i}"));
                     let from_dbr = desc_beat & wqe_beat.eq(i as u64);
-                    let from_slot = copy_wr & copy_at.eq(i as u64);
-                    r.set_if(from_dbr | from_slot, mux(from_dbr, cpl.data(), slot_word));
+                    let from_cache = copy_wr & copy_at.eq(i as u64);
+                    r.set_if(from_dbr | from_cache, mux(from_dbr, cpl.data(), entry_word));
                     r
                 })
                 .collect();
-            let wqe = cat(&slots.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
+            let wqe = cat(&wqe_regs.iter().rev().copied().collect::<Vec<_>>()).named("wqe");
             let pc_rec = desc::get(dbr::RQ_PC, wqe).named("doorbell_pc");
             pc.set(select(&[(is(S::Ctx), ctx.pc), (is(S::DbrGot), pc_rec)], pc));
             // ---- Strides (striding RQ) ----
@@ -634,7 +665,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let wqe_cached = reg_init(1, 0u32).named("wqe_cached");
             let cached_q = reg(cfg.queue_bits).named("wqe_cached_rq");
             let cached_ci = reg(16).named("wqe_cached_ci");
-            let wqe_read_ok = copy_done & !slot_err;
+            let wqe_read_ok = copy_done & !entry_err;
             wqe_cached.set(select(
                 &[
                     (is(S::DbrReq) | is(S::Copy) | take_qcmd, lit(1, 0u32)),
@@ -755,7 +786,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let seg_in = is(S::Seg);
             let seg_len_err = seg_in & list_end; // frame left but no segment
             let seg_prot = seg_in & !list_end & !seg_ok;
-            let wqe_bad = copy_done & slot_err;
+            let wqe_bad = copy_done & entry_err;
             synd.set(select(
                 &[
                     (is(S::Ctx), lit(8, 0u32)),
@@ -880,7 +911,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             p.cmpl.valid.set(is(S::Cmpl) | filling);
             let cmpl_go = (is(S::Cmpl) & cmpl_ready).named("cmpl_go");
 
-            // ---- WQE reads: the frame's (WqeReq) and its RQ's next two (Ahead) ----
+            // ---- WQE reads: the frame's (WqeReq) and its RQ's next ones (WqeWait, Ahead) ----
             let adv = is(S::Advance);
             // Striding: the strides after this frame's; the WQE is used up when they all are
             // (and after an error, which consumes it).
@@ -888,27 +919,31 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
             let wqe_done = !striding | failed | str_next.eq(nstr);
             let fill_adv = is(S::FillAdv);
             // One request waits in a register for the port (the doorbell read goes first
-            // unless this one is already offered); its tag is taken when it is loaded.
+            // unless this one is already offered); its entry is taken when it is loaded.
             let rr_valid = reg_init(1, 0u32).named("wqe_req_valid");
             let rr_go = wire(1).named("wqe_read_go");
-            let can_load = ((!rr_valid | rr_go) & free_tag.ne(0u32)).named("wqe_read_can_load");
+            let can_load = (!rr_valid | rr_go).named("wqe_read_can_load");
             let load_now =
-                (is(S::WqeReq) & !live_q & !slot_busy(ctx.ci) & can_load).named("wqe_read_now");
-            // Ahead (the context already written by Advance): WQEs `ci` and `ci + 1` when the
-            // known producer counter says they are posted (no read beyond it), the first
-            // missing one of them, one a cycle.
-            let (c1, c2) = (ctx.ci, (ctx.ci + 1u32).named("ci_after"));
-            let posted1 = ctx.ci.ne(ctx.pc);
-            let posted2 = posted1 & c2.ne(ctx.pc);
-            let want1 = (posted1 & !have(c1) & !slot_busy(c1)).named("ahead_want_1");
-            let want2 = (posted2 & !have(c2) & !slot_busy(c2)).named("ahead_want_2");
-            let ahead = is(S::Ahead) | is(S::Ahead2);
-            let load_ahead = (ahead & q_ok & (want1 | want2) & can_load).named("wqe_read_ahead");
+                (is(S::WqeReq) & !live_q & can_load & (any_free | any_ready)).named("wqe_read_now");
+            // Read-ahead (in Ahead the context already written by Advance): WQE `ra` when the
+            // known producer counter says it is posted (no read beyond it), the RQ has fewer
+            // than RQ_WQE_AHEAD WQEs in the cache and an entry is free.
+            let ahead_n = (ctx.ra - ctx.ci).named("wqes_ahead");
+            let want_ahead =
+                (q_ok & ctx.ra.ne(ctx.pc) & ahead_n.lt(RQ_WQE_AHEAD as u64) & any_free)
+                    .named("ahead_want");
+            let load_ahead =
+                ((is(S::Ahead) | is(S::WqeWait)) & want_ahead & can_load).named("wqe_read_ahead");
             let load = (load_now | load_ahead).named("wqe_read_load");
-            let load_ci = mux(load_ahead & !want1, c2, c1).named("wqe_read_ci");
+            let load_ci = mux(load_now, ctx.ci, ctx.ra).named("wqe_read_ci");
+            let load_e = mux(load_now & !any_free, ready_e, free_e).named("wqe_read_entry");
             let wqe_off = (load_ci & mask).zext(64).shl_by(stride).named("wqe_offset");
             let rr = reg(64 + 13 + tag_bits).enable(load).named("wqe_req");
-            rr.set(cat(&[ring + wqe_off, wqe_len, free_tag]));
+            rr.set(cat(&[
+                ring + wqe_off,
+                wqe_len,
+                load_e.zext(tag_bits) + 1u32,
+            ]));
             let (rr_addr, rr_len, rr_tag) = (
                 rr.slice(64 + 13 + tag_bits - 1, 13 + tag_bits),
                 rr.slice(13 + tag_bits - 1, tag_bits),
@@ -935,36 +970,32 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 &[(load, lit(1, 1u32)), (rr_go, lit(1, 0u32))],
                 rr_valid,
             ));
-            for i in 0..np as usize {
-                let t = i as u64 + 1;
-                let mine = load & free_tag.eq(t);
-                t_busy[i].set(select(
-                    &[(a_done & cpl_tag.eq(t), lit(1, 0u32)), (mine, lit(1, 1u32))],
-                    t_busy[i],
+            // Entries: taken by a read, ready when its answer lands (freed instead when stale),
+            // freed when their WQE is used up (a frame's completion or a filler) or by a
+            // command on their RQ (marked stale while reading).
+            let release = ((adv & wqe_done) | fill_adv).named("wqe_used_up");
+            for i in 0..ne {
+                let mine = load & load_e.eq(i as u64);
+                let done_i = a_done & a_e.eq(i as u64);
+                let cmd_i = e_used[i] & cmd_on(e_q[i]);
+                let drop =
+                    (done_i & !a_keep) | (cmd_i & e_ready[i]) | (release & is_cur[i] & e_ready[i]);
+                e_used[i].set(select(
+                    &[(mine, lit(1, 1u32)), (drop, lit(1, 0u32))],
+                    e_used[i],
                 ));
-                t_q[i].set_if(mine, slot_q);
-                t_ci[i].set_if(mine, load_ci);
-                t_stale[i].set(select(
-                    &[(mine, lit(1, 0u32)), (cmd_on(t_q[i]), lit(1, 1u32))],
-                    t_stale[i],
+                e_ready[i].set(select(
+                    &[(mine | drop, lit(1, 0u32)), (done_i, lit(1, 1u32))],
+                    e_ready[i],
                 ));
+                e_stale[i].set(select(
+                    &[(mine, lit(1, 0u32)), (cmd_i & !e_ready[i], lit(1, 1u32))],
+                    e_stale[i],
+                ));
+                e_err[i].set_if(done_i, a_err | cpl_u.err);
+                e_q[i].set_if(mine, rq_a);
+                e_ci[i].set_if(mine, load_ci);
             }
-            // Slots: filled by an answer, emptied when their WQE is used up (a frame's
-            // completion or a filler) or by a command on their RQ (both).
-            let one = |x: Sig| lit(2 * nq, 1u32).shl_by(x);
-            let slot_set = mux(a_fill, one(a_slot), lit(2 * nq, 0u32));
-            let slot_clr = select(
-                &[
-                    (
-                        is(S::Qcmd),
-                        one(slot_at(lit(1, 0u32))) | one(slot_at(lit(1, 1u32))),
-                    ),
-                    (adv & wqe_done, one(slot_at(ci))),
-                    (fill_adv, one(slot_at(ctx.ci))),
-                ],
-                lit(2 * nq, 0u32),
-            );
-            slot_valid.set((slot_valid | slot_set) & !slot_clr);
 
             // ---- Sequencing ----
             // From the context read this cycle (the ci/pc registers load at Ctx).
@@ -983,7 +1014,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                         select(
                             &[
                                 (wqe_hit, next(S::Seg)),
-                                (slot_hit, next(S::Copy)),
+                                (entry_hit, next(S::Copy)),
                                 (live_q, next(S::WqeWait)),
                                 (need_dbr, next(S::DbrReq)),
                             ],
@@ -1000,8 +1031,8 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                         mux(pc_rec.eq(ci), next(S::Idle), next(S::WqeReq)),
                     ),
                     (is(S::WqeReq) & (live_q | load_now), next(S::WqeWait)),
-                    (is(S::WqeWait) & slot_hit, next(S::Copy)),
-                    (copy_done, mux(slot_err, next(S::Cmpl), next(S::Seg))),
+                    (is(S::WqeWait) & entry_hit, next(S::Copy)),
+                    (copy_done, mux(entry_err, next(S::Cmpl), next(S::Seg))),
                     (seg_len_err | seg_prot, next(S::Cmpl)),
                     (seg_start, next(S::WrReq)),
                     (wr_req_go, next(S::WrData)),
@@ -1019,8 +1050,7 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     (is(S::FillAdv), next(S::Ctx)),
                     (cmpl_go, next(S::Advance)),
                     (is(S::Advance), next(S::Ahead)),
-                    (is(S::Ahead), next(S::Ahead2)),
-                    (is(S::Ahead2), next(S::Idle)),
+                    (is(S::Ahead) & !want_ahead, next(S::Idle)),
                 ],
                 state.q(),
             ));
@@ -1044,9 +1074,12 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 log_nstr: c_log_nstr,
                 log_ssz: c_log_ssz,
                 stride: lit(16, 0u32),
+                ra: lit(16, 0u32),
             }
             .pack();
             let keep_pc = is(S::DbrGot);
+            // WQE `ci` read or used up: `ra` is past it.
+            let ra_past_ci = mux(ahead_n.eq(0u32), ctx.ci + 1u32, ctx.ra);
             let updated = RqCtx {
                 ci: select(
                     &[(adv & wqe_done, ci + 1u32), (fill_adv, ctx.ci + 1u32)],
@@ -1069,11 +1102,19 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                     ],
                     ctx.state,
                 ),
+                ra: select(
+                    &[
+                        (is(S::Qcmd), ctx.ci),
+                        (load_ahead, ctx.ra + 1u32),
+                        (load_now | release, ra_past_ci),
+                    ],
+                    ctx.ra,
+                ),
                 ..ctx
             }
             .pack();
             ctx_mem.write(
-                (is(S::Init) | cmd_ok | adv | keep_pc | fill_adv).named("ctx_write"),
+                (is(S::Init) | cmd_ok | adv | keep_pc | fill_adv | load).named("ctx_write"),
                 mux(is(S::Init), sweep_addr, cur_q.trunc(aw)),
                 select(
                     &[

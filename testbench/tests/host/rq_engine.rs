@@ -7,14 +7,16 @@
 //! same way: frames of random sizes packed into the strides of each WQE, filler CQEs where a
 //! frame does not fit in the strides left, a filler followed by no WQE counted as a drop, each
 //! WQE read once for all its frames, and its error cases. With DMA reads answered after a long
-//! fixed latency: two RQs' next two WQEs read ahead into their slots while frames of the other
-//! arrive (frames complete in less than one read's latency, one read per frame), never beyond
-//! the posted WQEs; a RESET drops a WQE read ahead (landed or in flight).
+//! fixed latency: two RQs' next WQEs read ahead into the shared WQE cache while frames of the
+//! other arrive (frames complete in less than one read's latency), never beyond the posted
+//! WQEs nor the RQ's read-ahead depth; one RQ's frames back to back with its WQEs read ahead
+//! together (many reads outstanding, far from a round trip a frame); a frame finding the cache
+//! full of other RQs' WQEs; a RESET drops the RQ's WQEs read ahead (landed or in flight).
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_rx::RxMeta;
 use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
-use nicgen_hdl::host::rq_engine::{rq_engine, RqCfg};
+use nicgen_hdl::host::rq_engine::{rq_engine, RqCfg, RQ_WQE_AHEAD, RQ_WQE_CACHE};
 use nicgen_hdl::host::QcmdRes;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
 use nicgen_model::cq::Cmpl;
@@ -779,7 +781,6 @@ fn wqes_are_read_ahead_per_rq() {
     let mut other = s.create_other(3, 5, (1 << LOG_SIZE) << LOG_STRIDE, 11);
     let info = RxInfo::default();
     let mut cursor = 0;
-    // Four WQEs on each RQ, posted before any frame.
     // Six WQEs on RQ 2, four on RQ 3, posted before any frame.
     for n in [6, 4] {
         for _ in 0..n {
@@ -788,8 +789,9 @@ fn wqes_are_read_ahead_per_rq() {
         }
         s.swap(&mut other);
     }
-    // The first frame of each RQ reads the doorbell record and its WQE; when it is used up,
-    // the next two WQEs are read into the RQ's slots.
+    // The first frame of each RQ reads the doorbell record and its WQE; while that read is in
+    // flight, the RQ's other posted WQEs (fewer than its read-ahead depth) are read into the
+    // WQE cache, and none beyond them.
     for q in [RQN, 3] {
         let t = s.send(&[(q, Some(pattern(300, q as u8)), info)], 11, "first frame");
         assert!(
@@ -800,12 +802,11 @@ fn wqes_are_read_ahead_per_rq() {
     }
     assert_eq!(
         s.reads(),
-        8,
-        "per RQ: doorbell record, WQE 0, WQEs 1 and 2 ahead"
+        12,
+        "per RQ: doorbell record, WQE 0, the other posted WQEs ahead (RQ 2: 5, RQ 3: 3)"
     );
-    // Frames of the two RQs in turn, each after its slots were filled: none waits for a read
-    // (each completes in less than one DMA latency), and each has the WQE two ahead read
-    // while one is posted.
+    // Frames of the two RQs in turn, after their WQEs landed: none waits for a read (each
+    // completes in less than one DMA latency), and none is read again.
     for k in 1..4u8 {
         s.idle(SLOW + 100);
         for q in [RQN, 3] {
@@ -815,12 +816,8 @@ fn wqes_are_read_ahead_per_rq() {
             s.swap(&mut other);
         }
     }
-    assert_eq!(
-        s.reads(),
-        12,
-        "RQ 3: each WQE read once; RQ 2: WQEs 4 and 5 ahead"
-    );
-    // Two frames of RQ 2 back to back: the second's WQE was read ahead too.
+    assert_eq!(s.reads(), 12, "each WQE read once");
+    // Two frames of RQ 2 back to back (WQEs 4 and 5): both WQEs were read ahead.
     s.idle(SLOW + 100);
     let two: Vec<_> = (0..2)
         .map(|k| (RQN, Some(pattern(300, 20 + k)), info))
@@ -838,35 +835,134 @@ fn wqes_are_read_ahead_per_rq() {
 }
 
 #[test]
-fn a_command_empties_the_slot() {
+fn a_command_empties_the_rqs_wqe_cache_entries() {
     let Some(m) = model(64) else { return };
     let mut s = setup(&m, 13, slow_dma(), 0.0, None);
     let info = RxInfo::default();
     let mut cursor = 0;
     let frame = |k: u8| pattern(500, k);
-    for _ in 0..4 {
+    let d = RQ_WQE_AHEAD as u64;
+    // Two WQEs more than the RQ's read-ahead depth.
+    for _ in 0..d + 2 {
         let segs = s.random_segs(500, &mut cursor);
         s.post(&segs);
     }
-    // WQEs 1 and 2 are read ahead and land in the slots; RESET, the driver writes WQE 1 again
-    // (other buffers): the frame uses the new one, read again.
+    // WQE 0's frame: while its read is in flight WQEs 1..d are read ahead (the depth: the
+    // RQ's WQEs ci..ci + d), after it WQE d + 1; they land.
     s.send(&[(RQN, Some(frame(1)), info)], 13, "WQE 0");
     s.idle(SLOW + 100);
-    assert_eq!(s.reads(), 4, "doorbell record, WQE 0, WQEs 1 and 2 ahead");
+    assert_eq!(
+        s.reads(),
+        2 + d,
+        "doorbell record, WQE 0, WQEs 1..={d} ahead"
+    );
+    // RESET, the driver writes WQE 1 again (other buffers): the frame uses the new one, read
+    // again, and the WQEs after it are read again.
     assert_eq!(s.command(rq_cmd(3, RQN as u128, [0; 8]), 13), 0, "RESET");
     let segs = s.random_segs(500, &mut cursor);
     s.rewrite(1, &segs);
     let t = s.send(&[(RQN, Some(frame(2)), info)], 13, "WQE 1 after RESET");
     assert!(t > SLOW, "WQE 1 after RESET: {t} cycles, without a read");
-    assert_eq!(s.reads(), 7, "WQE 1 again, WQEs 2 and 3 ahead");
-    // RESET while the reads of WQEs 2 and 3 are in flight: their answers are dropped, WQE 2
-    // read again (WQE 3 ahead).
+    assert_eq!(
+        s.reads(),
+        2 + d + 1 + d,
+        "WQE 1 again, WQEs 2..={} ahead",
+        d + 1
+    );
+    // RESET while the read of WQE d + 1 (issued after the frame) is in flight: its answer is
+    // dropped. The driver writes WQE 2 again, and WQE d + 1 once that answer has come (the
+    // host reads memory when it answers); WQE 2 is read again, the ones after it ahead, and
+    // every frame up to WQE d + 1 uses the new WQEs.
     assert_eq!(s.command(rq_cmd(3, RQN as u128, [0; 8]), 13), 0, "RESET");
     let segs = s.random_segs(500, &mut cursor);
     s.rewrite(2, &segs);
     s.idle(SLOW + 100);
+    let segs = s.random_segs(500, &mut cursor);
+    s.rewrite(d as u16 + 1, &segs);
     s.send(&[(RQN, Some(frame(3)), info)], 13, "WQE 2 after RESET");
-    assert_eq!(s.reads(), 9, "WQE 2 again, WQE 3 ahead");
+    assert_eq!(
+        s.reads(),
+        2 + d + 1 + d + d,
+        "WQE 2 again, WQEs 3..={} ahead",
+        d + 1
+    );
+    let rest: Vec<_> = (3..=d + 1)
+        .map(|k| (RQN, Some(frame(k as u8 + 1)), info))
+        .collect();
+    s.send(&rest, 13, "WQEs 3 on after RESET");
+    assert_eq!(s.reads(), 2 + d + 1 + d + d, "no WQE read twice");
+}
+
+/// A frame whose WQE is nowhere while the WQE cache is full of other RQs' WQEs read ahead
+/// takes one of their ready entries (that WQE is read again when its own frame comes): RQs
+/// with their read-ahead depth each fill the cache, one more RQ's frame still completes, and
+/// every frame of the first RQ still gets its own WQE.
+#[test]
+fn a_frame_takes_an_entry_of_a_full_wqe_cache() {
+    let Some(m) = model(64) else { return };
+    let mut s = setup(&m, 37, slow_dma(), 0.0, None);
+    let ring_len = (1 << LOG_SIZE) << LOG_STRIDE;
+    let d = RQ_WQE_AHEAD as u64;
+    // RQs that fill the cache with their read-ahead: RQN and the ones after it, then one more.
+    let k = (RQ_WQE_CACHE / RQ_WQE_AHEAD) as usize;
+    assert!(
+        RQN as usize + k < RQS as usize,
+        "the test's RQs fit in the engine's"
+    );
+    let mut others: Vec<OtherRq> = (1..=k as u32)
+        .map(|i| s.create_other(RQN + i, i % 8, ring_len, 37))
+        .collect();
+    let info = RxInfo::default();
+    let mut cursor = 0;
+    let n = d + 2;
+    // Each RQ: n WQEs; its first frame reads the doorbell record and WQE 0, WQEs 1..=d ahead.
+    for i in 0..k {
+        if i > 0 {
+            s.swap(&mut others[i - 1]);
+        }
+        for _ in 0..n {
+            let segs = s.random_segs(200, &mut cursor);
+            s.post(&segs);
+        }
+        let q = s.rq.rqn;
+        s.send(&[(q, Some(pattern(200, i as u8)), info)], 37, "first frame");
+        s.idle(SLOW + 100);
+        if i > 0 {
+            s.swap(&mut others[i - 1]);
+        }
+    }
+    let full = k as u64 * (2 + d);
+    assert_eq!(s.reads(), full, "{k} RQs: d WQEs ahead each");
+    // The last RQ's first frame: its WQE goes into an entry of RQN's (the cache is full).
+    s.swap(&mut others[k - 1]);
+    for _ in 0..2 {
+        let segs = s.random_segs(200, &mut cursor);
+        s.post(&segs);
+    }
+    let q = s.rq.rqn;
+    s.send(
+        &[(q, Some(pattern(200, 77)), info)],
+        37,
+        "the last RQ's first frame",
+    );
+    s.idle(SLOW + 100);
+    assert_eq!(
+        s.reads(),
+        full + 3,
+        "the last RQ: doorbell record, WQE 0, WQE 1 ahead once WQE 0 is used up"
+    );
+    // RQN's other frames: the WQE whose entry the last RQ took is read again.
+    s.swap(&mut others[k - 1]);
+    let frames: Vec<_> = (1..n)
+        .map(|j| (RQN, Some(pattern(200, 100 + j as u8)), info))
+        .collect();
+    s.send(&frames, 37, "RQN's other frames");
+    assert_eq!(
+        s.reads(),
+        full + 3 + 2,
+        "RQN: WQE {} ahead, WQE {d} read again",
+        n - 1
+    );
 }
 
 #[test]
@@ -941,4 +1037,60 @@ fn a_frame_arrives_while_the_one_before_is_scattered() {
              the input waited for the scatter"
         );
     }
+}
+
+/// Frames back to back into one RQ with its whole ring posted, DMA reads answered after 150
+/// cycles: the RQ's next WQEs are read ahead together (many reads outstanding at once, up to
+/// its share of the WQE cache), so after the first frame none waits a round trip of its own;
+/// every CQE and byte as the model's.
+#[test]
+fn the_wqes_of_one_rq_are_read_ahead_together() {
+    const LAT: u64 = 150;
+    let Some(m) = model(64) else { return };
+    let dma = DmaConfig {
+        seed: 9,
+        latency_min: LAT,
+        latency_max: LAT,
+        reorder: false,
+        max_outstanding_reads: 64,
+        ..DmaConfig::default()
+    };
+    let mut s = setup(&m, 29, dma, 0.0, None);
+    s.b.cmpl = RecordSink::new(&s.sim, "m_cmpl", 31, 0.0).unwrap();
+    let info = RxInfo::default();
+    let n = 1usize << LOG_SIZE;
+    let len = 60usize;
+    let mut cursor = 0;
+    for _ in 0..n {
+        let segs = s.random_segs(len, &mut cursor);
+        s.post(&segs);
+    }
+    // The first frame reads the doorbell record and its WQE, then the WQEs after it ahead.
+    s.send(&[(RQN, Some(pattern(len, 1)), info)], 29, "first frame");
+    let frames: Vec<_> = (1..n)
+        .map(|k| (RQN, Some(pattern(len, 1 + k as u8)), info))
+        .collect();
+    assert_eq!(
+        s.reads(),
+        2 + RQ_WQE_AHEAD as u64,
+        "doorbell record, WQE 0, then as many WQEs ahead as the RQ's depth and no more"
+    );
+    let t = s.send(&frames, 29, "back to back");
+    let most = s.b.host.dma.stats().max_outstanding;
+    eprintln!(
+        "{} frames back to back in {t} cycles, {most} reads outstanding at most",
+        n - 1
+    );
+    assert_eq!(
+        s.reads(),
+        1 + n as u64,
+        "the doorbell record once, each WQE once"
+    );
+    assert!(
+        most >= 6,
+        "at most {most} DMA reads were outstanding at once"
+    );
+    // Two WQEs read ahead per round trip take over 1400 cycles for these frames; with the
+    // RQ's depth in flight they take about 450.
+    assert!(t < 800, "{} frames back to back took {t} cycles", n - 1);
 }
