@@ -308,10 +308,17 @@ fn setup(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64) -> Setup {
 /// [`setup`] with a ring of `2^log_size` WQEBBs.
 fn setup_sized(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size: u32) -> Setup {
     let mut s = setup_raw(m, seed, dma, backpressure, log_size);
-    let (ring, dbr) = (s.q.ring, s.q.dbr);
-    let create = sq_cmd(
+    let create = sq_create(SQN, s.q.ring, s.q.dbr, log_size);
+    assert_eq!(s.command(create, seed), 0, "CREATE");
+    s
+}
+
+/// CREATE for SQ `sqn`: its ring of 2^`log_size` WQEBBs and doorbell record at `ring` and
+/// `dbr`, completing to CQ `CQN`.
+fn sq_create(sqn: u32, ring: u64, dbr: u64, log_size: u32) -> Vec<u8> {
+    sq_cmd(
         1,
-        SQN as u128,
+        sqn as u128,
         [
             (ring & 0xFFFF_FFFF) as u128,
             (ring >> 32) as u128,
@@ -322,9 +329,7 @@ fn setup_sized(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size
             0,
             0,
         ],
-    );
-    assert_eq!(s.command(create, seed), 0, "CREATE");
-    s
+    )
 }
 
 fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size: u32) -> Setup {
@@ -405,6 +410,30 @@ impl Setup {
         self.command(sq_cmd(4, SQN as u128, [0; 8]), seed);
         let f = QcmdRes::shape().decode(self.b.qres.items.last().unwrap());
         [f.out0, f.out1, f.out2, f.out3].map(|x| x as u64)
+    }
+
+    /// CREATE another SQ, `sqn`, of 2^`log_size` WQEBBs completing to CQ `CQN`, with its ring
+    /// and doorbell record in host memory.
+    fn create_sq(&mut self, sqn: u32, log_size: u32, seed: u64) -> Queue {
+        let mem = &mut self.b.host.mem;
+        let ring = mem.alloc(64 << log_size, 4096).unwrap().addr;
+        let dbr = mem.alloc(8, 8).unwrap().addr;
+        let create = sq_create(sqn, ring, dbr, log_size);
+        assert_eq!(self.command(create, seed), 0, "CREATE SQ {sqn}");
+        Queue {
+            ring,
+            log_size,
+            dbr,
+            pc: 0,
+            model: Sq {
+                sqn,
+                ring,
+                log_size,
+                cqn: CQN,
+                ci: 0,
+                error: false,
+            },
+        }
     }
 
     /// Post `wqes`, publish, ring, and check what the engine does against the model.
@@ -1594,38 +1623,7 @@ fn a_flooding_sq_does_not_starve_another() {
             ..DmaConfig::default()
         };
         let mut s = setup_sized(&m, seed, dma, 0.3, 8);
-        let mem = &mut s.b.host.mem;
-        let ring = mem.alloc(64 << 8, 4096).unwrap().addr;
-        let dbr = mem.alloc(8, 8).unwrap().addr;
-        let create = sq_cmd(
-            1,
-            SQN_B as u128,
-            [
-                (ring & 0xFFFF_FFFF) as u128,
-                (ring >> 32) as u128,
-                8,
-                (dbr & 0xFFFF_FFFF) as u128,
-                (dbr >> 32) as u128,
-                CQN as u128,
-                0,
-                0,
-            ],
-        );
-        assert_eq!(s.command(create, seed), 0, "CREATE B");
-        let mut qb = Queue {
-            ring,
-            log_size: 8,
-            dbr,
-            pc: 0,
-            model: Sq {
-                sqn: SQN_B,
-                ring,
-                log_size: 8,
-                cqn: CQN,
-                ci: 0,
-                error: false,
-            },
-        };
+        let mut qb = s.create_sq(SQN_B, 8, seed);
         let mut rng = StdRng::seed_from_u64(seed);
         let (f0, k0) = (s.b.tx.frames().len(), s.b.cmpl.items.len());
         for _ in 0..na {
@@ -1717,40 +1715,7 @@ fn the_next_sqs_wqebbs_are_read_during_this_turn() {
         let mut s = setup_sized(&m, seed, dma, 0.0, 8);
         let mut others: Vec<Queue> = OTHERS
             .iter()
-            .map(|&sqn| {
-                let mem = &mut s.b.host.mem;
-                let ring = mem.alloc(64 << 8, 4096).unwrap().addr;
-                let dbr = mem.alloc(8, 8).unwrap().addr;
-                let create = sq_cmd(
-                    1,
-                    sqn as u128,
-                    [
-                        (ring & 0xFFFF_FFFF) as u128,
-                        (ring >> 32) as u128,
-                        8,
-                        (dbr & 0xFFFF_FFFF) as u128,
-                        (dbr >> 32) as u128,
-                        CQN as u128,
-                        0,
-                        0,
-                    ],
-                );
-                assert_eq!(s.command(create, seed), 0, "CREATE {sqn}");
-                Queue {
-                    ring,
-                    log_size: 8,
-                    dbr,
-                    pc: 0,
-                    model: Sq {
-                        sqn,
-                        ring,
-                        log_size: 8,
-                        cqn: CQN,
-                        ci: 0,
-                        error: false,
-                    },
-                }
-            })
+            .map(|&sqn| s.create_sq(sqn, 8, seed))
             .collect();
         let mut rng = StdRng::seed_from_u64(seed);
         let t0 = s.sim.cycles();
