@@ -419,9 +419,9 @@ fn completions(u: &Parts) {
     prefer_rq.set_if(cq.ready & (sq.valid | rq.valid), !pick_rq);
 }
 
-/// The receive engine's first DMA read tag: above the send engine's, and a multiple of
-/// `2^RQ_TAG_BITS` (the receive engine reads its answers' tags modulo that).
-const RQ_TAG_BASE: u32 = 64;
+/// The receive engine's first DMA read tag: the first multiple of `2^RQ_TAG_BITS` (the
+/// receive engine reads its answers' tags modulo that) at or above the send engine's tags.
+const RQ_TAG_BASE: u32 = SQ_TAGS.next_multiple_of(1 << RQ_TAG_BITS);
 const _: () = assert!(
     RQ_TAG_BASE >= SQ_TAGS
         && RQ_TAG_BASE.is_multiple_of(1 << RQ_TAG_BITS)
