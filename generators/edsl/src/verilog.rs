@@ -2,7 +2,9 @@
 //!
 //! The output is meant to read like careful hand-written Verilog: ANSI port list, user names
 //! kept, one `assign` per named or shared value with small single-use expressions folded into
-//! their consumer, registers in `always @(posedge clk)` blocks with reset only where the design
+//! their consumer (a long concatenation gets a wire of its own, except as the value of a
+//! register that loads under an enable or condition: Verilator evaluates an `assign` in every
+//! cycle, an expression inside the `if` only when the register loads), registers in `always @(posedge clk)` blocks with reset only where the design
 //! asked for it, memories written in the shape Yosys and Vivado infer as RAM. Every expression is
 //! width-exact so that `verilator --lint-only -Wall` has nothing to say; the only waivers are
 //! `UNUSEDSIGNAL` around single signals whose bits the design declared unused.
@@ -129,6 +131,19 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
+        // Values loaded by a register only when its enable or an assignment's condition holds:
+        // a long concatenation there stays in the `always` block (below), where a simulator
+        // evaluates it only in the cycles the register loads, not in every cycle as a wire.
+        let mut gated = vec![false; n];
+        for (id, node) in def.nodes.iter().enumerate() {
+            if let (true, NodeKind::Reg { assigns, en, .. }) = (def.live[id], &node.kind) {
+                for a in assigns {
+                    if en.is_some() || a.cond.is_some() {
+                        gated[resolve(def, a.value) as usize] = true;
+                    }
+                }
+            }
+        }
         let extra = |id: NodeId, uses: &mut Vec<u32>, pinned: &mut Vec<bool>| {
             let r = resolve(def, id) as usize;
             uses[r] += 1;
@@ -209,7 +224,7 @@ impl<'a> Emitter<'a> {
                             && !sliced[id]
                             && !pinned[id]
                             && !def.waive[id]
-                            && !matches!(&node.kind, NodeKind::Concat(v) if v.len() > 8)
+                            && !matches!(&node.kind, NodeKind::Concat(v) if v.len() > 8 && !gated[id])
                             && !matches!(node.kind, NodeKind::Priority { .. });
                     forms[id] = if inline {
                         Form::Inline

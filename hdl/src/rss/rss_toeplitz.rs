@@ -73,18 +73,23 @@
 //!   registered.
 //! - **B**: the masked 288-bit input vector X (one LUT per bit), registered in `replicas`
 //!   copies; the key also has `replicas` copies, each holding the key bits its trees meet, so
-//!   each input or key flip-flop fans out to 32 / `replicas` trees instead of 32. Yosys merges
-//!   identical flip-flops, so the copies differ in control set only (clock enable, synchronous
-//!   reset; both free in the FF; docs/TIMING.md, rule 3).
+//!   each input or key flip-flop fans out to 32 / `replicas` trees instead of 32. Each copy is
+//!   registered in phases (bits p, p + a, p + 2a, ...; a = `first_terms`; the order of the
+//!   flip-flops only) and loads only with its clock enable: X when a request was accepted, the
+//!   key after a configuration write. Yosys merges identical flip-flops, so the copies differ
+//!   in control set only: one of two copies of the enable (`valid_a` / `valid_a_copy`,
+//!   `key_load` / `key_load_copy`), with or without a synchronous reset (both free in the FF;
+//!   docs/TIMING.md, rule 3). For a simulator the enables matter: the bit re-ordering into
+//!   phases is evaluated in the cycles a copy loads, not in every cycle.
 //! - **Trees**: hash bit (31 - j) = XOR over input bits i of `X_i & key_(i+j)` — a GF(2)-linear
 //!   function of X whose coefficients are key register bits, so all 288 x 32 AND terms are
 //!   hardware. Stage 1 XORs `first_terms` terms per group (2 = one LUT4, right after the
 //!   high-fan-out nets), each later stage `xor_fanin` partials (16 = two LUT4 levels), with a
 //!   register after every stage: 144 -> 9 -> 1 partials per hash bit by default. Stage 1 is
-//!   written per phase (input and key bits p, p + a, p + 2a, ...; a = `first_terms`): the
-//!   partials are the XOR over the phases of `X phase & key window phase`, the same LUTs as one
-//!   XOR per group, and a few wide operations for a simulator instead of 144 reductions per hash
-//!   bit. The trees run freely: no clock enable, no stall fan-out.
+//!   written per phase: the partials are the XOR over the phases of `X phase & key window
+//!   phase`, the same LUTs as one XOR per group, and a few wide operations for a simulator
+//!   instead of 144 reductions per hash bit. The trees run freely: no clock enable, no stall
+//!   fan-out.
 //! - **Table and results**: the hash's low `log2(table_size)` bits read the indirection table,
 //!   in banks of [`TABLE_BANK`] entries (async LUTRAM): each bank's word and the bank number
 //!   are registered, then the bank select is (rule 7), and `{tag, queue, rss_type, hash}` is
@@ -561,20 +566,72 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Block<RssPorts>, ElabError> {
         ])
         .named("hash_in");
         // Copies cut the fan-out of each input and key bit to 32 / replicas trees. Yosys merges
-        // identical flip-flops, so every copy gets its own control set (clock enable and/or
-        // synchronous reset, both free in the FF); the values are the same wherever they matter.
+        // identical flip-flops, so every copy gets its own control set: one of two copies of
+        // its enable (different flip-flops: their inputs differ) with or without a synchronous
+        // reset, up to four sets; each enable flip-flop drives the clock enables of two copies
+        // at most. The copies load only with their enables, so a simulator re-orders a vector
+        // into its phases (below) when a request or a key write comes, not every cycle.
         let key_load = reg_init(1, 1u32).named("key_load");
         key_load.set(cfg_we);
+        // High whenever `key_load` is and in the cycle after (a second load of the same key),
+        // so that its input differs from `key_load`'s.
+        let key_load_copy = reg_init(1, 1u32).named("key_load_copy");
+        key_load_copy.set(cfg_we | key_load);
+        // Not reset, unlike `valid_a`, so that the two stay two flip-flops.
+        let valid_a_copy = reg(1).named("valid_a_copy");
+        valid_a_copy.set(accept);
+        let loaded = |d: Sig, q: u32, ce: [Sig; 2], name: String| {
+            let r = reg(d.width()).enable(ce[(q & 1) as usize]);
+            if q & 2 != 0 {
+                r.init(0u32);
+            }
+            r.set(d);
+            r.named(&name)
+        };
         let per = 32 / cfg.replicas;
-        let x_rep: Vec<Sig> = (0..cfg.replicas)
-            .map(|q| replica(x, q, valid_a, format!("hash_in_r{q}")))
+        // Stage 1 XORs the AND terms of `first_terms` adjacent input bits. Input and key are
+        // registered taken apart into phases (phase p: bits p, p + a, p + 2a, ... of a copy,
+        // a = `first_terms`), so that a tree's stage-1 partials are whole-vector expressions:
+        // the XOR over p of `X phase p & key window phase`. The same flip-flops and LUTs as one
+        // XOR per group (the phases are wiring), and a simulator evaluates a few wide
+        // operations instead of one reduction per group, and re-orders the bits only when a
+        // register loads.
+        let stages = cfg.tree_stages();
+        let a = cfg.first_terms;
+        let n1 = stages[0];
+        let phases = |v: Sig| -> Vec<Sig> {
+            (0..a.min(v.width()))
+                .map(|p| {
+                    let bits: Vec<Sig> = (p..v.width())
+                        .step_by(a as usize)
+                        .rev()
+                        .map(|b| v.bit(b))
+                        .collect();
+                    cat(&bits)
+                })
+                .collect()
+        };
+        let x_ph: Vec<Vec<Sig>> = (0..cfg.replicas)
+            .map(|q| {
+                phases(x)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(p, d)| {
+                        loaded(d, q, [valid_a, valid_a_copy], format!("hash_in_r{q}_p{p}"))
+                    })
+                    .collect()
+            })
             .collect();
         // Trees j in group q meet key bits per*q .. per*q + per - 1 + 287.
-        let key_rep: Vec<Sig> = (0..cfg.replicas)
+        let key_ph: Vec<Vec<Sig>> = (0..cfg.replicas)
             .map(|q| {
                 let hi = KEY_BITS - 1 - per * q;
                 let lo = KEY_BITS - INPUT_BITS - (per * q + per - 1);
-                replica(key.slice(hi, lo), q, key_load, format!("key_r{q}"))
+                phases(key.slice(hi, lo))
+                    .into_iter()
+                    .enumerate()
+                    .map(|(p, d)| loaded(d, q, [key_load, key_load_copy], format!("key_r{q}_p{p}")))
+                    .collect()
             })
             .collect();
         let mut valid = reg_init(1, 0u32).named("valid_b");
@@ -583,37 +640,6 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Block<RssPorts>, ElabError> {
         let mut tag_q = delay(tag_a).named("tag_b");
 
         // ---- Toeplitz AND/XOR trees, one per hash bit, registered every stage.
-        let stages = cfg.tree_stages();
-        // Stage 1 XORs the AND terms of `first_terms` adjacent input bits. Input and key are
-        // taken apart into phases (phase p: bits p, p + a, p + 2a, ... of a replica, a =
-        // `first_terms`), so that a tree's stage-1 partials are whole-vector expressions: the
-        // XOR over p of `X phase p & key window phase`. The same LUTs as one XOR per group
-        // (the phases are wiring), and a simulator evaluates a few wide operations instead of
-        // one reduction per group.
-        let a = cfg.first_terms;
-        let n1 = stages[0];
-        let phases = |v: Sig, name: String| -> Vec<Sig> {
-            (0..a.min(v.width()))
-                .map(|p| {
-                    let bits: Vec<Sig> = (p..v.width())
-                        .step_by(a as usize)
-                        .rev()
-                        .map(|b| v.bit(b))
-                        .collect();
-                    cat(&bits).named(&format!("{name}_p{p}"))
-                })
-                .collect()
-        };
-        let x_ph: Vec<Vec<Sig>> = x_rep
-            .iter()
-            .enumerate()
-            .map(|(q, x)| phases(*x, format!("hash_in_r{q}")))
-            .collect();
-        let key_ph: Vec<Vec<Sig>> = key_rep
-            .iter()
-            .enumerate()
-            .map(|(q, k)| phases(*k, format!("key_r{q}")))
-            .collect();
         // Groups g0 .. g0 + n1 - 1 of a phase vector, zero past its end.
         let window = |v: Sig, g0: u32| -> Sig {
             let hi = (g0 + n1).min(v.width()) - 1;
