@@ -46,7 +46,10 @@ mod sim;
 mod toolchain;
 
 pub use cache::{cache_dir, target_dir};
-pub use model::{CacheStatus, InstanceHooks, Model, VerilatorBuild, VerilatorOptions, ABI_VERSION};
+pub use model::{
+    CacheStatus, InstanceHooks, Model, VerilatorBuild, VerilatorOptions, ABI_VERSION,
+    EXTRA_FLAGS_ENV,
+};
 pub use progress::{set_build_observer, BuildStep};
 pub use sim::{Recording, Sim};
 pub use toolchain::{verilator_available, verilator_required, Toolchain};

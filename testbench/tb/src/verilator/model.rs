@@ -55,6 +55,10 @@ pub const ABI_VERSION: u32 = 1;
 const VERILATOR_FLAGS: &[&str] = &["--cc", "--threads", "1"];
 /// Extra Verilator flag when tracing is enabled.
 const VERILATOR_TRACE_FLAG: &str = "--trace-fst";
+/// Environment variable with more Verilator flags (split at whitespace), for profiling: with
+/// `-fno-inline` every module keeps a C++ class of its own, so a profiler names the block a
+/// cycle's work is in. Part of the content key, like every flag.
+pub const EXTRA_FLAGS_ENV: &str = "NICGEN_VERILATOR_FLAGS";
 
 // ---------------------------------------------------------------------------------------------
 // Builds
@@ -158,6 +162,9 @@ impl VerilatorBuild {
         let mut f: Vec<String> = VERILATOR_FLAGS.iter().map(|s| s.to_string()).collect();
         if self.options.trace {
             f.push(VERILATOR_TRACE_FLAG.into());
+        }
+        if let Ok(extra) = std::env::var(EXTRA_FLAGS_ENV) {
+            f.extend(extra.split_whitespace().map(str::to_string));
         }
         f.push("--top-module".into());
         f.push(self.top.clone());
