@@ -60,14 +60,22 @@
 //!   `crate::host`), `eq_db_tdata/_tvalid` ([`EqDb`]), `m_dma_wr_req_*` (`DmaWrReq`),
 //!   `m_dma_wr_*`, `irq`, `stat_*` ([`CqStats`]).
 //! - Latency: with session period 0, a lone completion's write request leaves 3 cycles after
-//!   it is taken (take, decide, close); with period `P`, after `P` cycles. The EQE request
-//!   follows the session's last beat by 2 cycles. Throughput: 2 cycles per completion taken
-//!   into a session, and per session `slots * 64 / (W/8) + 2` cycles of writing (`slots` = n,
-//!   or 2 compressed): 8 merged CQEs at 64 bits in 16 + 66 cycles (about 10 per CQE), 8
-//!   compressed in 16 + 18 (about 4 per CQE), one DMA write instead of 8; `nic` builds the
-//!   engine at the DMA port's width (256 bits on nic64: 8 merged CQEs in 16 + 18). The block test
-//!   (runs of 1 to 12 completions per CQ, random idle and backpressure, periods 0, 24 and
-//!   200) writes about 870 completions in 600-630 writes.
+//!   it is taken (take, decide, and a cycle in IDLE for another of its CQ); in the cycle it is
+//!   decided when its session closes then (another CQ's completion waits behind it, its CQ is
+//!   armed, the session is full); with period `P`, after `P` cycles. The EQE request follows
+//!   the session's last beat by 2 cycles.
+//! - Throughput: the FSM serves the next request in the last cycle of the one before (an arm
+//!   doorbell, a write's last beat), never through an IDLE cycle; the completion after the one
+//!   being decided is taken in the same cycle, so a completion that joins a session costs 1
+//!   cycle. A session's write is its request and `slots * 64 / (W/8)` beats (`slots` = n, or 2
+//!   compressed); another CQ's completion waiting behind it is decided in its last beat, and
+//!   its request offered then. So single completions to alternating CQs cost their beats, 2
+//!   cycles at 256 bits when the port takes each request at once (the block test's 64 in 129
+//!   cycles); 8 merged CQEs at 64 bits take 9 + 64 cycles (about 9 per CQE), 8 compressed
+//!   9 + 16 (about 3 per CQE), one DMA write instead of 8; `nic` builds the engine at the DMA
+//!   port's width (256 bits on nic64: 8 merged CQEs in 9 + 16). The block test (runs of 1 to
+//!   12 completions per CQ, random idle and backpressure, periods 0, 24 and 200) writes about
+//!   870 completions in 590-660 writes.
 //! - Cost: the CQ contexts and the arm queue in LUT RAM; the session: 8 completions
 //!   (about 330 bits each) in LUT RAM, the title (about 270 flip-flops) and the mini-CQE
 //!   array (512 flip-flops); the EQ registers (about 200 bits per EQ); no row in
@@ -229,7 +237,8 @@ nicgen_edsl::states! {
         Qcmd,
         Arm,
         /// Decide on the completion taken: drop it, add it to the open session, open one, or
-        /// write the open session out first.
+        /// write the open session out first; and take the next completion. (Another CQ's
+        /// completion that waits for a session's write is decided in its last beat instead.)
         Take,
         /// The session's write request.
         CqeReq,
@@ -307,18 +316,28 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
             let sess_age = reg_init(16, 0u32).named("sess_age");
             let sess_period = reg_init(16, 0u32).named("sess_period");
             let expired = sess_age.ge(sess_period).named("sess_expired");
-            let flush_now = (sess_open
+            // The FSM is free to serve the next request: in IDLE, and in the last cycle of a
+            // state that would go back to IDLE (an arm doorbell without an event, the last
+            // beat of a write with nothing waiting after it), so that no IDLE cycle comes
+            // between two requests. `sess_seen` is the session as the next request finds it
+            // (a session's write closes it in its last beat).
+            let free = wire(1).named("fsm_free");
+            let sess_seen = wire(1).named("sess_seen");
+            let flush_now = (sess_seen
                 & (sess_force
                     | sess_n.eq(sess_room)
                     | qcmd_go
                     | u_arm.m_axis.valid
                     | (expired & !p.cmpl.valid)))
                 .named("sess_flush_now");
-            let take_qcmd = (idle & !sess_open & qcmd_go).named("take_qcmd");
-            let take_arm = (idle & !sess_open & !qcmd_go & u_arm.m_axis.valid).named("take_arm");
-            let take_cmpl =
-                (idle & p.cmpl.valid & mux(sess_open, !flush_now, !qcmd_go & !u_arm.m_axis.valid))
-                    .named("take_cmpl");
+            let take_qcmd = (free & !sess_seen & qcmd_go).named("take_qcmd");
+            let take_arm = (free & !sess_seen & !qcmd_go & u_arm.m_axis.valid).named("take_arm");
+            let take_idle =
+                (free & p.cmpl.valid & mux(sess_seen, !flush_now, !qcmd_go & !u_arm.m_axis.valid))
+                    .named("take_cmpl_idle");
+            // Also taken while deciding the one before (below), so a run goes at one a cycle.
+            let take_next = wire(1).named("take_cmpl_next");
+            let take_cmpl = (take_idle | take_next).named("take_cmpl");
             p.qcmd.ready.set(take_qcmd);
             u_arm.m_axis.ready.set(take_arm);
             p.cmpl.ready.set(take_cmpl);
@@ -478,38 +497,74 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
             let compatible =
                 (!is_err(t.opcode) & !is_err(k.opcode) & wqe_next & k_as_title.eq(title_q))
                     .named("compatible");
-            let same_cq = (sess_open & k.cqn.eq(sess_cqn)).named("same_cq");
+            // The decision reads `k`'s CQ context through a port of its own, so that it can
+            // also be made in the last data beat of the session before (`take_early`).
+            // (Ring base, EQ and consumer index are the write's, read through `ctx`.)
+            let kctx = CqCtx::unpack(
+                ctx_mem
+                    .read_async(k.cqn.trunc(aw))
+                    .named("take_ctx_q")
+                    .unused(),
+            );
+            let k_ready =
+                (k.cqn.lt(cfg.cqs as u64) & kctx.state.eq(qstate::RDY)).named("take_cq_ready");
+            // `k` decided in the closing session's last beat (it waited for that write): only
+            // another CQ's, whose context that write does not change, and when no event
+            // follows the write. That session is then as good as closed.
+            let take_early = wire(1).named("take_early");
+            let take_now = (in_take | take_early).named("take_now");
+            let live = (sess_open & !take_early).named("sess_live");
+            let same_cq = (live & k.cqn.eq(sess_cqn)).named("same_cq");
             let joins = (same_cq & !sess_force & sess_n.lt(sess_room) & (!sess_comp | compatible))
                 .named("joins");
-            let take_ok = (in_take & cq_ready).named("take_ok");
+            let take_ok = (take_now & k_ready).named("take_ok");
             let join = (take_ok & joins).named("sess_join");
-            let open = (take_ok & !sess_open).named("sess_open_new");
+            let open = (take_ok & !live).named("sess_open_new");
             // Another CQ's completion: past a session that waits out a period, else after it.
             let bypass_go =
-                (take_ok & sess_open & !same_cq & sess_period.ne(0u32)).named("sess_bypass_go");
-            let flush_first = (take_ok & sess_open & !joins & !bypass_go).named("sess_flush_first");
-            let dropped = (in_take & !cq_ready).named("cmpl_dropped");
+                (take_ok & live & !same_cq & sess_period.ne(0u32)).named("sess_bypass_go");
+            let flush_first = (take_ok & live & !joins & !bypass_go).named("sess_flush_first");
+            let dropped = (take_now & !k_ready).named("cmpl_dropped");
             // Room: to the end of the aligned block of min(8, ring) slots the session starts
             // in, so a write never crosses the ring's end or a 4 KiB page.
             let blk_mask = mux(
-                ctx.log_size.ge(3u32),
+                kctx.log_size.ge(3u32),
                 lit(3, 7u32),
-                (lit(3, 1u32).shl_by(ctx.log_size) - 1u32).trunc(3),
+                (lit(3, 1u32).shl_by(kctx.log_size) - 1u32).trunc(3),
             )
             .named("sess_blk_mask");
-            let room = (blk_mask.zext(4) + 1u32) - (ctx.pc.trunc(3) & blk_mask).zext(4);
-            sess_room.set_if(open, room);
-            sess_cqn.set_if(open, k.cqn);
-            sess_comp.set_if(open, ctx.comp);
-            sess_csum.set_if(open, ctx.mini_format.eq(mini_cqe_format::CSUM));
-            sess_period.set_if(open, ctx.session);
-            title_q.set_if(open, cm);
+            let room = (blk_mask.zext(4) + 1u32) - (kctx.pc.trunc(3) & blk_mask).zext(4);
             // An error completion on a compressed CQ is a session of its own (never
             // compressed); an armed CQ without a period gets its event at once.
-            sess_force.set_if(
-                open,
-                (ctx.comp & is_err(k.opcode)) | (ctx.armed & ctx.session.eq(0u32)),
+            let force = (kctx.comp & is_err(k.opcode)) | (kctx.armed & kctx.session.eq(0u32));
+            sess_room.set_if(open, room);
+            sess_cqn.set_if(open, k.cqn);
+            sess_comp.set_if(open, kctx.comp);
+            sess_csum.set_if(open, kctx.mini_format.eq(mini_cqe_format::CSUM));
+            sess_period.set_if(open, kctx.session);
+            title_q.set_if(open, cm);
+            sess_force.set_if(open, force);
+            // The next completion is taken while `k` is decided when `k` leaves (joins, opens
+            // or is dropped) and no command or arm doorbell waits (they close the session
+            // first).
+            take_next.set(
+                (take_now & (open | join | dropped) & p.cmpl.valid & !qcmd_go)
+                    & !u_arm.m_axis.valid,
             );
+            // The session after `k` closes at once: forced, full, a command or an arm waits,
+            // or its period is 0 and another CQ's completion was taken behind `k`. Then its
+            // request follows this cycle (no IDLE between), the next completion waiting. With
+            // period 0 and nothing taken, IDLE closes it a cycle later if still nothing came.
+            let next_cqn = Cmpl::unpack(p.cmpl.data).cqn;
+            let closes = ((open | join)
+                & (mux(open, force, sess_force)
+                    | mux(open, lit(4, 1u32), sess_n + 1u32).eq(mux(open, room, sess_room))
+                    | qcmd_go
+                    | u_arm.m_axis.valid
+                    | (mux(open, kctx.session, sess_period).eq(0u32)
+                        & take_next
+                        & !next_cqn.eq(k.cqn))))
+            .named("sess_closes_now");
             sess_age.set(select(
                 &[
                     (open, lit(16, 0u32)),
@@ -544,7 +599,7 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
                     m::LAYOUT,
                     &[(m::CHECKSUM, k.check_sum), (m::BYTE_CNT, k.byte_cnt)],
                 );
-                let csum_fmt = mux(open, ctx.mini_format.eq(mini_cqe_format::CSUM), sess_csum);
+                let csum_fmt = mux(open, kctx.mini_format.eq(mini_cqe_format::CSUM), sess_csum);
                 mux(k_req, send, mux(csum_fmt, csum, hash)).named("mini_cqe")
             };
             let minis: Vec<Sig> = (0..8u32)
@@ -678,21 +733,35 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
             p.dma_wr.valid().set(in_cqe_data | in_eqe_data);
 
             let in_eqe_req = is(S::EqeReq);
-            let wr_addr = mux(
-                in_eqe_req,
-                slot_addr(pick(&eq_base, ev_eq), ev_eq_log, ev_eq_pc),
+            // A session that closes as it is decided offers its request in that cycle (as
+            // CQE_REQ then does, unchanged): `k`'s CQ, one slot when it opens, else the
+            // joined session's slots (a join makes n >= 2: two compressed).
+            let req_now = (take_now & closes).named("sess_req_now");
+            let now_slots = select(
+                &[(open, lit(4, 1u32)), (sess_comp, lit(4, 2u32))],
+                sess_n + 1u32,
+            );
+            let wr_addr = select(
+                &[
+                    (
+                        in_eqe_req,
+                        slot_addr(pick(&eq_base, ev_eq), ev_eq_log, ev_eq_pc),
+                    ),
+                    (req_now, slot_addr(kctx.base, kctx.log_size, kctx.pc)),
+                ],
                 slot_addr(ctx.base, ctx.log_size, ctx.pc),
             );
+            let wr_slots = mux(req_now, now_slots, slots);
             p.dma_wr_req.set_fields(&DmaWrReq {
                 addr: wr_addr,
                 len: mux(
                     in_eqe_req,
                     lit(13, 64u32),
-                    cat(&[slots.zext(7), lit(6, 0u32)]),
+                    cat(&[wr_slots.zext(7), lit(6, 0u32)]),
                 ),
                 ..DmaWrReq::zeros()
             });
-            p.dma_wr_req.valid.set(in_cqe_req | in_eqe_req);
+            p.dma_wr_req.valid.set(in_cqe_req | in_eqe_req | req_now);
             let req_go_cqe = in_cqe_req & wr_req_ready;
             let req_go_eqe = in_eqe_req & wr_req_ready;
             let cqe_done = (in_cqe_data & data_go & last_beat).named("cqe_done");
@@ -712,7 +781,10 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
             // A completion waits in `k` while the session before it is written out.
             let pending = reg_init(1, 0u32).named("cmpl_pending");
             pending.set(select(
-                &[(flush_first, lit(1, 1u32)), (in_take, lit(1, 0u32))],
+                &[
+                    (flush_first | (take_next & closes), lit(1, 1u32)),
+                    (take_now, lit(1, 0u32)),
+                ],
                 pending,
             ));
 
@@ -723,7 +795,12 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
 
             // Event after a session: the CQ was armed and its EQ takes events.
             let cqe_event = (cqe_done & ctx.armed & ev_eq_ready).named("cqe_event");
+            take_early.set(cqe_done & pending & !bypass & !cqe_event & !k.cqn.eq(sess_cqn));
             let arm_event = (is(S::Arm) & arm_fires & ev_eq_ready).named("arm_event");
+            free.set(
+                idle | (is(S::Arm) & !arm_event) | ((cqe_done | eqe_done) & !cqe_event & !pending),
+            );
+            sess_seen.set(sess_open & !(cqe_done & !bypass));
             ev_cqn.set_if(cqe_event | arm_event, cqn.zext(24));
             ev_eq.set_if(cqe_event | arm_event, ev_eqn);
 
@@ -773,17 +850,27 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
             // ---- FSM ----
             let to = |s: CqState| s.lit();
             let after = mux(pending, to(S::Take), to(S::Idle));
+            // After a decision that let `k` go: its session's request, the next completion, or
+            // IDLE.
+            let decided = select(
+                &[
+                    (closes, mux(wr_req_ready, to(S::CqeData), to(S::CqeReq))),
+                    (take_next, to(S::Take)),
+                ],
+                to(S::Idle),
+            );
             state.set(select(
                 &[
-                    (idle & flush_now, to(S::CqeReq)),
+                    (free & flush_now, to(S::CqeReq)),
                     (take_qcmd, to(S::Qcmd)),
                     (take_arm, to(S::Arm)),
-                    (take_cmpl, to(S::Take)),
+                    (take_idle, to(S::Take)),
                     (is(S::Qcmd), to(S::Idle)),
                     (is(S::Arm), mux(arm_event, to(S::EqeReq), to(S::Idle))),
                     (flush_first | bypass_go, to(S::CqeReq)),
-                    (in_take, to(S::Idle)),
+                    (in_take, decided),
                     (req_go_cqe, to(S::CqeData)),
+                    (take_early, decided),
                     (cqe_done, mux(cqe_event, to(S::EqeReq), after)),
                     (req_go_eqe, to(S::EqeData)),
                     (eqe_done, after),
