@@ -12,10 +12,13 @@
 //!   sq_engine, rq_engine -(completions)-> cq_engine -> CQEs, EQEs, irq                   |
 //!   DMA: reads of sq_engine (tags 0..32) and rq_engine (tags 32..41) share m_dma_rd_req; writes of
 //!        rq_engine (frames) and cq_engine (CQEs, EQEs) share m_dma_wr_req / m_dma_wr, a
-//!        whole write at a time, so a CQE never overtakes its frame's data. A DMA port
-//!        wider than the datapath (`host.dma_bits`): the answers narrowed (stream_narrow)
-//!        and the receive engine's write data widened (stream_widen) at the port; the CQ
-//!        engine writes at the port's width (a CQE in 512 / dma_bits beats).
+//!        whole write at a time. A DMA port wider than the datapath (`host.dma_bits`): the
+//!        answers narrowed (stream_narrow) at the port; the receive engine's write data
+//!        widened (stream_widen) and held whole in a write buffer (frame-mode stream_fifo,
+//!        block RAM), its requests in a queue, so that a write holds the port for its beats
+//!        at the port's width only; its completions wait in a queue until their frames'
+//!        writes are out, so a CQE never overtakes its frame's data. The CQ engine writes at
+//!        the port's width (a CQE in 512 / dma_bits beats).
 //! ```
 //!
 //! - Ports ([`NicPorts`]): `s_axil_*` (BAR 0, `crate::host`), `m_dma_rd_req_*`, `s_dma_rd_cpl_*`,
@@ -30,12 +33,15 @@
 //!   `sq_engine` dword by dword as written; it decodes the doorbell and takes BlueFlame WQEs.
 //! - Latency and throughput: those of the engines and of `nic_core`; frames/s and
 //!   doorbell-to-CQE latency through the driver loopback: results/HOST.md.
-//! - Cost: the host interface and `nic_core`; no row in results/AREA.md.
+//! - Cost: the host interface and `nic_core`; with a port wider than the datapath, the write
+//!   buffer (the longest frame at the port's width, rounded up to a power of two: 512 x 256
+//!   bits on nic64), the 8-entry request queue and the 16-entry completion queue in LUT RAM;
+//!   no row in results/AREA.md.
 //! - Golden model: `nicgen_model::tx` then `nicgen_model::rx` per frame, through the driver;
 //!   test: `testbench/system/loopback.rs` (the real driver, `sw-driver`, in loopback).
 
 use crate::host::bar_regs::{bar_regs, BarCfg, BarPorts, BuildInfo, HostParams};
-use crate::host::cq_engine::{cq_engine, CqArm, CqCfg, CqPorts, EqDb};
+use crate::host::cq_engine::{cq_engine, Cmpl, CqArm, CqCfg, CqPorts, EqDb};
 use crate::host::mr_table::{mr_table, MrTablePorts, MrWrite};
 use crate::host::regs::consts::{qcmd_status, qtype};
 use crate::host::regs::{dev, mr, qcmd, rss, stats, uar};
@@ -45,9 +51,13 @@ use crate::host::{Axil, DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
 use crate::preset::Preset;
 use crate::rss::rss_toeplitz::cfg_addr;
 use crate::stats::event_counter;
-use crate::stream::{stream_narrow, stream_widen, Beat, Stream, StreamCfg, WidthCfg};
+use crate::stream::{
+    record_fifo, stream_fifo_in, stream_narrow, stream_widen, Beat, FifoCfg, FifoRam,
+    RecordFifoPorts, Stream, StreamCfg, WidthCfg,
+};
 use crate::top::{nic_core, rx_cfg, NicCorePorts};
 use nicgen_edsl::prelude::*;
+use nicgen_edsl::record::Word;
 
 /// Host-side parameters of a preset.
 pub fn host_params(p: &Preset) -> HostParams {
@@ -159,6 +169,12 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
                 out_bits: dma,
                 user_bits: 0,
             })?,
+            stream_fifo_in(
+                &FifoCfg::new(StreamCfg::new(dma, 1), write_buffer_beats(max_frame, dma)).frames(),
+                FifoRam::Block,
+            )?,
+            record_fifo(DmaWrReq::shape(), WRITE_QUEUE)?,
+            record_fifo(Word::shape(Cmpl::WIDTH + COUNT_BITS), CMPL_QUEUE)?,
         ))
     } else {
         None
@@ -190,21 +206,59 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
         connect(&u.core.mac_tx, &p.mac_tx);
         connect(&p.mac_rx, &u.core.mac_rx);
 
-        completions(&u);
-        let conv = converters.as_ref().map(|(narrow, widen)| {
-            let u_rd = narrow.instance("u_dma_rd_narrow");
-            connect(&p.dma_rd_cpl, &u_rd.s_axis);
-            let u_wr = widen.instance("u_dma_wr_widen");
-            connect(&u.rq.dma_wr, &u_wr.s_axis);
-            (u_rd, u_wr)
-        });
+        let conv = converters
+            .as_ref()
+            .map(|(narrow, widen, buffer, queue, cmpl_q)| {
+                let u_rd = narrow.instance("u_dma_rd_narrow");
+                connect(&p.dma_rd_cpl, &u_rd.s_axis);
+                let u_wr = widen.instance("u_dma_wr_widen");
+                connect(&u.rq.dma_wr, &u_wr.s_axis);
+                // The widened writes wait whole in the buffer, their requests in the queue.
+                let u_buf = buffer.instance("u_dma_wr_buffer");
+                u_buf.s_axis.set_beat(&Beat {
+                    user: lit(1, 0u32),
+                    ..u_wr.m_axis.beat()
+                });
+                u_buf.s_axis.valid().set(u_wr.m_axis.valid());
+                u_wr.m_axis.ready().set(u_buf.s_axis.ready());
+                if let Some(d) = &u_buf.drops {
+                    // Never high: the buffer holds the longest write (`write_buffer_beats`).
+                    d.drop_bad.unused();
+                    d.drop_oversize.unused();
+                }
+                let u_q = queue.instance("u_dma_wr_queue");
+                connect(&u.rq.dma_wr_req, &u_q.s_axis);
+                (u_rd, u_buf, u_q, cmpl_q.instance("u_rq_cmpl_queue"))
+            });
         // The engines' side of the port: the read answers narrowed, the receive engine's
-        // write data widened (the CQ engine's is at the port's width already); or the port.
+        // writes widened and buffered whole (the CQ engine's are at the port's width
+        // already); or the port.
         let (cpl, rq_wr) = match &conv {
-            Some((u_rd, u_wr)) => (&u_rd.m_axis, &u_wr.m_axis),
-            None => (&p.dma_rd_cpl, &u.rq.dma_wr),
+            Some((u_rd, u_buf, u_q, _)) => (
+                &u_rd.m_axis,
+                RqWrites::Buffered {
+                    req: &u_q.m_axis,
+                    data: &u_buf.m_axis,
+                },
+            ),
+            None => (
+                &p.dma_rd_cpl,
+                RqWrites::Direct {
+                    req: &u.rq.dma_wr_req,
+                    data: &u.rq.dma_wr,
+                },
+            ),
         };
-        dma_writes(&u, rq_wr, &p.dma_wr_req, &p.dma_wr);
+        let rq_left = dma_writes(&u, rq_wr, &p.dma_wr_req, &p.dma_wr);
+        let rq_cmpl = match &conv {
+            Some((_, _, _, u_cq)) => held_completions(&u, rq_left, u_cq),
+            None => CmplSource {
+                valid: u.rq.cmpl.valid,
+                data: u.rq.cmpl.data,
+                ready: u.rq.cmpl.ready,
+            },
+        };
+        completions(&u, &rq_cmpl);
         let rd_err = dma_reads(&u, &p.dma_rd_req, cpl);
         p.irq.set(u.cq.irq);
         counters(&u, rd_err);
@@ -407,16 +461,58 @@ fn doorbells(u: &Parts, timer: Sig) {
     u.cq.timer.set(timer);
 }
 
+/// Receive completions as the merge into the CQ engine sees them.
+struct CmplSource {
+    valid: Sig,
+    data: Sig,
+    /// Driven by the merge.
+    ready: Sig,
+}
+
+/// Bits of the write counters behind the buffered writes (modulo 2^COUNT_BITS: far more than
+/// the writes that can be between asked and gone, so that half the range tells ahead from
+/// behind).
+const COUNT_BITS: u32 = 6;
+/// Receive completions held until their frames' writes are out.
+const CMPL_QUEUE: u32 = 16;
+
+/// The receive engine's completions behind the write buffer: each waits in a queue with the
+/// count of writes the engine had asked for when it came (its frame's among them: the engine
+/// completes a frame after its writes), and goes to the merge once as many writes have left
+/// through the port (`left`: a pulse per receive write's last beat out). So a CQE never
+/// overtakes its frame's data, while the engine goes on with the next frames.
+fn held_completions(u: &Parts, left: Sig, q: &RecordFifoPorts<Word<u32>>) -> CmplSource {
+    let rq = &u.rq;
+    let asked = rq.dma_wr_req.valid & rq.dma_wr_req.ready;
+    let asked_n = reg_init(COUNT_BITS, 0u32).named("rq_writes_asked");
+    asked_n.set_if(asked, asked_n + 1u32);
+    let left_n = reg_init(COUNT_BITS, 0u32).named("rq_writes_left");
+    left_n.set_if(left, left_n + 1u32);
+    q.s_axis.data.set(cat(&[asked_n, rq.cmpl.data]));
+    q.s_axis.valid.set(rq.cmpl.valid);
+    rq.cmpl.ready.set(q.s_axis.ready);
+    let head = q.m_axis.data;
+    let mark = head.slice(Cmpl::WIDTH + COUNT_BITS - 1, Cmpl::WIDTH);
+    // Out when left - mark (mod 2^COUNT_BITS) is in the lower half: left has reached mark.
+    let out = (!(left_n - mark).bit(COUNT_BITS - 1)).named("rq_cmpl_written");
+    CmplSource {
+        valid: (q.m_axis.valid & out).named("rq_cmpl_valid"),
+        data: head.slice(Cmpl::WIDTH - 1, 0),
+        ready: q.m_axis.ready,
+    }
+}
+
 /// Completions of the send and receive engines into the CQ engine, alternating under load.
-fn completions(u: &Parts) {
-    let (sq, rq, cq) = (&u.sq.cmpl, &u.rq.cmpl, &u.cq.cmpl);
+fn completions(u: &Parts, rq: &CmplSource) {
+    let (sq, cq) = (&u.sq.cmpl, &u.cq.cmpl);
+    let rq_valid = rq.valid;
     let prefer_rq = reg_init(1, 0u32).named("cmpl_prefer_rq");
-    let pick_rq = (rq.valid & (prefer_rq | !sq.valid)).named("cmpl_pick_rq");
+    let pick_rq = (rq_valid & (prefer_rq | !sq.valid)).named("cmpl_pick_rq");
     cq.data.set(mux(pick_rq, rq.data, sq.data));
-    cq.valid.set(sq.valid | rq.valid);
+    cq.valid.set(sq.valid | rq_valid);
     sq.ready.set(cq.ready & !pick_rq);
     rq.ready.set(cq.ready & pick_rq);
-    prefer_rq.set_if(cq.ready & (sq.valid | rq.valid), !pick_rq);
+    prefer_rq.set_if(cq.ready & (sq.valid | rq_valid), !pick_rq);
 }
 
 /// The receive engine's first DMA read tag: the first multiple of `2^RQ_TAG_BITS` (the
@@ -466,18 +562,58 @@ fn dma_reads(u: &Parts, out: &RecordStream<DmaRdReq<u32>>, cpl: &Stream) -> Sig 
     cpl.valid() & cpl.ready() & cpl.last() & cu.err
 }
 
-/// DMA writes of the receive engine (frames, `rq_data`: its data widened to the port) and the
-/// CQ engine (CQEs, EQEs, at the port's width) to the request port `req` and the port's data
-/// stream `wr`: a whole write (request, then its data) at a time, so a CQE never overtakes its
-/// frame's data.
-fn dma_writes(u: &Parts, rq_data: &Stream, req: &RecordStream<DmaWrReq<u32>>, wr: &Stream) {
-    let (rq_req, cq_req) = (&u.rq.dma_wr_req, &u.cq.dma_wr_req);
+/// Requests of the receive engine's writes in the queue in front of the port.
+const WRITE_QUEUE: u32 = 8;
+
+/// Beats of the write buffer: a power of two that holds the longest write of the receive
+/// engine (a whole frame, starting anywhere in a beat of the port), so that a write never
+/// waits for room the buffer cannot make.
+fn write_buffer_beats(max_frame: u32, dma_bits: u32) -> u32 {
+    let bytes = dma_bits / 8;
+    (max_frame + bytes - 1).div_ceil(bytes).next_power_of_two()
+}
+
+/// The receive engine's writes as the port arbiter sees them.
+enum RqWrites<'a> {
+    /// Straight from the engine (the port is the datapath's width: the data comes a beat a
+    /// cycle).
+    Direct {
+        req: &'a RecordStream<DmaWrReq<u32>>,
+        data: &'a Stream,
+    },
+    /// Widened to a port wider than the datapath and held whole in a frame-mode FIFO, their
+    /// requests in a queue: a write is granted once all its data is in the buffer, so it
+    /// holds the port for its beats only, not for the datapath's slower arrival.
+    Buffered {
+        req: &'a RecordStream<DmaWrReq<u32>>,
+        data: &'a Stream,
+    },
+}
+
+/// DMA writes of the receive engine (frames, `rq`) and the CQ engine (CQEs, EQEs, at the
+/// port's width) to the request port `req` and the port's data stream `wr`: a whole write
+/// (request, then its data) at a time. Returns a pulse per receive write whose last beat went
+/// out. A CQE never overtakes its frame's data: straight from the engine, its completion comes
+/// after the data went through the port; behind the buffer, it waits for it
+/// ([`held_completions`]).
+fn dma_writes(u: &Parts, rq: RqWrites, req: &RecordStream<DmaWrReq<u32>>, wr: &Stream) -> Sig {
+    let cq_req = &u.cq.dma_wr_req;
     let cq_data = &u.cq.dma_wr;
     // Grant: 0 none, 1 RQ, 2 CQ; chosen before the request is offered (so it holds) and
     // kept until the data's last beat.
     let grant = reg_init(2, 0u32).named("wr_grant");
     let in_data = reg_init(1, 0u32).named("wr_in_data");
     let (g_rq, g_cq) = (grant.eq(1u32), grant.eq(2u32));
+    let (rq_req, rq_data, rq_ready_to_go) = match rq {
+        RqWrites::Direct { req, data } => (req, data, req.valid),
+        RqWrites::Buffered { req, data } => {
+            // The buffer's `tuser` (its bad-frame flag) is always 0.
+            if let Some(user) = data.user() {
+                user.unused();
+            }
+            (req, data, req.valid & data.valid())
+        }
+    };
     let req_valid =
         (!in_data & ((g_rq & rq_req.valid) | (g_cq & cq_req.valid))).named("wr_req_valid");
     req.data.set(mux(g_cq, cq_req.data, rq_req.data));
@@ -499,7 +635,7 @@ fn dma_writes(u: &Parts, rq_data: &Stream, req: &RecordStream<DmaWrReq<u32>>, wr
     let data_end = in_data & wr.valid() & wr.ready() & wr.last();
     grant.set(select(
         &[
-            (grant.eq(0u32) & rq_req.valid, lit(2, 1u32)),
+            (grant.eq(0u32) & rq_ready_to_go, lit(2, 1u32)),
             (grant.eq(0u32) & cq_req.valid, lit(2, 2u32)),
             (data_end, lit(2, 0u32)),
         ],
@@ -509,6 +645,7 @@ fn dma_writes(u: &Parts, rq_data: &Stream, req: &RecordStream<DmaWrReq<u32>>, wr
         &[(req_go, lit(1, 1u32)), (data_end, lit(1, 0u32))],
         in_data,
     ));
+    (data_end & g_rq).named("wr_rq_left")
 }
 
 /// The STATS block: the core's counters, the DMA read errors and the engines' counters the

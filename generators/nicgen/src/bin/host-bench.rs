@@ -260,13 +260,19 @@ fn goals(md: &mut String, p: &Preset, measured: &[(Row, f64)]) {
         let _ = writeln!(
             md,
             "- What bounds the 64-byte rate: with DMA answered at once the loop takes {c0:.0} \
-             cycles a frame plain (ideal {:.0}): the engines' own per-frame cost, chiefly the \
-             completion engine's (in a trace of 60-byte frames on nic64 at 0 ns it was busy 82 % \
-             of the cycles). Each frame has a send and a receive completion, and the completion \
-             engine takes one at a time (the completion, its CQE write, then an EQE when its CQ was armed, a few \
-             cycles of state each), its writes sharing the DMA write port with the receive \
-             engine's frame writes; the send engine's retire side waits for it to take each \
-             completion. BlueFlame sends are bound by the driver's dword writes of the window \
+             cycles a frame plain (ideal {:.0}): the engines' own per-frame cost. In a trace of \
+             60-byte frames on nic64 at 0 ns (`nicgen sim loopback --frames 400 --min-len 60 \
+             --max-len 60 --dma-latency-ns 0 --in-flight 64 --trace t.fst --trace-window \
+             4000..9000`, cycles 4500-9000) the send engine spent 40 % of the cycles copying each \
+             WQE out of its prefetch buffer a datapath beat (8 bytes) a cycle, 19 % gathering and \
+             9 % validating, one WQE at a time; the receive engine 39 % writing frames a \
+             datapath beat a cycle; the completion engine was busy 75 % of the cycles, 27 % of \
+             them on EQEs (the loopback's driver arms a CQ whenever it waits, and at 0 ns it \
+             waits for nearly every frame: 3.3 writes a frame in all), and its write requests \
+             waited 22 % of the cycles for the DMA write port, which they share with the \
+             receive engine's whole writes (buffered whole where the port is wider than the \
+             datapath, so that a frame's write holds it for its beats only). \
+             BlueFlame sends are bound by the driver's dword writes of the window \
              (2 + 4 per DS, each an AXI-Lite write), hence their {b0:.0} with no DMA latency to \
              save. At {DMA_LATENCY_NS} ns plain sends take {c1:.0} cycles a frame into plain RQs \
              and {s1:.0} into a striding RQ: the {:.0} between them are receive-WQE reads not \
