@@ -236,16 +236,18 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
         let (cpl, rq_wr) = match &conv {
             Some((u_rd, u_buf, u_q, _)) => (
                 &u_rd.m_axis,
-                RqWrites::Buffered {
+                RqWrites {
                     req: &u_q.m_axis,
                     data: &u_buf.m_axis,
+                    whole: true,
                 },
             ),
             None => (
                 &p.dma_rd_cpl,
-                RqWrites::Direct {
+                RqWrites {
                     req: &u.rq.dma_wr_req,
                     data: &u.rq.dma_wr,
+                    whole: false,
                 },
             ),
         };
@@ -504,8 +506,7 @@ fn held_completions(u: &Parts, left: Sig, q: &RecordFifoPorts<Word<u32>>) -> Cmp
 
 /// Completions of the send and receive engines into the CQ engine, alternating under load.
 fn completions(u: &Parts, rq: &CmplSource) {
-    let (sq, cq) = (&u.sq.cmpl, &u.cq.cmpl);
-    let rq_valid = rq.valid;
+    let (sq, cq, rq_valid) = (&u.sq.cmpl, &u.cq.cmpl, rq.valid);
     let prefer_rq = reg_init(1, 0u32).named("cmpl_prefer_rq");
     let pick_rq = (rq_valid & (prefer_rq | !sq.valid)).named("cmpl_pick_rq");
     cq.data.set(mux(pick_rq, rq.data, sq.data));
@@ -573,21 +574,15 @@ fn write_buffer_beats(max_frame: u32, dma_bits: u32) -> u32 {
     (max_frame + bytes - 1).div_ceil(bytes).next_power_of_two()
 }
 
-/// The receive engine's writes as the port arbiter sees them.
-enum RqWrites<'a> {
-    /// Straight from the engine (the port is the datapath's width: the data comes a beat a
-    /// cycle).
-    Direct {
-        req: &'a RecordStream<DmaWrReq<u32>>,
-        data: &'a Stream,
-    },
-    /// Widened to a port wider than the datapath and held whole in a frame-mode FIFO, their
-    /// requests in a queue: a write is granted once all its data is in the buffer, so it
-    /// holds the port for its beats only, not for the datapath's slower arrival.
-    Buffered {
-        req: &'a RecordStream<DmaWrReq<u32>>,
-        data: &'a Stream,
-    },
+/// The receive engine's writes as the port arbiter sees them: its requests and their data,
+/// straight from the engine (the port is the datapath's width, the data comes a beat a cycle
+/// once the request is granted), or `whole`: widened to a wider port and held whole in a
+/// frame-mode FIFO, the requests in a queue, so that a write is granted once all its data is
+/// in the buffer and holds the port for its beats only.
+struct RqWrites<'a> {
+    req: &'a RecordStream<DmaWrReq<u32>>,
+    data: &'a Stream,
+    whole: bool,
 }
 
 /// DMA writes of the receive engine (frames, `rq`) and the CQ engine (CQEs, EQEs, at the
@@ -604,15 +599,16 @@ fn dma_writes(u: &Parts, rq: RqWrites, req: &RecordStream<DmaWrReq<u32>>, wr: &S
     let grant = reg_init(2, 0u32).named("wr_grant");
     let in_data = reg_init(1, 0u32).named("wr_in_data");
     let (g_rq, g_cq) = (grant.eq(1u32), grant.eq(2u32));
-    let (rq_req, rq_data, rq_ready_to_go) = match rq {
-        RqWrites::Direct { req, data } => (req, data, req.valid),
-        RqWrites::Buffered { req, data } => {
-            // The buffer's `tuser` (its bad-frame flag) is always 0.
-            if let Some(user) = data.user() {
-                user.unused();
-            }
-            (req, data, req.valid & data.valid())
+    let (rq_req, rq_data) = (rq.req, rq.data);
+    // A whole write may go once its data is in the buffer (whose `tuser`, the bad-frame
+    // flag, is always 0).
+    let rq_ready_to_go = if rq.whole {
+        if let Some(user) = rq_data.user() {
+            user.unused();
         }
+        rq_req.valid & rq_data.valid()
+    } else {
+        rq_req.valid
     };
     let req_valid =
         (!in_data & ((g_rq & rq_req.valid) | (g_cq & cq_req.valid))).named("wr_req_valid");

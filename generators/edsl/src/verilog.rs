@@ -4,8 +4,9 @@
 //! kept, one `assign` per named or shared value with small single-use expressions folded into
 //! their consumer (a long concatenation gets a wire of its own, except as the value of a
 //! register that loads under an enable or condition: Verilator evaluates an `assign` in every
-//! cycle, an expression inside the `if` only when the register loads), registers in `always @(posedge clk)` blocks with reset only where the design
-//! asked for it, memories written in the shape Yosys and Vivado infer as RAM. Every expression is
+//! cycle, an expression inside the `if` only when the register loads), registers in
+//! `always @(posedge clk)` blocks with reset only where the design asked for it, memories
+//! written in the shape Yosys and Vivado infer as RAM. Every expression is
 //! width-exact so that `verilator --lint-only -Wall` has nothing to say; the only waivers are
 //! `UNUSEDSIGNAL` around single signals whose bits the design declared unused.
 

@@ -450,16 +450,16 @@ struct LoopbackArgs {
     #[arg(long, default_value_t = 1000)]
     frames: usize,
     /// Queue pairs to use (at most the preset's RSS queue count).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = nicgen::sim_loopback::DEFAULT_QUEUES)]
     queues: usize,
     /// Smallest frame, bytes without FCS (at least 60, at most --max-len).
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = nicgen::sim_loopback::DEFAULT_MIN_LEN)]
     min_len: usize,
     /// Largest frame, bytes without FCS (at most the preset's MTU + 14).
-    #[arg(long, default_value_t = 1514)]
+    #[arg(long, default_value_t = nicgen::sim_loopback::DEFAULT_MAX_LEN)]
     max_len: usize,
     /// Seed of the frames and of the simulated host's DMA timing.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = nicgen::sim_loopback::DEFAULT_SEED)]
     seed: u64,
     /// Nanoseconds from a DMA read request to its first answer (0 to 100000; default 1000,
     /// a PCIe round trip to host memory). The simulated host is a PCIe Gen3 link, x8 for

@@ -149,6 +149,35 @@ pub struct LoopbackOpts {
     pub rx_mode: RxMode,
 }
 
+/// `nicgen sim loopback`'s defaults: queue pairs, frame lengths (bytes without FCS), seed.
+pub const DEFAULT_QUEUES: usize = 4;
+pub const DEFAULT_MIN_LEN: usize = 60;
+pub const DEFAULT_MAX_LEN: usize = 1514;
+pub const DEFAULT_SEED: u64 = 1;
+
+impl LoopbackOpts {
+    /// The run `nicgen sim loopback --frames <frames>` makes on preset `p`: every other option
+    /// at its default.
+    pub fn cli_defaults(p: &Preset, frames: usize) -> LoopbackOpts {
+        LoopbackOpts {
+            frames,
+            queues: DEFAULT_QUEUES,
+            min_len: DEFAULT_MIN_LEN,
+            max_len: DEFAULT_MAX_LEN,
+            seed: DEFAULT_SEED,
+            dma: pcie_dma(p, DMA_LATENCY_NS, DEFAULT_SEED),
+            fixed_len: None,
+            window: 0,
+            pcap_wire: None,
+            tx_mode: TxMode::Plain,
+            doorbell_batch: 1,
+            cqe_compress: false,
+            cq_session: default_cq_session(false),
+            rx_mode: RxMode::Plain,
+        }
+    }
+}
+
 /// The CQ session period of a loopback with CQE compression unless one is given, device
 /// cycles: about the time the send engine takes per frame, so that a queue's next completion of
 /// the same kind usually still finds the session open.

@@ -580,13 +580,9 @@ pub fn rss_toeplitz(cfg: &RssCfg) -> Result<Block<RssPorts>, ElabError> {
         // Not reset, unlike `valid_a`, so that the two stay two flip-flops.
         let valid_a_copy = reg(1).named("valid_a_copy");
         valid_a_copy.set(accept);
+        // Copy q: enable copy q & 1, a reset when q & 2.
         let loaded = |d: Sig, q: u32, ce: [Sig; 2], name: String| {
-            let r = reg(d.width()).enable(ce[(q & 1) as usize]);
-            if q & 2 != 0 {
-                r.init(0u32);
-            }
-            r.set(d);
-            r.named(&name)
+            replica(d, (q & 2) | 1, ce[(q & 1) as usize], name)
         };
         let per = 32 / cfg.replicas;
         // Stage 1 XORs the AND terms of `first_terms` adjacent input bits. Input and key are
