@@ -10,7 +10,9 @@
 //!    simulated cycles), plain sends, 64-byte frames in BlueFlame mode, with doorbell
 //!    batching and in multi-packet send WQEs, 64- and 1514-byte frames into a striding RQ,
 //!    64-byte frames with DMA answered at once (the engines' own cost), and how fast the simulation itself ran (cycles/s,
-//!    frames/s); then the issue's goals against those rows, met or missed and what bounds them;
+//!    frames/s); then the issue's goals against those rows, met or missed and what bounds them,
+//!    with two rows run again on a traced model to say where the engines' cycles went
+//!    (`occupancy`; one such run alone: `host-bench --occupancy PRESET BYTES NS`);
 //! 3. 64-byte frames without and with CQE compression;
 //! 4. the whole NIC's simulation speed: `nicgen sim loopback --frames 10000` at the CLI's
 //!    defaults on nic64, three runs, against the issue's goal; and, when `valgrind` is
@@ -19,6 +21,8 @@
 //!    C++ class), the difference divided by the difference in cycles, so the set-up drops out.
 //!
 //! `--quick` runs 256 frames per size (64 from 1514 bytes up) instead of 1000 (250).
+
+mod occupancy;
 
 use anyhow::Result;
 use nicgen::sim_loopback::{
@@ -41,6 +45,26 @@ struct Row {
     rx: RxMode,
     batch: usize,
     latency_ns: u64,
+}
+
+/// The loopback run of row `r` on preset `p`, `n` frames (a quarter of them from 1514 bytes up).
+fn row_opts(p: &Preset, r: &Row, n: usize) -> LoopbackOpts {
+    LoopbackOpts {
+        frames: if r.len >= 1514 { n / 4 } else { n },
+        queues: 4,
+        min_len: 60,
+        max_len: r.len.max(60),
+        seed: SEED,
+        dma: pcie_dma(p, r.latency_ns, SEED),
+        fixed_len: Some(r.len),
+        window: WINDOW,
+        pcap_wire: None,
+        tx_mode: r.tx,
+        doorbell_batch: r.batch,
+        cqe_compress: false,
+        cq_session: 0,
+        rx_mode: r.rx,
+    }
 }
 
 const fn row(len: usize, tx: TxMode, rx: RxMode, batch: usize, latency_ns: u64) -> Row {
@@ -76,6 +100,10 @@ const ROWS: [Row; 16] = [
     row(64, TxMode::Bf, RxMode::Plain, 1, 0),
     row(64, TxMode::Mpwqe, RxMode::Striding, 14, 0),
 ];
+
+/// Rows run again traced for the goals' bounds ([`occupancy`]): 256 bytes plain at 1 µs (the
+/// frame-size goal) and 64 bytes plain with DMA answered at once (the engines' own cost).
+const TRACED: [Row; 2] = [ROWS[2], ROWS[13]];
 
 /// The 64-byte rates the issue asks of the host path: 10GbE line rate on nic64 (14.88 Mpps) and
 /// the ConnectX-4 Lx's published 75 Mpps on nic512.
@@ -193,7 +221,19 @@ fn mode_name(r: &Row) -> String {
 /// The issue's throughput goals against the rows just measured, each met or missed, and for a
 /// miss what bounds it: the same 64-byte loop with DMA answered at once (0 ns) is the engines'
 /// own cost, so the gap between it and the 1 µs row is DMA latency the engines do not overlap.
-fn goals(md: &mut String, p: &Preset, measured: &[(Row, f64)], bf_latency: u64) {
+fn goals(
+    md: &mut String,
+    p: &Preset,
+    measured: &[(Row, f64)],
+    traced: &[(Row, occupancy::Occupancy)],
+    bf_latency: u64,
+) {
+    let occ = |len: usize, ns: u64| {
+        traced
+            .iter()
+            .find(|(r, _)| r.len == len && r.latency_ns == ns)
+            .map(|(_, o)| o)
+    };
     let at = |len: usize, tx: TxMode, rx: RxMode, batch: usize, ns: u64| {
         measured
             .iter()
@@ -227,14 +267,11 @@ fn goals(md: &mut String, p: &Preset, measured: &[(Row, f64)], bf_latency: u64) 
         // beat a cycle.
         let beat = p.data_bits as usize / 8;
         let answers = 64usize.div_ceil(beat) + len.div_ceil(beat);
-        let _ = writeln!(
+        let _ = write!(
             md,
             "  What bounds it: a plain send's DMA answers, its 64-byte WQE and its frame, reach \
              the send engine a datapath beat ({beat} bytes) a cycle: {answers} beats for {len} \
-             bytes against the frame's ideal of {:.0}{}. In a trace of 256-byte frames on nic64 \
-             at 1000 ns (`nicgen sim loopback --frames 300 --min-len 256 --max-len 256 \
-             --in-flight 64 --trace t.fst --trace-window 6000..14000`, cycles 7000-14000: 58 \
-             cycles a frame) the answers brought the send engine a beat in 86 % of the cycles.",
+             bytes against the frame's ideal of {:.0}{}.",
             ideal_cycles(len, p.data_bits),
             if answers as f64 > ideal_cycles(len, p.data_bits) {
                 ""
@@ -242,6 +279,22 @@ fn goals(md: &mut String, p: &Preset, measured: &[(Row, f64)], bf_latency: u64) 
                 ", no more, so here the per-frame costs below bound it as they do at 64 bytes"
             }
         );
+        if let Some(o) = occ(256, DMA_LATENCY_NS) {
+            let _ = write!(
+                md,
+                " The 256-byte row run again traced (`cargo run --release -p nicgen --bin \
+                 host-bench -- --occupancy {} 256 {DMA_LATENCY_NS}`, cycles {}..{} of its \
+                 waveform): the answers brought the send engine a beat in {:.0} % of the cycles; its issue side: {}; \
+                 the receive engine: {}.",
+                p.name,
+                o.from,
+                o.to,
+                o.sq_answer_beats,
+                o.sq.top(5.0),
+                o.rq.top(5.0)
+            );
+        }
+        md.push('\n');
     }
     let target = target_mpps_64(&p.name);
     let best = measured
@@ -287,28 +340,42 @@ fn goals(md: &mut String, p: &Preset, measured: &[(Row, f64)], bf_latency: u64) 
         at(64, TxMode::Plain, RxMode::Striding, 1, DMA_LATENCY_NS),
         at(64, TxMode::Bf, RxMode::Plain, 1, 0),
     ) {
-        let _ = writeln!(
+        let _ = write!(
             md,
             "- What bounds the 64-byte rate: with DMA answered at once the loop takes {c0:.0} \
-             cycles a frame plain (ideal {:.0}): the engines' own per-frame cost. In a trace of \
-             60-byte frames on nic64 at 0 ns (`nicgen sim loopback --frames 400 --min-len 60 \
-             --max-len 60 --dma-latency-ns 0 --in-flight 64 --trace t.fst --trace-window \
-             4000..9000`, cycles 4500-9000) the send engine spent 40 % of the cycles copying each \
-             WQE out of its prefetch buffer a datapath beat (8 bytes) a cycle, 19 % gathering and \
-             9 % validating, one WQE at a time; the receive engine 39 % writing frames a \
-             datapath beat a cycle; the completion engine was busy 75 % of the cycles, 27 % of \
-             them on EQEs (the loopback's driver arms a CQ whenever it waits, and at 0 ns it \
-             waits for nearly every frame: 3.3 writes a frame in all), and its write requests \
-             waited 22 % of the cycles for the DMA write port, which they share with the \
-             receive engine's whole writes (buffered whole where the port is wider than the \
-             datapath, so that a frame's write holds it for its beats only). \
-             BlueFlame sends are bound by the driver's dword writes of the window \
-             (2 + 4 per DS, each an AXI-Lite write), hence their {b0:.0} with no DMA latency to \
-             save. At {DMA_LATENCY_NS} ns plain sends take {c1:.0} cycles a frame into plain RQs \
-             and {s1:.0} into a striding RQ: the {:.0} between them are receive-WQE reads not \
+             cycles a frame plain (ideal {:.0}): the engines' own per-frame cost.",
+            ideal_cycles(64, p.data_bits)
+        );
+        if let Some(o) = occ(64, 0) {
+            let eqe = o.cq.get("EqeReq") + o.cq.get("EqeData");
+            let _ = write!(
+                md,
+                " That row run again traced (`cargo run --release -p nicgen --bin host-bench \
+                 -- --occupancy {} 64 0`, cycles {}..{} of its waveform): the send engine's \
+                 issue side, one WQE at a time, {} (WqeCopy copies a WQEBB out of the \
+                 prefetch buffer a datapath beat a cycle); the receive engine {} (WrData \
+                 writes a frame a datapath beat a cycle); the completion engine idle {:.0} % \
+                 of the cycles and on EQEs {eqe:.0} % (the loopback's driver arms a CQ \
+                 whenever it waits, and with DMA answered at once it waits for nearly every \
+                 frame), its write requests waiting for the DMA write port {:.0} % (the port \
+                 is shared with the receive engine's writes).",
+                p.name,
+                o.from,
+                o.to,
+                o.sq.top(5.0),
+                o.rq.top(5.0),
+                o.cq.get("Idle"),
+                o.cq_write_waits
+            );
+        }
+        let _ = writeln!(
+            md,
+            " BlueFlame sends are bound by the driver's dword writes of the window (2 + 4 per \
+             DS, each an AXI-Lite write), hence their {b0:.0} with no DMA latency to save. At \
+             {DMA_LATENCY_NS} ns plain sends take {c1:.0} cycles a frame into plain RQs and \
+             {s1:.0} into a striding RQ: the {:.0} between them are receive-WQE reads not \
              hidden. These frames are one flow, so RSS puts them all in one RQ, which needs a \
              WQE every frame and reads at most 8 ahead: 8 a round trip of {:.0} cycles.",
-            ideal_cycles(64, p.data_bits),
             c1 - s1,
             DMA_LATENCY_NS as f64 * p.clock_mhz / 1000.0
         );
@@ -331,6 +398,33 @@ fn profile_run(frames: usize) -> Result<()> {
     let got = run_loopback(&p, &model, &LoopbackOpts::cli_defaults(&p, frames), |_| {})?;
     anyhow::ensure!(got.mismatches == 0, "{} frames differ", got.mismatches);
     println!("cycles {}", got.cycles);
+    Ok(())
+}
+
+/// `host-bench --occupancy PRESET BYTES NS [FRAMES]`: one throughput row (plain sends and
+/// receives of BYTES-byte frames at NS ns DMA latency, 256 frames unless told) run traced, and
+/// where the engines' cycles went ([`occupancy`]): how the goals' bounds are measured.
+fn occupancy_of(args: &[String]) -> Result<()> {
+    let usage = "usage: host-bench --occupancy PRESET BYTES NS [FRAMES]";
+    let [preset, len, ns, rest @ ..] = args else {
+        anyhow::bail!("{usage}");
+    };
+    let p = Preset::builtin(preset)?;
+    let num = |s: &String| {
+        s.parse::<u64>()
+            .map_err(|_| anyhow::anyhow!("{usage}: {s}?"))
+    };
+    let r = row(
+        num(len)? as usize,
+        TxMode::Plain,
+        RxMode::Plain,
+        1,
+        num(ns)?,
+    );
+    let n = rest.first().map(num).transpose()?.unwrap_or(256) as usize;
+    let fst = std::env::temp_dir().join(format!("host-bench-{preset}-{len}B-{ns}ns.fst"));
+    let o = occupancy::measure(&p, &row_opts(&p, &r, n), &fst)?;
+    println!("{o}\nwaveform: {}", fst.display());
     Ok(())
 }
 
@@ -521,11 +615,51 @@ fn sim_speed(md: &mut String, p: &Preset, model: &Model) -> Result<()> {
         "\nWhat bounds the speed: Verilator evaluates every block's logic in every cycle, \
          whether or not a frame is in it, and the free-running pipelines (the header parsers, \
          the Toeplitz trees, the CRC networks) and the host engines' per-cycle decisions are \
-         most of it. The goal that the generated Verilog simulate at least as fast as \
-         rust-hdl's for the same job is measured side by side in one run by `cargo xtask bench \
-         --anchor ../shared/anchors/rust-hdl` (results/BENCH.md, section 3).\n"
+         most of it.\n"
     );
+    let _ = writeln!(md, "{}\n", anchor_goal(&read_bench_md()));
     Ok(())
+}
+
+/// results/BENCH.md as `cargo xtask bench` last wrote it (empty when missing).
+fn read_bench_md() -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/BENCH.md");
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// The goal that the generated Verilog simulate at least as fast as rust-hdl's for the same job,
+/// from the side-by-side table of `bench` (in `bench_md`, results/BENCH.md): each pair's ratio
+/// nicgen / anchor, measured in one run.
+fn anchor_goal(bench_md: &str) -> String {
+    let head = "Goal: the generated Verilog simulates at least as fast as rust-hdl's for the same \
+                job, measured side by side in one run, same harness and stimulus, by `cargo \
+                xtask bench --anchor ../shared/anchors/rust-hdl` (results/BENCH.md, section 3)";
+    let ratios: Vec<(String, f64)> = bench_md
+        .split("### Side by side")
+        .nth(1)
+        .unwrap_or("")
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Pair"))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let ratio = cells.get(4)?.trim_start_matches("**");
+            let x = ratio.split("x**").next()?.parse::<f64>().ok()?;
+            Some((cells[1].to_string(), x))
+        })
+        .collect();
+    if ratios.is_empty() {
+        return format!("{head}: not in results/BENCH.md; run that command.");
+    }
+    let met = ratios.iter().all(|(_, x)| *x >= 1.0);
+    let list: Vec<String> = ratios
+        .iter()
+        .map(|(pair, x)| format!("{x:.2}x for the {pair}"))
+        .collect();
+    format!(
+        "{head}: {}; nicgen / anchor {}.",
+        if met { "met" } else { "missed" },
+        list.join(", ")
+    )
 }
 
 fn main() -> Result<()> {
@@ -536,6 +670,9 @@ fn main() -> Result<()> {
             .and_then(|n| n.parse().ok())
             .ok_or_else(|| anyhow::anyhow!("--profile-run needs a frame count"))?;
         return profile_run(frames);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--occupancy") {
+        return occupancy_of(&args[i + 1..]);
     }
     let quick = args.iter().any(|a| a == "--quick");
     let out = nicgen::results::out_path(&args, "../../results/HOST.md");
@@ -564,6 +701,10 @@ fn main() -> Result<()> {
          overtake each other.\n"
     );
     let mut speed_md = String::new();
+    let trace_dir = nicgen_tb::verilator::target_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("host-bench");
+    std::fs::create_dir_all(&trace_dir)?;
     for preset in ["nic64", "nic512"] {
         let p = Preset::builtin(preset)?;
         eprintln!("host-bench: building {preset}...");
@@ -669,22 +810,7 @@ fn main() -> Result<()> {
                 "host-bench: {preset} {} bytes, {mode}, {} ns",
                 r.len, r.latency_ns
             );
-            let o = LoopbackOpts {
-                frames: if r.len >= 1514 { n / 4 } else { n },
-                queues: 4,
-                min_len: 60,
-                max_len: r.len.max(60),
-                seed: SEED,
-                dma: pcie_dma(&p, r.latency_ns, SEED),
-                fixed_len: Some(r.len),
-                window: WINDOW,
-                pcap_wire: None,
-                tx_mode: r.tx,
-                doorbell_batch: r.batch,
-                cqe_compress: false,
-                cq_session: 0,
-                rx_mode: r.rx,
-            };
+            let o = row_opts(&p, &r, n);
             let t0 = Instant::now();
             let got = run_loopback(&p, &model, &o, |_| {})?;
             let wall = t0.elapsed().as_secs_f64();
@@ -715,7 +841,19 @@ fn main() -> Result<()> {
             measured.push((r, per));
         }
         md.push('\n');
-        goals(&mut md, &p, &measured, bf_latency);
+        // The rows whose misses the goals explain, traced: where the engines' cycles went.
+        let mut traced = Vec::new();
+        for r in TRACED {
+            eprintln!(
+                "host-bench: {preset} {} bytes, {}, {} ns, traced",
+                r.len,
+                mode_name(&r),
+                r.latency_ns
+            );
+            let fst = trace_dir.join(format!("{preset}-{}B-{}ns.fst", r.len, r.latency_ns));
+            traced.push((r, occupancy::measure(&p, &row_opts(&p, &r, n), &fst)?));
+        }
+        goals(&mut md, &p, &measured, &traced, bf_latency);
         md.push('\n');
         cqe_compress_rows(&mut md, &p, &model, n, &command)?;
         if preset == "nic64" {
@@ -743,7 +881,23 @@ fn main() -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::block_of;
+    use super::{anchor_goal, block_of};
+
+    #[test]
+    fn the_anchor_goal_reads_the_side_by_side_table() {
+        let md = "## 3. x\n| Driver | a |\n| nicgen | **2.81 M** |\n\n### Side by side with the \
+                  anchor\n\n| Pair | nicgen | anchor | nicgen / anchor |\n|---|---:|---:|---:|\n\
+                  | checksum stage 512 b | **4.25 M** (4.25) | **3.46 M** (3.49) | **1.22x** \
+                  (1.22 / 1.27 / 1.17) |\n| stage + FIFO | **5.25 M** | **2.82 M** | **0.98x** (0.98) |\n";
+        let g = anchor_goal(md);
+        assert!(g.contains(": missed;"), "{g}");
+        assert!(
+            g.contains("1.22x for the checksum stage 512 b, 0.98x for the stage + FIFO"),
+            "{g}"
+        );
+        assert!(anchor_goal(&md.replace("0.98x", "1.98x")).contains(": met;"));
+        assert!(anchor_goal("").contains("not in results/BENCH.md"));
+    }
 
     #[test]
     fn profile_rows_name_the_block() {
