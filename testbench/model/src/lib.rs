@@ -32,6 +32,7 @@
 //! | [`cq`] | completion and event queues: CQE/EQE bytes, owner bits, arming, interrupt moderation |
 //! | [`crc32`] | Ethernet FCS (CRC-32, reflected 0xEDB88320) |
 //! | [`ethernet`] | Ethernet II with up to two 802.1Q / 802.1ad tags; VLAN strip and insert |
+//! | [`gre`] | GRE with key (RFC 2784/2890) as NVGRE uses it: VSID and FlowID |
 //! | [`ip`] | the IP protocol numbers shared by IPv4 and IPv6 |
 //! | [`ipv4`] | IPv4 with options, header checksum, fragment fields |
 //! | [`ipv6`] | IPv6 fixed header and extension-header skipping |
@@ -42,6 +43,7 @@
 //! | [`tcp`] | TCP with options |
 //! | [`udp`] | UDP |
 //! | [`toeplitz`] | the Toeplitz RSS hash and the Microsoft input sets |
+//! | [`vxlan`] | VXLAN header: I flag and VNI |
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -51,6 +53,7 @@ pub mod cq;
 pub mod crc32;
 mod error;
 pub mod ethernet;
+pub mod gre;
 pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
@@ -66,6 +69,7 @@ pub mod tcp;
 pub mod toeplitz;
 pub mod tx;
 pub mod udp;
+pub mod vxlan;
 
 pub use error::{Error, Result};
 pub use ethernet::{
