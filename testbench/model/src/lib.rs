@@ -44,6 +44,7 @@
 //! | [`tcp`] | TCP with options |
 //! | [`udp`] | UDP |
 //! | [`toeplitz`] | the Toeplitz RSS hash and the Microsoft input sets |
+//! | [`tso`] | TCP segmentation of plain and VXLAN/NVGRE super-frames, and encapsulation + TSO |
 //! | [`tunnel`] | VXLAN/NVGRE recognition, outer and inner verdicts, inner RSS, steered decapsulation |
 //! | [`vxlan`] | VXLAN header: I flag and VNI |
 
@@ -70,6 +71,7 @@ pub mod sq;
 pub mod stream;
 pub mod tcp;
 pub mod toeplitz;
+pub mod tso;
 pub mod tunnel;
 pub mod tx;
 pub mod udp;
