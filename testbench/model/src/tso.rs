@@ -524,6 +524,27 @@ mod tests {
     }
 
     #[test]
+    fn ip_and_tcp_options_are_copied() {
+        let cfg = TunnelConfig::default();
+        let v4 = Ip {
+            v6: false,
+            ident: 0,
+        };
+        // Router alert in the IPv4 header (IHL 6); NOP, NOP, timestamps in TCP (offset 8).
+        let mut f = superframe(None, false, v4, false, 3000);
+        f.splice(34..34, [0x94, 4, 0, 0]);
+        f[14] = 0x46;
+        f.splice(58..58, [1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9]);
+        f[58 - 20 + 12] = 0x80;
+        let segs = tso(&f, 1000, &cfg).unwrap();
+        check_segments(&f, &segs, 1000, TunnelKind::None);
+        for s in &segs {
+            assert_eq!(s[34..38], [0x94, 4, 0, 0]);
+            assert_eq!(s[58..70], f[58..70]);
+        }
+    }
+
+    #[test]
     fn outer_udp_checksum_zero_stays_zero_and_equal_segments_share_one() {
         let cfg = TunnelConfig::default();
         let inner = Ip {
