@@ -31,7 +31,9 @@
 //! | [`checksum`] | ones'-complement sums, pseudo-headers, RFC 1624 update, the checksum-stage model |
 //! | [`cq`] | completion and event queues: CQE/EQE bytes, owner bits, arming, interrupt moderation |
 //! | [`crc32`] | Ethernet FCS (CRC-32, reflected 0xEDB88320) |
+//! | [`encap`] | VXLAN/NVGRE encapsulation with outer lengths, checksums and UDP source-port entropy |
 //! | [`ethernet`] | Ethernet II with up to two 802.1Q / 802.1ad tags; VLAN strip and insert |
+//! | [`gre`] | GRE with key (RFC 2784/2890) as NVGRE uses it: VSID and FlowID |
 //! | [`ip`] | the IP protocol numbers shared by IPv4 and IPv6 |
 //! | [`ipv4`] | IPv4 with options, header checksum, fragment fields |
 //! | [`ipv6`] | IPv6 fixed header and extension-header skipping |
@@ -42,6 +44,9 @@
 //! | [`tcp`] | TCP with options |
 //! | [`udp`] | UDP |
 //! | [`toeplitz`] | the Toeplitz RSS hash and the Microsoft input sets |
+//! | [`tso`] | TCP segmentation of plain and VXLAN/NVGRE super-frames, and encapsulation + TSO |
+//! | [`tunnel`] | VXLAN/NVGRE recognition, outer and inner verdicts, inner RSS, steered decapsulation |
+//! | [`vxlan`] | VXLAN header: I flag and VNI |
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -49,8 +54,10 @@
 pub mod checksum;
 pub mod cq;
 pub mod crc32;
+pub mod encap;
 mod error;
 pub mod ethernet;
+pub mod gre;
 pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
@@ -64,8 +71,11 @@ pub mod sq;
 pub mod stream;
 pub mod tcp;
 pub mod toeplitz;
+pub mod tso;
+pub mod tunnel;
 pub mod tx;
 pub mod udp;
+pub mod vxlan;
 
 pub use error::{Error, Result};
 pub use ethernet::{

@@ -18,6 +18,7 @@
 //! 4-tuple type falls back to the addresses, as mlx5 does when a traffic type's TIR selects
 //! only the IP fields); else none: hash 0, and the queue is table entry 0.
 
+use crate::parse::ParseResult;
 use crate::toeplitz::{hash_flow, KEY_LEN};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -193,6 +194,28 @@ pub fn rss(
         _ => hash_flow(key, addr(src), addr(dst), ports),
     };
     (hash, t, table[hash as usize & (table.len() - 1)])
+}
+
+/// [`rss`] on the fields of a header parse: its L3/L4 codes, fragment flag, addresses and
+/// ports.
+pub fn rss_parsed(
+    key: &[u8; KEY_LEN],
+    enables: u8,
+    table: &[u32],
+    p: &ParseResult,
+) -> (u32, RssType, u32) {
+    rss(
+        key,
+        enables,
+        table,
+        L3::from_code(p.l3),
+        L4::from_code(p.l4),
+        p.frag,
+        p.src_ip,
+        p.dst_ip,
+        p.src_port,
+        p.dst_port,
+    )
 }
 
 #[cfg(test)]

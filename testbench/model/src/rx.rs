@@ -25,8 +25,8 @@
 use crate::checksum::{combine, pseudo_header, sum};
 use crate::ip::IpProtocol;
 use crate::mac::fcs_check;
-use crate::parse::{malformed, parse_headers, L3_IPV4, L3_IPV6, L4_TCP, L4_UDP};
-use crate::rss::{rss, RssType, L3, L4};
+use crate::parse::{malformed, parse_headers, ParseResult, L3_IPV4, L3_IPV6, L4_TCP, L4_UDP};
+use crate::rss::{rss_parsed, RssType};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// RX configuration (what the driver programs).
@@ -178,6 +178,53 @@ impl RxReport {
     }
 }
 
+/// The checksum verdicts of one parsed frame ([`checksum_verdicts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CsumVerdicts {
+    /// IPv4 header checksum (IPv6: header chain) verified; `None` when the EtherType is not IP.
+    pub l3: Option<bool>,
+    /// TCP/UDP checksum verified (a zero UDP checksum over IPv4 counts as verified); `None` when
+    /// the IP header does not claim TCP or UDP.
+    pub l4: Option<bool>,
+}
+
+/// The L3 and L4 checksum verdicts of `frame` (no FCS) whose headers `p` describes (a
+/// [`parse_headers`] result of the same frame), by the reporting rules of the module docs.
+pub fn checksum_verdicts(frame: &[u8], p: &ParseResult) -> CsumVerdicts {
+    let f = frame;
+    let c = p.claims();
+    let ip_ok = p.l3 != 0;
+    let start = c.l3_off as usize;
+    let end = c.end as usize;
+    let l4_off = c.l4_off as usize;
+    // IPv6 extension headers belong to L3: a broken (or unparsed) chain is not reported good.
+    let ext_bad = c.ext_bad;
+    let l3 = matches!(c.l3, L3_IPV4 | L3_IPV6)
+        .then(|| ip_ok && !ext_bad && (p.l3 == L3_IPV6 || sum(&f[start..l4_off]) == 0xFFFF));
+    let l4 = matches!(c.l4, L4_TCP | L4_UDP).then(|| {
+        if p.l4 != L4_TCP && p.l4 != L4_UDP {
+            return false;
+        }
+        let addr = |a: u128| -> IpAddr {
+            if p.l3 == L3_IPV4 {
+                Ipv4Addr::from(a as u32).into()
+            } else {
+                Ipv6Addr::from(a).into()
+            }
+        };
+        let seg = &f[l4_off..end];
+        let udp4_zero = p.l4 == L4_UDP && p.l3 == L3_IPV4 && seg[6] == 0 && seg[7] == 0;
+        let ps = pseudo_header(
+            addr(p.src_ip),
+            addr(p.dst_ip),
+            IpProtocol::from(p.ip_proto),
+            p.l4_len as u32,
+        );
+        udp4_zero || combine(&[ps, sum(seg)]) == 0xFFFF
+    });
+    CsumVerdicts { l3, l4 }
+}
+
 /// What the NIC reports for one frame as it came off the wire (FCS included), and the frame it
 /// delivers to the host (FCS removed, outer VLAN tag stripped), if any.
 pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
@@ -210,53 +257,19 @@ pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
         L3_IPV6 => Some("ipv6"),
         _ => None,
     };
-    let ip_ok = p.l3 != 0;
     let start = c.l3_off as usize;
     let end = c.end as usize;
     let csum = sum(&f[start..end.max(start)]);
-    let l4_off = c.l4_off as usize;
-    // IPv6 extension headers belong to L3: a broken (or unparsed) chain is not reported good.
-    let ext_bad = c.ext_bad;
-    let l3_csum_ok =
-        l3.map(|_| ip_ok && !ext_bad && (p.l3 == L3_IPV6 || sum(&f[start..l4_off]) == 0xFFFF));
     let l4 = match c.l4 {
         L4_TCP => Some("tcp"),
         L4_UDP => Some("udp"),
         _ => None,
     };
-    let l4_csum_ok = l4.map(|_| {
-        if p.l4 != L4_TCP && p.l4 != L4_UDP {
-            return false;
-        }
-        let addr = |a: u128| -> IpAddr {
-            if p.l3 == L3_IPV4 {
-                Ipv4Addr::from(a as u32).into()
-            } else {
-                Ipv6Addr::from(a).into()
-            }
-        };
-        let seg = &f[l4_off..end];
-        let udp4_zero = p.l4 == L4_UDP && p.l3 == L3_IPV4 && seg[6] == 0 && seg[7] == 0;
-        let ps = pseudo_header(
-            addr(p.src_ip),
-            addr(p.dst_ip),
-            IpProtocol::from(p.ip_proto),
-            p.l4_len as u32,
-        );
-        udp4_zero || combine(&[ps, sum(seg)]) == 0xFFFF
-    });
-    let (hash, t, queue) = rss(
-        &cfg.rss_key,
-        cfg.rss_enables,
-        &cfg.table,
-        L3::from_code(p.l3),
-        L4::from_code(p.l4),
-        p.frag,
-        p.src_ip,
-        p.dst_ip,
-        p.src_port,
-        p.dst_port,
-    );
+    let CsumVerdicts {
+        l3: l3_csum_ok,
+        l4: l4_csum_ok,
+    } = checksum_verdicts(f, &p);
+    let (hash, t, queue) = rss_parsed(&cfg.rss_key, cfg.rss_enables, &cfg.table, &p);
     let mut delivered = f.clone();
     if vlan.is_some() {
         delivered.drain(12..16);

@@ -5,6 +5,7 @@
 
 use crate::checksum::{combine, pseudo_header, sum};
 use crate::ip::IpProtocol;
+use crate::parse::ParseResult;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Transport of a frame, for checksum insertion.
@@ -29,6 +30,26 @@ pub struct Offsets {
     pub l4_off: usize,
     /// End of the IP datagram, clipped to the frame.
     pub end: usize,
+}
+
+impl Offsets {
+    /// The offsets a header parse found: IP only when the IP header is well formed, TCP/UDP
+    /// only when the L4 header is (fragments have none).
+    pub fn from_parse(p: &ParseResult) -> Offsets {
+        use crate::parse::{L3_IPV4, L3_IPV6, L4_TCP, L4_UDP};
+        let ip = p.l3 == L3_IPV4 || p.l3 == L3_IPV6;
+        Offsets {
+            ipv4: ip.then_some(p.l3 == L3_IPV4),
+            l4: match p.l4 {
+                L4_TCP => Some(L4::Tcp),
+                L4_UDP => Some(L4::Udp),
+                _ => None,
+            },
+            l3_off: p.l3_off as usize,
+            l4_off: p.l4_off as usize,
+            end: p.ip_end as usize,
+        }
+    }
 }
 
 /// The frame with the IPv4 header checksum (`do_l3`, IPv4 only) and the TCP/UDP checksum
@@ -78,6 +99,15 @@ pub struct TxRequest {
     pub vlan_tci: Option<u16>,
 }
 
+/// The checksum part of the TX path: headers found by [`crate::parse::parse_headers`] with
+/// `window`, then [`insert_checksums`]; the IPv4 checksum is written only for a well-formed IPv4
+/// header, the L4 checksum (`csum_l4`) only for a well-formed TCP/UDP header that is not in a
+/// fragment.
+pub fn checksum_offload(frame: &[u8], csum_l3: bool, csum_l4: bool, window: usize) -> Vec<u8> {
+    let p = crate::parse::parse_headers(frame, window);
+    insert_checksums(frame, &Offsets::from_parse(&p), csum_l3, csum_l4 && !p.frag)
+}
+
 /// The whole TX path on bytes: the frame as it goes on the wire (FCS included).
 ///
 /// Headers are found by the same parse as RX ([`crate::parse::parse_headers`] with `window`);
@@ -86,21 +116,7 @@ pub struct TxRequest {
 /// MAC addresses (a frame shorter than 12 bytes has no place for it and goes without), the
 /// frame padded to 60 bytes and the FCS appended.
 pub fn tx_frame(frame: &[u8], req: &TxRequest, window: usize) -> Vec<u8> {
-    use crate::parse::{parse_headers, L3_IPV4, L3_IPV6, L4_TCP, L4_UDP};
-    let p = parse_headers(frame, window);
-    let ip = p.l3 == L3_IPV4 || p.l3 == L3_IPV6;
-    let o = Offsets {
-        ipv4: ip.then_some(p.l3 == L3_IPV4),
-        l4: match p.l4 {
-            L4_TCP => Some(L4::Tcp),
-            L4_UDP => Some(L4::Udp),
-            _ => None,
-        },
-        l3_off: p.l3_off as usize,
-        l4_off: p.l4_off as usize,
-        end: p.ip_end as usize,
-    };
-    let mut f = insert_checksums(frame, &o, req.csum_l3, req.csum_l4 && !p.frag);
+    let mut f = checksum_offload(frame, req.csum_l3, req.csum_l4, window);
     if let Some(tci) = req.vlan_tci {
         f = crate::stream::insert_bytes(&f, 12, &[0x81, 0x00, (tci >> 8) as u8, tci as u8]);
     }

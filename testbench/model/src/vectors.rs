@@ -49,3 +49,157 @@ pub const T2: &str = "248a07a8fa22 248a07a8fa22 0800
                       2460 ffff 0000 00d3 00cf 1710
                       4630 818b e289 35d9 0e9a 9550 5401 be88 5e50 0000
                       78f3 53f3";
+
+/// Builders of the overlay tests' frames: whole Ethernet frames with correct checksums, made
+/// with the crate's own `Repr::emit`s.
+pub mod overlay {
+    use crate::encap::{EncapContext, EncapKind, OuterIp};
+    use crate::ethernet::{self, EtherType, EthernetAddress, VlanTag};
+    use crate::ip::IpProtocol;
+    use crate::tcp::Flags;
+    use crate::{ipv4, ipv6, tcp, udp};
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+    /// Payload byte k of the worked example: (7k + 3) mod 256.
+    pub fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|k| (7 * k + 3) as u8).collect()
+    }
+
+    /// The inner (or plain) packet's IP header fields.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Ip {
+        /// IPv6 instead of IPv4.
+        pub v6: bool,
+        /// IPv4 ID.
+        pub ident: u16,
+    }
+
+    /// Ethernet 02:..:aa → 02:..:bb (optionally one C-tag VID 5) / IPv4 10.1.1.1 → 10.1.1.2 or
+    /// IPv6 2001:db8::1 → ::2 / `l4` bytes built by `emit_l4` over (src, dst).
+    fn frame(
+        ip: Ip,
+        vlan: bool,
+        protocol: IpProtocol,
+        l4_len: usize,
+        emit_l4: impl FnOnce(&mut [u8], IpAddr, IpAddr),
+    ) -> Vec<u8> {
+        let eth = ethernet::Repr {
+            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 0xbb]),
+            src_addr: EthernetAddress([2, 0, 0, 0, 0, 0xaa]),
+            outer_tag: vlan.then_some(VlanTag::customer(5)),
+            inner_tag: None,
+            ethertype: if ip.v6 {
+                EtherType::Ipv6
+            } else {
+                EtherType::Ipv4
+            },
+        };
+        let l3 = eth.buffer_len();
+        let l3_len = if ip.v6 { 40 } else { 20 };
+        let mut f = vec![0xA5; l3 + l3_len + l4_len];
+        eth.emit(&mut ethernet::Frame::new_unchecked(&mut f[..]));
+        let (src, dst): (IpAddr, IpAddr) = if ip.v6 {
+            let (s, d) = (
+                "2001:db8::1".parse().unwrap(),
+                "2001:db8::2".parse().unwrap(),
+            );
+            ipv6::Repr {
+                src_addr: s,
+                dst_addr: d,
+                next_header: protocol,
+                payload_len: l4_len,
+                hop_limit: 64,
+                traffic_class: 0,
+                flow_label: 0,
+            }
+            .emit(&mut ipv6::Packet::new_unchecked(&mut f[l3..]));
+            (IpAddr::V6(s), IpAddr::V6(d))
+        } else {
+            let (s, d) = (Ipv4Addr::new(10, 1, 1, 1), Ipv4Addr::new(10, 1, 1, 2));
+            ipv4::Repr {
+                src_addr: s,
+                dst_addr: d,
+                protocol,
+                payload_len: l4_len,
+                ttl: 64,
+                dscp: 0,
+                ecn: 0,
+                ident: ip.ident,
+                dont_frag: true,
+                more_frags: false,
+                frag_offset: 0,
+                options: &[],
+            }
+            .emit(&mut ipv4::Packet::new_unchecked(&mut f[l3..]));
+            (IpAddr::V4(s), IpAddr::V4(d))
+        };
+        emit_l4(&mut f[l3 + l3_len..], src, dst);
+        f
+    }
+
+    /// A TCP frame 40000 → 80, seq `seq`, ack 1, window 512, with `flags` and `payload`.
+    pub fn tcp_frame(ip: Ip, vlan: bool, seq: u32, flags: Flags, payload: &[u8]) -> Vec<u8> {
+        let repr = tcp::Repr {
+            src_port: 40000,
+            dst_port: 80,
+            seq_number: seq,
+            ack_number: 1,
+            flags,
+            window_len: 512,
+            urgent_at: 0,
+            options: &[],
+            payload,
+        };
+        frame(ip, vlan, IpProtocol::Tcp, repr.buffer_len(), |b, s, d| {
+            repr.emit(&mut tcp::Packet::new_unchecked(b), s, d)
+        })
+    }
+
+    /// A UDP frame 1234 → 5678 with `payload`.
+    pub fn udp_frame(ip: Ip, payload: &[u8]) -> Vec<u8> {
+        let repr = udp::Repr {
+            src_port: 1234,
+            dst_port: 5678,
+            payload,
+        };
+        frame(ip, false, IpProtocol::Udp, repr.buffer_len(), |b, s, d| {
+            repr.emit(&mut udp::Packet::new_unchecked(b), s, d)
+        })
+    }
+
+    /// The worked example's outer side: 02:..:01 → 02:..:02, 172.16.0.1 → 172.16.0.2 TTL 64 DF
+    /// (IPv6: 2001:db8:ffff::1 → ::2, hop limit 64), optional C-tag VID 100.
+    pub fn ctx(v6: bool, vlan: bool, kind: EncapKind) -> EncapContext {
+        EncapContext {
+            dst_mac: EthernetAddress([2, 0, 0, 0, 0, 2]),
+            src_mac: EthernetAddress([2, 0, 0, 0, 0, 1]),
+            vlan: vlan.then_some(VlanTag::customer(100)),
+            ip: if v6 {
+                OuterIp::V6 {
+                    src: "2001:db8:ffff::1".parse::<Ipv6Addr>().unwrap(),
+                    dst: "2001:db8:ffff::2".parse::<Ipv6Addr>().unwrap(),
+                    hop_limit: 64,
+                    traffic_class: 0,
+                    flow_label: 0,
+                }
+            } else {
+                OuterIp::V4 {
+                    src: Ipv4Addr::new(172, 16, 0, 1),
+                    dst: Ipv4Addr::new(172, 16, 0, 2),
+                    ttl: 64,
+                    tos: 0,
+                    dont_frag: true,
+                }
+            },
+            kind,
+            inner_l3_csum: false,
+            inner_l4_csum: false,
+        }
+    }
+
+    /// NVGRE VSID 0x123456, FlowID 0xAB.
+    pub const NVGRE: EncapKind = EncapKind::Nvgre {
+        vsid: 0x123456,
+        flow_id: 0xAB,
+    };
+}
