@@ -673,7 +673,7 @@ mod tests {
         assert!(matches!(tso(&big, 65536, &cfg), Err(Error::Malformed(_))));
         assert!(tso(&big, 65535 - 40, &cfg).is_ok());
         // VXLAN to another port is plain UDP: not TCP.
-        let other = TunnelConfig { vxlan_port: 8472 };
+        let other = TunnelConfig::with_vxlan_port(8472);
         assert_eq!(
             tso(&good, 100, &other),
             Err(Error::Unsupported("tso of udp that is not vxlan"))

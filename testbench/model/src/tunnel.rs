@@ -4,8 +4,9 @@
 //!
 //! # What is recognised
 //!
-//! The frame (no FCS) is parsed by [`crate::parse::parse_headers`] with a window covering the
-//! whole frame: outer Ethernet with up to two VLAN tags, outer IPv4 (options included) or IPv6.
+//! The frame (no FCS) is parsed by [`crate::parse::parse_headers`] with the window of
+//! [`TunnelConfig::window`] (a receive parser sees the first `window` bytes of a frame; the
+//! default covers any frame): outer Ethernet with up to two VLAN tags, outer IPv4 (options included) or IPv6.
 //! Then, when the outer IP header is well formed and the packet is not an IP fragment:
 //!
 //! * **VXLAN**: a well-formed UDP datagram whose destination port is
@@ -20,7 +21,8 @@
 //! A recognised tunnel whose header is wrong is **malformed** ([`Malformed`], first failing
 //! check in this order): fewer bytes than the tunnel header ([`Malformed::ShortTunnelHeader`];
 //! for GRE first the 4-byte base, then the flags/version and protocol checks, then the 8 bytes
-//! with the key), VXLAN I flag clear, GRE version not 0, GRE flags not exactly K, GRE protocol
+//! with the key), the VXLAN header or the GRE header's 8 bytes not wholly within the window
+//! (checked after the first length check), VXLAN I flag clear, GRE version not 0, GRE flags not exactly K, GRE protocol
 //! not 0x6558, fewer than 14 bytes of inner frame. A malformed tunnel is delivered undecapsulated
 //! and flagged, never dropped.
 //!
@@ -60,12 +62,27 @@ use crate::{gre, ip::IpProtocol, udp, vxlan};
 pub struct TunnelConfig {
     /// UDP destination port of VXLAN.
     pub vxlan_port: u16,
+    /// Bytes of the frame the parser sees (at least [`MIN_WINDOW`]): the outer headers are
+    /// parsed within it, and a tunnel header that does not lie wholly within it is
+    /// [`Malformed::BeyondWindow`].
+    pub window: usize,
+}
+
+impl TunnelConfig {
+    /// The defaults with VXLAN on UDP port `port`.
+    pub fn with_vxlan_port(port: u16) -> TunnelConfig {
+        TunnelConfig {
+            vxlan_port: port,
+            ..TunnelConfig::default()
+        }
+    }
 }
 
 impl Default for TunnelConfig {
     fn default() -> Self {
         TunnelConfig {
             vxlan_port: vxlan::DEFAULT_PORT,
+            window: crate::parse::MAX_FRAME_LEN,
         }
     }
 }
@@ -93,10 +110,14 @@ impl TunnelKind {
 }
 
 /// Why a recognised tunnel cannot be decapsulated (see the module docs for the order).
+/// The hardware reports these as `1 +` their position in [`Malformed::ALL`] (0: none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Malformed {
     /// The datagram ends inside the VXLAN or GRE header.
     ShortTunnelHeader,
+    /// The VXLAN header, or the 8 bytes of an NVGRE header, lie partly beyond the parser's
+    /// window ([`TunnelConfig::window`]).
+    BeyondWindow,
     /// VXLAN flags without the I bit.
     VxlanIFlagClear,
     /// GRE version not 0.
@@ -111,8 +132,9 @@ pub enum Malformed {
 
 impl Malformed {
     /// Every reason, in check order.
-    pub const ALL: [Malformed; 6] = [
+    pub const ALL: [Malformed; 7] = [
         Malformed::ShortTunnelHeader,
+        Malformed::BeyondWindow,
         Malformed::VxlanIFlagClear,
         Malformed::GreVersion,
         Malformed::GreFlags,
@@ -124,6 +146,7 @@ impl Malformed {
     pub fn name(self) -> &'static str {
         match self {
             Malformed::ShortTunnelHeader => "short_tunnel_header",
+            Malformed::BeyondWindow => "tunnel_header_beyond_window",
             Malformed::VxlanIFlagClear => "vxlan_i_flag_clear",
             Malformed::GreVersion => "bad_gre_version",
             Malformed::GreFlags => "bad_gre_flags",
@@ -200,7 +223,7 @@ impl Tunnel {
 
 /// Parses the tunnel of `frame` (no FCS) as the module docs describe.
 pub fn parse_tunnel(frame: &[u8], cfg: &TunnelConfig) -> Tunnel {
-    let outer = parse_headers(frame, frame.len().max(MIN_WINDOW));
+    let outer = parse_headers(frame, cfg.window.max(MIN_WINDOW));
     let mut t = Tunnel {
         kind: TunnelKind::None,
         id: 0,
@@ -230,6 +253,7 @@ pub fn parse_tunnel(frame: &[u8], cfg: &TunnelConfig) -> Tunnel {
         let bytes = &frame[tunnel_off..udp_end];
         let header = match vxlan::Packet::new_checked(bytes) {
             Err(_) => Err(Malformed::ShortTunnelHeader),
+            Ok(_) if tunnel_off + vxlan::HEADER_LEN > cfg.window => Err(Malformed::BeyondWindow),
             Ok(p) => vxlan::Repr::parse(&p).map_err(|_| Malformed::VxlanIFlagClear),
         };
         match header {
@@ -249,6 +273,8 @@ pub fn parse_tunnel(frame: &[u8], cfg: &TunnelConfig) -> Tunnel {
         let bytes = &frame[l4_off..ip_end];
         let header = if bytes.len() < gre::BASE_LEN {
             Err(Malformed::ShortTunnelHeader)
+        } else if l4_off + gre::NVGRE_HEADER_LEN > cfg.window {
+            Err(Malformed::BeyondWindow)
         } else {
             let p = gre::Packet::new_unchecked(bytes);
             match p.nvgre_defect() {
@@ -550,7 +576,6 @@ mod tests {
 
     #[test]
     fn every_malformed_reason() {
-        let cfg = TunnelConfig::default();
         let (vx, gre) = good();
         let mut cases: Vec<(Vec<u8>, Malformed)> = vec![
             (cut(&vx, 49, true), Malformed::ShortTunnelHeader),
@@ -579,8 +604,19 @@ mod tests {
         let mut proto = gre.clone();
         proto[60..62].copy_from_slice(&[0x08, 0x00]);
         cases.push((proto, Malformed::GreProtocol));
+        // A window that ends inside the NVGRE header (IPv6 outer with a tag: GRE at 58..66).
+        let narrow = TunnelConfig {
+            window: 64,
+            ..TunnelConfig::default()
+        };
+        let mut cases: Vec<_> = cases
+            .into_iter()
+            .map(|(f, why)| (f, why, TunnelConfig::default()))
+            .collect();
+        cases.push((gre.clone(), Malformed::BeyondWindow, narrow));
         let mut seen = std::collections::HashSet::new();
-        for (f, why) in &cases {
+        for (f, why, cfg) in &cases {
+            let cfg = *cfg;
             let t = parse_tunnel(f, &cfg);
             assert_eq!(t.malformed, Some(*why), "{}", why.name());
             assert!(t.inner.is_none() && t.kind != TunnelKind::None);
@@ -671,10 +707,10 @@ mod tests {
             (t.kind, t.tunnel_off, t.malformed),
             (TunnelKind::None, None, None)
         );
-        let t = parse_tunnel(&linux, &TunnelConfig { vxlan_port: 8472 });
+        let t = parse_tunnel(&linux, &TunnelConfig::with_vxlan_port(8472));
         assert_eq!((t.kind, t.id), (TunnelKind::Vxlan, 5));
         assert_eq!(
-            parse_tunnel(&vx, &TunnelConfig { vxlan_port: 8472 }).kind,
+            parse_tunnel(&vx, &TunnelConfig::with_vxlan_port(8472)).kind,
             TunnelKind::None
         );
         // Plain TCP and UDP, a fragmented VXLAN packet, a truncated frame.
