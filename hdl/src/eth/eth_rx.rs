@@ -302,6 +302,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         window: cfg.window,
         fifo_depth: 32,
         views: RX_VIEWS,
+        tunnels: false,
     })?;
     let buf = stream_fifo_in(
         &FifoCfg {

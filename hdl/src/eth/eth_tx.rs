@@ -146,6 +146,7 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Block<TxPorts>, ElabError> {
         window: cfg.window,
         fifo_depth: 32,
         views: CSUM_RECORD,
+        tunnels: false,
     })?;
     let delay = stream_fifo_in(
         &FifoCfg {

@@ -1217,11 +1217,264 @@ fn codes_and_layout_agree_with_the_model() {
         nicgen_hdl::eth::eth_hdr_parse::MAX_EXT_HEADERS as usize,
         nicgen_model::parse::MAX_EXT_HEADERS
     );
-    // Every ParseResult field but `user` is a record field; with the claims the record is
-    // 499 bits.
-    assert_eq!(meta_layout(0).width(), 499);
-    assert_eq!(meta_layout(3).width(), 502);
-    assert_eq!(meta_layout(3).layout().last(), Some(&("user", 499, 3)));
+    // The tunnel reasons: 1 + the model's order.
+    use nicgen_hdl::eth::eth_hdr_parse::tunnel_bad as tb;
+    use nicgen_model::tunnel::Malformed;
+    let reasons = [
+        (tb::SHORT, Malformed::ShortTunnelHeader),
+        (tb::BEYOND_WINDOW, Malformed::BeyondWindow),
+        (tb::VXLAN_I_FLAG, Malformed::VxlanIFlagClear),
+        (tb::GRE_VERSION, Malformed::GreVersion),
+        (tb::GRE_FLAGS, Malformed::GreFlags),
+        (tb::GRE_PROTOCOL, Malformed::GreProtocol),
+        (tb::INNER_SHORT, Malformed::InnerTooShort),
+    ];
+    assert_eq!(reasons.len(), Malformed::ALL.len());
+    for (h, mm) in reasons {
+        assert_eq!(Malformed::ALL[h as usize - 1], mm);
+    }
+    // Every ParseResult field but `user` is a record field; with the claims 499 bits, with
+    // the tunnel's 568.
+    assert_eq!(meta_layout(0).width(), 568);
+    assert_eq!(meta_layout(3).width(), 571);
+    assert_eq!(meta_layout(3).layout().last(), Some(&("user", 568, 3)));
+    assert_eq!(
+        view_layout(
+            &View {
+                name: "meta",
+                fields: nicgen_hdl::eth::eth_hdr_parse::without_tunnel
+            },
+            0
+        )
+        .width(),
+        499
+    );
     // The TX path's record leaves out what only RSS and the VLAN strip use.
     assert_eq!(view_layout(&CSUM_RECORD[0], 0).width(), 162);
+}
+
+/// Inserts `n` 4-byte option words of NOPs into the outer IPv4 header at `l3` (IHL, total
+/// length and header checksum fixed).
+fn add_ipv4_options(f: &mut Vec<u8>, l3: usize, n: usize) {
+    let ihl = usize::from(f[l3] & 0x0F) * 4;
+    f.splice(l3 + ihl..l3 + ihl, std::iter::repeat_n(1u8, 4 * n));
+    f[l3] = 0x40 | ((ihl / 4 + n) as u8);
+    let total = u16::from_be_bytes([f[l3 + 2], f[l3 + 3]]) + 4 * n as u16;
+    f[l3 + 2..l3 + 4].copy_from_slice(&total.to_be_bytes());
+    ipv4::Packet::new_unchecked(&mut f[l3..]).fill_checksum();
+}
+
+/// Inserts a hop-by-hop header of `8 * (n + 1)` bytes (a PadN option) after the outer IPv6
+/// header at `l3` (next header and payload length fixed).
+fn add_hop_by_hop(f: &mut Vec<u8>, l3: usize, n: usize) {
+    let len = 8 * (n + 1);
+    let mut hbh = vec![0u8; len];
+    hbh[0] = f[l3 + 6];
+    hbh[1] = n as u8;
+    hbh[2] = 1; // PadN
+    hbh[3] = (len - 4) as u8;
+    f.splice(l3 + 40..l3 + 40, hbh);
+    f[l3 + 6] = 0;
+    let plen = u16::from_be_bytes([f[l3 + 4], f[l3 + 5]]) + len as u16;
+    f[l3 + 4..l3 + 6].copy_from_slice(&plen.to_be_bytes());
+}
+
+/// VXLAN (to `port`, or sometimes another) and NVGRE frames from the model's encapsulation of
+/// random inner frames: IPv4 outer (sometimes with options) or IPv6 (sometimes with a
+/// hop-by-hop header long enough to push the tunnel header past the window), with or without
+/// a tag; then a share of them broken: a byte of the 16 at the L4 offset replaced (flags,
+/// protocol, lengths, ports), the frame cut, or the outer IPv4 marked a fragment.
+fn tunnel_frames(seed: u64, n: usize, port: u16) -> Vec<Vec<u8>> {
+    use nicgen_model::encap::{encap, EncapContext, EncapKind, OuterIp};
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let mut spec = random_spec(&mut rng);
+        spec.payload = spec.payload.min(200);
+        let inner = build(&mut rng, &spec);
+        if inner.len() < 14 {
+            continue;
+        }
+        let v6 = rng.gen_bool(0.4);
+        let ip = if v6 {
+            OuterIp::V6 {
+                src: v6addr(&mut rng),
+                dst: v6addr(&mut rng),
+                hop_limit: 64,
+                traffic_class: 0,
+                flow_label: rng.gen_range(0..1 << 20),
+            }
+        } else {
+            OuterIp::V4 {
+                src: v4addr(&mut rng),
+                dst: v4addr(&mut rng),
+                ttl: 64,
+                tos: 0,
+                dont_frag: rng.gen(),
+            }
+        };
+        let kind = if rng.gen_bool(0.5) {
+            EncapKind::Vxlan {
+                vni: rng.gen_range(0..1 << 24),
+                dst_port: if rng.gen_bool(0.9) { port } else { 4790 },
+                udp_checksum: rng.gen(),
+            }
+        } else {
+            EncapKind::Nvgre {
+                vsid: rng.gen_range(0..1 << 24),
+                flow_id: rng.gen(),
+            }
+        };
+        let vlan = rng.gen_bool(0.3).then(|| random_tag(&mut rng));
+        let ctx = EncapContext {
+            dst_mac: EthernetAddress([2, 0, 0, 0, 0, 2]),
+            src_mac: EthernetAddress([2, 0, 0, 0, 0, 1]),
+            vlan,
+            ip,
+            kind,
+            inner_l3_csum: false,
+            inner_l4_csum: false,
+        };
+        let mut f = encap(&inner, &ctx, rng.gen()).expect("a small inner frame encapsulates");
+        let l3 = if vlan.is_some() { 18 } else { 14 };
+        if !v6 && rng.gen_bool(0.2) {
+            add_ipv4_options(&mut f, l3, rng.gen_range(1..=10));
+        }
+        if v6 && rng.gen_bool(0.3) {
+            add_hop_by_hop(&mut f, l3, rng.gen_range(0..=8));
+        }
+        let l4 = parse_headers(&f, f.len().max(64)).l4_off as usize;
+        match rng.gen_range(0..10) {
+            0..=2 if l4 > 0 => {
+                let i = l4 + rng.gen_range(0..16);
+                if i < f.len() {
+                    f[i] = rng.gen();
+                }
+            }
+            3 => {
+                let cut = rng.gen_range(14..=f.len());
+                f.truncate(cut);
+            }
+            4 if !v6 => {
+                f[l3 + 6] |= 0x20;
+                ipv4::Packet::new_unchecked(&mut f[l3..]).fill_checksum();
+            }
+            // The datagram shortened to a few bytes past the L4 offset, its lengths rewritten
+            // to match: a tunnel header or an inner frame too short.
+            5 if l4 > 0 => {
+                let end = (l4 + rng.gen_range(0..=32)).min(f.len());
+                f.truncate(end);
+                if v6 {
+                    let plen = (end - l3 - 40) as u16;
+                    f[l3 + 4..l3 + 6].copy_from_slice(&plen.to_be_bytes());
+                } else {
+                    let total = (end - l3) as u16;
+                    f[l3 + 2..l3 + 4].copy_from_slice(&total.to_be_bytes());
+                    ipv4::Packet::new_unchecked(&mut f[l3..]).fill_checksum();
+                }
+                if matches!(kind, EncapKind::Vxlan { .. }) && end >= l4 + 8 {
+                    f[l4 + 4..l4 + 6].copy_from_slice(&((end - l4) as u16).to_be_bytes());
+                    f[l4 + 6..l4 + 8].fill(0);
+                }
+            }
+            _ => {}
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// The record's tunnel fields as the model's `parse_tunnel` gives them.
+fn tunnel_fields(f: &[u8], port: u16) -> [u128; 6] {
+    use nicgen_model::tunnel::{parse_tunnel, Malformed, TunnelConfig, TunnelKind};
+    let t = parse_tunnel(
+        f,
+        &TunnelConfig {
+            vxlan_port: port,
+            window: WINDOW,
+        },
+    );
+    let kind = match t.kind {
+        TunnelKind::None => 0,
+        TunnelKind::Vxlan => 1,
+        TunnelKind::Nvgre => 2,
+    };
+    let bad = t.malformed.map_or(0, |m| {
+        1 + Malformed::ALL.iter().position(|x| *x == m).unwrap() as u128
+    });
+    let (off, end) = t.inner.map_or((0, 0), |i| (i.off as u128, i.end as u128));
+    [kind, bad, t.id.into(), t.flow_id.into(), off, end]
+}
+
+#[test]
+fn tunnels_match_the_model() {
+    let view = &ONE_RECORD[0];
+    for (wi, (w, port)) in [(8u32, 4789u16), (64, 4789), (512, 8472)]
+        .into_iter()
+        .enumerate()
+    {
+        let cfg = HdrParseCfg {
+            tunnels: true,
+            ..HdrParseCfg::new(w, 0)
+        };
+        let def = eth_hdr_parse(&cfg).unwrap();
+        let Some(d) = dut(&def) else {
+            return;
+        };
+        lint_clean(&d.gen);
+        for k in matrix(80 + wi as u64) {
+            let n = if w == 8 { 600 } else { 2000 };
+            let mut frames: Vec<(Vec<u8>, u64)> = tunnel_frames(k.seed, n, port)
+                .into_iter()
+                .map(|f| (f, 0))
+                .collect();
+            // Ordinary frames between them: no tunnel.
+            frames.extend(frame_set(k.seed, 200).into_iter().map(|f| (f, 0)));
+            let mut rng = StdRng::seed_from_u64(k.seed);
+            for i in (1..frames.len()).rev() {
+                frames.swap(i, rng.gen_range(0..=i));
+            }
+            // Every kind and every reason is reached.
+            let want: Vec<[u128; 6]> = frames.iter().map(|(f, _)| tunnel_fields(f, port)).collect();
+            for kind in 0..3 {
+                assert!(want.iter().any(|t| t[0] == kind), "kind {kind} not reached");
+            }
+            for bad in 1..=7 {
+                assert!(want.iter().any(|t| t[1] == bad), "reason {bad} not reached");
+            }
+            let mut sim = d.model.instance();
+            let p = sim.port("vxlan_port").unwrap();
+            sim.set(p, port.into());
+            reset(&mut sim);
+            let (got, _) = run(&mut sim, k, &frames);
+            check_fields(
+                &frames,
+                &got,
+                view,
+                0,
+                WINDOW,
+                &format!("tunnels w={w} {k:?}"),
+            );
+            let s = view_layout(view, 0);
+            for (i, ((f, _), rec)) in frames.iter().zip(&got).enumerate() {
+                let v = s.decode(rec);
+                let have = [
+                    v.tunnel,
+                    v.tunnel_bad,
+                    v.tunnel_id,
+                    v.flow_id,
+                    v.inner_off,
+                    v.inner_end,
+                ];
+                assert_eq!(
+                    have,
+                    want[i],
+                    "tunnels w={w} {k:?}: frame {i} ({} bytes; kind, reason, id, flow, inner \
+                     off, end): {:02x?}",
+                    f.len(),
+                    &f[..f.len().min(96)]
+                );
+            }
+        }
+    }
 }

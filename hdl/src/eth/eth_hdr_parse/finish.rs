@@ -49,6 +49,7 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
     let late = held(l4.late, "late");
     let l4c = held(l4.l4c, "l4");
     let ports = held(l4.ports, "ports");
+    let tun = l4.tun.as_ref().map(|t| t.map(&mut |x, nm| held(x, nm)));
 
     // ---------------------------------------------------------------- finish 1: lengths
     let pop = (v_pf & len.head_valid).named("len_pop");
@@ -117,6 +118,15 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
     let frag = f(frag, "frag");
     let l4c = f(l4c, "l4");
     let ports = f(ports, "ports");
+    // Each kind's code as 'no failed check', registered, so that the kind's verdict below is
+    // one LUT.
+    let tun = tun.map(|t| {
+        let ok = (
+            f(t.vx_code.eq(0u32), "tun_vx_ok"),
+            f(t.gre_code.eq(0u32), "tun_gre_ok"),
+        );
+        (t.map(&mut |x, nm| f(x, nm)), ok)
+    });
 
     // ---------------------------------------------------------------- finish 2: verdict
     // The first failed check in the golden model's order (each flag is already limited to
@@ -143,6 +153,25 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
     // For the claims below: the verdict is an `EXT_*` code when no L3 check failed and
     // the walk's code (in `tail`) is one.
     let ext_bad = ext_ok & !trunc_ip;
+    // The tunnel (nicgen_model::tunnel::parse_tunnel): VXLAN when the UDP header passed every
+    // check on the VXLAN port, else NVGRE when the IP header passed its checks, with no
+    // broken extension-header chain, not a fragment, protocol 47.
+    let tunnel = tun.map(|(t, (vx_ok, gre_ok))| {
+        let vxlan = l3_ok & l4c.bit(1) & t.vx_port;
+        let nvgre = l3_ok & !frag & !ext_bad & t.gre_proto;
+        let whole = (vxlan & vx_ok) | (!vxlan & nvgre & gre_ok);
+        let zero = |x: Sig| lit(x.width(), 0u32);
+        let pick = |v: Sig, g: Sig| mux(whole, mux(vxlan, v, g), zero(v));
+        ParseMeta {
+            tunnel: cat(&[!vxlan & nvgre, vxlan]),
+            tunnel_bad: mux(vxlan, t.vx_code, mux(nvgre, t.gre_code, lit(3, 0u32))),
+            tunnel_id: pick(t.vni, t.key.slice(31, 8)),
+            flow_id: mux(whole & !vxlan, t.key.slice(7, 0), lit(8, 0u32)),
+            inner_off: pick(t.vx_inner.0, t.gre_inner.0),
+            inner_end: pick(t.vx_inner.1, t.gre_inner.1),
+            ..ParseMeta::<u32>::default().zeros()
+        }
+    });
 
     // ---------------------------------------------------------------- finish 3: claims
     // The record is registered once more, with what the claims need, so that they are
@@ -182,6 +211,18 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
     let is_udp = f(ip_proto.eq(17u32), "proto_udp");
     let l4_go = proto_ok & !frag;
     let c_end = mux(ip_ok, ip_end, frame_len);
+    let tunnel = tunnel.map(|t| {
+        let g = |x: Sig, nm: &str| f(x, nm);
+        ParseMeta {
+            tunnel: g(t.tunnel, "tunnel"),
+            tunnel_bad: g(t.tunnel_bad, "tunnel_bad"),
+            tunnel_id: g(t.tunnel_id, "tunnel_id"),
+            flow_id: g(t.flow_id, "flow_id"),
+            inner_off: g(t.inner_off, "inner_off"),
+            inner_end: g(t.inner_end, "inner_end"),
+            ..ParseMeta::<u32>::default().zeros()
+        }
+    });
     let rec = ParseMeta {
         malformed,
         l3,
@@ -205,7 +246,19 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
         csum_l4_off: mux(proto_ok, l4_off, c_end),
         csum_end: c_end,
         user,
-        ..ParseMeta::<u32>::default().zeros()
+        // Without tunnel recognition a view that carries the tunnel fields reads 0 (none).
+        ..tunnel.unwrap_or_else(|| {
+            let w = ParseMeta::shape(0);
+            ParseMeta {
+                tunnel: lit(w.tunnel, 0u32),
+                tunnel_bad: lit(w.tunnel_bad, 0u32),
+                tunnel_id: lit(w.tunnel_id, 0u32),
+                flow_id: lit(w.flow_id, 0u32),
+                inner_off: lit(w.inner_off, 0u32),
+                inner_end: lit(w.inner_end, 0u32),
+                ..ParseMeta::<u32>::default().zeros()
+            }
+        })
     };
     Finish { rec, valid: vf2 }
 }

@@ -2,6 +2,7 @@
 //! read stage took in), then each protocol's code and the walk's.
 
 use super::l3::Carry;
+use super::tunnel::{checks, TunPre};
 use super::walk::Walked;
 use super::{code, malformed, stage, S_L4};
 use nicgen_edsl::prelude::*;
@@ -30,10 +31,12 @@ pub(super) struct L4 {
     pub l4_len: Sig,
     /// The ports ([`PortWord`]).
     pub ports: Sig,
+    /// The tunnel checks (with `HdrParseCfg::tunnels`).
+    pub tun: Option<TunPre>,
 }
 
-/// Stages 18 (compares) and 19 (codes).
-pub(super) fn decode(w: Walked) -> L4 {
+/// Stages 18 (compares) and 19 (codes); `vxlan_port` the VXLAN port input (with tunnels).
+pub(super) fn decode(w: Walked, vxlan_port: Option<Sig>) -> L4 {
     let v_l4 = reg_init(1, 0u32).named(&format!("v{S_L4}"));
     v_l4.set(w.valid);
     let valid = v_l4;
@@ -80,6 +83,10 @@ pub(super) fn decode(w: Walked) -> L4 {
     let l4_len = f(rem, "l4_len");
     let ports = f(ports, "ports");
     let carry = w.carry.map(&mut |x, nm| f(x, nm));
+    let tun = w.tun.as_ref().map(|t| {
+        let port = vxlan_port.expect("a VXLAN port with tunnels");
+        checks(t, l4_off, l4_len, ip_proto, carry.ip_end, port)
+    });
     let v_codes = reg_init(1, 0u32).named(&format!("v{}", S_L4 + 1));
     v_codes.set(valid);
     let valid = v_codes;
@@ -104,5 +111,6 @@ pub(super) fn decode(w: Walked) -> L4 {
         l4_off,
         l4_len,
         ports,
+        tun,
     }
 }

@@ -26,6 +26,8 @@
 //! | TCP | l4 + 0 / 2 | 2 / 2 | source / destination port |
 //! | | l4 + 12 | 1 | data offset \[7:4\] |
 //! | UDP | l4 + 0 / 2 / 4 | 2 / 2 / 2 | source port / destination port / length |
+//! | VXLAN (tunnels) | l4 + 8 / 12 | 1 / 3 | flags (I = bit 3) / VNI |
+//! | GRE (tunnels) | l4 + 0 / 2 / 4 | 2 / 2 / 4 | flags and version / protocol / key (VSID, FlowID) |
 //!
 //! The checks, their order and the malformed codes are those of the golden model
 //! `nicgen_model::parse` (its module docs list them, and which record fields are valid when;
@@ -34,6 +36,14 @@
 //! `malformed` names the first failed check (0 for none), and fields that are not valid carry
 //! whatever the pipeline computed (not 0). Parameters outside the ranges of [`HdrParseCfg`] are
 //! rejected at elaboration.
+//!
+//! With [`HdrParseCfg::tunnels`] the parser also recognises VXLAN (UDP to the port on the
+//! `vxlan_port` input) and NVGRE (IP protocol 47) in the outer headers, as
+//! `nicgen_model::tunnel::parse_tunnel` does with the same window: the record's `tunnel`,
+//! `tunnel_bad` ([`tunnel_bad`]: the first failed check of the tunnel header, 0 for none),
+//! and for a well-formed tunnel its id, FlowID and the inner frame's byte range, which a
+//! de-capsulating path cuts out of the frame. Without it these fields read 0 and no logic is
+//! built.
 //!
 //! - **Ports** ([`HdrParsePorts`]): `s_axis_tdata/tkeep/tvalid/tready/tlast[/tuser]` (8 or a
 //!   multiple of 16 bits); per output [`View`] (`HdrParseCfg::views`; one, `meta`, by default)
@@ -64,7 +74,12 @@
 //!   byte ranges) are one LUT from flops (rule 12). *Addresses' sum*: `ip_sum`, the
 //!   pseudo-header's address part, through four free-running stages
 //!   ([`crate::csum::pseudo::address_sum_pipelined`]), so the checksum units get 16 bits per
-//!   frame instead of 256. *Output* (`views.rs`): per view, LUT-RAM record stores indexed in
+//!   frame instead of 256. *Tunnels* (`tunnel.rs`, with [`HdrParseCfg::tunnels`]): from the
+//!   walk's final offset (stage 15), a one-hot select of the L4 word (16), the 12 bytes the
+//!   checks need per group of at most 8 words (17) and their OR (18), the checks against the
+//!   UDP length and the L4 remainder beside the TCP/UDP codes (19), and the verdict joined with
+//!   the L3/L4 ones in the finish's second stage; the record's latency does not change.
+//!   *Output* (`views.rs`): per view, LUT-RAM record stores indexed in
 //!   frame order and read asynchronously, each split into parts of at most 40 bits with
 //!   pointers of their own (rule 4); per view a credit count of frames closed − records taken
 //!   and a flop "count ≥ `fifo_depth` − 2", whose OR is `s_axis_tready`'s next value, so the
@@ -77,20 +92,26 @@
 //!   never held for a frame that is still arriving.
 //! - **Cost**: `window` bytes of capture registers, about twenty pipeline stages (the walk's
 //!   second read stage and the delayed window bytes are most of the flops), the LUT-RAM record
-//!   stores; LUT/FF/Fmax per preset: results/AREA.md, rows `rx eth_hdr_parse` and
+//!   stores; with tunnels, a 97-bit AND-OR read over the L4 words the window holds, the window
+//!   bytes it needs delayed to stage 17, and the tunnel fields' finish registers; LUT/FF/Fmax per preset: results/AREA.md, rows `rx eth_hdr_parse` and
 //!   `tx eth_hdr_parse`.
-//! - **Golden model**: `nicgen_model::parse::parse_headers`; **test**:
-//!   `testbench/tests/eth/eth_hdr_parse.rs` (widths 8, 64, 512 × idle × backpressure, plus 16,
-//!   32 and 128 bits with other windows and FIFO depths; every code reached; the
-//!   wire-formats vectors; latency and back-to-back throughput).
+//! - **Golden model**: `nicgen_model::parse::parse_headers` (tunnels:
+//!   `nicgen_model::tunnel::parse_tunnel`); **test**: `testbench/tests/eth/eth_hdr_parse.rs`
+//!   (widths 8, 64, 512 × idle × backpressure, plus 16, 32 and 128 bits with other windows and
+//!   FIFO depths; every code reached; the wire-formats vectors; latency and back-to-back
+//!   throughput; VXLAN and NVGRE frames over IPv4 with options and IPv6 with a hop-by-hop
+//!   header, tagged or not, broken in every way the model names, at 8, 64 and 512 bits).
 
 mod capture;
 mod finish;
 mod l2;
 mod l3;
 mod l4;
+mod tunnel;
 mod views;
 mod walk;
+
+pub use tunnel::{tunnel_bad, tunnel_kind};
 
 use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
@@ -177,6 +198,19 @@ nicgen_edsl::record! {
         csum_l3_off: 16,
         csum_l4_off: 16,
         csum_end: 16,
+        /// The tunnel the outer headers announce ([`tunnel_kind`]: 0 none, 1 VXLAN, 2 NVGRE);
+        /// always 0 unless [`HdrParseCfg::tunnels`].
+        tunnel: 2,
+        /// Why that tunnel cannot be de-capsulated ([`tunnel_bad`], 0 for none).
+        tunnel_bad: 3,
+        /// VNI or VSID of a well-formed tunnel, else 0.
+        tunnel_id: 24,
+        /// NVGRE FlowID of a well-formed NVGRE tunnel, else 0.
+        flow_id: 8,
+        /// The inner frame of a well-formed tunnel: its first byte, and its end (the UDP
+        /// datagram's for VXLAN, the IP datagram's for NVGRE); 0 and 0 otherwise.
+        inner_off: 16,
+        inner_end: 16,
         /// The `tuser` of the frame's last beat (left out when the input has no `tuser`).
         user: user_bits,
     }
@@ -203,6 +237,19 @@ pub fn without_rss_vlan(m: ParseMeta<u32>) -> ParseMeta<u32> {
         dst_ip: 0,
         src_port: 0,
         dst_port: 0,
+        ..without_tunnel(m)
+    }
+}
+
+/// Every field but the tunnel's.
+pub fn without_tunnel(m: ParseMeta<u32>) -> ParseMeta<u32> {
+    ParseMeta {
+        tunnel: 0,
+        tunnel_bad: 0,
+        tunnel_id: 0,
+        flow_id: 0,
+        inner_off: 0,
+        inner_end: 0,
         ..m
     }
 }
@@ -291,6 +338,9 @@ pub struct HdrParseCfg {
     pub fifo_depth: u32,
     /// The output streams ([`View`]); [`ONE_RECORD`] by default.
     pub views: &'static [View],
+    /// Recognise VXLAN (on the UDP port of the `vxlan_port` input) and NVGRE tunnels in the
+    /// outer headers: the record's tunnel fields (else they are 0 and no logic is built).
+    pub tunnels: bool,
 }
 
 impl HdrParseCfg {
@@ -302,6 +352,7 @@ impl HdrParseCfg {
             window: 128,
             fifo_depth: 32,
             views: ONE_RECORD,
+            tunnels: false,
         }
     }
 
@@ -336,6 +387,9 @@ pub struct HdrParsePorts {
     /// The record streams `m_axis_<view>_*`, in [`HdrParseCfg::views`] order, each shaped by
     /// [`view_layout`].
     pub views: Vec<RecordStream<ParseMeta<u32>>>,
+    /// The UDP destination port of VXLAN (`vxlan_port`, 16 bits, a configuration register's
+    /// value); only with [`HdrParseCfg::tunnels`].
+    pub vxlan_port: Option<Sig>,
 }
 
 impl Ports for HdrParsePorts {
@@ -351,6 +405,7 @@ impl Ports for HdrParsePorts {
                     RecordStream::source(io, &prefix, view_layout(v, cfg.user_bits))
                 })
                 .collect(),
+            vxlan_port: cfg.tunnels.then(|| io.input("vxlan_port", 16)),
         }
     }
 }
@@ -440,10 +495,11 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Block<HdrParsePorts>, ElabErro
             .collect()
     };
     let name = format!(
-        "eth_hdr_parse_{}_w{}_f{}{views_suffix}",
+        "eth_hdr_parse_{}_w{}_f{}{}{views_suffix}",
         cfg.stream().suffix(),
         cfg.window,
         cfg.fifo_depth,
+        if cfg.tunnels { "_t" } else { "" },
     );
     Block::build(name, cfg, move |p: HdrParsePorts| {
         doc("RX header parser: captures the first `window` bytes of each frame, parses L2 (two");
@@ -464,8 +520,9 @@ pub fn eth_hdr_parse(cfg: &HdrParseCfg) -> Result<Block<HdrParsePorts>, ElabErro
             &mut win,
             cfg.window,
             wanted.dst_port > 0,
+            cfg.tunnels,
         );
-        let fin = finish::finish(l4::decode(walked), &len);
+        let fin = finish::finish(l4::decode(walked, p.vxlan_port), &len);
         let (l2f, addrs) = (hdr.early.l2, hdr.early.addrs);
         let rec = ParseMeta {
             tag0_tpid_s: l2f.tag0_tpid_s,

@@ -6,6 +6,7 @@
 
 use super::capture::Window;
 use super::l3::Carry;
+use super::tunnel::TunRead;
 use super::{code, is_ext, malformed, stage, MAX_EXT_HEADERS, S_L4, S_WALK0};
 use nicgen_edsl::prelude::*;
 use std::collections::HashMap;
@@ -206,10 +207,14 @@ pub(super) struct Walked {
     /// The checks against constants: TCP too short, TCP header past the window, UDP too short,
     /// UDP header past the window.
     pub l4_pre: [Sig; 4],
+    /// The tunnel header's bytes at the L4 offset, in stage-18 registers (with
+    /// `HdrParseCfg::tunnels`).
+    pub tun: Option<TunRead>,
 }
 
 /// The walk, from its state after stage 3 to the TCP/UDP stage. `ports_wanted`: some view
-/// carries the ports (else the word's port half is not used).
+/// carries the ports (else the word's port half is not used); `tunnels`: read the tunnel
+/// header's bytes too ([`super::tunnel::read`]).
 pub(super) fn walk(
     walk: Walk,
     carry: Carry,
@@ -217,6 +222,7 @@ pub(super) fn walk(
     win: &mut Window,
     w: u32,
     ports_wanted: bool,
+    tunnels: bool,
 ) -> Walked {
     let mut pipe = Pipe {
         st: S_WALK0,
@@ -229,8 +235,13 @@ pub(super) fn walk(
         let r = read_next(&mut pipe, walk, g, w, ports_wanted);
         walk = compute(&mut pipe, r, k);
     }
+    // The offset is final here: the fifth read only latches the TCP/UDP fields or gives up.
+    let tun = tunnels.then(|| super::tunnel::read(walk.p, win, w));
     let g = read_groups(&mut pipe, &mut walk, MAX_EXT_HEADERS, win, w);
-    read_last(pipe, walk, g, w)
+    Walked {
+        tun,
+        ..read_last(pipe, walk, g, w)
+    }
 }
 
 /// The first read stage's registers.
@@ -443,6 +454,7 @@ fn read_last(mut pipe: Pipe, walk: Walk, g: Groups, w: u32) -> Walked {
         walk,
         rem,
         l4_pre,
+        tun: None,
     }
 }
 
