@@ -9,6 +9,7 @@
 //!   stream primitives (forward register, skid buffer, FIFO);
 //! - [`csum`]: checksum blocks;
 //! - [`eth`]: the Ethernet packet pipeline (MAC framing, header parsing, checksum offloads, VLAN);
+//! - [`overlay`]: VXLAN and NVGRE (tunnel steering; encapsulation and de-capsulation);
 //! - [`host`]: the host interface (BAR registers, DMA, queues, doorbells, completions, events);
 //! - [`rss`]: receive-side scaling (Toeplitz hash, indirection table);
 //! - [`stats`]: event counters (the `stat_<name>` outputs);
@@ -23,6 +24,7 @@ pub mod csum;
 pub mod eth;
 pub mod host;
 pub mod nic;
+pub mod overlay;
 pub mod preset;
 pub mod rss;
 pub mod stats;
