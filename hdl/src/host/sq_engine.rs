@@ -15,8 +15,9 @@
 //!   -> the producer counter: from the doorbell itself when it came with dword 0 (mlx5's
 //!      8-byte doorbell is the last WQE's control bytes 0..8: wqe_index + its WQEBBs),
 //!      else read from the doorbell record
-//!   -> the posted WQEBBs, up to PREFETCH_WQEBBS (8) per DMA read, into the prefetch buffer's
-//!      half for this turn (none when the look-ahead already read them: below)
+//!   -> the posted WQEBBs, up to PREFETCH_WQEBBS (16) per DMA read, into the prefetch buffer's
+//!      half for this turn (none when the look-ahead already read them: below); while the
+//!      turn consumes them, the look-ahead reads the next ones into the other half
 //!   -> per WQE: its WQEBBs (<= 4) copied from the buffer into the WQE register (a WQE that
 //!      runs past what was fetched: a read of its rest first)
 //!   -> check ctrl / Ethernet / data segments (lengths, opcode, memory regions)
@@ -67,16 +68,26 @@
 //!   counter after the failed WQE, as if it had stopped there. Queue commands wait until every
 //!   issued WQE has retired. A prefetch-buffer half holds one SQ's WQEBBs for one turn: it is
 //!   emptied at every turn taken, so WQEBBs fetched after a failed WQE (or past a turn's end)
-//!   are read again.
-//! - Look-ahead: while a turn runs, the SQ the round robin would pick next (another SQ, ready,
-//!   not in fault, with WQEBBs posted and its producer counter known from its 8-byte doorbell,
-//!   or from its context on a resume bit alone; no BlueFlame WQE waiting for it) gets the
-//!   descriptor read its turn would start with, into the buffer's other half, on
-//!   [`LOOKAHEAD_TAG`], in a cycle the request port is idle. Its turn starts on that half
-//!   without a descriptor read (waiting in Idle for the answer if it is still on the way). A
-//!   queue command or a fault voids it, as do an answer with an error (the turn then reads
-//!   and meets the error itself) and a consumer counter that moved. So under load the SQs'
-//!   descriptor round trips overlap the turns before them instead of adding up.
+//!   are read again; only the look-ahead's half (below) is kept for a later turn.
+//! - Look-ahead: while a turn runs, one descriptor read on [`LOOKAHEAD_TAG`] fills the buffer's
+//!   other half, in a cycle the request port is idle, with the WQEBBs the engine needs after
+//!   the current half's:
+//!   - when the round robin would pick another SQ next (ready, not in fault, with WQEBBs
+//!     posted and its producer counter known from its 8-byte doorbell, or from its context on
+//!     a resume bit alone; no BlueFlame WQE waiting for it): the read its turn would start
+//!     with, at most TURN_WQEBBS (that turn ends there while this SQ waits);
+//!   - otherwise (no other SQ waits, or the next pick is this SQ again): this SQ's next posted
+//!     WQEBBs, from where the current half ends up to its producer counter (a doorbell rung
+//!     since with dword 0 extends it), at most PREFETCH_WQEBBS; not for a BlueFlame WQE, a
+//!     failed WQE or a flush.
+//!
+//!   A turn, or a refill within one, that starts exactly where the look-ahead started takes
+//!   its half as the current one, without a descriptor read (a turn waits in Idle, a refill in
+//!   WqeReq, for an answer still on the way); one that starts elsewhere drops it and reads on
+//!   tag 0. A queue command or a fault voids it, as do an answer with an error (the turn then
+//!   reads and meets the error itself) and a consumer counter that moved. So a busy SQ's
+//!   descriptor reads overlap the WQEs of the read before, two halves ping-ponging, and under
+//!   load the SQs' first reads overlap the turns before them instead of adding up.
 //! - A doorbell for an SQ that is not ready (never created, or in error) has no CQ to complete
 //!   to: it is counted in `stat_db_bad` and ignored.
 //! - BlueFlame (`regmap` `uar.SQ_DB` / `uar.SQ_BF`): the BAR hands every dword written to the
@@ -120,11 +131,13 @@
 //!   WQEBBs when the look-ahead read them during the turn before); a BlueFlame WQE none for
 //!   its descriptors (doorbell to WQE register: about 5 cycles plus 512/W + 2 per WQEBB), so
 //!   with its frame inline it makes no DMA read at all; a later WQE whose WQEBBs were
-//!   prefetched waits for no descriptor read,
-//!   only for its data (none when its frame is all in the WQE). A descriptor read fetches from
-//!   the next WQEBB needed up to the producer counter (at least the rest of the current WQE),
-//!   at most PREFETCH_WQEBBS, cut where the ring wraps or a 4 KiB page ends; a WQE cut that
-//!   way reads its rest when it gets there. Each WQEBB copied from the buffer: 512/W + 2 cycles.
+//!   prefetched or looked ahead waits for no descriptor read once the WQEs before it take a
+//!   round trip to run, only for its data (none when its frame is all in the WQE). A
+//!   descriptor read fetches from the next WQEBB needed up to the producer counter (at least
+//!   the rest of the current WQE), at most PREFETCH_WQEBBS (TURN_WQEBBS while another SQ
+//!   waits), cut where the ring wraps or a 4 KiB page ends; a WQE cut that way reads its rest
+//!   (or takes the look-ahead's) when it gets there. Each WQEBB copied from the buffer:
+//!   512/W + 2 cycles.
 //! - Throughput: the issue side takes a WQE in about 8 cycles plus its WQEBBs' copies and a cycle
 //!   per data segment, without waiting for its data: up to 30 data reads (of as many WQEs) and
 //!   16 WQEs are in flight, and the gather ring (twice the largest WQE's bytes) holds their
@@ -133,11 +146,14 @@
 //!   before its first is sent (a failed read fails them all); one descriptor read per PREFETCH_WQEBBS
 //!   WQEBBs rung at once, none for a BlueFlame WQE (the driver's dword writes on the BAR, 2 + 4*DS,
 //!   bound a BlueFlame stream instead); inline bytes go into the buffer one beat per cycle, pausing
-//!   in the cycles a DMA answer writes it; results/HOST.md.
+//!   in the cycles a DMA answer writes it. One busy SQ keeps about this pace under DMA latency
+//!   as long as PREFETCH_WQEBBS WQEBBs take about a round trip to run ([`PREFETCH_WQEBBS`]);
+//!   results/HOST.md.
 //! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the WQE prefetch
-//!   buffer (two halves of PREFETCH_WQEBBS x 64 bytes of block RAM, read into a register), the
-//!   look-ahead's registers (a request, two counters) and a second read port on the SQ
-//!   contexts and doorbell counters, the BlueFlame buffer
+//!   buffer (two halves of PREFETCH_WQEBBS x 64 bytes of block RAM, 2 KiB, read into a
+//!   register), the look-ahead's registers (a request, two counters, its window's subtracts
+//!   and compares for two sources) and a second read port on the SQ contexts and doorbell
+//!   counters, the BlueFlame buffer
 //!   (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit multiplexer in front of the
 //!   WQE register), the gather ring in block RAM (one byte lane per RAM, twice `max_frame`
 //!   rounded up to a power of two), per data tag a beat address and a WQE id, the retire FIFO
@@ -245,27 +261,31 @@ impl Ports for SqPorts {
     }
 }
 
-/// Read tags: 0 for the turn's descriptor reads, [`LOOKAHEAD_TAG`] for the next turn's, the
+/// Read tags: 0 for the turn's descriptor reads, [`LOOKAHEAD_TAG`] for the look-ahead's, the
 /// others (`1..TAGS - 1`) for data. Each data read is one tag, so the data tags bound the
 /// gathers in flight: 30 reads of a 64-byte frame cover a DMA round trip of 1 µs at the 64-bit
 /// preset's frame rate; the receive engine's tags start at `TAGS`.
 pub const TAGS: u32 = 32;
 
-/// The tag of the look-ahead read: the next SQ's WQEBBs, fetched during the current turn.
+/// The tag of the look-ahead read: the WQEBBs needed after the current half's (the next SQ's
+/// first, or this SQ's next), fetched during the current turn.
 pub const LOOKAHEAD_TAG: u32 = TAGS - 1;
 
 /// Dwords of the BlueFlame window (256 bytes: the largest WQE, 4 WQEBBs).
 const BF_DWORDS: u32 = 64;
 
-/// WQEBBs the prefetch buffer holds (a power of two). Eight: two WQEs of the largest size (4
-/// WQEBBs) or eight one-WQEBB sends per read, and 512 bytes, the read request size PCIe hosts
-/// commonly allow, so a batch is one request's answer; deeper would save little once the
-/// descriptor read is a small share of a batch and would cost buffer RAM at every width.
-pub const PREFETCH_WQEBBS: u32 = 8;
+/// WQEBBs a prefetch-buffer half holds and a descriptor read fetches at most (a power of two).
+/// Sixteen: a busy SQ's look-ahead into the other half is hidden while a half's WQEs take about
+/// a DMA round trip to run, and 16 one-WQEBB sends take about 210 cycles at 512 bits and 350 at
+/// 64 bits, against round trips of 250 and 156 cycles at 1 µs (8 would leave about half the
+/// round trip showing). 32 gained 2 % at 512 bits and lost 15 % at 64, where its 2 KiB answers
+/// (256 beats) hold up the data answers behind them on the one answer port.
+pub const PREFETCH_WQEBBS: u32 = 16;
 
-/// WQEBBs an SQ may consume in one turn while another SQ waits: one prefetch buffer's worth,
-/// so a turn's descriptor read is used up by the time it ends.
-pub const TURN_WQEBBS: u32 = PREFETCH_WQEBBS;
+/// WQEBBs an SQ may consume in one turn while another SQ waits (a turn's first read, and a
+/// look-ahead for another SQ, fetch no more): eight, two WQEs of the largest size or eight
+/// one-WQEBB sends, so another SQ waits a few WQEs' time, not a whole half's.
+pub const TURN_WQEBBS: u32 = 8;
 
 nicgen_edsl::record! {
     /// SQ context word in the RAM.
@@ -406,6 +426,13 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // The look-ahead read in flight and its SQ (below): that SQ's turn waits for it.
             let la_busy = reg_init(1, 0u32).named("lookahead_busy");
             let la_sqn = reg(sq_bits).named("lookahead_sqn");
+            // Its answer landed whole and still stands; void (queue command, fault); failed; the
+            // WQEBB counters it covers (`la_ci .. la_end`).
+            let la_ok = reg_init(1, 0u32).named("lookahead_ready");
+            let la_stale = reg_init(1, 0u32).named("lookahead_stale");
+            let la_err = reg_init(1, 0u32).named("lookahead_error");
+            let la_ci = reg(16).named("lookahead_ci");
+            let la_end = reg(16).named("lookahead_end");
             let la_waits = (la_busy & la_sqn.eq(pick)).named("lookahead_waits");
             let take_db =
                 (is(S::Idle) & !any_fault & !qcmd.go & any & !la_waits).named("take_doorbell");
@@ -517,7 +544,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let wqebb = reg(2).named("wqebb");
             // WQEBB counters `ci .. pf_end` are in the prefetch buffer's half (at most
             // PREFETCH_WQEBBS; emptied at each doorbell taken, so nothing outlives its SQ's turn
-            // or error, unless the look-ahead read the turn's first WQEBBs).
+            // or error, unless the look-ahead read them: then its half becomes the current).
             let pf_end = reg(16).named("prefetch_end");
             let wqe_rd_bbs = reg(pf_log + 1).named("wqe_read_bbs"); // WQEBBs of the read in flight
 
@@ -700,14 +727,20 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let need = mux(wqebb.eq(0u32), lit(16, 1u32), bbs_left.zext(16));
             let posted = (pc - cur).named("wqebbs_posted");
             let want = mux(posted.lt(need), need, posted);
+            // Another SQ waits: the turn ends after TURN_WQEBBS, so a read fetches no more.
+            let others = (waiting & !one(sqn)).or_reduce().named("others_waiting");
+            let cap = mux(others, lit(16, TURN_WQEBBS), lit(16, PREFETCH_WQEBBS));
             let to_ring_end = (mask16 - slot + 1u32).named("wqebbs_to_ring_end");
             let to_page_end =
                 (lit(16, 64u32) - slot.slice(5, 0).zext(16)).named("wqebbs_to_page_end");
             let room = (lit(16, PREFETCH_WQEBBS) - wqebb.zext(16)).named("wqebbs_room");
             let min16 = |a: Sig, b: Sig| mux(a.lt(b), a, b);
-            let wqe_bbs = min16(min16(want, room), min16(to_ring_end, to_page_end))
-                .trunc(pf_log + 1)
-                .named("wqe_read_wqebbs");
+            let wqe_bbs = min16(
+                min16(min16(want, cap), room),
+                min16(to_ring_end, to_page_end),
+            )
+            .trunc(pf_log + 1)
+            .named("wqe_read_wqebbs");
             wqe_rd_bbs.set_if(is(S::WqeReq), wqe_bbs);
             let dbr_addr = cat(&[ctx.dbr, lit(3, 0u32)]) + 4u32;
             let rd = |addr: Sig, len: Sig| {
@@ -737,7 +770,16 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 ],
                 data_req,
             ));
-            let desc_req = is(S::DbrReq) | (is(S::WqeReq) & !pf_hit);
+            // The next WQEBB is not in the buffer: the look-ahead of this SQ from exactly here
+            // supplies it (its half becomes the turn's), or is waited for while on the way;
+            // one of this SQ's from elsewhere is dropped, and the WQEBBs are read on tag 0.
+            let at_refill = (is(S::WqeReq) & !pf_hit).named("prefetch_miss");
+            let la_here = (la_sqn.eq(sqn) & la_ci.eq(cur)).named("lookahead_here");
+            let la_refill = (at_refill & la_here & la_ok).named("lookahead_refill");
+            let la_wait =
+                (at_refill & la_here & (la_offer | la_busy) & !la_stale).named("lookahead_wait");
+            let la_drop = (at_refill & la_sqn.eq(sqn) & !la_ci.eq(cur)).named("lookahead_drop");
+            let desc_req = is(S::DbrReq) | (at_refill & !la_refill & !la_wait);
             p.dma_rd_req
                 .valid
                 .set(la_offer | desc_req | (g_active & have_tag));
@@ -852,6 +894,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 sqs: cfg.sqs,
             });
             wr_id.set(rt.wr_id);
+            // A DMA answer failed one of this SQ's WQEs: the rest of the turn would be flushed.
+            let flushing = rt.flush.shr_by(sqn).bit(0).named("sq_flushing");
             rt_room.set(rt.room);
             rt_empty.set(rt.empty);
             pk_room.set(rt.pk_room);
@@ -1024,21 +1068,24 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let bf_mine = (bf_valid & bf_sqn.eq(sqn)).named("bf_for_this_sq");
             let bf_hit = (is(S::Ctx) & sq_ready & bf_mine & bf_idx.eq(ctx.ci)).named("bf_hit");
 
-            // ---- Look-ahead: the next turn's first WQEBBs, read during this turn ----
-            // While a turn runs, the SQ the round robin would pick next (another SQ, not in
-            // fault, ready, with WQEBBs posted, its producer counter known from its 8-byte
-            // doorbell or, on a resume bit alone, from its context, and no BlueFlame WQE
-            // waiting) gets the read its turn would start with (from its consumer counter, as
-            // many posted WQEBBs as a half holds, cut at the ring's end or a 4 KiB page) into
-            // the prefetch buffer's other half, on LOOKAHEAD_TAG, while the request port is
-            // idle. Its turn then starts on that half with the WQEBBs there and no descriptor
-            // read. A queue command or a fault voids it (an answer in flight lands and is
-            // dropped), as do an answer with an error and a consumer counter that has moved.
-            let la_ok = reg_init(1, 0u32).named("lookahead_ready");
-            let la_stale = reg_init(1, 0u32).named("lookahead_stale");
-            let la_err = reg_init(1, 0u32).named("lookahead_error");
-            let la_ci = reg(16).named("lookahead_ci");
-            let la_end = reg(16).named("lookahead_end");
+            // ---- Look-ahead: the WQEBBs the engine needs after the current half, read while
+            // the turn consumes it ----
+            // While a turn runs and the request port is idle, one read on LOOKAHEAD_TAG fills
+            // the prefetch buffer's other half, from a WQEBB counter on, with as many posted
+            // WQEBBs as a half holds, cut at the ring's end or a 4 KiB page:
+            // - when the round robin would pick another SQ next (not in fault, ready, with
+            //   WQEBBs posted, its producer counter known from its 8-byte doorbell or, on a
+            //   resume bit alone, from its context, and no BlueFlame WQE waiting): that SQ's,
+            //   from its consumer counter, at most TURN_WQEBBS (its turn ends there while this
+            //   SQ waits); its turn then starts on that half with no descriptor read;
+            // - otherwise (no other SQ waits): this SQ's, from where the current half ends, up
+            //   to its producer counter (or, rung again with its 8-byte doorbell, up to that
+            //   one's), so that when the turn (or its next one) reaches that WQEBB the half
+            //   is switched to instead of read. Not during a BlueFlame WQE (no ring read at
+            //   all), a failed WQE's turn or a flush.
+            // A queue command or a fault voids it (an answer in flight lands and is dropped),
+            // as do an answer with an error and a consumer counter that has moved: the data is
+            // used only from exactly where it starts.
             let at_ctx = |q: Sig| q.zext(aw.max(sq_bits)).trunc(aw);
             let lctx = SqCtx::unpack(
                 ctx_mem
@@ -1046,53 +1093,78 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     .named("lookahead_ctx_q")
                     .unused(),
             );
+            // WQEBBs a look-ahead read from `from` takes: up to `lim`, at most `cap`, within
+            // the ring (`mask`) and the 4 KiB page.
+            let window = |from: Sig, lim: Sig, mask: Sig, cap: u32| {
+                let at = from & mask;
+                min16(
+                    min16(lim - from, lit(16, cap)),
+                    min16(mask - at + 1u32, lit(16, 64u32) - at.slice(5, 0).zext(16)),
+                )
+                .trunc(pf_log + 1)
+            };
             let ldpc = dpc_mem.read_async(at_q(pick)).named("lookahead_db_pc_q");
             let l_pending = pending.shr_by(pick).bit(0);
             let l_pc_known = mux(l_pending, ldpc.bit(16), lit(1, 1u32));
             let l_pc = mux(l_pending, ldpc.slice(15, 0), lctx.pc).named("lookahead_pc");
             let l_posted = (l_pc - lctx.ci).named("lookahead_posted");
             let l_mask = (lit(16, 1u32).shl_by(lctx.log_size) - 1u32).named("lookahead_mask");
-            let l_slot = (lctx.ci & l_mask).named("lookahead_slot");
-            let l_to_ring_end = l_mask - l_slot + 1u32;
-            let l_to_page_end = lit(16, 64u32) - l_slot.slice(5, 0).zext(16);
-            let l_bbs = min16(
-                min16(l_posted, lit(16, PREFETCH_WQEBBS)),
-                min16(l_to_ring_end, l_to_page_end),
-            )
-            .trunc(pf_log + 1)
-            .named("lookahead_wqebbs");
+            let l_bbs = window(lctx.ci, l_pc, l_mask, TURN_WQEBBS).named("lookahead_wqebbs");
             let in_turn = !(is(S::Init) | is(S::Idle) | is(S::Qcmd) | is(S::Fault) | is(S::Ctx));
             let port_idle = !desc_req & !(g_active & have_tag) & !holding;
-            let la_start = (in_turn
+            let la_free = !la_busy & !la_ok & !la_offer;
+            let next_other = any & !pick.eq(sqn);
+            let la_other = (in_turn
                 & port_idle
-                & any
-                & !pick.eq(sqn)
+                & next_other
                 & !faults.shr_by(pick).bit(0)
                 & lctx.state.eq(qstate::RDY)
                 & l_pc_known
                 & l_posted.ne(0u32)
                 & !(bf_valid & bf_sqn.eq(pick))
-                & !la_busy
-                & !la_ok
-                & !la_offer)
-                .named("lookahead_start");
+                & la_free)
+                .named("lookahead_start_other");
+            // This SQ: the producer counter and `pf_end` hold (not before the turn has its
+            // producer counter, nor while a tag-0 read is landing), and the current half has
+            // WQEBBs (else the turn's own read fetches them).
+            let s_known = !(is(S::DbrReq) | is(S::DbrWait) | is(S::DbrGot) | is(S::WqeWait));
+            let s_rung = (any & l_pending & ldpc.bit(16) & !bf_mine).named("lookahead_rung_again");
+            let s_pc = mux(s_rung, ldpc.slice(15, 0), pc).named("lookahead_self_pc");
+            let s_bbs =
+                window(pf_end, s_pc, mask16, PREFETCH_WQEBBS).named("lookahead_self_wqebbs");
+            let la_self = (in_turn
+                & s_known
+                & port_idle
+                & !next_other
+                & !use_bf
+                & !failed
+                & !flushing
+                & pf_end.ne(ci)
+                & (s_pc - ci).gt(pf_end - ci)
+                & la_free)
+                .named("lookahead_start_self");
+            let la_start = (la_other | la_self).named("lookahead_start");
+            let la_from = mux(la_self, pf_end, lctx.ci).named("lookahead_from");
+            let la_base = mux(la_self, ctx.base, lctx.base);
+            let la_slot = la_from & mux(la_self, mask16, l_mask);
+            let la_bbs = mux(la_self, s_bbs, l_bbs);
             la_req.set_if(
                 la_start,
                 DmaRdReq {
-                    addr: cat(&[lctx.base, lit(12, 0u32)]) + cat(&[l_slot.zext(58), lit(6, 0u32)]),
-                    len: cat(&[l_bbs, lit(6, 0u32)]).zext(13),
+                    addr: cat(&[la_base, lit(12, 0u32)]) + cat(&[la_slot.zext(58), lit(6, 0u32)]),
+                    len: cat(&[la_bbs, lit(6, 0u32)]).zext(13),
                     tag: lit(8, LOOKAHEAD_TAG),
                     ..DmaRdReq::zeros()
                 }
                 .pack(),
             );
-            la_sqn.set_if(la_start, pick);
-            la_ci.set_if(la_start, lctx.ci);
-            la_end.set_if(la_start, lctx.ci + l_bbs.zext(16));
+            la_sqn.set_if(la_start, mux(la_self, sqn, pick));
+            la_ci.set_if(la_start, la_from);
+            la_end.set_if(la_start, la_from + la_bbs.zext(16));
             la_half.set_if(la_start, !half);
             la_wr.set(select(
                 &[
-                    (la_start, pf_at(lctx.ci, lit(bb_shift.max(1), 0u32))),
+                    (la_start, pf_at(la_from, lit(bb_shift.max(1), 0u32))),
                     (la_beat, la_wr + 1u32),
                 ],
                 la_wr,
@@ -1109,7 +1181,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             ));
             let la_void = take_qcmd | take_fault;
             la_stale.set(select(
-                &[(la_start, lit(1, 0u32)), (la_void, lit(1, 1u32))],
+                &[(la_start, lit(1, 0u32)), (la_void | la_drop, lit(1, 1u32))],
                 la_stale,
             ));
             la_err.set(select(
@@ -1125,12 +1197,12 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 (la_use & la_ok & la_ci.eq(ctx.ci) & sq_ready & !bf_hit).named("lookahead_hit");
             la_ok.set(select(
                 &[
-                    (la_void | la_use, lit(1, 0u32)),
+                    (la_void | la_use | la_refill | la_drop, lit(1, 0u32)),
                     (la_done, !la_stale & !la_err & !cpl_u.err),
                 ],
                 la_ok,
             ));
-            half.set_if(la_hit, la_half);
+            half.set_if(la_hit | la_refill, la_half);
 
             bf_valid.set(select(
                 &[
@@ -1199,6 +1271,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             pf_end.set(select(
                 &[
                     (is(S::Ctx), mux(la_hit, la_end, ctx.ci)),
+                    (la_refill, la_end),
                     (is(S::WqeWait) & desc_last & desc_err_now, ci),
                     (is(S::WqeWait) & desc_last, cur + wqe_rd_bbs.zext(16)),
                 ],
@@ -1264,9 +1337,6 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             // after the WQE just completed and the SQ waits for its next turn on its resume bit.
             let turn_ci = reg(16).enable(is(S::Ctx)).named("turn_start_ci");
             turn_ci.set(ctx.ci);
-            let others = (waiting & !one(sqn)).or_reduce().named("others_waiting");
-            // A DMA answer failed one of this SQ's WQEs: the rest of the turn would be flushed.
-            let flushing = rt.flush.shr_by(sqn).bit(0).named("sq_flushing");
             let cut = (is(S::Advance)
                 & !failed
                 & adv_ci.ne(pc)
@@ -1300,7 +1370,7 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     ),
                     (is(S::DbrGot), to(S::Check)),
                     (is(S::Check), mux(ci.eq(pc), to(S::Idle), to(S::WqeReq))),
-                    (is(S::WqeReq) & pf_hit, to(S::WqeCopy)),
+                    (is(S::WqeReq) & (pf_hit | la_refill), to(S::WqeCopy)),
                     (is(S::WqeReq) & desc_go, to(S::WqeWait)),
                     (
                         is(S::WqeWait) & desc_last,

@@ -1787,3 +1787,51 @@ fn the_next_sqs_wqebbs_are_read_during_this_turn() {
         );
     }
 }
+
+/// Descriptor reads overlap a busy SQ's turn: 128 one-WQEBB inline sends rung at once on one
+/// SQ (no data reads: every read is a descriptor read), once with every DMA answer 1 cycle away
+/// and once 150 away. With the next WQEBBs read only once the current ones are used up, each
+/// descriptor read of P (PREFETCH_WQEBBS) WQEBBs waits its whole round trip: the doorbell
+/// record and 128 / P reads, so the 150-cycle run takes at least (1 + 128 / P) * 149 cycles
+/// more than the 1-cycle one: 1341 at P = 16, 745 at P = 32. With this SQ's next WQEBBs read
+/// while the current ones are consumed, only the doorbell record's and the first read's round
+/// trips show (P one-WQEBB sends take longer to run than a round trip): about 2 * 149 more.
+/// The bound, 3 * 150, leaves a round trip's slack and fails any design that waits for 4.
+/// Every frame and CQE as the model's.
+#[test]
+fn a_busy_sqs_next_wqebbs_are_read_while_it_runs() {
+    let n = 128usize;
+    let latency = 150u64;
+    for w in [64u32, 512] {
+        let Some(m) = model(w) else { return };
+        let mut took = [0u64; 2];
+        for (i, lat) in [1u64, latency].into_iter().enumerate() {
+            let seed = 130 + i as u64;
+            let dma = DmaConfig {
+                seed,
+                latency_min: lat,
+                latency_max: lat,
+                max_outstanding_reads: 64,
+                ..DmaConfig::default()
+            };
+            let mut s = setup_sized(&m, seed, dma, 0.0, 8);
+            let mut rng = StdRng::seed_from_u64(seed);
+            let wqes: Vec<Wqe> = (0..n).map(|_| inline_send(&mut rng, 1)).collect();
+            let t0 = s.sim.cycles();
+            let run = s.round(&wqes, seed, &format!("w={w} latency {lat}"));
+            took[i] = s.sim.cycles() - t0;
+            assert_eq!(run.sent.len(), n, "w={w} latency {lat}");
+        }
+        eprintln!(
+            "w={w}: {n} one-WQEBB sends in {} cycles at latency 1, {} at {latency}",
+            took[0], took[1]
+        );
+        assert!(
+            took[1] < took[0] + 3 * latency,
+            "w={w}: {n} sends took {} cycles at latency {latency}, {} at 1: the descriptor \
+             reads wait their round trips in turn",
+            took[1],
+            took[0]
+        );
+    }
+}
