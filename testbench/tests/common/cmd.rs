@@ -104,9 +104,9 @@ pub struct CmdRun {
     pub to: Vec<u64>,
 }
 
-/// Drive `frames` (with `tuser` values, on their last beats only) into `s_axis` and their commands `cmds` into
-/// `s_axis_cmd`, collect `m_axis`, monitors on both data streams, until `done(sim, frames out)`
-/// after a cycle, or a stall.
+/// Drive `frames` (with `tuser` values, on their last beats only) into `s_axis` and their
+/// commands `cmds` into `s_axis_cmd`, collect `m_axis`, monitors on both data streams, until
+/// `done(sim, frames out)` after a cycle, or a stall.
 pub fn run_with_cmds(
     sim: &mut Sim,
     k: Knobs,
