@@ -31,8 +31,10 @@
 //!   (docs/TIMING.md, rule 3), so `s_axis_tvalid` reaches only the control flops.
 //! - Lanes: each output byte lane (8 data bits + keep) is a `W:1` shift, `ceil(log2 W)` levels
 //!   of 2:1 muxes whose selects are flops (the beat's `s`): 6 levels at 512 bits, i.e. 3 LUT6
-//!   or LUT4+PFUMX levels, from flops (`P`, `Q`) into the flops of `O`. The input's masks are
-//!   the counters' compares with lane constants and `tkeep`, about 4 LUT levels into `Q`.
+//!   levels (ECP5: a 4:1 mux per slice pair, LUT4 then PFUMX then L6MUX21), from flops (`P`,
+//!   `Q`) into the flops of `O`. The input's masks are the counters' compares with lane
+//!   constants and `tkeep`, about 4 LUT levels into `Q`. The shift is the bulk of the cost: a
+//!   variable shift of a whole beat, where `stream_bytes` needs 2- to 4-input lanes.
 //! - Latency: the output beat that starts in input beat `b` leaves `m_axis` 4 cycles after `b`
 //!   is taken (`Q`, `P`, `O`, the slice) when the beat after `b` follows at once: `b` waits in
 //!   `P` for it, as the shift needs its first bytes (a frame's last beat does not wait).
