@@ -34,6 +34,7 @@ pub mod stream_fork;
 pub mod stream_fwd_reg;
 pub mod stream_insert;
 pub mod stream_skid;
+pub mod stream_trim;
 pub mod stream_width;
 
 pub use record_fifo::{record_fifo, RecordFifoPorts};
@@ -50,6 +51,7 @@ pub use stream_fork::{stream_fork, stream_fork_buffered, ForkPorts};
 pub use stream_fwd_reg::{stream_fwd_reg, PassPorts};
 pub use stream_insert::{stream_insert, InsertCfg};
 pub use stream_skid::stream_skid;
+pub use stream_trim::{stream_trim, TrimCfg, TrimCmd, TrimPorts};
 pub use stream_width::{stream_narrow, stream_widen, WidthCfg, WidthPorts};
 
 use nicgen_edsl::prelude::*;

@@ -1,7 +1,8 @@
 //! Frame-level models of the stream primitives.
 //!
 //! [`insert_bytes`] and [`delete_bytes`] model `stream_insert` and `stream_delete` (VLAN insert
-//! and strip are `off = 12`, `n = 4`).
+//! and strip are `off = 12`, `n = 4`); [`trim_bytes`] models `stream_trim` (a tunnelled frame
+//! cut down to its inner frame).
 //!
 //! The forward register, skid buffer and plain FIFO are the identity on frames (same frames,
 //! same order, same bytes). The frame FIFO drops frames marked bad and frames larger than its
@@ -65,6 +66,17 @@ pub fn delete_bytes(frame: &[u8], off: usize, n: usize) -> Vec<u8> {
     [&frame[..off], &frame[end..]].concat()
 }
 
+/// `stream_trim`: `frame[head .. min(head + len, frame.len())]`, or `None` when the frame is
+/// discarded: `drop`, `len = 0`, or a frame of at most `head` bytes (nothing would remain, and a
+/// stream frame cannot be empty).
+pub fn trim_bytes(frame: &[u8], head: usize, len: usize, drop: bool) -> Option<Vec<u8>> {
+    if drop || len == 0 || frame.len() <= head {
+        return None;
+    }
+    let end = head.saturating_add(len).min(frame.len());
+    Some(frame[head..end].to_vec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +138,56 @@ mod tests {
         assert_eq!(
             o.delivered.len() + o.dropped_bad + o.dropped_oversize,
             frames.len()
+        );
+    }
+
+    #[test]
+    fn trim_bytes_at_the_edges() {
+        let f: Vec<u8> = (0..20).collect();
+        assert_eq!(trim_bytes(&f, 0, 20, false), Some(f.clone()), "identity");
+        assert_eq!(
+            trim_bytes(&f, 0, 1000, false),
+            Some(f.clone()),
+            "len past the end"
+        );
+        assert_eq!(
+            trim_bytes(&f, 5, 1000, false),
+            Some(f[5..].to_vec()),
+            "head only"
+        );
+        assert_eq!(
+            trim_bytes(&f, 5, 3, false),
+            Some(f[5..8].to_vec()),
+            "head and len"
+        );
+        assert_eq!(
+            trim_bytes(&f, 0, 1, false),
+            Some(f[..1].to_vec()),
+            "one byte"
+        );
+        assert_eq!(
+            trim_bytes(&f, 19, 1, false),
+            Some(f[19..].to_vec()),
+            "the last byte"
+        );
+        assert_eq!(
+            trim_bytes(&f, 19, 5, false),
+            Some(f[19..].to_vec()),
+            "cut by the frame"
+        );
+        assert_eq!(trim_bytes(&f, 20, 5, false), None, "head = frame length");
+        assert_eq!(trim_bytes(&f, 25, 5, false), None, "head past the end");
+        assert_eq!(trim_bytes(&f, 2, 0, false), None, "len 0");
+        assert_eq!(trim_bytes(&f, 0, 20, true), None, "drop");
+        assert_eq!(
+            trim_bytes(&f, usize::MAX, usize::MAX, false),
+            None,
+            "no overflow"
+        );
+        assert_eq!(
+            trim_bytes(&f, 3, usize::MAX, false),
+            Some(f[3..].to_vec()),
+            "no overflow in head + len"
         );
     }
 }

@@ -428,6 +428,8 @@ pub struct StreamDriver {
     pending: bool,
     frames_sent: u64,
     beats_sent: u64,
+    /// `tuser` is the frame's value on its last beat only ([`StreamDriver::user_on_last_beat`]).
+    user_last_only: bool,
 }
 
 impl StreamDriver {
@@ -454,7 +456,15 @@ impl StreamDriver {
             pending: false,
             frames_sent: 0,
             beats_sent: 0,
+            user_last_only: false,
         }
+    }
+
+    /// From now on a frame's user value is on its last beat only (where a block reads marks
+    /// such as `bad`); the beats before carry its complement, so a block that passes on the
+    /// `tuser` of another beat fails.
+    pub fn user_on_last_beat(&mut self) {
+        self.user_last_only = true;
     }
 
     /// Queues a frame with user value 0.
@@ -563,7 +573,10 @@ impl Agent for StreamDriver {
         p.set_keep_range(sim, first - self.pos, end - self.pos);
         sim.set_bool(p.tlast, end == total);
         if let Some(u) = p.tuser {
-            sim.set(u, *user);
+            let w = p.user_width;
+            let mask = if w >= 64 { u64::MAX } else { (1 << w) - 1 };
+            let early = self.user_last_only && end != total;
+            sim.set(u, if early { !*user & mask } else { *user });
         }
         sim.set_bool(p.tvalid, true);
     }

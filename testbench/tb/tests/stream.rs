@@ -64,18 +64,26 @@ fn frames_pass_under_idle_and_backpressure_matrix() {
     }
 }
 
-#[test]
-fn user_values_and_byte_order() {
-    let Some(model) = pipe_model() else { return };
-    let mut sim = model.instance();
+/// A pipe after reset, its input's ports, a driver on them and a sink on its output, neither
+/// idle nor backpressured.
+fn pipe_agents() -> Option<(Sim, StreamPorts, StreamDriver, StreamSink)> {
+    let mut sim = pipe_model()?.instance();
     reset(&mut sim);
     let ports = StreamPorts::new(&sim, "s_axis").unwrap();
+    let src = StreamDriver::new(ports.clone(), 1, 0.0);
+    let sink = StreamSink::new(StreamPorts::new(&sim, "m_axis").unwrap(), 2, 0.0);
+    Some((sim, ports, src, sink))
+}
+
+#[test]
+fn user_values_and_byte_order() {
+    let Some((mut sim, ports, mut src, mut sink)) = pipe_agents() else {
+        return;
+    };
     assert_eq!(
         (ports.data_bytes, ports.user_width, ports.role),
         (4, 3, Role::IntoDesign)
     );
-    let mut src = StreamDriver::new(ports.clone(), 1, 0.0);
-    let mut sink = StreamSink::new(StreamPorts::new(&sim, "m_axis").unwrap(), 2, 0.0);
     src.push_with_user(vec![1, 2, 3, 4, 5, 6], 5);
     src.push_with_user(vec![7], 2);
     // First beat: byte i at tdata[8i+7:8i], all keep bits, no last.
@@ -107,6 +115,27 @@ fn user_values_and_byte_order() {
     );
     assert_eq!((f[1].data.as_slice(), f[1].user), (&[7u8][..], 2));
     assert!(f[0].first_cycle < f[0].last_cycle && f[0].last_cycle < f[1].first_cycle);
+}
+
+/// `user_on_last_beat`: the frame's value on its last beat, its complement before.
+#[test]
+fn user_on_the_last_beat_only() {
+    let Some((mut sim, ports, mut src, mut sink)) = pipe_agents() else {
+        return;
+    };
+    src.user_on_last_beat();
+    src.push_with_user(vec![1, 2, 3, 4, 5, 6, 7, 8, 9], 5);
+    let mut users = Vec::new();
+    run_until(&mut sim, 20, |sim| {
+        let p = step(sim, &mut [&mut src, &mut sink])?;
+        if sim.get_bool(ports.tvalid) && sim.get_bool(ports.tready) {
+            users.push(sim.get_u64(ports.tuser.unwrap()));
+        }
+        Ok(Status::new(p, sink.frames().len() == 1))
+    })
+    .unwrap();
+    assert_eq!(users, [2, 2, 5], "tuser per beat (3 bits)");
+    assert_eq!(sink.frames()[0].user, 5);
 }
 
 #[test]

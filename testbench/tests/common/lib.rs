@@ -10,11 +10,13 @@
 //! ([`nicgen_tb::waves::mark_mismatch`], as [`assert_frames`] does), so the waveform centres
 //! there.
 //!
-//! The modules hold what several blocks' tests share: [`csum_frames`] (frames with known header
-//! offsets, for the checksum units), [`mac`] (the MAC framing blocks' frames and verdicts),
+//! The modules hold what several blocks' tests share: [`cmd`] (the per-frame command side
+//! stream of the byte blocks), [`csum_frames`] (frames with known header offsets, for the
+//! checksum units), [`mac`] (the MAC framing blocks' frames and verdicts),
 //! [`engines`] (a queue engine with its memory-region table, served by the simulated host),
 //! [`path_frames`] (the frame mixes of the RX and TX path tests).
 
+pub mod cmd;
 pub mod csum_frames;
 pub mod engines;
 pub mod mac;

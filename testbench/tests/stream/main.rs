@@ -8,5 +8,6 @@ mod stream_fifo;
 mod stream_fork;
 mod stream_fwd_reg;
 mod stream_skid;
+mod stream_trim;
 mod stream_width;
 mod waves;

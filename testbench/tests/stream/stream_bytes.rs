@@ -10,16 +10,12 @@
 
 use nicgen_hdl::stream::{stream_delete, stream_insert, DeleteCfg, InsertCfg, OutStage, StreamCfg};
 use nicgen_model::stream::{delete_bytes, insert_bytes};
-use nicgen_tb::stream::{
-    run_until_seeded, step, Agent, Status, StreamDriver, StreamError, StreamMonitor, StreamPorts,
-    StreamSink,
-};
-use nicgen_tb::{PortId, Sim};
+use nicgen_tb::Sim;
+use nicgen_tests::cmd::{run_with_cmds, CmdRun};
 use nicgen_tests::*;
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::VecDeque;
 
 /// Both output stages: the handshake differs (a beat that emits nothing waits for room only
 /// with the slice), the bytes and the cycle counts must not.
@@ -58,130 +54,10 @@ impl Job {
     }
 }
 
-/// Source of the command side stream (`s_axis_cmd_tdata/tvalid/tready`, no `tlast`), with
-/// random idle; also checks that every command transfer happens with a first beat on `s_axis`.
-struct CmdDriver {
-    data: PortId,
-    valid: PortId,
-    ready: PortId,
-    s: StreamPorts,
-    queue: VecDeque<BigUint>,
-    rng: StdRng,
-    idle: f64,
-    pending: bool,
-    in_frame: bool,
-    width: u32,
-    /// Commands taken, frames whose first beat was taken.
-    cmds: u64,
-    starts: u64,
-}
-
-/// Commands the engine takes ahead of their frames (its command register slice).
-const CMD_AHEAD: u64 = 2;
-
-impl CmdDriver {
-    fn new(sim: &Sim, seed: u64, idle: f64) -> CmdDriver {
-        let data = sim.port("s_axis_cmd_tdata").unwrap();
-        CmdDriver {
-            data,
-            valid: sim.port("s_axis_cmd_tvalid").unwrap(),
-            ready: sim.port("s_axis_cmd_tready").unwrap(),
-            s: StreamPorts::new(sim, "s_axis").unwrap(),
-            queue: VecDeque::new(),
-            rng: StdRng::seed_from_u64(seed),
-            idle,
-            pending: false,
-            in_frame: false,
-            width: sim.width(data),
-            cmds: 0,
-            starts: 0,
-        }
-    }
-}
-
-impl Agent for CmdDriver {
-    fn drive(&mut self, sim: &mut Sim) {
-        if !self.pending && !self.queue.is_empty() && !self.rng.gen_bool(self.idle) {
-            self.pending = true;
-        }
-        if self.pending {
-            sim.set_big(self.data, &self.queue[0]);
-        } else {
-            let junk: Vec<u8> = (0..self.width.div_ceil(8))
-                .map(|_| self.rng.gen())
-                .collect();
-            let mask = (BigUint::from(1u8) << self.width) - 1u32;
-            sim.set_big(self.data, &(BigUint::from_bytes_le(&junk) & mask));
-        }
-        sim.set_bool(self.valid, self.pending);
-    }
-    fn observe(&mut self, sim: &Sim) -> Result<bool, StreamError> {
-        let cmd_xfer = self.pending && sim.get_bool(self.ready);
-        let s_xfer = sim.get_bool(self.s.tvalid) && sim.get_bool(self.s.tready);
-        let first = s_xfer && !self.in_frame;
-        self.cmds += cmd_xfer as u64;
-        self.starts += first as u64;
-        // A frame's first beat is taken only once its command is (in the same cycle at the
-        // latest), and the engine holds at most `CMD_AHEAD` commands of frames not started.
-        assert!(
-            self.starts <= self.cmds && self.cmds <= self.starts + CMD_AHEAD,
-            "cycle {}: {} commands taken, {} frames started",
-            sim.cycles() - 1,
-            self.cmds,
-            self.starts
-        );
-        if s_xfer {
-            self.in_frame = !sim.get_bool(self.s.tlast);
-        }
-        if cmd_xfer {
-            self.queue.pop_front();
-            self.pending = false;
-        }
-        Ok(cmd_xfer)
-    }
-}
-
-/// Output of one run: frames with the `tuser` of their last beat, input and output transfer
-/// cycles.
-struct Run {
-    frames: Vec<(Vec<u8>, u64)>,
-    ti: Vec<u64>,
-    to: Vec<u64>,
-}
-
-fn run_jobs(sim: &mut Sim, kind: Kind, k: Knobs, jobs: &[Job]) -> Run {
-    let sp = StreamPorts::new(sim, "s_axis").unwrap();
-    let mp = StreamPorts::new(sim, "m_axis").unwrap();
-    let mut drv = StreamDriver::new(sp.clone(), k.seed, k.idle);
-    let mut cmd = CmdDriver::new(sim, k.seed ^ 0xc0de, k.idle);
-    for j in jobs {
-        drv.push_with_user(j.frame.clone(), j.user);
-        cmd.queue.push_back(j.cmd(kind));
-    }
-    let mut sink = StreamSink::new(mp.clone(), k.seed ^ 0x5eed, k.backpressure);
-    let mut mi = StreamMonitor::new(sp.clone(), k.seed);
-    let mut mo = StreamMonitor::new(mp.clone(), k.seed);
-    let mut ti = Transfers::new(sp);
-    let mut to = Transfers::new(mp);
-    run_until_seeded(sim, k.seed, 500, |sim| {
-        let progressed = step(
-            sim,
-            &mut [
-                &mut drv, &mut cmd, &mut sink, &mut mi, &mut mo, &mut ti, &mut to,
-            ],
-        )?;
-        Ok(Status::new(progressed, sink.frames().len() == jobs.len()))
-    })
-    .unwrap_or_else(|e| panic!("seed {:#x}: {e}", k.seed));
-    Run {
-        frames: sink
-            .frames()
-            .iter()
-            .map(|f| (f.data.clone(), f.user))
-            .collect(),
-        ti: ti.cycles,
-        to: to.cycles,
-    }
+fn run_jobs(sim: &mut Sim, kind: Kind, k: Knobs, jobs: &[Job]) -> CmdRun {
+    let frames: Vec<(Vec<u8>, u64)> = jobs.iter().map(|j| (j.frame.clone(), j.user)).collect();
+    let cmds: Vec<BigUint> = jobs.iter().map(|j| j.cmd(kind)).collect();
+    run_with_cmds(sim, k, &frames, &cmds, |_, out| out == jobs.len())
 }
 
 /// Random jobs: half the lengths at the edges (around `off`, `off + n` and beat boundaries),
