@@ -243,6 +243,7 @@ fn goals(
             .map(|&(_, c)| c)
     };
     let _ = writeln!(md, "Goals, from the rows above:\n");
+    let ahead = nicgen_hdl::host::rq_engine::RQ_WQE_AHEAD;
     // Every size from 256 B at the datapath's ideal.
     let worst = measured
         .iter()
@@ -329,8 +330,9 @@ fn goals(
             "- Multi-packet sends into a striding RQ, which leave neither a descriptor read per \
              send nor a receive-WQE read per frame: {c1:.0} cycles a frame at {DMA_LATENCY_NS} ns \
              and {c0:.0} with DMA answered at once; the gap, {:.0} cycles, is DMA latency the \
-             engines do not yet hide (the send engine reads the next SQ's descriptors during a \
-             turn, one SQ ahead; the receive engine reads up to 8 WQEs of an RQ ahead).",
+             engines do not yet hide (the send engine reads, during a turn, the next SQ's \
+             first descriptors or this SQ's next ones; the receive engine reads up to {ahead} \
+             WQEs of an RQ ahead).",
             c1 - c0
         );
     }
@@ -375,7 +377,8 @@ fn goals(
              {DMA_LATENCY_NS} ns plain sends take {c1:.0} cycles a frame into plain RQs and \
              {s1:.0} into a striding RQ: the {:.0} between them are receive-WQE reads not \
              hidden. These frames are one flow, so RSS puts them all in one RQ, which needs a \
-             WQE every frame and reads at most 8 ahead: 8 a round trip of {:.0} cycles.",
+             WQE every frame and reads at most {ahead} ahead: {ahead} a round trip of {:.0} \
+             cycles.",
             c1 - s1,
             DMA_LATENCY_NS as f64 * p.clock_mhz / 1000.0
         );

@@ -62,6 +62,8 @@ pub struct Occupancy {
     /// The counted cycles: `from..to`, cycle c at time 2c in the waveform.
     pub from: u64,
     pub to: u64,
+    /// The run's simulated cycles a frame (the whole run).
+    pub per_frame: f64,
     /// The send engine's issue side (one WQE at a time).
     pub sq: StateShares,
     /// The receive engine (one frame at a time).
@@ -78,8 +80,8 @@ impl std::fmt::Display for Occupancy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "cycles {}..{} of the waveform (the middle of the run)",
-            self.from, self.to
+            "{:.1} cycles a frame; counted: cycles {}..{} of the waveform (the middle of the run)",
+            self.per_frame, self.from, self.to
         )?;
         writeln!(f, "send engine, issue side: {}", self.sq.top(0.5))?;
         writeln!(f, "receive engine: {}", self.rq.top(0.5))?;
@@ -138,6 +140,7 @@ pub fn measure(p: &Preset, o: &LoopbackOpts, fst: &Path) -> Result<Occupancy> {
     Ok(Occupancy {
         from,
         to,
+        per_frame: got.cycles as f64 / got.frames.max(1) as f64,
         sq: StateShares::of::<SqState>(&counts(&sq), total),
         rq: StateShares::of::<RqState>(&counts(&rq), total),
         cq: StateShares::of::<CqState>(&counts(&cq), total),
