@@ -268,33 +268,39 @@ fn goals(
         // beat a cycle.
         let beat = p.data_bits as usize / 8;
         let answers = 64usize.div_ceil(beat) + len.div_ceil(beat);
+        // Where the cycles went in that row, traced; then the floor its answers set.
+        if let Some(o) = occ(256, DMA_LATENCY_NS) {
+            let _ = write!(
+                md,
+                "  What bounds it, in the 256-byte row run again traced (`cargo run --release -p \
+                 nicgen --bin host-bench -- --occupancy {} 256 {DMA_LATENCY_NS}`: {:.0} cycles a \
+                 frame; cycles {}..{} of its waveform): the send engine's issue side {}; the \
+                 receive engine {} (WqeWait: a receive WQE not read ahead; these frames are one \
+                 flow, all in one RQ); DMA answers brought the send engine a beat in {:.0} % of \
+                 the cycles.",
+                p.name,
+                o.per_frame,
+                o.from,
+                o.to,
+                o.sq.top(5.0),
+                o.rq.top(5.0),
+                o.sq_answer_beats
+            );
+        } else {
+            md.push_str("  What bounds it:");
+        }
         let _ = write!(
             md,
-            "  What bounds it: a plain send's DMA answers, its 64-byte WQE and its frame, reach \
-             the send engine a datapath beat ({beat} bytes) a cycle: {answers} beats for {len} \
-             bytes against the frame's ideal of {:.0}{}.",
+            " A plain send's DMA answers, its 64-byte WQE and its frame, reach the send engine a \
+             datapath beat ({beat} bytes) a cycle: {answers} beats for {len} bytes against the \
+             frame's ideal of {:.0}{}.",
             ideal_cycles(len, p.data_bits),
             if answers as f64 > ideal_cycles(len, p.data_bits) {
-                ""
+                ", a floor with no waiting at all"
             } else {
                 ", no more, so here the per-frame costs below bound it as they do at 64 bytes"
             }
         );
-        if let Some(o) = occ(256, DMA_LATENCY_NS) {
-            let _ = write!(
-                md,
-                " The 256-byte row run again traced (`cargo run --release -p nicgen --bin \
-                 host-bench -- --occupancy {} 256 {DMA_LATENCY_NS}`, cycles {}..{} of its \
-                 waveform): the answers brought the send engine a beat in {:.0} % of the cycles; its issue side: {}; \
-                 the receive engine: {}.",
-                p.name,
-                o.from,
-                o.to,
-                o.sq_answer_beats,
-                o.sq.top(5.0),
-                o.rq.top(5.0)
-            );
-        }
         md.push('\n');
     }
     let target = target_mpps_64(&p.name);
