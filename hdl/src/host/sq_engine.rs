@@ -109,7 +109,7 @@
 //!   the 8-byte plain doorbell alone is dwords 0 and 1 (the WQE is then fetched).
 //! - Arbitration: SQs with a doorbell rung (pending bit) or a turn cut short (resume bit) are
 //!   served round robin, one turn each. A turn runs the SQ's WQEs up to its producer counter,
-//!   but once it has consumed TURN_WQEBBS (16) WQEBBs and another SQ waits, it ends after the
+//!   but once it has consumed TURN_WQEBBS (8) WQEBBs and another SQ waits, it ends after the
 //!   WQE in hand and sets the SQ's resume bit. So under load every busy SQ gets an equal share
 //!   of WQEBBs (within one WQE per turn), however many WQEs another has posted. A turn taken
 //!   for its resume bit alone goes on from the producer counter in the SQ's context, without
@@ -283,11 +283,9 @@ const BF_DWORDS: u32 = 64;
 pub const PREFETCH_WQEBBS: u32 = 16;
 
 /// WQEBBs an SQ may consume in one turn while another SQ waits (a turn's first read, and a
-/// look-ahead for another SQ, fetch no more): a prefetch half, so that a turn's WQEs take about
-/// a DMA round trip to run and the next SQ's look-ahead, read during the turn, has landed when
-/// that SQ's turn begins (a shorter turn runs out first, and busy SQs then wait for their
-/// descriptors at every turn); another SQ waits at most sixteen one-WQEBB sends' time.
-pub const TURN_WQEBBS: u32 = PREFETCH_WQEBBS;
+/// look-ahead for another SQ, fetch no more): eight, two WQEs of the largest size or eight
+/// one-WQEBB sends, so another SQ waits a few WQEs' time, not a whole half's.
+pub const TURN_WQEBBS: u32 = 8;
 
 nicgen_edsl::record! {
     /// SQ context word in the RAM.
