@@ -274,10 +274,12 @@ fn goals(
                 md,
                 "  What bounds it, in the 256-byte row run again traced (`cargo run --release -p \
                  nicgen --bin host-bench -- --occupancy {} 256 {DMA_LATENCY_NS}`: {:.0} cycles a \
-                 frame; cycles {}..{} of its waveform): the send engine's issue side {}; the \
-                 receive engine {} (WqeWait: a receive WQE not read ahead; these frames are one \
-                 flow, all in one RQ); DMA answers brought the send engine a beat in {:.0} % of \
-                 the cycles.",
+                 frame; cycles {}..{} of its waveform): the send engine's issue side {} \
+                 (WqeWait: waiting for a descriptor read; the look-ahead reads one turn ahead, \
+                 and with {WINDOW} frames in flight over 4 SQs, each rung a frame at a time, a \
+                 turn finds few WQEs posted and its read still on the way); the receive engine \
+                 {} (WqeWait: a receive WQE not read ahead; these frames are one flow, all in \
+                 one RQ); DMA answers brought the send engine a beat in {:.0} % of the cycles.",
                 p.name,
                 o.per_frame,
                 o.from,
