@@ -1008,9 +1008,17 @@ fn scapy_and_the_tunnel_model_agree() {
         errors.len(),
         errors.join("\n")
     );
-    // Every reason, and both verdicts of each checksum, were exercised.
+    // Every reason of the wire, and both verdicts of each checksum, were exercised. A tunnel
+    // header beyond the receive parser's window is not a property of the frame: with the
+    // default window, which sees every frame whole, it cannot occur (the model's own test
+    // reaches it with a narrow window).
     let reasons: BTreeSet<_> = seen.iter().filter_map(|s| s.1.clone()).collect();
-    assert_eq!(reasons.len(), Malformed::ALL.len(), "{reasons:?}");
+    let wire_reasons: BTreeSet<_> = Malformed::ALL
+        .iter()
+        .filter(|m| **m != Malformed::BeyondWindow)
+        .map(|m| m.name().to_string())
+        .collect();
+    assert_eq!(reasons, wire_reasons);
     for bad in [
         |s: &Seen| s.2.is_some_and(|o| o.0 == Some(false)),
         |s: &Seen| s.2.is_some_and(|o| o.1 == Some(false)),
