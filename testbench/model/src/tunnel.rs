@@ -107,10 +107,27 @@ impl TunnelKind {
             TunnelKind::Nvgre => "nvgre",
         }
     }
+
+    /// The number a receive parser's record carries (`tunnel`): 0 none, 1 VXLAN, 2 NVGRE.
+    pub fn code(self) -> u8 {
+        match self {
+            TunnelKind::None => 0,
+            TunnelKind::Vxlan => 1,
+            TunnelKind::Nvgre => 2,
+        }
+    }
+
+    /// The kind of a record's `tunnel` number ([`TunnelKind::code`]); `None` for a number no
+    /// kind has.
+    pub fn from_code(code: u8) -> Option<TunnelKind> {
+        [TunnelKind::None, TunnelKind::Vxlan, TunnelKind::Nvgre]
+            .into_iter()
+            .find(|k| k.code() == code)
+    }
 }
 
 /// Why a recognised tunnel cannot be decapsulated (see the module docs for the order).
-/// The hardware reports these as `1 +` their position in [`Malformed::ALL`] (0: none).
+/// The hardware reports these by [`Malformed::code`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Malformed {
     /// The datagram ends inside the VXLAN or GRE header.
@@ -153,6 +170,15 @@ impl Malformed {
             Malformed::GreProtocol => "bad_gre_protocol",
             Malformed::InnerTooShort => "inner_frame_too_short",
         }
+    }
+
+    /// The number a receive parser's record carries (`tunnel_bad`): 1 + the position in
+    /// [`Malformed::ALL`], the check order (0 is no reason).
+    pub fn code(self) -> u8 {
+        1 + Malformed::ALL
+            .iter()
+            .position(|m| *m == self)
+            .expect("every reason is in ALL") as u8
     }
 }
 

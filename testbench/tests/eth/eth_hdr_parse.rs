@@ -1137,57 +1137,68 @@ fn latency_is_as_documented() {
     // A record is valid LATENCY cycles after the beat that closes the window (tlast for a short
     // frame, the window-full beat for a long one), and not before LATENCY_AFTER_LAST cycles
     // after tlast.
-    let Some(d) = dut(&eth_hdr_parse(&HdrParseCfg::new(64, 2)).unwrap()) else {
-        return;
-    };
-    let mut rng = StdRng::seed_from_u64(5);
-    for (len, close_beat) in [(60usize, 7u64), (16 * 8 + 24, 15), (300, 15)] {
-        let spec = Spec {
-            tags: vec![],
-            l3: L3::V4 {
-                opts: 0,
-                mf: false,
-                frag_off: 0,
-            },
-            upper: Upper::Udp,
-            payload: len - 42,
-            pad: 0,
+    // The same with tunnel recognition, which joins the record in the existing stages.
+    for tunnels in [false, true] {
+        let cfg = HdrParseCfg {
+            tunnels,
+            ..HdrParseCfg::new(64, 2)
         };
-        let f = build(&mut rng, &spec);
-        assert_eq!(f.len(), len);
-        let mut sim = d.model.instance();
-        reset(&mut sim);
-        let p = |n: &str| sim.port(n).unwrap();
-        let (data, keep, valid, last, mvalid, mready) = (
-            p("s_axis_tdata"),
-            p("s_axis_tkeep"),
-            p("s_axis_tvalid"),
-            p("s_axis_tlast"),
-            p("m_axis_meta_tvalid"),
-            p("m_axis_meta_tready"),
-        );
-        sim.set_bool(mready, true);
-        let beats = len.div_ceil(8);
-        let mut seen = None;
-        for cyc in 0..beats as u64 + 40 {
-            let b = cyc as usize;
-            if b < beats {
-                let chunk = &f[8 * b..(8 * b + 8).min(len)];
-                sim.set_bytes_le(data, chunk);
-                sim.set(keep, (1u64 << chunk.len()) - 1);
-                sim.set_bool(last, b + 1 == beats);
+        let Some(d) = dut(&eth_hdr_parse(&cfg).unwrap()) else {
+            return;
+        };
+        let mut rng = StdRng::seed_from_u64(5);
+        for (len, close_beat) in [(60usize, 7u64), (16 * 8 + 24, 15), (300, 15)] {
+            let spec = Spec {
+                tags: vec![],
+                l3: L3::V4 {
+                    opts: 0,
+                    mf: false,
+                    frag_off: 0,
+                },
+                upper: Upper::Udp,
+                payload: len - 42,
+                pad: 0,
+            };
+            let f = build(&mut rng, &spec);
+            assert_eq!(f.len(), len);
+            let mut sim = d.model.instance();
+            if tunnels {
+                let port = sim.port("vxlan_port").unwrap();
+                sim.set(port, 4789);
             }
-            sim.set_bool(valid, b < beats);
-            sim.cycle();
-            if sim.get_bool(mvalid) && seen.is_none() {
-                seen = Some(cyc);
+            reset(&mut sim);
+            let p = |n: &str| sim.port(n).unwrap();
+            let (data, keep, valid, last, mvalid, mready) = (
+                p("s_axis_tdata"),
+                p("s_axis_tkeep"),
+                p("s_axis_tvalid"),
+                p("s_axis_tlast"),
+                p("m_axis_meta_tvalid"),
+                p("m_axis_meta_tready"),
+            );
+            sim.set_bool(mready, true);
+            let beats = len.div_ceil(8);
+            let mut seen = None;
+            for cyc in 0..beats as u64 + 40 {
+                let b = cyc as usize;
+                if b < beats {
+                    let chunk = &f[8 * b..(8 * b + 8).min(len)];
+                    sim.set_bytes_le(data, chunk);
+                    sim.set(keep, (1u64 << chunk.len()) - 1);
+                    sim.set_bool(last, b + 1 == beats);
+                }
+                sim.set_bool(valid, b < beats);
+                sim.cycle();
+                if sim.get_bool(mvalid) && seen.is_none() {
+                    seen = Some(cyc);
+                }
             }
+            // Beat `close_beat` is taken in step `close_beat`; the record shows LATENCY steps later,
+            // and LATENCY_AFTER_LAST steps after the `tlast` beat at the earliest.
+            let want = (close_beat + u64::from(LATENCY))
+                .max(beats as u64 - 1 + u64::from(LATENCY_AFTER_LAST));
+            assert_eq!(seen, Some(want), "{len}-byte frame, tunnels {tunnels}");
         }
-        // Beat `close_beat` is taken in step `close_beat`; the record shows LATENCY steps later,
-        // and LATENCY_AFTER_LAST steps after the `tlast` beat at the earliest.
-        let want =
-            (close_beat + u64::from(LATENCY)).max(beats as u64 - 1 + u64::from(LATENCY_AFTER_LAST));
-        assert_eq!(seen, Some(want), "{len}-byte frame");
     }
 }
 
@@ -1231,7 +1242,16 @@ fn codes_and_layout_agree_with_the_model() {
     ];
     assert_eq!(reasons.len(), Malformed::ALL.len());
     for (h, mm) in reasons {
-        assert_eq!(Malformed::ALL[h as usize - 1], mm);
+        assert_eq!(h, u32::from(mm.code()));
+    }
+    use nicgen_hdl::eth::eth_hdr_parse::tunnel_kind as tk;
+    use nicgen_model::tunnel::TunnelKind;
+    for (h, k) in [
+        (tk::NONE, TunnelKind::None),
+        (tk::VXLAN, TunnelKind::Vxlan),
+        (tk::NVGRE, TunnelKind::Nvgre),
+    ] {
+        assert_eq!(h, u32::from(k.code()));
     }
     // Every ParseResult field but `user` is a record field; with the claims 499 bits, with
     // the tunnel's 568.
@@ -1386,7 +1406,7 @@ fn tunnel_frames(seed: u64, n: usize, port: u16) -> Vec<Vec<u8>> {
 
 /// The record's tunnel fields as the model's `parse_tunnel` gives them.
 fn tunnel_fields(f: &[u8], port: u16) -> [u128; 6] {
-    use nicgen_model::tunnel::{parse_tunnel, Malformed, TunnelConfig, TunnelKind};
+    use nicgen_model::tunnel::{parse_tunnel, TunnelConfig};
     let t = parse_tunnel(
         f,
         &TunnelConfig {
@@ -1394,16 +1414,16 @@ fn tunnel_fields(f: &[u8], port: u16) -> [u128; 6] {
             window: WINDOW,
         },
     );
-    let kind = match t.kind {
-        TunnelKind::None => 0,
-        TunnelKind::Vxlan => 1,
-        TunnelKind::Nvgre => 2,
-    };
-    let bad = t.malformed.map_or(0, |m| {
-        1 + Malformed::ALL.iter().position(|x| *x == m).unwrap() as u128
-    });
+    let bad = t.malformed.map_or(0, |m| m.code().into());
     let (off, end) = t.inner.map_or((0, 0), |i| (i.off as u128, i.end as u128));
-    [kind, bad, t.id.into(), t.flow_id.into(), off, end]
+    [
+        t.kind.code().into(),
+        bad,
+        t.id.into(),
+        t.flow_id.into(),
+        off,
+        end,
+    ]
 }
 
 #[test]

@@ -15,12 +15,9 @@ use rand::{Rng, SeedableRng};
 /// An entry as the test tracks it: (kind, id, queue).
 type Entry = (u32, u32, u32);
 
+/// The tunnel of a key's `kind` (none for 0: not a tunnel, which never hits).
 fn kind_of(k: u32) -> Option<TunnelKind> {
-    match k {
-        1 => Some(TunnelKind::Vxlan),
-        2 => Some(TunnelKind::Nvgre),
-        _ => None,
-    }
+    TunnelKind::from_code(k as u8).filter(|k| *k != TunnelKind::None)
 }
 
 /// The model's table of the valid entries, the lowest entry inserted last.

@@ -16,8 +16,8 @@ use super::capture::Window;
 use super::stage;
 use nicgen_edsl::prelude::*;
 
-/// The reason codes of `tunnel_bad` (0: none), in check order: 1 + the position in
-/// `nicgen_model::tunnel::Malformed::ALL`.
+/// The reason codes of `tunnel_bad` (0: none), in check order: the golden model's
+/// `nicgen_model::tunnel::Malformed::code`.
 pub mod tunnel_bad {
     /// The datagram ends inside the VXLAN header or the GRE header.
     pub const SHORT: u32 = 1;
@@ -35,7 +35,8 @@ pub mod tunnel_bad {
     pub const INNER_SHORT: u32 = 7;
 }
 
-/// The `tunnel` field: the kind the outer headers announce.
+/// The `tunnel` field: the kind the outer headers announce (the golden model's
+/// `nicgen_model::tunnel::TunnelKind::code`).
 pub mod tunnel_kind {
     pub const NONE: u32 = 0;
     pub const VXLAN: u32 = 1;
