@@ -44,10 +44,11 @@ use crate::host::bar_regs::{bar_regs, BarCfg, BarPorts, BuildInfo, HostParams};
 use crate::host::cq_engine::{cq_engine, Cmpl, CqArm, CqCfg, CqPorts, EqDb};
 use crate::host::mr_table::{mr_table, MrTablePorts, MrWrite};
 use crate::host::regs::consts::{qcmd_status, qtype};
-use crate::host::regs::{dev, mr, qcmd, rss, stats, uar};
+use crate::host::regs::{dev, mr, qcmd, rss, stats, tunnel, uar};
 use crate::host::rq_engine::{rq_engine, RqCfg, RqPorts, RQ_DMA_TAGS, RQ_TAG_BITS};
 use crate::host::sq_engine::{sq_engine, SqCfg, SqDb, SqPorts, TAGS as SQ_TAGS};
 use crate::host::{Axil, DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
+use crate::overlay::rx_decap::cfg_addr as tun_addr;
 use crate::preset::Preset;
 use crate::rss::rss_toeplitz::cfg_addr;
 use crate::stats::event_counter;
@@ -66,7 +67,11 @@ pub fn host_params(p: &Preset) -> HostParams {
         eqs: p.host.eqs,
         mrs: p.host.mrs,
         log_max_wq: p.host.log_max_wq,
-        caps: vec!["csum", "rss", "vlan", "loopback"],
+        caps: if p.overlay.steer_entries > 0 {
+            vec!["csum", "rss", "vlan", "loopback", "tunnels"]
+        } else {
+            vec!["csum", "rss", "vlan", "loopback"]
+        },
     }
 }
 
@@ -385,12 +390,18 @@ fn queue_commands(u: &Parts) -> Sig {
     busy & unknown
 }
 
-/// The RSS window (KEY, ENABLES, TABLE) onto the core's configuration port; table writes past
-/// the preset's table are dropped.
+/// The RSS and tunnel windows (KEY, ENABLES, TABLE; VXLAN_PORT, CTL, STEER_QUEUE, STEER) onto
+/// the core's configuration port; table writes past the preset's table are dropped (the
+/// steering table ignores entries past its own size).
 fn rss_window(u: &Parts, table_size: u32) {
     let key = u.bar.wo(rss::KEY);
     let en = u.bar.wo(rss::ENABLES);
     let tab = u.bar.wo(rss::TABLE);
+    let port = u.bar.wo(tunnel::VXLAN_PORT);
+    let ctl = u.bar.wo(tunnel::CTL);
+    let squeue = u.bar.wo(tunnel::STEER_QUEUE);
+    let steer = u.bar.wo(tunnel::STEER);
+    let steer_i = steer.index.expect("STEER is an array");
     let tab_i = tab.index.expect("TABLE is an array");
     let tab_ok = if table_size >= 2048 {
         lit(1, 1u32)
@@ -399,21 +410,33 @@ fn rss_window(u: &Parts, table_size: u32) {
     };
     let a_bits = cfg_addr::BITS;
     let key_i = key.index.expect("KEY is an array");
-    u.core.cfg.we.set(key.we | en.we | (tab.we & tab_ok));
-    u.core.cfg.addr.set(select(
-        &[
-            (
-                key.we,
-                lit(a_bits, cfg_addr::KEY as u64) + key_i.zext(a_bits),
-            ),
-            (en.we, lit(a_bits, cfg_addr::ENABLES as u64)),
-        ],
-        lit(a_bits, cfg_addr::TABLE as u64) + tab_i.resize(a_bits),
-    ));
     u.core
         .cfg
-        .wdata
-        .set(select(&[(key.we, key.data), (en.we, en.data)], tab.data));
+        .we
+        .set(key.we | en.we | (tab.we & tab_ok) | port.we | ctl.we | squeue.we | steer.we);
+    let at = |a: u32| lit(a_bits, a as u64);
+    u.core.cfg.addr.set(select(
+        &[
+            (key.we, at(cfg_addr::KEY) + key_i.zext(a_bits)),
+            (en.we, at(cfg_addr::ENABLES)),
+            (tab.we, at(cfg_addr::TABLE) + tab_i.resize(a_bits)),
+            (port.we, at(tun_addr::VXLAN_PORT)),
+            (ctl.we, at(tun_addr::TUNNEL_CTL)),
+            (squeue.we, at(tun_addr::STEER_QUEUE)),
+        ],
+        at(tun_addr::STEER) + steer_i.resize(a_bits),
+    ));
+    u.core.cfg.wdata.set(select(
+        &[
+            (key.we, key.data),
+            (en.we, en.data),
+            (tab.we, tab.data),
+            (port.we, port.data),
+            (ctl.we, ctl.data),
+            (squeue.we, squeue.data),
+        ],
+        steer.data,
+    ));
 }
 
 /// The mlx5 doorbells (payloads are big-endian descriptor bytes): SQ_DB and SQ_BF go to the send
@@ -659,6 +682,8 @@ fn counters(u: &Parts, rd_err: Sig) {
         (stats::RX_VLAN_STRIPPED, rx.vlan_stripped),
         (stats::RX_L3_CSUM_BAD, rx.l3_csum_bad),
         (stats::RX_L4_CSUM_BAD, rx.l4_csum_bad),
+        (stats::RX_DECAPPED, rx.decapped),
+        (stats::RX_TUNNEL_MALFORMED, rx.tunnel_malformed),
         (stats::TX_FRAMES, u.core.tx_frames),
     ] {
         bar.ro(reg).set(stat);

@@ -37,6 +37,9 @@ pub struct Preset {
     pub rss: RssPreset,
     pub host: HostPreset,
     pub csum: CsumPreset,
+    /// Absent: no tunnel stage.
+    #[serde(default)]
+    pub overlay: OverlayPreset,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -78,6 +81,15 @@ pub struct RssPreset {
 pub struct CsumPreset {
     /// Adder-tree levels per pipeline stage: 1 to 8.
     pub levels_per_stage: u32,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OverlayPreset {
+    /// Entries of the tunnel de-capsulation steering table: 0 (no tunnel stage on receive) to
+    /// 255.
+    #[serde(default)]
+    pub steer_entries: u32,
 }
 
 /// Why a configuration was refused.
@@ -195,6 +207,12 @@ impl Preset {
             return Err(ConfigError(format!(
                 "field `csum.levels_per_stage` = {} must be from 1 to 8",
                 self.csum.levels_per_stage
+            )));
+        }
+        if self.overlay.steer_entries > 255 {
+            return Err(ConfigError(format!(
+                "field `overlay.steer_entries` = {} must be from 0 to 255",
+                self.overlay.steer_entries
             )));
         }
         Ok(())

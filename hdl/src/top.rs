@@ -51,6 +51,7 @@ pub fn rx_cfg(p: &Preset) -> RxCfg {
             ..RssCfg::default()
         },
         levels_per_stage: p.csum.levels_per_stage,
+        steer_entries: p.overlay.steer_entries,
     }
 }
 

@@ -605,6 +605,15 @@ pub struct Cqe {
     /// Device cycle counter at completion; 0 in error CQEs, whose bytes 0x36-0x37 carry the
     /// syndromes instead.
     pub timestamp: u64,
+    /// The frame was de-capsulated: the L3/L4 fields, verdicts, checksum and RSS are the
+    /// inner frame's.
+    pub tunneled: bool,
+    /// The tunnel the outer headers announce: 0 none, 1 VXLAN, 2 NVGRE.
+    pub tunnel_kind: u8,
+    /// Its VNI or VSID (well-formed tunnels).
+    pub tunnel_id: u32,
+    /// Why it is malformed (0 for none).
+    pub tunnel_bad: u8,
 }
 
 impl Cqe {
@@ -647,6 +656,10 @@ impl Cqe {
                 cqe::TIMESTAMP.get(b)
             },
             error,
+            tunneled: flag(b, cqe::TUNNELED),
+            tunnel_kind: cqe::TUNNEL_KIND.get(b) as u8,
+            tunnel_id: cqe::TUNNEL_ID.get(b) as u32,
+            tunnel_bad: cqe::TUNNEL_BAD.get(b) as u8,
         }
     }
 
@@ -654,6 +667,10 @@ impl Cqe {
     pub fn encode(&self) -> [u8; CQE_BYTES] {
         let mut b = [0u8; CQE_BYTES];
         put(&mut b, cqe::RSS_HASH_RESULT, self.rss_hash);
+        put(&mut b, cqe::TUNNELED, self.tunneled);
+        put(&mut b, cqe::TUNNEL_KIND, self.tunnel_kind);
+        put(&mut b, cqe::TUNNEL_ID, self.tunnel_id);
+        put(&mut b, cqe::TUNNEL_BAD, self.tunnel_bad);
         put(&mut b, cqe::RSS_HASH_TYPE, self.rss_hash_type.0);
         put(&mut b, cqe::CHECK_SUM, self.check_sum);
         put(&mut b, cqe::L3_HDR, self.l3_hdr);
@@ -1018,6 +1035,8 @@ mod tests {
         b[0x38..0x3C].copy_from_slice(&[0, 0, 0, 3]); // RQ 3
         b[0x3C..0x3E].copy_from_slice(&[0x01, 0x02]);
         b[0x3F] = 0x21; // RESP_SEND, owner 1
+        b[0x00] = 0x01; // tunneled
+        b[0x28..0x2C].copy_from_slice(&[0x01, 0x00, 0x12, 0x34]); // VXLAN, VNI 0x1234
         let c = Cqe::decode(&b);
         assert_eq!(
             c,
@@ -1044,6 +1063,10 @@ mod tests {
                 s_wqe_opcode: 0,
                 error: None,
                 timestamp: 0x01_0203_0405,
+                tunneled: true,
+                tunnel_kind: 1,
+                tunnel_id: 0x00_1234,
+                tunnel_bad: 0,
             }
         );
         assert_eq!(c.vlan(), Some(0x2005));
@@ -1173,6 +1196,10 @@ mod tests {
                     vendor_err_synd: (i * 7) as u8,
                 }),
                 timestamp: if err { 0 } else { (i as u64) << 40 | 0xABCD },
+                tunneled: i & 32 != 0,
+                tunnel_kind: (i % 3) as u8,
+                tunnel_id: i.wrapping_mul(0x0001_3579) & 0xFF_FFFF,
+                tunnel_bad: (i % 8) as u8,
             };
             assert_eq!(Cqe::decode(&c.encode()), c, "case {i}");
         }

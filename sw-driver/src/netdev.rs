@@ -228,6 +228,14 @@ pub struct RxFrame {
     /// The receive WQE the frame is in (its WQE counter): a striding RQ's CQE names it in
     /// `wqe_id`, a plain RQ's in `wqe_counter`.
     pub wqe: u16,
+    /// The device removed the frame's VXLAN/NVGRE outer headers (the fields above are the
+    /// inner frame's).
+    pub decapped: bool,
+    /// The tunnel the frame's outer headers announce: 0 none, 1 VXLAN, 2 NVGRE; its VNI/VSID;
+    /// why it is malformed (0 for none).
+    pub tunnel_kind: u8,
+    pub tunnel_id: u32,
+    pub tunnel_bad: u8,
 }
 
 /// What [`NetDev::poll`] found.
@@ -1472,6 +1480,10 @@ impl<B: Backend> NetDev<B> {
             } else {
                 c.wqe_counter
             },
+            decapped: c.tunneled,
+            tunnel_kind: c.tunnel_kind,
+            tunnel_id: c.tunnel_id,
+            tunnel_bad: c.tunnel_bad,
         }));
     }
 

@@ -102,6 +102,8 @@ pub mod id {
     pub const LIMITS_TABLE_SIZE: Field = Field { lsb: 0, bits: 16 };
     /// `LIMITS.log_max_wq`: largest log2 ring size for SQs, RQs, CQs and EQs.
     pub const LIMITS_LOG_MAX_WQ: Field = Field { lsb: 16, bits: 8 };
+    /// `LIMITS.steer_entries`: tunnel steering-table entries (0: no tunnel de-capsulation).
+    pub const LIMITS_STEER_ENTRIES: Field = Field { lsb: 24, bits: 8 };
     /// Capabilities (RO).
     pub const CAPS: u32 = 0x001c;
     /// `CAPS.csum`: TX checksum insertion and RX verification (mlx5 cs_flags).
@@ -112,6 +114,8 @@ pub mod id {
     pub const CAPS_VLAN: Field = Field { lsb: 2, bits: 1 };
     /// `CAPS.loopback`: MAC-side loopback (DEV.CTRL.loopback).
     pub const CAPS_LOOPBACK: Field = Field { lsb: 3, bits: 1 };
+    /// `CAPS.tunnels`: VXLAN/NVGRE recognition and de-capsulation on receive (the tunnel block).
+    pub const CAPS_TUNNELS: Field = Field { lsb: 4, bits: 1 };
     /// Preset name, 16 ASCII bytes NUL-padded, byte 0 in bits 7:0 of the first register (RO).
     pub const PRESET_NAME: u32 = 0x0020;
     /// Elements of `PRESET_NAME`, 4 bytes apart.
@@ -192,6 +196,10 @@ pub mod stats {
     pub const RX_CQES: u32 = 0x0268;
     /// DMA reads answered with an error (RO, 64-bit).
     pub const DMA_RD_ERR: u32 = 0x0270;
+    /// Delivered frames de-capsulated (VXLAN or NVGRE outer headers removed) (RO, 64-bit).
+    pub const RX_DECAPPED: u32 = 0x0278;
+    /// Delivered frames whose VXLAN or NVGRE header is malformed (delivered whole) (RO, 64-bit).
+    pub const RX_TUNNEL_MALFORMED: u32 = 0x0280;
 }
 
 /// Memory regions: the host memory the NIC may touch through a data segment's lkey (lkey = table index). A gather or scatter outside its region completes in error (local protection).
@@ -280,6 +288,34 @@ pub mod rss {
     pub const TABLE: u32 = 0x4400;
     /// Elements of `TABLE`, 4 bytes apart.
     pub const TABLE_COUNT: u32 = 2048;
+}
+
+/// Tunnel de-capsulation on receive (write-only; reads return 0): the VXLAN port and the steering table, (kind, VNI/VSID) -> receive queue. A frame whose well-formed tunnel hits an entry (or any well-formed tunnel with CTL.decap_all) is delivered as its inner frame, with the inner checksum verdicts and RSS, and the tunnel reported in its CQE; a hit's queue overrides RSS.
+pub mod tunnel {
+    #[allow(unused_imports)]
+    use super::Field;
+    /// First byte of the block.
+    pub const BLOCK_BASE: u32 = 0x8000;
+    /// Bytes the block spans.
+    pub const BLOCK_SPAN: u32 = 0x0800;
+    /// UDP destination port recognised as VXLAN (bits 15:0; 4789 after reset) (WO).
+    pub const VXLAN_PORT: u32 = 0x8000;
+    /// Tunnel controls (WO).
+    pub const CTL: u32 = 0x8004;
+    /// `CTL.decap_all`: de-capsulate every well-formed tunnel, also without an entry (RSS picks the queue).
+    pub const CTL_DECAP_ALL: Field = Field { lsb: 0, bits: 1 };
+    /// Receive queue the next STEER write gives its entry (WO).
+    pub const STEER_QUEUE: u32 = 0x8008;
+    /// Steering entry i (i < LIMITS.steer_entries); the lowest entry holding a key wins (WO).
+    pub const STEER: u32 = 0x8400;
+    /// Elements of `STEER`, 4 bytes apart.
+    pub const STEER_COUNT: u32 = 256;
+    /// `STEER.id`: VNI (VXLAN) or VSID (NVGRE).
+    pub const STEER_ID: Field = Field { lsb: 0, bits: 24 };
+    /// `STEER.kind`: 1 VXLAN, 2 NVGRE.
+    pub const STEER_KIND: Field = Field { lsb: 24, bits: 2 };
+    /// `STEER.valid`: 1: the entry steers (kind, id) to STEER_QUEUE; 0: the entry is cleared.
+    pub const STEER_VALID: Field = Field { lsb: 31, bits: 1 };
 }
 
 /// User access region (mlx5 UAR page 0): doorbells. Payloads are raw descriptor bytes in memory order (big-endian fields), written as two dwords; the device acts on the second.
@@ -466,6 +502,34 @@ pub mod desc {
         use super::super::DescField;
         /// Bytes of the layout.
         pub const SIZE: usize = 64;
+        /// the frame was de-capsulated: l3/l4 types, verdicts, checksum and RSS are the inner frame's.
+        pub const TUNNELED: DescField = DescField {
+            byte: 0x00,
+            container: 1,
+            lsb: 0,
+            bits: 1,
+        };
+        /// VNI (VXLAN) or VSID (NVGRE) of a well-formed tunnel, de-capsulated or not; 0 otherwise.
+        pub const TUNNEL_ID: DescField = DescField {
+            byte: 0x28,
+            container: 4,
+            lsb: 0,
+            bits: 24,
+        };
+        /// tunnel the outer headers announce: 0 none, 1 VXLAN, 2 NVGRE.
+        pub const TUNNEL_KIND: DescField = DescField {
+            byte: 0x28,
+            container: 4,
+            lsb: 24,
+            bits: 2,
+        };
+        /// why that tunnel is malformed, 0 for none: 1 short header, 2 beyond the parser's window, 3 VXLAN I flag clear, 4 GRE version, 5 GRE flags, 6 GRE protocol, 7 inner frame too short.
+        pub const TUNNEL_BAD: DescField = DescField {
+            byte: 0x28,
+            container: 4,
+            lsb: 26,
+            bits: 3,
+        };
         /// striding RQ: the WQE (RQ WQE counter) the frame's strides are in, filler and error CQEs too; 0 in other CQEs.
         pub const WQE_ID: DescField = DescField {
             byte: 0x02,

@@ -106,6 +106,15 @@ enum SimCmd {
         /// preset's.
         #[arg(long)]
         mtu: Option<u32>,
+        /// Tunnels to de-capsulate, each steered to a receive queue: `vxlan:VNI=QUEUE` or
+        /// `nvgre:VSID=QUEUE`, comma-separated (the preset's steering table, overlay.steer_entries,
+        /// holds them). A frame of such a tunnel is delivered as its inner frame.
+        #[arg(long, value_name = "KIND:ID=QUEUE,...")]
+        decap: Option<String>,
+        /// De-capsulate every well-formed VXLAN and NVGRE frame (RSS on the inner headers picks
+        /// the queue unless --decap names the tunnel).
+        #[arg(long)]
+        decap_all: bool,
         #[command(flatten)]
         trace: TraceArgs,
     },
@@ -338,11 +347,72 @@ fn parse_key(s: &str) -> Result<[u8; 40]> {
     Ok(k)
 }
 
+/// The steering table `--decap` and `--decap-all` ask for (`None` when neither is given).
+fn parse_decap(
+    spec: Option<&str>,
+    all: bool,
+    p: &Preset,
+) -> Result<Option<nicgen_model::tunnel::Steering>> {
+    use nicgen_model::tunnel::{Steering, TunnelKind};
+    if spec.is_none() && !all {
+        return Ok(None);
+    }
+    if p.overlay.steer_entries == 0 {
+        bad_input!(
+            "preset {} has no tunnel stage (overlay.steer_entries = 0); use a preset with one, e.g. nic64",
+            p.name
+        );
+    }
+    let mut s = Steering::new();
+    s.decap_all = all;
+    for item in spec
+        .unwrap_or("")
+        .split(',')
+        .filter(|i| !i.trim().is_empty())
+    {
+        let usage = "use KIND:ID=QUEUE, e.g. --decap vxlan:100=2,nvgre:7=1";
+        let Some((kind, rest)) = item.trim().split_once(':') else {
+            bad_input!("--decap entry `{item}` has no kind; {usage}");
+        };
+        let kind = match kind {
+            "vxlan" => TunnelKind::Vxlan,
+            "nvgre" => TunnelKind::Nvgre,
+            k => bad_input!("--decap entry `{item}`: unknown tunnel kind `{k}` (vxlan or nvgre)"),
+        };
+        let Some((id, queue)) = rest.split_once('=') else {
+            bad_input!("--decap entry `{item}` has no queue; {usage}");
+        };
+        let id: u32 = match id.parse() {
+            Ok(v) if v < 1 << 24 => v,
+            _ => bad_input!("--decap entry `{item}`: the VNI/VSID must be a number below 2^24"),
+        };
+        let queue: u32 = match queue.parse() {
+            Ok(q) if q < p.rss.queues => q,
+            _ => bad_input!(
+                "--decap entry `{item}`: the queue must be a number below the preset's {} RSS queues",
+                p.rss.queues
+            ),
+        };
+        s.insert(kind, id, queue);
+    }
+    if s.entries().len() > p.overlay.steer_entries as usize {
+        bad_input!(
+            "--decap names {} tunnels; preset {} steers at most {} (overlay.steer_entries)",
+            s.entries().len(),
+            p.name,
+            p.overlay.steer_entries
+        );
+    }
+    Ok(Some(s))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn sim_rx(
     p: &Preset,
     pcap_in: &PathBuf,
     report: &PathBuf,
     pcap_out: Option<&PathBuf>,
+    steering: Option<&nicgen_model::tunnel::Steering>,
     rss_key: Option<&str>,
     mtu: Option<u32>,
     trace: Option<&Trace>,
@@ -379,9 +449,15 @@ fn sim_rx(
     if wire.len() < 10_000 {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    let run = run_rx(&model, &cfg, &wire, key.as_ref(), Knobs::default(), |_| {
-        bar.inc(1)
-    })
+    let run = run_rx(
+        &model,
+        &cfg,
+        &wire,
+        key.as_ref(),
+        steering,
+        Knobs::default(),
+        |_| bar.inc(1),
+    )
     .map_err(Failure::classify)?;
     bar.finish_and_clear();
     let mut out = String::new();
@@ -740,14 +816,18 @@ fn run(cli: Cli) -> Result<()> {
             pcap_out,
             rss_key,
             mtu,
+            decap,
+            decap_all,
             trace,
         }) => traced(trace, |trace| {
             let p = load_preset(preset.as_deref(), config.as_ref())?;
+            let steering = parse_decap(decap.as_deref(), decap_all, &p)?;
             sim_rx(
                 &p,
                 &pcap_in,
                 &report,
                 pcap_out.as_ref(),
+                steering.as_ref(),
                 rss_key.as_deref(),
                 mtu,
                 trace,

@@ -395,6 +395,18 @@ fn differs(r: &nicgen_driver::netdev::RxFrame, rep: &RxReport) -> Option<String>
             "VLAN",
             r.vlan.map(|t| (t & 0xFFF, (t >> 13) as u8)) == rep.vlan,
         ),
+        (
+            "tunnel",
+            rep.tunnel.is_none_or(|t| {
+                (r.decapped, r.tunnel_kind, r.tunnel_id, r.tunnel_bad)
+                    == (
+                        t.decap,
+                        t.kind.code(),
+                        t.id,
+                        t.malformed.map_or(0, |m| m.code()),
+                    )
+            }),
+        ),
     ];
     checks
         .iter()
@@ -487,6 +499,8 @@ pub fn run_loopback(
         rss_key: MICROSOFT_KEY,
         rss_enables: 0x3F,
         table: table.iter().map(|&q| q as u32).collect(),
+        // The driver programs no steering entry: tunnels are recognised, never de-capsulated.
+        overlay: crate::sim_rx::model_cfg(&rcfg).overlay,
     };
     let start_cycles = nd.device().backend().cycles();
     let link0 = link_bytes(nd.device().backend());

@@ -5,10 +5,14 @@ use anyhow::{anyhow, bail, Result};
 use nicgen_edsl::Shape;
 use nicgen_edsl::{generate, EmitOptions};
 use nicgen_hdl::eth::eth_rx::{eth_rx, RxCfg, RxMeta, RX_STATS};
+use nicgen_hdl::overlay::rx_decap::cfg_addr as tun_addr;
 use nicgen_hdl::preset::Preset;
 use nicgen_hdl::rss::rss_toeplitz::cfg_addr;
 use nicgen_model::rss::RssType;
-use nicgen_model::rx::{malformed_name, rss_type_name, DropReason, RxReport};
+use nicgen_model::rx::{
+    malformed_name, rss_type_name, DropReason, Overlay, RxReport, TunnelReport,
+};
+use nicgen_model::tunnel::{Malformed, Steering, TunnelConfig, TunnelKind};
 use nicgen_tb::record::RecordSink;
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamDriver, StreamMonitor, StreamPorts, StreamSink,
@@ -26,9 +30,22 @@ pub fn rx_cfg(p: &Preset, mtu: Option<u32>) -> RxCfg {
 }
 
 /// The golden model's configuration for the RX path as it comes out of reset: the Microsoft
-/// key, every hash type on, the table spreading over the queues (`i mod queues`).
+/// key, every hash type on, the table spreading over the queues (`i mod queues`); with the
+/// tunnel stage, VXLAN on 4789 and steering `steering` (an empty table after reset).
 pub fn model_cfg(cfg: &RxCfg) -> nicgen_model::rx::RxConfig {
+    model_cfg_with(cfg, &Steering::new())
+}
+
+/// [`model_cfg`] with the steering table `steering`.
+pub fn model_cfg_with(cfg: &RxCfg, steering: &Steering) -> nicgen_model::rx::RxConfig {
     nicgen_model::rx::RxConfig {
+        overlay: (cfg.steer_entries > 0).then(|| Overlay {
+            tunnel: TunnelConfig {
+                window: cfg.window as usize,
+                ..TunnelConfig::default()
+            },
+            steering: steering.clone(),
+        }),
         mtu: cfg.mtu as usize,
         window: cfg.window as usize,
         rss_key: nicgen_model::toeplitz::MICROSOFT_KEY,
@@ -103,6 +120,8 @@ pub fn report_counts(reports: &[RxReport]) -> Vec<(&'static str, u64)> {
                 "vlan_stripped" => count(&|r| r.vlan.is_some()),
                 "l3_csum_bad" => count(&|r| r.l3_csum_ok == Some(false)),
                 "l4_csum_bad" => count(&|r| r.l4_csum_ok == Some(false)),
+                "decapped" => count(&|r| r.decap() == Some(true)),
+                "tunnel_malformed" => count(&|r| r.tunnel.is_some_and(|t| t.malformed.is_some())),
                 other => unreachable!("RX counter `{other}` has no report rule"),
             };
             (n, c)
@@ -135,8 +154,21 @@ pub struct RxRecord {
     /// `IPV4`, `TCP_IPV4`, `UDP_IPV4`, `IPV6`, `TCP_IPV6` or `UDP_IPV6`.
     pub rss_type: Option<&'static str>,
     pub rss_hash: Option<String>,
-    /// The receive queue RSS chose.
+    /// The receive queue RSS chose, or the tunnel's steering entry.
     pub queue: Option<u32>,
+    /// `vxlan` or `nvgre` when the outer headers announce a tunnel.
+    pub tunnel: Option<&'static str>,
+    /// VNI (VXLAN) or VSID (NVGRE) of a well-formed tunnel.
+    pub vni: Option<u32>,
+    /// The outer headers were removed (null without a tunnel stage or for a dropped frame).
+    pub decap: Option<bool>,
+    /// Why the tunnel is malformed (e.g. `vxlan_i_flag_clear`); the frame is delivered whole.
+    pub tunnel_malformed: Option<&'static str>,
+    /// The inner frame's `l3`, `l4` and verdicts, when it was de-capsulated.
+    pub inner_l3: Option<&'static str>,
+    pub inner_l4: Option<&'static str>,
+    pub inner_l3_csum_ok: Option<bool>,
+    pub inner_l4_csum_ok: Option<bool>,
 }
 
 /// A VLAN tag's ID and priority.
@@ -149,6 +181,7 @@ pub struct Vlan {
 impl RxRecord {
     /// The record of input frame `index`, reported as `r`.
     pub fn new(index: usize, r: &RxReport) -> RxRecord {
+        let inner = r.inner();
         RxRecord {
             index,
             action: if r.drop.is_some() { "drop" } else { "deliver" },
@@ -163,6 +196,14 @@ impl RxRecord {
             rss_type: r.rss_type.and_then(rss_type_name),
             rss_hash: r.rss_hash.map(|h| format!("0x{h:08x}")),
             queue: r.queue,
+            tunnel: r.tunnel_name(),
+            vni: r.vni(),
+            decap: r.decap(),
+            tunnel_malformed: r.tunnel.and_then(|t| t.malformed).map(Malformed::name),
+            inner_l3: inner.0,
+            inner_l4: inner.1,
+            inner_l3_csum_ok: inner.2,
+            inner_l4_csum_ok: inner.3,
         }
     }
 }
@@ -180,6 +221,42 @@ pub fn program_rss_key(sim: &mut Sim, key: &[u8; 40]) -> Result<()> {
         sim.set(data, u32::from_be_bytes(chunk.try_into().unwrap()) as u64);
         sim.cycle();
     }
+    sim.set(we, 0);
+    sim.cycle();
+    Ok(())
+}
+
+/// Program the tunnel stage: the steering entries (in [`Steering::entries`] order, entry `i`
+/// the `i`-th) and `decap_all`. Fails when the table has fewer entries than `steering`.
+pub fn program_steering(sim: &mut Sim, cfg: &RxCfg, steering: &Steering) -> Result<()> {
+    let entries = steering.entries();
+    if entries.len() > cfg.steer_entries as usize {
+        bail!(
+            "{} steering entries asked for, the preset's table has {} (overlay.steer_entries)",
+            entries.len(),
+            cfg.steer_entries
+        );
+    }
+    let (we, addr, data) = (
+        sim.port("cfg_we")?,
+        sim.port("cfg_addr")?,
+        sim.port("cfg_wdata")?,
+    );
+    let write = |sim: &mut Sim, a: u32, d: u32| {
+        sim.set(we, 1);
+        sim.set(addr, a as u64);
+        sim.set(data, d as u64);
+        sim.cycle();
+    };
+    for (i, (kind, id, queue)) in entries.into_iter().enumerate() {
+        write(sim, tun_addr::STEER_QUEUE, queue);
+        write(
+            sim,
+            tun_addr::STEER + i as u32,
+            1 << 31 | u32::from(kind.code()) << 24 | id,
+        );
+    }
+    write(sim, tun_addr::TUNNEL_CTL, u32::from(steering.decap_all));
     sim.set(we, 0);
     sim.cycle();
     Ok(())
@@ -211,6 +288,15 @@ pub fn decode(cfg: &RxCfg, bytes: &[u8]) -> RxReport {
         _ => None,
     };
     let tci = f.vlan_tci as u16;
+    let tunnel = (cfg.steer_entries > 0).then(|| TunnelReport {
+        kind: TunnelKind::from_code(f.tunnel as u8).unwrap_or(TunnelKind::None),
+        id: f.tunnel_id as u32,
+        flow_id: f.flow_id as u8,
+        decap: f.decap == 1,
+        malformed: Malformed::ALL
+            .into_iter()
+            .find(|m| u128::from(m.code()) == f.tunnel_bad),
+    });
     RxReport {
         drop: None,
         vlan: (f.vlan == 1).then_some((tci & 0xFFF, (tci >> 13) as u8)),
@@ -223,6 +309,7 @@ pub fn decode(cfg: &RxCfg, bytes: &[u8]) -> RxReport {
         rss_type: Some(RssType::from_code(f.rss_type as u8).unwrap_or(RssType::None)),
         rss_hash: Some(f.rss_hash as u32),
         queue: Some(f.queue as u32),
+        tunnel,
     }
 }
 
@@ -233,6 +320,7 @@ pub fn run_rx(
     cfg: &RxCfg,
     wire_frames: &[Vec<u8>],
     rss_key: Option<&[u8; 40]>,
+    steering: Option<&Steering>,
     k: Knobs,
     mut on_frame: impl FnMut(usize),
 ) -> Result<RxRun> {
@@ -243,6 +331,9 @@ pub fn run_rx(
     sim.set(rst, 0);
     if let Some(key) = rss_key {
         program_rss_key(&mut sim, key)?;
+    }
+    if let Some(s) = steering {
+        program_steering(&mut sim, cfg, s)?;
     }
     let sp = StreamPorts::new(&sim, "s_axis")?;
     let mp = StreamPorts::new(&sim, "m_axis")?;
@@ -334,6 +425,7 @@ mod tests {
             rss_type: Some(RssType::TcpIpv4),
             rss_hash: Some(0x1234_5678),
             queue: Some(3),
+            tunnel: None,
         };
         let oversize = RxReport::dropped(DropReason::Oversize);
         let plain = RxReport {
@@ -341,7 +433,30 @@ mod tests {
             malformed: None,
             ..delivered.clone()
         };
-        for (i, r) in [delivered, oversize, plain].iter().enumerate() {
+        let decapped = RxReport {
+            tunnel: Some(TunnelReport {
+                kind: TunnelKind::Vxlan,
+                id: 100,
+                flow_id: 0,
+                decap: true,
+                malformed: None,
+            }),
+            ..plain.clone()
+        };
+        let malformed = RxReport {
+            tunnel: Some(TunnelReport {
+                kind: TunnelKind::Nvgre,
+                id: 0,
+                flow_id: 0,
+                decap: false,
+                malformed: Some(Malformed::GreFlags),
+            }),
+            ..plain.clone()
+        };
+        for (i, r) in [delivered, oversize, plain, decapped, malformed]
+            .iter()
+            .enumerate()
+        {
             assert_eq!(
                 serde_json::to_string(&RxRecord::new(i, r)).unwrap(),
                 r.to_json(i)

@@ -1,14 +1,22 @@
-//! `eth_rx`: the RX offload path for plain traffic, wire to host.
+//! `eth_rx`: the RX offload path, wire to host.
 //!
 //! ```text
-//!                                     +-> FIFO -> reg -> eth_hdr_parse =+= pend view --> slice -----------------------+
-//!                                     |                                 += csum view --> slice -> rx_csum request     |
-//! s_axis (FCS) -> reg -> eth_fcs_check+                                 += strip view -> slice -> VLAN-strip command  +-> m_axis_meta
-//!                                     |                                 += rss view ---> slice -> rss_toeplitz -------+   (RxMeta, one
-//!                                     +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)                  |    per frame)
-//!                                             -> reg -> buffered fork -+-> rx_csum -----------------------------------+
-//!                                                                      +-> slice -> stream_delete (outer VLAN tag) -> m_axis (host)
+//!                                          +-> FIFO -> reg -> eth_hdr_parse =+= pend view --> slice ----------------------+
+//!                                          |                                 += csum view --> slice -> rx_csum request    |
+//! s_axis (FCS) -> reg -> eth_fcs_check ----+                                 += strip view -> slice -> VLAN-strip command +-> m_axis_meta
+//!                   [-> rx_decap, with a   |                                 += rss view ---> slice -> rss_toeplitz ------+   (RxMeta, one
+//!                    tunnel stage]         +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)                 |    per frame)
+//!                                                  -> reg -> buffered fork -+-> rx_csum ----------------------------------+
+//!                                                                           +-> slice -> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
+//!
+//! With the tunnel stage ([`crate::overlay::rx_decap()`], when `steer_entries` is not 0) the FCS
+//! check's beats go through it first: it recognises VXLAN and NVGRE, looks the tunnel up in its
+//! steering table and removes the outer headers of the tunnels it steers (or of every
+//! well-formed one with `decap_all`), so the parser, the checksum unit and RSS below see the
+//! inner frame: their verdicts and hash are the inner ones, and a steering hit's queue replaces
+//! RSS's. Its record rides in the `tuser` of the frame's last beat on the parse side and lands
+//! in the `RxMeta` tunnel fields.
 //!
 //! Every input frame produces exactly one [`RxMeta`] record on `m_axis_meta`, in input order:
 //! dropped frames (runt, oversize, bad FCS, MAC control: the `tuser` bits of
@@ -25,7 +33,9 @@
 //! - The FCS check never stalls: its beats go into two 16-beat LUT-RAM FIFOs (parser, frame
 //!   buffer), and the input is taken, into a forward register in front of the check, while both
 //!   have room for every beat inside the check (their `s_axis_room` flops,
-//!   [`stream_fifo_room`]); a forward register follows each FIFO.
+//!   [`stream_fifo_room`]); a forward register follows each FIFO. With the tunnel stage, its
+//!   own room flag holds the input back instead, and its output enters the two FIFOs under
+//!   theirs.
 //! - The parser gives each consumer its own record stream ([`RX_VIEWS`]: the record assembly,
 //!   the checksum unit, the VLAN strip, RSS), each through a register slice; the checksum unit,
 //!   the strip and RSS skip the records of dropped frames. The parser reports what they need
@@ -41,17 +51,21 @@
 //!   hash-type enables, indirection table: see `rss_toeplitz`), `stat_drop_bad` (one pulse per
 //!   dropped frame, from the buffer), `stat_rx_<name>` (64-bit counters, [`RX_STATS`]; a
 //!   record's events are registered and show in the counters 2 cycles after it is emitted).
-//! - Latency: store-and-forward, plus the parse and checksum pipelines.
+//! - Latency: store-and-forward, plus the parse and checksum pipelines (with the tunnel stage,
+//!   twice store-and-forward: see `rx_decap`).
 //! - Throughput: the ideal beats per frame for every size from 60 to 9000 bytes at 64 and 512
 //!   bits, back to back (results/PIPELINE.md).
 //! - Cost: the blocks above plus their queues and slices; LUT/FF/Fmax of the whole path:
 //!   results/AREA-paths.md, row `eth_rx` (per block: results/AREA.md, the `rx` rows).
-//! - Golden model: `nicgen_model::rx::rx_frame`; test: `testbench/tests/eth/eth_rx.rs`.
+//! - Golden model: `nicgen_model::rx::rx_frame` (with `RxConfig::overlay` for the tunnel
+//!   stage); test: `testbench/tests/eth/eth_rx.rs`.
 
 use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, ParseMeta, View};
 use super::rx_csum::{rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
 use super::rx_user;
+use crate::overlay::rx_decap::{rx_decap, DecapCfg, TunMeta};
+use crate::overlay::tunnel_steering::SteerCfg;
 use crate::rss::rss_toeplitz::{rss_toeplitz, CfgWrite, RssCfg, RssReq};
 use crate::stats::counter_bank;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
@@ -73,6 +87,8 @@ pub struct RxCfg {
     pub window: u32,
     pub rss: RssCfg,
     pub levels_per_stage: u32,
+    /// Entries of the tunnel steering table; 0 builds no tunnel stage ([`rx_decap`]).
+    pub steer_entries: u32,
 }
 
 impl RxCfg {
@@ -87,6 +103,25 @@ impl RxCfg {
     /// The largest frame delivered, without FCS: two tags and `mtu` bytes of payload.
     pub fn max_frame(&self) -> u32 {
         self.mtu + 22
+    }
+    /// The tunnel stage's parameters, when it is built.
+    pub fn decap(&self) -> Option<DecapCfg> {
+        (self.steer_entries > 0).then(|| DecapCfg {
+            data_bits: self.data_bits,
+            window: self.window,
+            max_frame: self.max_frame(),
+            room: fcs_q_room(self.data_bits),
+            steer: SteerCfg {
+                entries: self.steer_entries,
+                queue_bits: self.rss.queue_bits(),
+            },
+        })
+    }
+    /// Bits of [`TunMeta`] the parse side's `tuser` carries above `rx_user` (0 without the
+    /// tunnel stage).
+    fn tun_bits(&self) -> u32 {
+        self.decap()
+            .map_or(0, |d| d.out_user_bits() - rx_user::BITS)
     }
 }
 
@@ -112,10 +147,20 @@ nicgen_edsl::record! {
         csum: 16,
         /// Malformed reasons (see the parser).
         malformed: 4,
-        /// The RSS hash type, the hash and the queue it picked.
+        /// The RSS hash type, the hash and the queue: RSS's pick, or the steering entry's
+        /// when the frame's tunnel hit one.
         rss_type: 3,
         rss_hash: 32,
         queue: queue_bits,
+        /// The tunnel the outer headers announce (0 none, 1 VXLAN, 2 NVGRE), why it is
+        /// malformed (`eth_hdr_parse::tunnel_bad`), its VNI/VSID and NVGRE FlowID.
+        tunnel: 2,
+        tunnel_bad: 3,
+        tunnel_id: 24,
+        flow_id: 8,
+        /// The outer headers were removed: every field above but the tunnel's describes the
+        /// inner frame.
+        decap: 1,
     }
 }
 
@@ -134,6 +179,8 @@ nicgen_edsl::record! {
         vlan_stripped: 64,
         l3_csum_bad: 64,
         l4_csum_bad: 64,
+        decapped: 64,
+        tunnel_malformed: 64,
     }
 }
 
@@ -296,9 +343,18 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         FifoRam::Lut,
         fcs_q_room(w),
     )?;
+    let tun_bits = cfg.tun_bits();
+    let pcfg = StreamCfg::new(w, rx_user::BITS + tun_bits);
+    let parse_q = stream_fifo_room(
+        &FifoCfg::new(pcfg, FCS_Q_DEPTH),
+        FifoRam::Lut,
+        fcs_q_room(w),
+    )?;
+    let parse_reg = stream_fwd_reg(&pcfg)?;
+    let decap = cfg.decap().map(|d| rx_decap(&d)).transpose()?;
     let parse = eth_hdr_parse(&HdrParseCfg {
         data_bits: w,
-        user_bits: rx_user::BITS,
+        user_bits: rx_user::BITS + tun_bits,
         window: cfg.window,
         fifo_depth: 32,
         views: RX_VIEWS,
@@ -344,9 +400,17 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         let u_in_reg = in_reg.instance("u_in_reg");
         let u_fcs = fcs.instance("u_fcs_check");
         let u_fcs_q = fcs_q.instance("u_fcs_q");
-        let u_parse_q = fcs_q.instance("u_parse_q");
+        let u_parse_q = parse_q.instance("u_parse_q");
         let room_of = |q: &crate::stream::FifoPorts| q.room.expect("built with a room flag");
-        let room = (room_of(&u_fcs_q) & room_of(&u_parse_q)).named("in_room");
+        let q_room = (room_of(&u_fcs_q) & room_of(&u_parse_q)).named("q_room");
+        // With the tunnel stage, the FCS check's beats go into it (its ready is its own room
+        // flag, for the beats inside the check), and its output into the two FIFOs under their
+        // room flags; without it, straight into the two FIFOs.
+        let u_decap = decap.as_ref().map(|d| d.instance("u_decap"));
+        let room = match &u_decap {
+            Some(d) => d.s_axis.ready().named("in_room"),
+            None => q_room.named("in_room"),
+        };
         u_in_reg.s_axis.set_beat(&p.s_axis.beat());
         u_in_reg.s_axis.valid().set(p.s_axis.valid() & room);
         p.s_axis.ready().set(room);
@@ -356,17 +420,38 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         u_fcs.s_axis.valid().set(u_in_reg.m_axis.valid());
         let _ = u_fcs.s_axis.ready().unused(); // 1: its m_axis_tready is 1
         u_fcs.m_axis.ready().set(lit(1, 1u32));
+        let (front, front_valid) = match &u_decap {
+            Some(d) => {
+                d.s_axis.set_beat(&u_fcs.m_axis.beat());
+                d.s_axis.valid().set(u_fcs.m_axis.valid());
+                d.cfg.we.set(p.cfg.we);
+                d.cfg.addr.set(p.cfg.addr);
+                d.cfg.wdata.set(p.cfg.wdata);
+                d.m_axis.ready().set(q_room);
+                (d.m_axis.beat(), d.m_axis.valid() & q_room)
+            }
+            None => (u_fcs.m_axis.beat(), u_fcs.m_axis.valid()),
+        };
+        // The frame buffer's side takes `rx_user`; the parse side also the tunnel record.
+        let narrow = |b: &crate::stream::Beat| crate::stream::Beat {
+            data: b.data,
+            keep: b.keep,
+            last: b.last,
+            user: b.user.slice(rx_user::BITS - 1, 0),
+        };
+        u_fcs_q.s_axis.set_beat(&narrow(&front));
+        u_parse_q.s_axis.set_beat(&front);
         for q in [&u_fcs_q, &u_parse_q] {
-            q.s_axis.set_beat(&u_fcs.m_axis.beat());
-            q.s_axis.valid().set(u_fcs.m_axis.valid());
-            // Never full: `in_room` keeps a place for every beat.
+            q.s_axis.valid().set(front_valid);
+            // Never full: `in_room` (or `q_room` behind the tunnel stage) keeps a place for
+            // every beat.
             let _ = q.s_axis.ready().unused();
         }
 
         // Parse side: a forward register between the FIFO and the parser, so that the parser's
         // input logic (its frame count on `tlast`, its capture) starts at flops, not at the
         // FIFO's LUT-RAM read.
-        let u_parse_reg = fcs_reg.instance("u_parse_reg");
+        let u_parse_reg = parse_reg.instance("u_parse_reg");
         connect(&u_parse_q.m_axis, &u_parse_reg.s_axis);
         let u_parse = parse.instance("u_parse");
         connect(&u_parse_reg.m_axis, &u_parse.s_axis);
@@ -534,6 +619,14 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         let r = u_rss.res.shape.unpack(rss_q.data.unused());
         let d = p_deliver;
         let gate = |x: Sig| x & d.repl(x.width());
+        // The tunnel stage's record, in the `tuser` above `rx_user` (zeros without the stage).
+        let qb = cfg.rss.queue_bits();
+        let tun = if tun_bits > 0 {
+            TunMeta::shape(qb).unpack(user.slice(rx_user::BITS + tun_bits - 1, rx_user::BITS))
+        } else {
+            TunMeta::shape(qb).zeros()
+        };
+        let steered = (d & tun.steered).named("steered");
         let l3 = gate(pend.l3);
         let l4 = gate(pend.l4);
         let l3_ok = d & l3.ne(0u32) & pend.ip_ok & !pend.ext_bad & (pend.ipv6 | c.l3_ok);
@@ -557,7 +650,12 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
                 malformed: gate(pend.malformed),
                 rss_type: gate(r.rss_type),
                 rss_hash: gate(r.hash),
-                queue: gate(r.queue),
+                queue: mux(steered, tun.queue, gate(r.queue)),
+                tunnel: gate(tun.tunnel),
+                tunnel_bad: gate(tun.bad),
+                tunnel_id: gate(tun.id),
+                flow_id: gate(tun.flow_id),
+                decap: d & tun.decap,
             })
             .named("meta_rec");
         // Per-reason counters, one event per emitted record (the drop reason by the same
@@ -581,6 +679,8 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
             vlan_stripped: ev("vlan_stripped", d & pend.vlan),
             l3_csum_bad: ev("l3_csum_bad", l3.ne(0u32) & !l3_ok),
             l4_csum_bad: ev("l4_csum_bad", l4.ne(0u32) & !l4_ok),
+            decapped: ev("decapped", d & tun.decap),
+            tunnel_malformed: ev("tunnel_malformed", d & tun.bad.ne(0u32)),
         };
         counter_bank(&RxStats::shape(), &events, &p.stats);
 

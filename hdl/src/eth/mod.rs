@@ -43,7 +43,7 @@ const WIDE_RECORD: u32 = 256;
 /// before logic that decides on it. The caller sets the slice's `ready`. Records of
 /// [`WIDE_RECORD`] bits or more (parse records, checksum requests) go through
 /// [`crate::stream::record_reg_slice_wide`].
-fn out_slice<S: Shape>(src: &RecordStream<S>, name: &str) -> RecordReg {
+pub(crate) fn out_slice<S: Shape>(src: &RecordStream<S>, name: &str) -> RecordReg {
     out_slice_with(src, name, None).0
 }
 

@@ -602,7 +602,7 @@ mod tests {
         assert_eq!(cfg.get(id::CLOCK_KHZ), Some(&[156_250][..]));
         assert_eq!(cfg.get(id::MTU), Some(&[9000][..]));
         assert_eq!(cfg.get(id::QUEUES), Some(&[64 | 8 << 16 | 16 << 24][..]));
-        assert_eq!(cfg.get(id::LIMITS), Some(&[128 | 12 << 16][..]));
+        assert_eq!(cfg.get(id::LIMITS), Some(&[128 | 12 << 16 | 16 << 24][..]));
         assert_eq!(cfg.get(id::CAPS), Some(&[0xF][..]));
         // "nic64" little-endian, NUL-padded.
         assert_eq!(

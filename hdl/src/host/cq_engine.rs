@@ -119,6 +119,10 @@ nicgen_edsl::record! {
         ip_frag: 1,
         vlan_info: 16,
         l3_hdr: 2,
+        /// The frame was de-capsulated (the l3/l4 fields and verdicts are the inner frame's).
+        tunneled: 1,
+        /// The tunnel: bits 23:0 VNI/VSID, 25:24 kind, 28:26 malformed reason.
+        tunnel_info: 29,
     }
 }
 
@@ -677,6 +681,10 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
                     (cqe::L3_TYPE, e.l3_type),
                     (cqe::L4_TYPE, e.l4_type),
                     (cqe::VLAN_INFO, e.vlan_info),
+                    (cqe::TUNNELED, e.tunneled),
+                    (cqe::TUNNEL_ID, e.tunnel_info.slice(23, 0)),
+                    (cqe::TUNNEL_KIND, e.tunnel_info.slice(25, 24)),
+                    (cqe::TUNNEL_BAD, e.tunnel_info.slice(28, 26)),
                     (cqe::BYTE_CNT, mux(compressed, sess_n.zext(32), e.byte_cnt)),
                     // Error CQEs carry their syndromes in the timestamp's last two bytes.
                     (

@@ -185,6 +185,7 @@ pub const BLOCKS: &[Block] = &[
                 fields: &[
                     f("table_size", 0, 16, "RSS indirection-table entries"),
                     f("log_max_wq", 16, 8, "largest log2 ring size for SQs, RQs, CQs and EQs"),
+                    f("steer_entries", 24, 8, "tunnel steering-table entries (0: no tunnel de-capsulation)"),
                 ],
                 ..reg("LIMITS", 0x18, Ro, "Table and ring limits.")
             },
@@ -194,6 +195,7 @@ pub const BLOCKS: &[Block] = &[
                     f("rss", 1, 1, "Toeplitz RSS with indirection table"),
                     f("vlan", 2, 1, "VLAN strip on RX, insert on TX"),
                     f("loopback", 3, 1, "MAC-side loopback (DEV.CTRL.loopback)"),
+                    f("tunnels", 4, 1, "VXLAN/NVGRE recognition and de-capsulation on receive (the tunnel block)"),
                 ],
                 ..reg("CAPS", 0x1C, Ro, "Capabilities.")
             },
@@ -255,6 +257,8 @@ pub const BLOCKS: &[Block] = &[
             reg("TX_WQES", 0x60, Ro64, "Send WQEs executed (each frame, and each WQE completed in error)."),
             reg("RX_CQES", 0x68, Ro64, "Receive completions written."),
             reg("DMA_RD_ERR", 0x70, Ro64, "DMA reads answered with an error."),
+            reg("RX_DECAPPED", 0x78, Ro64, "Delivered frames de-capsulated (VXLAN or NVGRE outer headers removed)."),
+            reg("RX_TUNNEL_MALFORMED", 0x80, Ro64, "Delivered frames whose VXLAN or NVGRE header is malformed (delivered whole)."),
         ],
     },
     Block {
@@ -327,6 +331,29 @@ pub const BLOCKS: &[Block] = &[
         ],
     },
     Block {
+        name: "tunnel",
+        base: 0x8000,
+        span: 0x800,
+        doc: "Tunnel de-capsulation on receive (write-only; reads return 0): the VXLAN port and the steering table, (kind, VNI/VSID) -> receive queue. A frame whose well-formed tunnel hits an entry (or any well-formed tunnel with CTL.decap_all) is delivered as its inner frame, with the inner checksum verdicts and RSS, and the tunnel reported in its CQE; a hit's queue overrides RSS.",
+        regs: &[
+            reg("VXLAN_PORT", 0x000, Wo, "UDP destination port recognised as VXLAN (bits 15:0; 4789 after reset)."),
+            Reg {
+                fields: &[f("decap_all", 0, 1, "de-capsulate every well-formed tunnel, also without an entry (RSS picks the queue)")],
+                ..reg("CTL", 0x004, Wo, "Tunnel controls.")
+            },
+            reg("STEER_QUEUE", 0x008, Wo, "Receive queue the next STEER write gives its entry."),
+            Reg {
+                count: 256,
+                fields: &[
+                    f("id", 0, 24, "VNI (VXLAN) or VSID (NVGRE)"),
+                    f("kind", 24, 2, "1 VXLAN, 2 NVGRE"),
+                    f("valid", 31, 1, "1: the entry steers (kind, id) to STEER_QUEUE; 0: the entry is cleared"),
+                ],
+                ..reg("STEER", 0x400, Wo, "Steering entry i (i < LIMITS.steer_entries); the lowest entry holding a key wins.")
+            },
+        ],
+    },
+    Block {
         name: "uar",
         base: 0x10000,
         span: 0x1000,
@@ -388,6 +415,10 @@ pub const DESCS: &[Desc] = &[
         bytes: 64,
         doc: "Completion queue entry (64 bytes).",
         fields: &[
+            d("tunneled", 0x00, 1, 0, 1, "the frame was de-capsulated: l3/l4 types, verdicts, checksum and RSS are the inner frame's"),
+            d("tunnel_id", 0x28, 4, 0, 24, "VNI (VXLAN) or VSID (NVGRE) of a well-formed tunnel, de-capsulated or not; 0 otherwise"),
+            d("tunnel_kind", 0x28, 4, 24, 2, "tunnel the outer headers announce: 0 none, 1 VXLAN, 2 NVGRE"),
+            d("tunnel_bad", 0x28, 4, 26, 3, "why that tunnel is malformed, 0 for none: 1 short header, 2 beyond the parser's window, 3 VXLAN I flag clear, 4 GRE version, 5 GRE flags, 6 GRE protocol, 7 inner frame too short"),
             d("wqe_id", 0x02, 2, 0, 16, "striding RQ: the WQE (RQ WQE counter) the frame's strides are in, filler and error CQEs too; 0 in other CQEs"),
             d("rss_hash_result", 0x0C, 4, 0, 32, "RSS hash (RX)"),
             d("rss_hash_type", 0x10, 1, 0, 8, "bits 3:2 IP type (1 IPv4, 2 IPv6), bits 7:6 L4 type (1 TCP, 2 UDP)"),

@@ -38,7 +38,8 @@ block!(
     /// Counters.
     stats { RX_FRAMES, RX_DELIVERED, RX_DROP_RUNT, RX_DROP_OVERSIZE, RX_DROP_FCS,
             RX_DROP_MAC_CONTROL, RX_MALFORMED, RX_VLAN_STRIPPED, RX_L3_CSUM_BAD, RX_L4_CSUM_BAD,
-            TX_FRAMES, RX_NO_WQE, TX_WQES, RX_CQES, DMA_RD_ERR }
+            TX_FRAMES, RX_NO_WQE, TX_WQES, RX_CQES, DMA_RD_ERR, RX_DECAPPED,
+            RX_TUNNEL_MALFORMED }
 );
 block!(
     /// Memory regions.
@@ -51,6 +52,10 @@ block!(
 block!(
     /// RSS configuration.
     rss { KEY, ENABLES, TABLE }
+);
+block!(
+    /// Tunnel de-capsulation.
+    tunnel { VXLAN_PORT, CTL, STEER_QUEUE, STEER }
 );
 block!(
     /// Doorbells.
@@ -90,7 +95,7 @@ pub mod desc {
     );
     layout!(
         /// Completion queue entry.
-        cqe { WQE_ID, RSS_HASH_RESULT, RSS_HASH_TYPE, CHECK_SUM, L3_HDR, L2_OK, L3_OK, L4_OK, CV,
+        cqe { TUNNELED, TUNNEL_ID, TUNNEL_KIND, TUNNEL_BAD, WQE_ID, RSS_HASH_RESULT, RSS_HASH_TYPE, CHECK_SUM, L3_HDR, L2_OK, L3_OK, L4_OK, CV,
               IP_FRAG, L3_TYPE, L4_TYPE, VLAN_INFO, BYTE_CNT, TIMESTAMP, VENDOR_ERR_SYND,
               SYNDROME, QPN, S_WQE_OPCODE, WQE_COUNTER, OWNER, FORMAT, OPCODE }
     );

@@ -892,6 +892,8 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 cv: mt.vlan,
                 vlan_info: mt.vlan_tci,
                 l3_hdr: l3_type,
+                tunneled: mt.decap,
+                tunnel_info: cat(&[mt.tunnel_bad, mt.tunnel, mt.tunnel_id]),
                 ..Cmpl::zeros()
             }
             .pack();

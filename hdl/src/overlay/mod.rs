@@ -2,9 +2,13 @@
 //! recognition itself is part of the header parser
 //! ([`crate::eth::eth_hdr_parse::HdrParseCfg::tunnels`]).
 //!
+//! - [`mod@rx_decap`]: the receive side's tunnel stage in front of the RX path: recognition,
+//!   steering lookup and de-capsulation.
 //! - [`mod@tunnel_steering`]: the de-capsulation steering table, (tunnel kind, VNI/VSID) → receive
 //!   queue.
 
+pub mod rx_decap;
 pub mod tunnel_steering;
 
+pub use rx_decap::{rx_decap, DecapCfg, DecapPorts, TunMeta};
 pub use tunnel_steering::{tunnel_steering, SteerCfg, SteerKey, SteerResult, SteerWrite};

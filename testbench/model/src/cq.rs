@@ -65,12 +65,19 @@ pub struct Cmpl {
     pub vlan_info: u16,
     /// flags_rqpn L3 header type (1 IPv6, 2 IPv4).
     pub l3_hdr: u8,
+    /// The frame was de-capsulated (byte 0x00 bit 0).
+    pub tunneled: bool,
+    /// The tunnel (bytes 0x28-0x2B, bits 28:0): VNI/VSID in 23:0, kind in 25:24, malformed
+    /// reason in 28:26.
+    pub tunnel_info: u32,
 }
 
 /// The 64-byte CQE for `c` in a slot with `owner`.
 pub fn cqe_bytes(c: &Cmpl, owner: bool) -> [u8; 64] {
     let mut b = [0u8; 64];
+    b[0x00] = c.tunneled as u8;
     b[0x02..0x04].copy_from_slice(&c.wqe_id.to_be_bytes());
+    b[0x28..0x2C].copy_from_slice(&(c.tunnel_info & 0x1FFF_FFFF).to_be_bytes());
     b[0x0C..0x10].copy_from_slice(&c.rss_hash_result.to_be_bytes());
     b[0x10] = c.rss_hash_type;
     b[0x14..0x16].copy_from_slice(&c.check_sum.to_be_bytes());

@@ -35,6 +35,14 @@ pub struct RxInfo {
     pub rss_type: u8,
     /// RSS hash.
     pub rss_hash: u32,
+    /// The frame was de-capsulated.
+    pub decap: bool,
+    /// The tunnel: 0 none, 1 VXLAN, 2 NVGRE.
+    pub tunnel: u8,
+    /// Its VNI or VSID.
+    pub tunnel_id: u32,
+    /// Why it is malformed (0 for none).
+    pub tunnel_bad: u8,
 }
 
 /// The mlx5 CQE `rss_hash_type` byte for an RSS type code: bits 3:2 the IP fields hashed
@@ -186,6 +194,10 @@ impl Rq {
             cv: info.vlan.is_some(),
             vlan_info: info.vlan.unwrap_or(0),
             l3_hdr: l3_type,
+            tunneled: info.decap,
+            tunnel_info: u32::from(info.tunnel_bad) << 26
+                | u32::from(info.tunnel) << 24
+                | info.tunnel_id,
             ..Cmpl::default()
         };
         let fail = |c: &mut Cmpl, synd: u8, seg: usize| {

@@ -21,12 +21,18 @@
 //! - the outer VLAN tag (0x8100 or 0x88A8) is stripped and reported;
 //! - RSS uses the parsed addresses/ports; a frame without a well-formed IP header hashes to 0 with
 //!   type none and goes to table entry 0.
+//!
+//! With [`RxConfig::overlay`], a frame that passed the MAC check first goes through
+//! [`crate::tunnel::decap`]: a de-capsulated frame continues as its inner frame (every rule above
+//! then applies to the inner headers, and a steering entry's queue replaces RSS's), any other
+//! frame whole; the report adds the tunnel ([`TunnelReport`]).
 
 use crate::checksum::{combine, pseudo_header, sum};
 use crate::ip::IpProtocol;
 use crate::mac::fcs_check;
 use crate::parse::{malformed, parse_headers, ParseResult, L3_IPV4, L3_IPV6, L4_TCP, L4_UDP};
 use crate::rss::{rss_parsed, RssType};
+use crate::tunnel::{decap, Malformed, Steering, TunnelConfig, TunnelKind};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// RX configuration (what the driver programs).
@@ -43,6 +49,32 @@ pub struct RxConfig {
     pub rss_enables: u8,
     /// Indirection table (power-of-two length).
     pub table: Vec<u32>,
+    /// Tunnel recognition and de-capsulation in front of the path; `None`: none.
+    pub overlay: Option<Overlay>,
+}
+
+/// The receive side's tunnel configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overlay {
+    /// The VXLAN port; the window is the parser's ([`RxConfig::window`]).
+    pub tunnel: TunnelConfig,
+    /// The steering table and `decap_all`.
+    pub steering: Steering,
+}
+
+/// What the tunnel stage reports about a delivered frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TunnelReport {
+    /// The tunnel kind the outer headers announce ([`TunnelKind::None`]: not a tunnel).
+    pub kind: TunnelKind,
+    /// VNI or VSID (0 unless the tunnel is well formed).
+    pub id: u32,
+    /// NVGRE FlowID.
+    pub flow_id: u8,
+    /// The outer headers were removed: the report's other fields describe the inner frame.
+    pub decap: bool,
+    /// Why the tunnel is malformed.
+    pub malformed: Option<Malformed>,
 }
 
 /// Why a frame was dropped.
@@ -93,8 +125,10 @@ pub struct RxReport {
     pub rss_type: Option<RssType>,
     /// Toeplitz hash.
     pub rss_hash: Option<u32>,
-    /// Receive queue from the indirection table.
+    /// Receive queue: from the indirection table, or the tunnel's steering entry.
     pub queue: Option<u32>,
+    /// The tunnel stage's report (with [`RxConfig::overlay`], for a delivered frame).
+    pub tunnel: Option<TunnelReport>,
 }
 
 impl RxReport {
@@ -112,6 +146,7 @@ impl RxReport {
             rss_type: None,
             rss_hash: None,
             queue: None,
+            tunnel: None,
         }
     }
 }
@@ -150,6 +185,39 @@ pub fn rss_type_name(t: RssType) -> Option<&'static str> {
 }
 
 impl RxReport {
+    /// The tunnel kind's name (`vxlan`, `nvgre`), when the frame announces one.
+    pub fn tunnel_name(&self) -> Option<&'static str> {
+        self.tunnel
+            .filter(|t| t.kind != TunnelKind::None)
+            .map(|t| t.kind.name())
+    }
+    /// The VNI or VSID of a well-formed tunnel.
+    pub fn vni(&self) -> Option<u32> {
+        self.tunnel
+            .filter(|t| t.kind != TunnelKind::None && t.malformed.is_none())
+            .map(|t| t.id)
+    }
+    /// The outer headers were removed (`None` without a tunnel stage or for a dropped frame).
+    pub fn decap(&self) -> Option<bool> {
+        self.tunnel.map(|t| t.decap)
+    }
+    /// `l3`, `l4`, `l3_csum_ok`, `l4_csum_ok` of the inner frame: the report's own when the
+    /// frame was de-capsulated, else unknown.
+    pub fn inner(
+        &self,
+    ) -> (
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<bool>,
+        Option<bool>,
+    ) {
+        if self.decap() == Some(true) {
+            (self.l3, self.l4, self.l3_csum_ok, self.l4_csum_ok)
+        } else {
+            (None, None, None, None)
+        }
+    }
+
     /// The report as one JSON object (the `nicgen sim rx` line format).
     pub fn to_json(&self, index: usize) -> String {
         let s = |v: Option<&str>| {
@@ -161,8 +229,9 @@ impl RxReport {
             .vlan
             .map(|(vid, pcp)| format!("{{\"vid\":{vid},\"pcp\":{pcp}}}"))
             .unwrap_or_else(|| "null".into());
+        let inner = self.inner();
         format!(
-            "{{\"index\":{index},\"action\":\"{}\",\"drop_reason\":{},\"vlan\":{vlan},\"l3\":{},\"l4\":{},\"l3_csum_ok\":{},\"l4_csum_ok\":{},\"csum\":{},\"malformed\":{},\"rss_type\":{},\"rss_hash\":{},\"queue\":{}}}",
+            "{{\"index\":{index},\"action\":\"{}\",\"drop_reason\":{},\"vlan\":{vlan},\"l3\":{},\"l4\":{},\"l3_csum_ok\":{},\"l4_csum_ok\":{},\"csum\":{},\"malformed\":{},\"rss_type\":{},\"rss_hash\":{},\"queue\":{},\"tunnel\":{},\"vni\":{},\"decap\":{},\"tunnel_malformed\":{},\"inner_l3\":{},\"inner_l4\":{},\"inner_l3_csum_ok\":{},\"inner_l4_csum_ok\":{}}}",
             if self.drop.is_some() { "drop" } else { "deliver" },
             s(self.drop.map(DropReason::name)),
             s(self.l3),
@@ -174,6 +243,14 @@ impl RxReport {
             s(self.rss_type.and_then(rss_type_name)),
             s(self.rss_hash.map(|h| format!("0x{h:08x}")).as_deref()),
             self.queue.map(|q| q.to_string()).unwrap_or_else(|| "null".into()),
+            s(self.tunnel_name()),
+            self.vni().map(|v| v.to_string()).unwrap_or_else(|| "null".into()),
+            b(self.decap()),
+            s(self.tunnel.and_then(|t| t.malformed).map(Malformed::name)),
+            s(inner.0),
+            s(inner.1),
+            b(inner.2),
+            b(inner.3),
         )
     }
 }
@@ -243,7 +320,25 @@ pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
     if let Some(reason) = drop {
         return (RxReport::dropped(reason), None);
     }
-    let f = &v.frame;
+    let (tunnel, steered, f) = match &cfg.overlay {
+        Some(o) => {
+            let tc = TunnelConfig {
+                window: cfg.window,
+                ..o.tunnel
+            };
+            let (r, out) = decap(&v.frame, &tc, &o.steering);
+            let t = TunnelReport {
+                kind: r.kind,
+                id: r.id,
+                flow_id: r.flow_id,
+                decap: r.decapped,
+                malformed: r.malformed,
+            };
+            (Some(t), r.queue, out)
+        }
+        None => (None, None, v.frame.clone()),
+    };
+    let f = &f;
     let p = parse_headers(f, cfg.window);
     // What the headers claim and where the checksum-complete sum runs, as the parser reports
     // it (`ParseResult::claims`): from the IP header to the datagram's end, clipped to the
@@ -285,7 +380,8 @@ pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
         malformed: (p.malformed != 0).then_some(p.malformed),
         rss_type: Some(t),
         rss_hash: Some(hash),
-        queue: Some(queue),
+        queue: Some(steered.unwrap_or(queue)),
+        tunnel,
     };
     (report, Some(delivered))
 }
@@ -308,6 +404,7 @@ mod tests {
             rss_key: MICROSOFT_KEY,
             rss_enables: 0x3F,
             table: (0..128).map(|i| i % 4).collect(),
+            overlay: None,
         }
     }
 
@@ -346,6 +443,6 @@ mod tests {
             Some(DropReason::Runt)
         );
         let r = rx_frame(&w, &cfg()).0;
-        assert_eq!(r.to_json(0), "{\"index\":0,\"action\":\"drop\",\"drop_reason\":\"fcs\",\"vlan\":null,\"l3\":null,\"l4\":null,\"l3_csum_ok\":null,\"l4_csum_ok\":null,\"csum\":null,\"malformed\":null,\"rss_type\":null,\"rss_hash\":null,\"queue\":null}");
+        assert_eq!(r.to_json(0), "{\"index\":0,\"action\":\"drop\",\"drop_reason\":\"fcs\",\"vlan\":null,\"l3\":null,\"l4\":null,\"l3_csum_ok\":null,\"l4_csum_ok\":null,\"csum\":null,\"malformed\":null,\"rss_type\":null,\"rss_hash\":null,\"queue\":null,\"tunnel\":null,\"vni\":null,\"decap\":null,\"tunnel_malformed\":null,\"inner_l3\":null,\"inner_l4\":null,\"inner_l3_csum_ok\":null,\"inner_l4_csum_ok\":null}");
     }
 }

@@ -402,6 +402,13 @@ impl Steering {
     pub fn lookup(&self, kind: TunnelKind, id: u32) -> Option<u32> {
         self.entries.get(&(kind, id)).copied()
     }
+
+    /// Every entry, `(kind, id, queue)`, ordered by kind code and id.
+    pub fn entries(&self) -> Vec<(TunnelKind, u32, u32)> {
+        let mut v: Vec<_> = self.entries.iter().map(|(&(k, i), &q)| (k, i, q)).collect();
+        v.sort_by_key(|&(k, i, _)| (k.code(), i));
+        v
+    }
 }
 
 /// What [`decap`] did with a frame.

@@ -1304,7 +1304,7 @@ fn add_hop_by_hop(f: &mut Vec<u8>, l3: usize, n: usize) {
 /// hop-by-hop header long enough to push the tunnel header past the window), with or without
 /// a tag; then a share of them broken: a byte of the 16 at the L4 offset replaced (flags,
 /// protocol, lengths, ports), the frame cut, or the outer IPv4 marked a fragment.
-fn tunnel_frames(seed: u64, n: usize, port: u16) -> Vec<Vec<u8>> {
+pub(crate) fn tunnel_frames(seed: u64, n: usize, port: u16) -> Vec<Vec<u8>> {
     use nicgen_model::encap::{encap, EncapContext, EncapKind, OuterIp};
     let mut rng = StdRng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(n);

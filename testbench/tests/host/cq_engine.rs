@@ -260,6 +260,8 @@ fn cmpl_record(c: &Cmpl) -> Vec<u8> {
         ip_frag: c.ip_frag as u128,
         vlan_info: c.vlan_info as u128,
         l3_hdr: c.l3_hdr as u128,
+        tunneled: c.tunneled as u128,
+        tunnel_info: c.tunnel_info as u128,
     })
 }
 
@@ -288,8 +290,12 @@ fn random_cmpl(rng: &mut StdRng) -> Cmpl {
         ip_frag: rng.gen(),
         vlan_info: rng.gen(),
         l3_hdr: rng.gen_range(0..4),
+        ..Cmpl::default()
     };
     c.wqe_id = c.wqe_counter.rotate_left(5) ^ c.check_sum;
+    // Tunnel fields from the others too: every bit of both occurs.
+    c.tunneled = c.rss_hash_result & 1 == 1;
+    c.tunnel_info = c.rss_hash_result.rotate_left(3) & 0x1FFF_FFFF;
     c
 }
 

@@ -113,6 +113,10 @@ fn meta(queue: u32, drop: bool, i: &RxInfo) -> Vec<u8> {
         rss_type: i.rss_type as u128,
         rss_hash: i.rss_hash as u128,
         queue: queue as u128,
+        tunnel: i.tunnel as u128,
+        tunnel_bad: i.tunnel_bad as u128,
+        tunnel_id: i.tunnel_id as u128,
+        decap: i.decap as u128,
         ..Default::default()
     })
 }
@@ -141,6 +145,8 @@ fn decode_cmpl(item: &[u8]) -> Cmpl {
         ip_frag: f.ip_frag == 1,
         vlan_info: f.vlan_info as u16,
         l3_hdr: f.l3_hdr as u8,
+        tunneled: f.tunneled == 1,
+        tunnel_info: f.tunnel_info as u32,
     }
 }
 
@@ -416,6 +422,27 @@ fn random_info(rng: &mut StdRng) -> RxInfo {
         csum: rng.gen(),
         rss_type: rng.gen_range(0..7),
         rss_hash: rng.gen(),
+        decap: false,
+        tunnel: 0,
+        tunnel_id: 0,
+        tunnel_bad: 0,
+    }
+    .with_tunnel()
+}
+
+trait WithTunnel {
+    fn with_tunnel(self) -> Self;
+}
+
+impl WithTunnel for RxInfo {
+    /// Tunnel fields taken from the others (no draws of their own, so the tests' random
+    /// streams do not depend on them): every kind, reason and a 24-bit id occur.
+    fn with_tunnel(mut self) -> Self {
+        self.tunnel = (self.rss_hash % 3) as u8;
+        self.tunnel_bad = ((self.rss_hash >> 2) % 8) as u8;
+        self.tunnel_id = self.rss_hash.rotate_left(7) & 0xFF_FFFF;
+        self.decap = self.tunnel != 0 && self.tunnel_bad == 0;
+        self
     }
 }
 

@@ -41,6 +41,11 @@ const BLOCKS: &[(&str, &str, &str)] = &[
         "RX: FCS check, runt/oversize/MAC-control",
     ),
     (
+        "rx_decap",
+        "u_eth_rx/u_decap",
+        "RX: tunnel stage (VXLAN/NVGRE parse, steering table, whole-frame FIFO, trim)",
+    ),
+    (
         "rx eth_hdr_parse",
         "u_eth_rx/u_parse",
         "RX: header parser (VLAN, IPv4/IPv6 + ext. headers, L4)",

@@ -50,8 +50,8 @@ fn main() -> Result<()> {
                     f
                 })
                 .collect();
-            let r1 = run_rx(&rx, &rcfg, &wire[..1], None, Knobs::default(), |_| {})?.cycles;
-            let rn = run_rx(&rx, &rcfg, &wire, None, Knobs::default(), |_| {})?.cycles;
+            let r1 = run_rx(&rx, &rcfg, &wire[..1], None, None, Knobs::default(), |_| {})?.cycles;
+            let rn = run_rx(&rx, &rcfg, &wire, None, None, Knobs::default(), |_| {})?.cycles;
             let rx_per = (rn - r1) as f64 / (n - 1) as f64;
             let host: Vec<(Vec<u8>, TxRequest)> = (0..n)
                 .map(|i| {

@@ -72,6 +72,7 @@ impl BarCfg {
             &[
                 ("table_size", preset.rss.table_size),
                 ("log_max_wq", host.log_max_wq),
+                ("steer_entries", preset.overlay.steer_entries),
             ],
         )
         .map_err(err)?;

@@ -1,0 +1,384 @@
+//! `rx_decap`: the receive side's tunnel stage: recognises VXLAN and NVGRE in each frame, looks
+//! the tunnel up in the steering table and de-capsulates it, before the rest of the RX path.
+//!
+//! ```text
+//!                +-> FIFO (LUT) -> reg -> eth_hdr_parse (tunnel view) -> slice -> steering lookup -+
+//! s_axis (FCS    |                                                          2 stages, never stall  |
+//! checked) ------+                                                        +-- trim command FIFO <--+
+//!                |                                                        v                        |
+//!                +-> cut at the longest frame -> FIFO (block RAM) -> stream_trim -> tag -> m_axis  |
+//!                                                                                  ^               |
+//!                                                                                  +- tunnel FIFO -+
+//! ```
+//!
+//! Every frame in leaves on `m_axis`, in order, with a [`TunMeta`] record in the `tuser` of its
+//! last beat, above the FCS check's bits (the rest of the RX path reports it in `RxMeta`). The
+//! rules are those of the golden model `nicgen_model::tunnel::decap`:
+//! - a frame the FCS check passed whose tunnel is well formed (the parser's `tunnel` non-zero,
+//!   `tunnel_bad` zero) is de-capsulated when its (kind, VNI/VSID) hits the steering table or
+//!   `decap_all` is set: it leaves as its inner frame, `frame[inner_off .. inner_end]` (the
+//!   outer headers and any padding after the inner frame removed); the rest of the RX path then
+//!   parses, verifies and hashes the inner headers, so the checksum verdicts and RSS it reports
+//!   are the inner ones, and a hit's queue overrides RSS's;
+//! - every other frame leaves whole, with its tunnel kind and its malformed reason (never
+//!   dropped here: a malformed tunnel is delivered undecapsulated and flagged).
+//!
+//! Why here, in front of the RX path and not beside it: once the outer headers are gone, the
+//! path's one parser, checksum unit and RSS see the inner frame, and no second set of them is
+//! built for inner verdicts.
+//!
+//! Bounded buffering, never a hang: the trim needs a frame's command at its first beat, and the
+//! command needs the parser's record, which comes after the frame's last beat (its `tuser`).
+//! So the data side holds whole frames: a FIFO of two of the longest frames. A frame longer
+//! than the longest legal frame ([`DecapCfg::cut_beats`] beats, more than `mtu + 22` bytes) is
+//! cut there: its data ends with `tuser` `bad | oversize` and the rest of its beats are not
+//! stored (the FCS check marks such a frame oversize at its real end anyway, and the frame
+//! buffer behind drops it), while the parser still sees it whole. The FIFO then never holds
+//! more than one cut frame beside frames whose commands are known, so room always returns.
+//!
+//! - Ports ([`DecapPorts`]): `s_axis_*` (frames from the FCS check, `tuser` = `rx_user`;
+//!   `s_axis_tready` is a room flag from flops: high while both FIFOs have room for `room`
+//!   more beats, the beats already in flight in front; a beat arriving is always taken),
+//!   `m_axis_*` (`tuser` = [`TunMeta`] above `rx_user` on the last beat, 0 above it on the
+//!   others), `cfg_*` (configuration writes, [`cfg_addr`]).
+//! - Configuration: `VXLAN_PORT` (reset 4789), `TUNNEL_CTL` bit 0 `decap_all` (reset 0),
+//!   `STEER_QUEUE` (the queue the next entry write takes) and `STEER + i` (entry `i`: bit 31
+//!   valid, bits 25:24 kind, 1 VXLAN and 2 NVGRE, bits 23:0 VNI or VSID).
+//! - Latency: store-and-forward: a frame's first beat leaves about
+//!   `eth_hdr_parse::LATENCY_AFTER_LAST` + 8 cycles after its last beat came in (the record's
+//!   slice, the lookup's two stages, the command FIFO and its slice in the trim, the trim's 4).
+//! - Throughput: a record a cycle through the lookup; the data 1 beat/cycle, the trim's bubbles
+//!   only where outer bytes disappear.
+//! - Cost: a second header parser with one view (tunnel fields only), the steering table
+//!   ([`super::tunnel_steering`]), a block-RAM FIFO of two longest frames, a LUT-RAM FIFO,
+//!   [`crate::stream::stream_trim()`], two 16-entry record FIFOs; LUT/FF: results/AREA.md, row
+//!   `rx_decap`.
+//! - Golden model: `nicgen_model::tunnel::decap` (with `nicgen_model::rx::rx_frame` for the
+//!   whole path); test: `testbench/tests/eth/eth_rx.rs` (the tunnel runs), and the blocks'
+//!   own tests (`eth_hdr_parse`, `tunnel_steering`, `stream_trim`).
+
+use super::tunnel_steering::{tunnel_steering, SteerCfg, SteerKey, SteerWrite};
+use crate::eth::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, ParseMeta, View};
+use crate::eth::rx_user;
+use crate::rss::rss_toeplitz::CfgWrite;
+use crate::stream::stream_fifo::{stream_fifo_room, FifoRam};
+use crate::stream::{
+    record_fifo, stream_fwd_reg, stream_trim, FifoCfg, Stream, StreamCfg, TrimCfg, TrimCmd,
+};
+use crate::timing::Reserve;
+use nicgen_edsl::prelude::*;
+
+/// Configuration addresses of the tunnel stage, in the RX path's configuration space (beside
+/// `rss_toeplitz::cfg_addr`, whose addresses they do not overlap).
+pub mod cfg_addr {
+    /// UDP destination port of VXLAN (bits 15:0).
+    pub const VXLAN_PORT: u32 = 0x020;
+    /// Bit 0: de-capsulate every well-formed tunnel, also without a steering entry.
+    pub const TUNNEL_CTL: u32 = 0x021;
+    /// The queue (bits `queue_bits - 1 : 0`) that the next `STEER` write gives its entry.
+    pub const STEER_QUEUE: u32 = 0x022;
+    /// Steering entry i is at `STEER + i`: bit 31 valid, bits 25:24 kind, bits 23:0 id.
+    pub const STEER: u32 = 0xC00;
+}
+
+/// The default VXLAN port (IANA).
+pub const VXLAN_PORT_DEFAULT: u32 = 4789;
+
+/// Tunnel stage parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DecapCfg {
+    pub data_bits: u32,
+    /// Parser header window, bytes: tunnel headers must end within it.
+    pub window: u32,
+    /// The longest legal frame without FCS, bytes (`mtu + 22`).
+    pub max_frame: u32,
+    /// Beats that may already be on their way when `s_axis_tready` falls.
+    pub room: u32,
+    /// The steering table.
+    pub steer: SteerCfg,
+}
+
+impl DecapCfg {
+    /// Beats of one frame the data FIFO stores at most: more than the longest legal frame.
+    pub fn cut_beats(&self) -> u32 {
+        self.max_frame.div_ceil(self.data_bits / 8) + 1
+    }
+    /// Entries of the data FIFO: two cut frames and the room, at most 16384 (the FIFO's
+    /// limit; at 8 bits with a jumbo MTU that is one cut frame and its room, so a jumbo frame
+    /// after a jumbo frame waits for the first one's command).
+    pub fn data_depth(&self) -> u32 {
+        (2 * self.cut_beats() + self.room + 4)
+            .next_power_of_two()
+            .min(16384)
+    }
+    /// The `tuser` of `m_axis`: `rx_user`, then [`TunMeta`].
+    pub fn out_user_bits(&self) -> u32 {
+        rx_user::BITS + TunMeta::shape(self.steer.queue_bits).width()
+    }
+}
+
+nicgen_edsl::record! {
+    /// What the tunnel stage tells the rest of the RX path about a frame (in the `tuser` of the
+    /// frame's last beat, above `rx_user`).
+    pub struct TunMeta(queue_bits: u32) {
+        /// Tunnel kind (`eth_hdr_parse::tunnel_kind`: 0 none, 1 VXLAN, 2 NVGRE).
+        tunnel: 2,
+        /// Why the tunnel is malformed (`eth_hdr_parse::tunnel_bad`, 0 for none).
+        bad: 3,
+        /// VNI or VSID of a well-formed tunnel.
+        id: 24,
+        /// NVGRE FlowID.
+        flow_id: 8,
+        /// The frame leaves as its inner frame.
+        decap: 1,
+        /// A steering entry holds the tunnel: `queue` overrides RSS.
+        steered: 1,
+        queue: queue_bits,
+    }
+}
+
+/// The ports of [`rx_decap()`].
+pub struct DecapPorts {
+    /// Frames from the FCS check (`s_axis_*`, `tuser` = `rx_user`); `s_axis_tready` is the
+    /// room flag.
+    pub s_axis: Stream,
+    /// Frames out, de-capsulated or whole (`m_axis_*`, `tuser` = [`TunMeta`] above `rx_user`).
+    pub m_axis: Stream,
+    /// Configuration writes (`cfg_*`, [`cfg_addr`]).
+    pub cfg: CfgWrite,
+}
+
+impl Ports for DecapPorts {
+    type Cfg = DecapCfg;
+    fn ports(io: &Io, cfg: &DecapCfg) -> Self {
+        DecapPorts {
+            s_axis: Stream::sink(io, "s_axis", &StreamCfg::new(cfg.data_bits, rx_user::BITS)),
+            m_axis: Stream::source(
+                io,
+                "m_axis",
+                &StreamCfg::new(cfg.data_bits, cfg.out_user_bits()),
+            ),
+            cfg: io.inputs("cfg_", &CfgWrite::shape()),
+        }
+    }
+}
+
+/// The parser's one output: the tunnel fields (with the frame length and the L4 code, which
+/// the parser's tunnel verdict shares its registers with, and this stage does not read).
+const TUN_VIEWS: &[View] = &[View {
+    name: "tun",
+    fields: tun_fields,
+}];
+
+fn tun_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
+    ParseMeta {
+        tunnel: m.tunnel,
+        tunnel_bad: m.tunnel_bad,
+        tunnel_id: m.tunnel_id,
+        flow_id: m.flow_id,
+        inner_off: m.inner_off,
+        inner_end: m.inner_end,
+        frame_len: m.frame_len,
+        l4: m.l4,
+        ..ParseMeta::default()
+    }
+}
+
+/// Entries of the command and tunnel FIFOs: the frames the lookup may run ahead of the trim's
+/// output. A record is owed its place for about 12 cycles (the lookup, the command FIFO and
+/// the trim's command slice, the trim), so one-beat frames back to back need more than 8.
+const DEC_DEPTH: u32 = 16;
+
+/// Depth of the LUT-RAM FIFO in front of the parser.
+const PARSE_Q_DEPTH: u32 = 16;
+
+pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
+    let w = cfg.data_bits;
+    let ucfg = StreamCfg::new(w, rx_user::BITS);
+    let parse_q = stream_fifo_room(&FifoCfg::new(ucfg, PARSE_Q_DEPTH), FifoRam::Lut, cfg.room)?;
+    let data_q = stream_fifo_room(
+        &FifoCfg {
+            stream: ucfg,
+            depth: cfg.data_depth(),
+            frame_mode: false,
+        },
+        FifoRam::Block,
+        cfg.room,
+    )?;
+    let parse_reg = stream_fwd_reg(&ucfg)?;
+    let parse = eth_hdr_parse(&HdrParseCfg {
+        data_bits: w,
+        user_bits: rx_user::BITS,
+        window: cfg.window,
+        fifo_depth: 32,
+        views: TUN_VIEWS,
+        tunnels: true,
+    })?;
+    let steer = tunnel_steering(&cfg.steer)?;
+    let tcfg = TrimCfg {
+        stream: ucfg,
+        max_head: cfg.window,
+    };
+    let trim = stream_trim(&tcfg)?;
+    let cmd_q = record_fifo(tcfg.cmd(), DEC_DEPTH)?;
+    let qb = cfg.steer.queue_bits;
+    let meta_q = record_fifo(TunMeta::shape(qb), DEC_DEPTH)?;
+    let cfg = *cfg;
+    Block::build(format!("rx_decap_d{w}"), cfg, move |p: DecapPorts| {
+        doc("RX tunnel stage: VXLAN/NVGRE recognition, steering lookup, de-capsulation.");
+        let s = &p.s_axis;
+        let user = s.user().expect("rx stream has tuser");
+
+        // ---- Configuration ----
+        let c = &p.cfg;
+        let _ = c.wdata.slice(30, 26).unused(); // no field of any tunnel register
+        let at = |a: u32| (c.we & c.addr.eq(a as u64)).named(&format!("cfg_at_{a:03x}"));
+        let vxlan_port = reg_init(16, VXLAN_PORT_DEFAULT).named("vxlan_port");
+        vxlan_port.set_if(at(cfg_addr::VXLAN_PORT), c.wdata.slice(15, 0));
+        let decap_all = reg_init(1, 0u32).named("decap_all");
+        decap_all.set_if(at(cfg_addr::TUNNEL_CTL), c.wdata.bit(0));
+        let steer_queue = reg_init(qb, 0u32).named("steer_queue");
+        steer_queue.set_if(at(cfg_addr::STEER_QUEUE), c.wdata.slice(qb - 1, 0));
+        let u_steer = steer.instance("u_steering");
+        let ib = u_steer.wr.index.width();
+        let steer_at = (c.we
+            & c.addr.ge(cfg_addr::STEER as u64)
+            & c.addr.lt((cfg_addr::STEER + cfg.steer.entries) as u64))
+        .named("cfg_at_steer");
+        let wr = SteerWrite {
+            en: steer_at,
+            index: (c.addr - cfg_addr::STEER as u64).resize(ib),
+            valid: c.wdata.bit(31),
+            kind: c.wdata.slice(25, 24),
+            id: c.wdata.slice(23, 0),
+            queue: steer_queue,
+        };
+        u_steer.wr.en.set(wr.en);
+        u_steer.wr.index.set(wr.index);
+        u_steer.wr.valid.set(wr.valid);
+        u_steer.wr.kind.set(wr.kind);
+        u_steer.wr.id.set(wr.id);
+        u_steer.wr.queue.set(wr.queue);
+
+        // ---- Input: every beat arriving is taken (the room flag held the sender back) ----
+        let u_parse_q = parse_q.instance("u_parse_q");
+        let u_data_q = data_q.instance("u_data_q");
+        let room_of = |q: &crate::stream::FifoPorts| q.room.expect("built with a room flag");
+        s.ready().set(room_of(&u_parse_q) & room_of(&u_data_q));
+        u_parse_q.s_axis.set_beat(&s.beat());
+        u_parse_q.s_axis.valid().set(s.valid());
+        let _ = u_parse_q.s_axis.ready().unused(); // never full: the room flag
+                                                   // The data side stores at most `cut_beats` beats of a frame; a longer frame ends there,
+                                                   // marked bad and oversize, and its other beats are not stored.
+        let cut = cfg.cut_beats();
+        let count = reg_init(clog2(cut as u64 + 1), 0u32).named("frame_beats");
+        let discarding = reg_init(1, 0u32).named("discarding");
+        let at_cut = count.eq((cut - 1) as u64).named("at_cut");
+        let write = (s.valid() & !discarding).named("data_write");
+        let ends = (s.last() | at_cut).named("data_ends");
+        let cut_user = lit(
+            rx_user::BITS,
+            (1u64 << rx_user::BAD) | (1u64 << rx_user::OVERSIZE),
+        );
+        u_data_q.s_axis.data().set(s.data());
+        u_data_q.s_axis.keep().set(s.keep());
+        u_data_q.s_axis.last().set(ends);
+        u_data_q
+            .s_axis
+            .user()
+            .expect("rx stream has tuser")
+            .set(mux(
+                s.last(),
+                user,
+                mux(at_cut, cut_user, lit(rx_user::BITS, 0u32)),
+            ));
+        u_data_q.s_axis.valid().set(write);
+        let _ = u_data_q.s_axis.ready().unused(); // never full: the room flag
+        count.set_if(write, mux(ends, lit(count.width(), 0u32), count + 1u32));
+        discarding.set_if(s.valid(), !s.last() & (discarding | (at_cut & write)));
+
+        // ---- Parse side ----
+        let u_parse_reg = parse_reg.instance("u_parse_reg");
+        connect(&u_parse_q.m_axis, &u_parse_reg.s_axis);
+        let u_parse = parse.instance("u_parse");
+        connect(&u_parse_reg.m_axis, &u_parse.s_axis);
+        u_parse
+            .vxlan_port
+            .expect("built with tunnels")
+            .set(vxlan_port);
+
+        // ---- Lookup: a record a cycle, never stalled once taken ----
+        // A record is taken while the two FIFOs behind have a place reserved for it (`owed`
+        // counts records from their lookup until the tunnel FIFO gives them out, which is never
+        // before the command FIFO gives out the same frame's command).
+        let v = &u_parse.views[0];
+        let q = crate::eth::out_slice(v, "tun_rec");
+        let reserve = Reserve::new(DEC_DEPTH);
+        q.ready.set(reserve.room);
+        let take = (q.valid & reserve.room).named("lookup_take");
+        let f = v.shape.unpack(q.data.unused());
+        u_steer.lookup.valid.set(take);
+        u_steer.lookup.set_fields(&SteerKey {
+            kind: f.tunnel,
+            id: f.tunnel_id,
+        });
+        let rec2 = delay(delay(q.data).named("tun_rec_s1")).named("tun_rec_s2");
+        let valid2 = delay(delay(take).named("lookup_s1")).named("lookup_s2");
+        let r = u_steer.result.fields();
+        let _ = u_steer.result.valid.unused(); // = lookup_s2
+        let g = v.shape.unpack(rec2.unused());
+        let bad = g.user.bit(rx_user::BAD);
+        let good = (!bad & g.tunnel.ne(0u32) & g.tunnel_bad.eq(0u32)).named("tunnel_good");
+        let steered = (good & r.hit).named("steered");
+        let decap = (good & (r.hit | decap_all)).named("decap");
+        let u_cmd_q = cmd_q.instance("u_cmd_q");
+        let u_meta_q = meta_q.instance("u_meta_q");
+        u_cmd_q.s_axis.set_fields(&TrimCmd {
+            head: mux(
+                decap,
+                g.inner_off.resize(tcfg.head_bits()),
+                lit(tcfg.head_bits(), 0u32),
+            ),
+            len: mux(decap, g.inner_end - g.inner_off, lit(16, 0xFFFFu32)),
+            drop: lit(1, 0u32),
+        });
+        u_cmd_q.s_axis.valid.set(valid2);
+        let _ = u_cmd_q.s_axis.ready.unused(); // never full: `owed`
+        let gate = |x: Sig| x & (!bad).repl(x.width());
+        u_meta_q.s_axis.set_fields(&TunMeta {
+            tunnel: gate(g.tunnel),
+            bad: gate(g.tunnel_bad),
+            id: gate(g.tunnel_id),
+            flow_id: gate(g.flow_id),
+            decap,
+            steered,
+            queue: r.queue & steered.repl(qb),
+        });
+        u_meta_q.s_axis.valid.set(valid2);
+        let _ = u_meta_q.s_axis.ready.unused(); // never full: `owed`
+
+        // ---- Data side: trim, then the tunnel record onto the last beat ----
+        let u_trim = trim.instance("u_trim");
+        connect(&u_data_q.m_axis, &u_trim.s_axis);
+        connect(&u_cmd_q.m_axis, &u_trim.cmd);
+        // Never: a command keeps at least the inner frame's 14 bytes, which lie in the frame
+        // (the parser checked), or the whole frame.
+        let _ = u_trim.drop.unused();
+        let o = &u_trim.m_axis;
+        let m = &p.m_axis;
+        m.data().set(o.data());
+        m.keep().set(o.keep());
+        m.last().set(o.last());
+        m.valid().set(o.valid());
+        o.ready().set(m.ready());
+        let meta = u_meta_q.m_axis.data;
+        let _ = u_meta_q.m_axis.valid.unused(); // pushed before its frame's command
+        let ou = o.user().expect("rx stream has tuser");
+        m.user()
+            .expect("out stream has tuser")
+            .set(cat(&[meta & o.last().repl(meta.width()), ou]));
+        let pop = (o.valid() & m.ready() & o.last()).named("meta_pop");
+        u_meta_q.m_axis.ready.set(pop);
+        reserve.update(take, pop);
+    })
+}
