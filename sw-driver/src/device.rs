@@ -15,7 +15,7 @@ use thiserror::Error;
 use crate::hw::{Backend, DmaRegion, Interrupts};
 use crate::regs::consts::{mini_cqe_format, qcmd_op, qcmd_status, qstate, qtype};
 use crate::regs::desc::qcmd_in;
-use crate::regs::{dev, id, mr, qcmd, rss, stats, DescField, Field};
+use crate::regs::{dev, id, mr, qcmd, rss, stats, tunnel, DescField, Field};
 
 /// `id.MAGIC`'s value, "NICG" (in the map's source, not among the generated constants).
 pub const MAGIC: u32 = 0x4E49_4347;
@@ -139,6 +139,17 @@ pub struct Caps {
     pub vlan: bool,
     /// MAC-side loopback.
     pub loopback: bool,
+    /// VXLAN/NVGRE recognition and de-capsulation on receive.
+    pub tunnels: bool,
+}
+
+/// A tunnel kind, as the steering table and the CQE number it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TunnelKind {
+    /// VXLAN (UDP to the VXLAN port), keyed by VNI.
+    Vxlan = 1,
+    /// NVGRE (GRE with key, protocol 0x6558), keyed by VSID.
+    Nvgre = 2,
 }
 
 /// What the identification block says about the device.
@@ -161,6 +172,8 @@ pub struct DeviceInfo {
     pub rss_table_size: u16,
     /// Largest log2 ring size.
     pub log_max_wq: u8,
+    /// Tunnel steering-table entries (0 without the tunnel stage).
+    pub steer_entries: u8,
     pub caps: Caps,
     /// The preset the device was generated from.
     pub preset: String,
@@ -399,6 +412,8 @@ counters! {
     tx_wqes = TX_WQES: "Send WQEs executed.",
     rx_cqes = RX_CQES: "Receive completions written.",
     dma_rd_err = DMA_RD_ERR: "DMA reads answered with an error.",
+    rx_decapped = RX_DECAPPED: "Delivered frames de-capsulated.",
+    rx_tunnel_malformed = RX_TUNNEL_MALFORMED: "Delivered frames with a malformed VXLAN or NVGRE header.",
 }
 
 /// A 64-bit register: low dword first (it latches the high one).
@@ -499,11 +514,13 @@ impl<B: Backend> Device<B> {
             mrs: id::QUEUES_MRS.get(queues) as u8,
             rss_table_size: id::LIMITS_TABLE_SIZE.get(limits) as u16,
             log_max_wq: id::LIMITS_LOG_MAX_WQ.get(limits) as u8,
+            steer_entries: id::LIMITS_STEER_ENTRIES.get(limits) as u8,
             caps: Caps {
                 csum: id::CAPS_CSUM.get(caps) != 0,
                 rss: id::CAPS_RSS.get(caps) != 0,
                 vlan: id::CAPS_VLAN.get(caps) != 0,
                 loopback: id::CAPS_LOOPBACK.get(caps) != 0,
+                tunnels: id::CAPS_TUNNELS.get(caps) != 0,
             },
             preset: String::from_utf8_lossy(&name[..name_len]).into_owned(),
             config_hash: read_bytes(&mut hw, id::CONFIG_HASH),
@@ -627,6 +644,61 @@ impl<B: Backend> Device<B> {
         self.hw.write32(rss::ENABLES, enables.word());
         for (i, &q) in table.iter().enumerate() {
             self.hw.write32(rss::TABLE + 4 * i as u32, q.into());
+        }
+        Ok(())
+    }
+
+    /// Program the tunnel stage: the VXLAN UDP port, `decap_all`, and the steering table, entry
+    /// `i` from `entries[i]` = (kind, VNI/VSID, receive queue), the other entries cleared. A
+    /// frame whose well-formed tunnel (kind, id) is in the table (or any, with `decap_all`) is
+    /// delivered as its inner frame, to the entry's queue (RSS's with `decap_all` alone).
+    pub fn program_tunnels(
+        &mut self,
+        vxlan_port: u16,
+        decap_all: bool,
+        entries: &[(TunnelKind, u32, u16)],
+    ) -> Result<(), DeviceError> {
+        if !self.info.caps.tunnels {
+            return Err(DeviceError::Unsupported("tunnel de-capsulation"));
+        }
+        let n = self.info.steer_entries as usize;
+        if entries.len() > n {
+            return Err(DeviceError::OutOfRange {
+                what: "steering entries",
+                value: entries.len() as u64,
+                limit: n as u64,
+            });
+        }
+        for &(_, id, q) in entries {
+            if id >= 1 << 24 {
+                return Err(DeviceError::OutOfRange {
+                    what: "VNI/VSID",
+                    value: id.into(),
+                    limit: (1 << 24) - 1,
+                });
+            }
+            if q >= self.info.queues {
+                return Err(DeviceError::OutOfRange {
+                    what: "steering entry (receive queue)",
+                    value: q.into(),
+                    limit: self.info.queues.saturating_sub(1).into(),
+                });
+            }
+        }
+        self.hw.write32(tunnel::VXLAN_PORT, vxlan_port.into());
+        self.hw
+            .write32(tunnel::CTL, tunnel::CTL_DECAP_ALL.put(decap_all.into()));
+        for i in 0..n {
+            let word = match entries.get(i) {
+                Some(&(kind, id, q)) => {
+                    self.hw.write32(tunnel::STEER_QUEUE, q.into());
+                    tunnel::STEER_VALID.put(1)
+                        | tunnel::STEER_KIND.put(kind as u32)
+                        | tunnel::STEER_ID.put(id)
+                }
+                None => 0,
+            };
+            self.hw.write32(tunnel::STEER + 4 * i as u32, word);
         }
         Ok(())
     }
@@ -838,7 +910,8 @@ mod tests {
                 csum: true,
                 rss: true,
                 vlan: true,
-                loopback: true
+                loopback: true,
+                tunnels: true
             }
         );
         assert_eq!(i.preset, "nic512");
@@ -875,6 +948,59 @@ mod tests {
                 found: 2,
                 expected: 1
             }
+        );
+    }
+
+    #[test]
+    fn tunnels_are_programmed_entry_by_entry() {
+        let mut d = open();
+        assert_eq!(d.info().steer_entries, 4);
+        d.program_tunnels(
+            4790,
+            true,
+            &[(TunnelKind::Vxlan, 42, 3), (TunnelKind::Nvgre, 0xABCDEF, 1)],
+        )
+        .unwrap();
+        assert_eq!(
+            d.backend().tunnel_writes,
+            [
+                (tunnel::VXLAN_PORT, 4790),
+                (tunnel::CTL, 1),
+                (tunnel::STEER_QUEUE, 3),
+                (tunnel::STEER, 1 << 31 | 1 << 24 | 42),
+                (tunnel::STEER_QUEUE, 1),
+                (tunnel::STEER + 4, 1 << 31 | 2 << 24 | 0xAB_CDEF),
+                (tunnel::STEER + 8, 0),
+                (tunnel::STEER + 12, 0),
+            ]
+        );
+        let five = [(TunnelKind::Vxlan, 1, 0); 5];
+        assert!(matches!(
+            d.program_tunnels(4789, false, &five),
+            Err(DeviceError::OutOfRange {
+                what: "steering entries",
+                ..
+            })
+        ));
+        assert!(matches!(
+            d.program_tunnels(4789, false, &[(TunnelKind::Vxlan, 1 << 24, 0)]),
+            Err(DeviceError::OutOfRange {
+                what: "VNI/VSID",
+                ..
+            })
+        ));
+        assert!(matches!(
+            d.program_tunnels(4789, false, &[(TunnelKind::Vxlan, 1, 4)]),
+            Err(DeviceError::OutOfRange { .. })
+        ));
+        let id = FakeId {
+            caps: 0xF,
+            ..FakeId::default()
+        };
+        let mut d = Device::open(FakeNic::new(id)).unwrap();
+        assert_eq!(
+            d.program_tunnels(4789, false, &[]),
+            Err(DeviceError::Unsupported("tunnel de-capsulation"))
         );
     }
 
@@ -1142,10 +1268,11 @@ mod tests {
         assert_eq!(s.rx_frames, 0x1_0000_0002);
         assert_eq!(s.dma_rd_err, 77);
         let named = s.named();
-        assert_eq!(named.len(), 15);
+        assert_eq!(named.len(), 17);
         assert_eq!(named[0], ("rx_frames", 0x1_0000_0002));
         assert_eq!(named[11], ("rx_no_wqe", 0));
         assert_eq!(named[14], ("dma_rd_err", 77));
+        assert_eq!(named[16], ("rx_tunnel_malformed", 0));
     }
 
     #[test]

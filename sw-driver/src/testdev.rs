@@ -16,7 +16,7 @@ use crate::desc::{
 use crate::device::{ABI, MAGIC};
 use crate::hw::{DmaError, DmaMemory, DmaRegion, Interrupts, RegisterSpace};
 use crate::regs::desc::{ctrl_seg, dbr, qcmd_in};
-use crate::regs::{consts, dev, id, mr, qcmd, rss, stats, uar};
+use crate::regs::{consts, dev, id, mr, qcmd, rss, stats, tunnel, uar};
 
 /// Bus address of the fake's memory.
 pub const MEM_BASE: u64 = 0x1_0000_0000;
@@ -36,6 +36,7 @@ pub struct FakeId {
     pub log_max_wq: u32,
     pub caps: u32,
     pub mtu: u32,
+    pub steer_entries: u32,
 }
 
 impl Default for FakeId {
@@ -48,8 +49,9 @@ impl Default for FakeId {
             mrs: 8,
             table_size: 16,
             log_max_wq: 10,
-            caps: 0xF,
+            caps: 0x1F,
             mtu: 1500,
+            steer_entries: 4,
         }
     }
 }
@@ -88,7 +90,7 @@ pub struct FakeNic {
     loopback_ticks: u32,
     scratch: u32,
     timer_hi: u32,
-    pub counters: [u64; 15],
+    pub counters: [u64; 17],
     mr_sel: u32,
     mr_base: [u32; 2],
     mr_len: [u32; 2],
@@ -100,6 +102,8 @@ pub struct FakeNic {
     /// QCMD.STATUS.busy never clears.
     pub stuck: bool,
     pub rss_key: [u32; 10],
+    /// Writes to the tunnel block, in order: (offset, value).
+    pub tunnel_writes: Vec<(u32, u32)>,
     pub rss_enables: u32,
     pub rss_table: Vec<u32>,
     /// Queues by type code (EQ, CQ, SQ, RQ).
@@ -142,7 +146,7 @@ impl FakeNic {
             loopback_ticks: 0,
             scratch: 0,
             timer_hi: 0,
-            counters: [0; 15],
+            counters: [0; 17],
             mr_sel: 0,
             mr_base: [0; 2],
             mr_len: [0; 2],
@@ -152,6 +156,7 @@ impl FakeNic {
             out: [0; 4],
             stuck: false,
             rss_key: [0; 10],
+            tunnel_writes: Vec::new(),
             rss_enables: 0,
             irq_pending: 0,
             wire: Vec::new(),
@@ -676,6 +681,7 @@ impl RegisterSpace for FakeNic {
             id::LIMITS => {
                 id::LIMITS_TABLE_SIZE.put(self.id.table_size)
                     | id::LIMITS_LOG_MAX_WQ.put(self.id.log_max_wq)
+                    | id::LIMITS_STEER_ENTRIES.put(self.id.steer_entries)
             }
             id::CAPS => self.id.caps,
             o if (id::PRESET_NAME..id::PRESET_NAME + 16).contains(&o) => {
@@ -699,7 +705,7 @@ impl RegisterSpace for FakeNic {
                 c as u32
             }
             o if o == dev::TIMER + 4 => self.timer_hi,
-            o if (stats::BLOCK_BASE..stats::BLOCK_BASE + 15 * 8).contains(&o) => {
+            o if (stats::BLOCK_BASE..stats::BLOCK_BASE + 17 * 8).contains(&o) => {
                 let v = self.counters[((o - stats::BLOCK_BASE) / 8) as usize];
                 if o % 8 == 0 {
                     v as u32
@@ -748,6 +754,9 @@ impl RegisterSpace for FakeNic {
                 self.rss_key[((o - rss::KEY) / 4) as usize] = value
             }
             rss::ENABLES => self.rss_enables = value,
+            o if (tunnel::BLOCK_BASE..tunnel::BLOCK_BASE + tunnel::BLOCK_SPAN).contains(&o) => {
+                self.tunnel_writes.push((o, value))
+            }
             o if (rss::TABLE..rss::TABLE + 4 * self.id.table_size).contains(&o) => {
                 self.rss_table[((o - rss::TABLE) / 4) as usize] = value
             }
