@@ -84,14 +84,25 @@ fn link_exists(ns: &str, dev: &str) -> bool {
         .success()
 }
 
-#[test]
-fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
-    if !nicgen_tb::verilator::verilator_required() || !can_run() {
-        return;
-    }
+/// A running `nicgen sim tap` between namespace `a` (its wire TAP `wt`, made persistent and
+/// addressed 10.99.0.1/24 before the run) and namespace `b` (its host TAP `ht`, which the run
+/// creates; addressed 10.99.0.2/24 here).
+struct Run {
+    a: String,
+    b: String,
+    wt: String,
+    ht: String,
+    cap: std::path::PathBuf,
+    s: Setup,
+    log: std::thread::JoinHandle<String>,
+}
+
+/// Namespaces and TAPs named after `tag` and this process, and `nicgen sim tap` between them
+/// with `extra` arguments, once it says it is running.
+fn start(tag: &str, extra: &[&str]) -> Run {
     let id = std::process::id() % 100_000;
-    let (a, b) = (format!("ngw{id}"), format!("ngh{id}"));
-    let (wt, ht) = (format!("ngtw{id}"), format!("ngth{id}"));
+    let (a, b) = (format!("ngw{tag}{id}"), format!("ngh{tag}{id}"));
+    let (wt, ht) = (format!("ngtw{tag}{id}"), format!("ngth{tag}{id}"));
     let mut s = Setup {
         ns: [a.clone(), b.clone()],
         sim: None,
@@ -104,8 +115,7 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
     run_in(&a, &["ip", "link", "set", &wt, "up"]);
     run_in(&a, &["ip", "link", "set", "lo", "up"]);
     assert!(!link_exists(&b, &ht));
-    let cap = std::env::temp_dir().join(format!("nicgen-tap-wire-{id}.pcapng"));
-
+    let cap = std::env::temp_dir().join(format!("nicgen-tap-wire-{tag}{id}.pcapng"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_nicgen"))
         .args([
             "sim",
@@ -122,6 +132,7 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
             cap.to_str().unwrap(),
             "--json",
         ])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -156,38 +167,48 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
     run_in(&b, &["ip", "addr", "add", "10.99.0.2/24", "dev", &ht]);
     run_in(&b, &["ip", "link", "set", &ht, "up"]);
     run_in(&b, &["ip", "link", "set", "lo", "up"]);
+    Run {
+        a,
+        b,
+        wt,
+        ht,
+        cap,
+        s,
+        log,
+    }
+}
 
-    // Ping both ways (the first may wait for ARP through the RTL).
-    run_in(&b, &["ping", "-c", "3", "-W", "10", "10.99.0.1"]);
-    run_in(&a, &["ping", "-c", "3", "-W", "10", "10.99.0.2"]);
-
-    // 4 MiB over TCP from the host side to the wire side, checked by SHA-256.
+/// 4 MiB over TCP from namespace `from` to a server at `to_ip` in namespace `to`, checked by
+/// SHA-256; returns the bytes.
+fn transfer(from: &str, to: &str, to_ip: &str, tag: &str) -> usize {
     let data: Vec<u8> = (0..4u32 << 20)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
     let want = format!("{:x}", Sha256::digest(&data));
-    let dir = std::env::temp_dir().join(format!("nicgen-tap-{id}"));
+    let dir = std::env::temp_dir().join(format!("nicgen-tap-{tag}{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("data.bin");
     std::fs::write(&file, &data).unwrap();
-    let server = "import socket,hashlib\n\
-                  s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n\
-                  s.bind(('10.99.0.1',5001)); s.listen(1); s.settimeout(300)\n\
-                  c,_=s.accept(); c.settimeout(300); h=hashlib.sha256(); n=0\n\
-                  while True:\n    b=c.recv(65536)\n    if not b: break\n    h.update(b); n+=len(b)\n\
-                  print(n, h.hexdigest(), flush=True)\n";
+    let server = format!(
+        "import socket,hashlib\n\
+         s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n\
+         s.bind(('{to_ip}',5001)); s.listen(1); s.settimeout(300)\n\
+         c,_=s.accept(); c.settimeout(300); h=hashlib.sha256(); n=0\n\
+         while True:\n    b=c.recv(65536)\n    if not b: break\n    h.update(b); n+=len(b)\n\
+         print(n, h.hexdigest(), flush=True)\n"
+    );
     let mut srv = Command::new("ip")
-        .args(["netns", "exec", &a, "python3", "-c", server])
+        .args(["netns", "exec", to, "python3", "-c", &server])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(1));
     let client = format!(
-        "import socket\ns=socket.create_connection(('10.99.0.1',5001),timeout=300)\n\
+        "import socket\ns=socket.create_connection(('{to_ip}',5001),timeout=300)\n\
          s.sendall(open('{}','rb').read()); s.close()\n",
         file.display()
     );
-    run_in(&b, &["python3", "-c", &client]);
+    run_in(from, &["python3", "-c", &client]);
     let mut line = String::new();
     BufReader::new(srv.stdout.take().unwrap())
         .read_line(&mut line)
@@ -199,23 +220,54 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
         format!("{} {want}", data.len()),
         "what the server received"
     );
+    data.len()
+}
 
-    // Stop the simulator with SIGTERM: it prints its summary (--json: one object).
-    let mut c = s.sim.take().unwrap();
-    ok(&["kill", "-TERM", &c.id().to_string()]);
-    let mut out = String::new();
-    c.stdout.as_mut().unwrap().read_to_string(&mut out).unwrap();
-    let status = c.wait().unwrap();
-    let log = log.join().unwrap();
-    assert!(
-        status.success(),
-        "nicgen sim tap exited badly: {out}\n{log}"
+impl Run {
+    /// Stops the simulator with SIGTERM; its summary (--json: one object).
+    fn stop(&mut self) -> Value {
+        let mut c = self.s.sim.take().unwrap();
+        ok(&["kill", "-TERM", &c.id().to_string()]);
+        let mut out = String::new();
+        c.stdout.as_mut().unwrap().read_to_string(&mut out).unwrap();
+        let status = c.wait().unwrap();
+        let log = std::mem::replace(&mut self.log, std::thread::spawn(String::new))
+            .join()
+            .unwrap();
+        assert!(
+            status.success(),
+            "nicgen sim tap exited badly: {out}\n{log}"
+        );
+        serde_json::from_str(out.trim()).expect("one JSON object on stdout")
+    }
+}
+
+#[test]
+fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
+    if !nicgen_tb::verilator::verilator_required() || !can_run() {
+        return;
+    }
+    let mut r = start("", &[]);
+    let (a, b, wt, ht, cap) = (
+        r.a.clone(),
+        r.b.clone(),
+        r.wt.clone(),
+        r.ht.clone(),
+        r.cap.clone(),
     );
-    let sum: Value = serde_json::from_str(out.trim()).expect("one JSON object on stdout");
+
+    // Ping both ways (the first may wait for ARP through the RTL).
+    run_in(&b, &["ping", "-c", "3", "-W", "10", "10.99.0.1"]);
+    run_in(&a, &["ping", "-c", "3", "-W", "10", "10.99.0.2"]);
+
+    // 4 MiB over TCP from the host side to the wire side, checked by SHA-256.
+    let sent = transfer(&b, &a, "10.99.0.1", "");
+    let sum = r.stop();
     assert!(sum["host_to_wire"].as_u64().unwrap() > 2800, "{sum}");
     assert!(sum["wire_to_host"].as_u64().unwrap() > 100, "{sum}");
     assert_eq!(sum["wire_tap_created"], false, "{sum}");
     assert_eq!(sum["host_tap_created"], true, "{sum}");
+    assert_eq!(sum["csum_in_software"], 0, "{sum}");
 
     // --pcap-wire: tshark reads every MAC frame with its direction (1 into the NIC, 2 out),
     // as many each way as the summary counts; the TCP transfer went out through the MAC.
@@ -252,7 +304,7 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
             .filter(|r| dir(r) == 2)
             .filter_map(|r| r.get(1)?.parse::<u64>().ok())
             .sum();
-        assert!(tcp_out >= data.len() as u64, "TCP bytes out: {tcp_out}");
+        assert!(tcp_out >= sent as u64, "TCP bytes out: {tcp_out}");
     }
     let _ = std::fs::remove_file(&cap);
 
@@ -267,4 +319,79 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Interop with Linux's own tunnel (the host's tunnel, issue mode (b)): a Linux `vxlan` device
+/// on each side (VNI 42, UDP 4789), the wire side's over its TAP, the host side's over the
+/// host TAP the NIC serves. Ping over the overlay both ways, then 4 MiB of TCP each way, checked
+/// by SHA-256; every overlay frame crosses the NIC's MAC as VXLAN (tshark decodes them on the
+/// wire capture), received whole (no steering entry: the host's kernel de-capsulates).
+#[test]
+fn linux_vxlan_over_the_rtl_moves_4_mib_of_tcp_each_way() {
+    if !nicgen_tb::verilator::verilator_required() || !can_run() {
+        return;
+    }
+    let mut r = start("x", &[]);
+    let (a, b, cap) = (r.a.clone(), r.b.clone(), r.cap.clone());
+    for (ns, dev, local, remote, addr) in [
+        (&a, &r.wt, "10.99.0.1", "10.99.0.2", "10.200.0.1/24"),
+        (&b, &r.ht, "10.99.0.2", "10.99.0.1", "10.200.0.2/24"),
+    ] {
+        run_in(
+            ns,
+            &[
+                "ip", "link", "add", "vx0", "type", "vxlan", "id", "42", "local", local, "remote",
+                remote, "dstport", "4789", "dev", dev,
+            ],
+        );
+        run_in(ns, &["ip", "addr", "add", addr, "dev", "vx0"]);
+        run_in(ns, &["ip", "link", "set", "vx0", "up"]);
+    }
+    run_in(&b, &["ping", "-c", "3", "-W", "10", "10.200.0.1"]);
+    run_in(&a, &["ping", "-c", "3", "-W", "10", "10.200.0.2"]);
+    let up = transfer(&b, &a, "10.200.0.1", "x");
+    let down = transfer(&a, &b, "10.200.0.2", "x");
+    let sum = r.stop();
+    assert!(sum["host_to_wire"].as_u64().unwrap() > 2800, "{sum}");
+    assert!(sum["wire_to_host"].as_u64().unwrap() > 2800, "{sum}");
+    // The kernel's vxlan device asks for the inner TCP checksum, which the NIC's L4 request
+    // (the outer UDP's) cannot place: the driver computes it.
+    assert!(sum["csum_in_software"].as_u64().unwrap() > 2800, "{sum}");
+    if nicgen_tb::tshark::tshark_required() {
+        // The inner TCP payload bytes tshark finds inside VXLAN, per direction (1 into the
+        // NIC from the wire, 2 out to it).
+        let o = Command::new("tshark")
+            .arg("-n")
+            .arg("-r")
+            .arg(&cap)
+            .args([
+                "-Y",
+                "vxlan.vni == 42",
+                "-T",
+                "fields",
+                "-e",
+                "frame.packet_flags_direction",
+                "-e",
+                "tcp.len",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        let mut bytes = [0u64; 2];
+        for row in text.lines().map(|l| l.split('\t').collect::<Vec<_>>()) {
+            let d = u32::from_str_radix(row[0].trim_start_matches("0x"), 16).unwrap();
+            let n: u64 = row.get(1).and_then(|t| t.parse().ok()).unwrap_or(0);
+            bytes[(d == 2) as usize] += n;
+        }
+        assert!(
+            bytes[1] >= up as u64,
+            "TCP bytes in VXLAN out of the NIC: {bytes:?}"
+        );
+        assert!(
+            bytes[0] >= down as u64,
+            "TCP bytes in VXLAN into the NIC: {bytes:?}"
+        );
+    }
+    let _ = std::fs::remove_file(&cap);
 }

@@ -319,6 +319,44 @@ pub struct TapCounts {
     pub wire_tap_created: bool,
     /// The same for the host TAP.
     pub host_tap_created: bool,
+    /// Frames from the host TAP whose checksum request the NIC cannot place (its L4 checksum
+    /// is the one at the frame's outermost L4 header; the kernel asked for another, e.g. the
+    /// inner TCP checksum of a frame its own `vxlan` device encapsulated): the driver
+    /// computed that checksum in software before sending, as Linux's `skb_checksum_help`.
+    pub csum_in_software: u64,
+}
+
+/// The checksum request of a virtio-net header (`NEEDS_CSUM`: the ones'-complement sum of
+/// `frame[csum_start..]`, whose checksum field the kernel seeded with the pseudo-header sum,
+/// goes at `csum_start + csum_offset`), as the NIC's L4 request when that is where the NIC's
+/// parser puts the L4 checksum, else done here in software. Returns whether the NIC should
+/// compute the L4 checksum, and whether the software did.
+fn place_csum(h: &[u8; VNET_HDR], f: &mut [u8], window: usize) -> (bool, bool) {
+    if h[0] & VNET_F_NEEDS_CSUM == 0 {
+        return (false, false);
+    }
+    let start = usize::from(u16::from_le_bytes([h[6], h[7]]));
+    let field = start + usize::from(u16::from_le_bytes([h[8], h[9]]));
+    let p = nicgen_model::parse::parse_headers(f, window);
+    let at = |off: usize| match p.l4 {
+        nicgen_model::parse::L4_TCP => Some(off + 16),
+        nicgen_model::parse::L4_UDP => Some(off + 6),
+        _ => None,
+    };
+    if usize::from(p.l4_off) == start && at(start) == Some(field) {
+        return (true, false);
+    }
+    if field + 2 > f.len() || start >= f.len() {
+        return (false, false); // a request outside the frame: sent as it is
+    }
+    // A computed 0 goes out as 0xFFFF (Linux's CSUM_MANGLED_0: 0 would mean "no checksum"
+    // to UDP over IPv4).
+    let c = match !nicgen_model::checksum::sum(&f[start..]) {
+        0 => 0xFFFF,
+        c => c,
+    };
+    f[field..field + 2].copy_from_slice(&c.to_be_bytes());
+    (false, true)
 }
 
 /// Run the NIC between the two TAPs until a signal or `seconds` (if given). The TAPs are
@@ -392,8 +430,9 @@ pub fn run_tap(
         // Host TAP -> driver (checksum requests from the virtio-net header).
         for _ in 0..16 {
             if pending.is_none() {
-                pending = host_tap.read()?.map(|(h, f)| {
-                    let csum = h[0] & VNET_F_NEEDS_CSUM != 0;
+                pending = host_tap.read()?.map(|(h, mut f)| {
+                    let (csum, soft) = place_csum(&h, &mut f, p.parser.window as usize);
+                    counts.csum_in_software += u64::from(soft);
                     (
                         f,
                         TxOffload {

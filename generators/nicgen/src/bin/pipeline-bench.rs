@@ -6,13 +6,15 @@
 //! Method: for each size, run 1 frame and N frames (no idle, no backpressure); the steady-state
 //! cost of a frame is `(cycles(N) - cycles(1)) / (N - 1)` (pipeline fill and drain cancel). The
 //! ideal is the beats the bus needs: RX `ceil((len + 4) / W)` on the wire side, TX
-//! `ceil((max(len, 60) + 4) / W)`.
+//! `ceil((max(len, 60) + 4) / W)`. The tunnel rows run VXLAN frames through the RX path with
+//! `decap_all` (the tunnel stage removes the outer headers): the ideal is the wire's beats.
 
 use anyhow::Result;
 use nicgen::sim_rx::{run_rx, rx_cfg, rx_model, Knobs};
 use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
-use nicgen::traffic::{udp_frame, SIZES};
+use nicgen::traffic::{udp_frame, vxlan_frame, SIZES, TUNNEL_SIZES};
 use nicgen_hdl::preset::Preset;
+use nicgen_model::tunnel::Steering;
 use nicgen_model::tx::TxRequest;
 use std::fmt::Write;
 
@@ -79,6 +81,53 @@ fn main() -> Result<()> {
                 gbps(rx_per),
                 mpps(tx_per),
                 gbps(tx_per)
+            );
+        }
+        md.push('\n');
+        let _ = writeln!(
+            md,
+            "De-capsulation: VXLAN frames (IPv4 outer, VNI 42) through the RX path with `decap_all`; bytes are the outer frame's, Gb/s counts the inner frames delivered.\n"
+        );
+        let _ = writeln!(
+            md,
+            "| outer bytes | inner bytes | ideal | achieved | Mpps | inner Gb/s |"
+        );
+        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|");
+        let mut all = Steering::new();
+        all.decap_all = true;
+        for len in TUNNEL_SIZES {
+            eprintln!("pipeline-bench: {preset} decap {len} bytes");
+            let wire: Vec<Vec<u8>> = (0..n)
+                .map(|i| {
+                    let mut f = vxlan_frame(len, i);
+                    nicgen_model::crc32::append_fcs(&mut f);
+                    f
+                })
+                .collect();
+            let run = |k: usize| {
+                run_rx(
+                    &rx,
+                    &rcfg,
+                    &wire[..k],
+                    None,
+                    Some(&all),
+                    Knobs::default(),
+                    |_| {},
+                )
+            };
+            let r1 = run(1)?.cycles;
+            let rn = run(n)?;
+            if rn.reports.iter().any(|r| r.decap() != Some(true)) {
+                anyhow::bail!("{preset}: a {len}-byte VXLAN frame was not de-capsulated");
+            }
+            let per = (rn.cycles - r1) as f64 / (n - 1) as f64;
+            let ideal = (len + 4).div_ceil(w);
+            let inner = len - 50;
+            let mpps = p.clock_mhz / per;
+            let _ = writeln!(
+                md,
+                "| {len} | {inner} | {ideal} | {per:.2} | {mpps:.1} | {:.1} |",
+                mpps * inner as f64 * 8.0 / 1000.0
             );
         }
         md.push('\n');
