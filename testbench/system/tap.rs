@@ -223,6 +223,31 @@ fn transfer(from: &str, to: &str, to_ip: &str, tag: &str) -> usize {
     data.len()
 }
 
+/// Per frame of the capture `cap` (those matching the display filter, if one), its direction
+/// (`frame.packet_flags_direction`, hex) and `tcp.len`, as tshark prints them.
+fn tshark_rows(cap: &std::path::Path, filter: Option<&str>) -> Vec<Vec<String>> {
+    let o = Command::new("tshark")
+        .arg("-n")
+        .arg("-r")
+        .arg(cap)
+        .args(filter.map(|f| ["-Y", f]).into_iter().flatten())
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "frame.packet_flags_direction",
+            "-e",
+            "tcp.len",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
 impl Run {
     /// Stops the simulator with SIGTERM; its summary (--json: one object).
     fn stop(&mut self) -> Value {
@@ -272,23 +297,11 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
     // --pcap-wire: tshark reads every MAC frame with its direction (1 into the NIC, 2 out),
     // as many each way as the summary counts; the TCP transfer went out through the MAC.
     if nicgen_tb::tshark::tshark_required() {
-        let o = Command::new("tshark")
-            .arg("-n")
-            .arg("-r")
-            .arg(&cap)
-            .args([
-                "-T",
-                "fields",
-                "-e",
-                "frame.packet_flags_direction",
-                "-e",
-                "tcp.len",
-            ])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let text = String::from_utf8_lossy(&o.stdout);
-        let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+        let rows = tshark_rows(&cap, None);
+        let rows: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.iter().map(String::as_str).collect())
+            .collect();
         let dir = |r: &Vec<&str>| u32::from_str_radix(r[0].trim_start_matches("0x"), 16).unwrap();
         let inbound = rows.iter().filter(|r| dir(r) == 1).count() as u64;
         let outbound = rows.iter().filter(|r| dir(r) == 2).count() as u64;
@@ -360,26 +373,8 @@ fn linux_vxlan_over_the_rtl_moves_4_mib_of_tcp_each_way() {
     if nicgen_tb::tshark::tshark_required() {
         // The inner TCP payload bytes tshark finds inside VXLAN, per direction (1 into the
         // NIC from the wire, 2 out to it).
-        let o = Command::new("tshark")
-            .arg("-n")
-            .arg("-r")
-            .arg(&cap)
-            .args([
-                "-Y",
-                "vxlan.vni == 42",
-                "-T",
-                "fields",
-                "-e",
-                "frame.packet_flags_direction",
-                "-e",
-                "tcp.len",
-            ])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let text = String::from_utf8_lossy(&o.stdout);
         let mut bytes = [0u64; 2];
-        for row in text.lines().map(|l| l.split('\t').collect::<Vec<_>>()) {
+        for row in tshark_rows(&cap, Some("vxlan.vni == 42")) {
             let d = u32::from_str_radix(row[0].trim_start_matches("0x"), 16).unwrap();
             let n: u64 = row.get(1).and_then(|t| t.parse().ok()).unwrap_or(0);
             bytes[(d == 2) as usize] += n;
