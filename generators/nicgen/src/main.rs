@@ -292,6 +292,7 @@ fn sim_tx(
                     csum_l3: l3,
                     csum_l4: l4,
                     vlan_tci: vlan,
+                    ..nicgen_model::tx::TxRequest::default()
                 },
             )
         })

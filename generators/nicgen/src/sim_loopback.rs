@@ -556,6 +556,7 @@ pub fn run_loopback(
                 csum_l3: off.csum_l3,
                 csum_l4: off.csum_l4,
                 vlan_tci: off.vlan_tci,
+                ..TxRequest::default()
             };
             let (report, delivered) = rx_frame(&tx_frame(&f, &req, mcfg.window), &mcfg);
             let delivered =

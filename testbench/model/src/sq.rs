@@ -319,6 +319,7 @@ impl Sq {
                 csum_l3: cs & 0x40 != 0,
                 csum_l4: cs & 0x80 != 0,
                 vlan_tci: vlan,
+                ..TxRequest::default()
             },
         }])
     }
@@ -373,6 +374,7 @@ impl Sq {
             csum_l3: cs & 0x40 != 0,
             csum_l4: cs & 0x80 != 0,
             vlan_tci: None,
+            ..TxRequest::default()
         };
         packets
             .into_iter()

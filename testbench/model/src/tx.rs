@@ -97,6 +97,12 @@ pub struct TxRequest {
     pub csum_l4: bool,
     /// Insert an 802.1Q tag (TPID 0x8100) with this TCI after the MAC addresses.
     pub vlan_tci: Option<u16>,
+    /// TCP segmentation (mlx5 LSO): the frame is a super-frame, cut into segments of this
+    /// many payload bytes ([`crate::tso::tso`]).
+    pub mss: Option<usize>,
+    /// Encapsulate every (segment) frame in these outer headers ([`crate::encap::encap`]; its
+    /// VLAN tag, if any, is ignored: the path's VLAN insert tags the outer frame).
+    pub encap: Option<crate::encap::EncapContext>,
 }
 
 /// The checksum part of the TX path: headers found by [`crate::parse::parse_headers`] with
@@ -123,10 +129,89 @@ pub fn tx_frame(frame: &[u8], req: &TxRequest, window: usize) -> Vec<u8> {
     crate::mac::fcs_append(&f)
 }
 
+/// The whole TX path with segmentation and encapsulation: the wire frames (FCS included) of
+/// one request. Segments ([`crate::tso::tso`] when `mss` is set, else the frame), then per
+/// segment the checksums ([`checksum_offload`]), the encapsulation with outer IPv4 ID
+/// `*ip_id` (which then counts up by one per encapsulated frame, as the NIC's per-context
+/// counter does), the VLAN tag, padding and FCS.
+pub fn tx_frames(
+    frame: &[u8],
+    req: &TxRequest,
+    window: usize,
+    ip_id: &mut u16,
+) -> crate::error::Result<Vec<Vec<u8>>> {
+    let segments = match req.mss {
+        Some(mss) => crate::tso::tso(frame, mss, &crate::tunnel::TunnelConfig::default())?,
+        None => vec![frame.to_vec()],
+    };
+    segments
+        .iter()
+        .map(|s| {
+            let mut f = checksum_offload(s, req.csum_l3, req.csum_l4, window);
+            if let Some(ctx) = &req.encap {
+                let ctx = crate::encap::EncapContext { vlan: None, ..*ctx };
+                f = crate::encap::encap(&f, &ctx, *ip_id)?;
+                *ip_id = ip_id.wrapping_add(1);
+            }
+            if let Some(tci) = req.vlan_tci {
+                f = crate::stream::insert_bytes(&f, 12, &[0x81, 0x00, (tci >> 8) as u8, tci as u8]);
+            }
+            Ok(crate::mac::fcs_append(&f))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::vectors::hex;
+
+    /// Without segmentation or encapsulation `tx_frames` is `tx_frame`; with both it is
+    /// `tso::encap_tso` (IDs from the counter, which moves on per segment), tagged and framed.
+    #[test]
+    fn tx_frames_segments_then_encapsulates() {
+        use crate::encap::EncapKind;
+        use crate::tcp::Flags;
+        use crate::vectors::overlay::{ctx, pattern, tcp_frame, Ip};
+        let f = tcp_frame(
+            Ip {
+                v6: false,
+                ident: 7,
+            },
+            false,
+            1000,
+            Flags::ACK | Flags::PSH,
+            &pattern(5000),
+        );
+        let plain = TxRequest {
+            csum_l4: true,
+            ..TxRequest::default()
+        };
+        let mut id = 0;
+        assert_eq!(
+            tx_frames(&f, &plain, 128, &mut id).unwrap(),
+            [tx_frame(&f, &plain, 128)]
+        );
+        assert_eq!(id, 0);
+        let c = ctx(false, false, EncapKind::vxlan(42));
+        let req = TxRequest {
+            csum_l3: true,
+            csum_l4: true,
+            vlan_tci: Some(5),
+            mss: Some(1448),
+            encap: Some(c),
+        };
+        let mut id = 0xFFFE;
+        let got = tx_frames(&f, &req, 128, &mut id).unwrap();
+        let want: Vec<Vec<u8>> = crate::tso::encap_tso(&f, 1448, &c, 0xFFFE)
+            .unwrap()
+            .iter()
+            .map(|s| crate::mac::fcs_append(&crate::stream::insert_bytes(s, 12, &[0x81, 0, 0, 5])))
+            .collect();
+        assert_eq!(got.len(), 4);
+        assert_eq!(got, want);
+        assert_eq!(id, 2);
+    }
 
     #[test]
     fn reproduces_the_ipv4_tcp_syn_vector() {

@@ -204,6 +204,7 @@ pub fn host_frames(seed: u64, n: usize) -> Vec<(Vec<u8>, TxRequest)> {
                 csum_l3: rng.gen(),
                 csum_l4: rng.gen(),
                 vlan_tci: rng.gen_bool(0.3).then(|| rng.gen()),
+                ..TxRequest::default()
             };
             (f, req)
         })

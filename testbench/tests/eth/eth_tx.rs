@@ -80,6 +80,7 @@ fn tx_path_sends_back_to_back_frames_without_bubbles() {
                             csum_l3: true,
                             csum_l4: true,
                             vlan_tci: vlan.then_some(0x2000 + i as u16),
+                            ..TxRequest::default()
                         };
                         (udp_frame(len, i), req)
                     })

@@ -223,6 +223,7 @@ fn decode_cmd(item: &[u8]) -> TxRequest {
         csum_l3: f.csum_l3 == 1,
         csum_l4: f.csum_l4 == 1,
         vlan_tci: (f.vlan == 1).then_some(f.vlan_tci as u16),
+        ..TxRequest::default()
     }
 }
 

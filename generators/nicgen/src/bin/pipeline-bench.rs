@@ -63,6 +63,7 @@ fn main() -> Result<()> {
                             csum_l3: true,
                             csum_l4: true,
                             vlan_tci: None,
+                            ..TxRequest::default()
                         },
                     )
                 })
