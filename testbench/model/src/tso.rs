@@ -171,6 +171,58 @@ fn layout(frame: &[u8], tunnels: Option<&TunnelConfig>) -> Result<Layout> {
     })
 }
 
+/// Where a super-frame's headers are: what the driver tells the NIC with an LSO send (mlx5's
+/// software-parser offsets with `mss`), bytes from the frame's start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct LsoOffsets {
+    /// The outer IP header (tunnels; 0 otherwise).
+    pub outer_l3: usize,
+    /// The outer UDP header (VXLAN) or the GRE header (NVGRE); 0 otherwise.
+    pub outer_l4: usize,
+    /// The inner (or only) IP header.
+    pub l3: usize,
+    /// The TCP header.
+    pub l4: usize,
+    /// The first payload byte: the end of the TCP header.
+    pub hdr_len: usize,
+    /// 0 plain, 1 VXLAN, 2 NVGRE.
+    pub tunnel: u8,
+    /// The outer IP header is IPv6.
+    pub outer_v6: bool,
+    /// The inner (or only) IP header is IPv6.
+    pub v6: bool,
+}
+
+/// The [`LsoOffsets`] of super-frame `frame` as [`tso`] finds its headers (VXLAN on `cfg`'s
+/// port, NVGRE), refused as [`tso`] refuses it.
+pub fn lso_offsets(frame: &[u8], cfg: &TunnelConfig) -> Result<LsoOffsets> {
+    let l = layout(frame, Some(cfg))?;
+    let (outer_l3, outer_l4, tunnel, outer_v6) = match l.outer {
+        Some((ip, Some(udp))) => (ip.off, udp, 1, !ip.v4),
+        Some((ip, None)) => (ip.off, ip.off + ip_header_len(frame, ip), 2, !ip.v4),
+        None => (0, 0, 0, false),
+    };
+    Ok(LsoOffsets {
+        outer_l3,
+        outer_l4,
+        l3: l.ip.off,
+        l4: l.tcp_off,
+        hdr_len: l.payload_off,
+        tunnel,
+        outer_v6,
+        v6: !l.ip.v4,
+    })
+}
+
+/// Bytes of the IP header `ip` in `f` (IPv4 with options; IPv6 without extension headers).
+fn ip_header_len(f: &[u8], ip: Ip) -> usize {
+    if ip.v4 {
+        ipv4::Packet::new_unchecked(&f[ip.off..]).header_len()
+    } else {
+        ipv6::HEADER_LEN
+    }
+}
+
 /// Source and destination of the IP header `ip` in `f`.
 fn addrs(f: &[u8], ip: Ip) -> (IpAddr, IpAddr) {
     if ip.v4 {
@@ -301,6 +353,61 @@ mod tests {
     use crate::hex;
     use crate::tunnel::{parse_tunnel, TunnelKind};
     use crate::vectors::overlay::{ctx, pattern, tcp_frame, udp_frame, Ip, NVGRE};
+
+    /// The offsets the driver gives an LSO send: plain IPv4 and IPv6, VXLAN and NVGRE (IPv4 and
+    /// IPv6 outers) around them.
+    #[test]
+    fn lso_offsets_find_every_header() {
+        let cfg = TunnelConfig::default();
+        for v6 in [false, true] {
+            let inner = tcp_frame(Ip { v6, ident: 1 }, false, 0, Flags::ACK, &pattern(3000));
+            let (l3, l4) = (14, if v6 { 54 } else { 34 });
+            let hdr = l4 + 4 * usize::from(inner[l4 + 12] >> 4);
+            let o = lso_offsets(&inner, &cfg).unwrap();
+            assert_eq!(
+                o,
+                LsoOffsets {
+                    l3,
+                    l4,
+                    hdr_len: hdr,
+                    v6,
+                    ..LsoOffsets::default()
+                }
+            );
+            for outer_v6 in [false, true] {
+                let ol4 = if outer_v6 { 54 } else { 34 };
+                for (kind, tunnel, at) in [(EncapKind::vxlan(7), 1, ol4 + 16), (NVGRE, 2, ol4 + 8)]
+                {
+                    let f = crate::encap::encap(&inner, &ctx(outer_v6, false, kind), 0).unwrap();
+                    assert_eq!(
+                        lso_offsets(&f, &cfg).unwrap(),
+                        LsoOffsets {
+                            outer_l3: 14,
+                            outer_l4: ol4,
+                            l3: at + l3,
+                            l4: at + l4,
+                            hdr_len: at + hdr,
+                            tunnel,
+                            outer_v6,
+                            v6,
+                        },
+                        "v6 {v6} outer_v6 {outer_v6} tunnel {tunnel}"
+                    );
+                }
+            }
+        }
+        assert!(lso_offsets(
+            &udp_frame(
+                Ip {
+                    v6: false,
+                    ident: 1
+                },
+                &[0; 10]
+            ),
+            &cfg
+        )
+        .is_err());
+    }
 
     /// wire-formats.md §2.5, headers of segment 0 (and its first 8 payload bytes).
     const SEGMENT0: &str = "
