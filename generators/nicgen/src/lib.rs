@@ -12,4 +12,5 @@ pub mod sim_tx;
 pub mod summary;
 pub mod trace;
 pub mod traffic;
+pub mod tx_opts;
 pub mod wire;
