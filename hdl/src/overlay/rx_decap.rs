@@ -50,7 +50,7 @@
 //! - Throughput: a record a cycle through the lookup; the data 1 beat/cycle, the trim's bubbles
 //!   only where outer bytes disappear.
 //! - Cost: a second header parser with one view (tunnel fields only), the steering table
-//!   ([`super::tunnel_steering`]), a block-RAM FIFO of two longest frames, a LUT-RAM FIFO,
+//!   ([`mod@super::tunnel_steering`]), a block-RAM FIFO of two longest frames, a LUT-RAM FIFO,
 //!   [`crate::stream::stream_trim()`], two 16-entry record FIFOs; LUT/FF: results/AREA.md, row
 //!   `rx_decap`.
 //! - Golden model: `nicgen_model::tunnel::decap` (with `nicgen_model::rx::rx_frame` for the
