@@ -4,7 +4,11 @@
 //!
 //! - [`mod@tunnel_steering`]: the de-capsulation steering table, (tunnel kind, VNI/VSID) → receive
 //!   queue.
+//! - [`mod@tx_encap`]: VXLAN / NVGRE encapsulation on transmit, outer headers from a table of
+//!   contexts.
 
 pub mod tunnel_steering;
+pub mod tx_encap;
 
 pub use tunnel_steering::{tunnel_steering, SteerCfg, SteerKey, SteerResult, SteerWrite};
+pub use tx_encap::{tx_encap, EncapCfg, EncapCmd, EncapDrops, EncapPorts, EncapWrite};
