@@ -1,16 +1,17 @@
 //! `tx_encap` against `nicgen_model::encap::encap`: bus widths 8, 64 and 512 x idle x
 //! backpressure, six contexts written through the configuration port (VXLAN and NVGRE, IPv4
 //! and IPv6 outers, the outer UDP checksum on and off, other ports, TTLs, TOS, flow labels,
-//! DF set and clear) and used interleaved, each frame's command picking one; inner IPv4 and
-//! IPv6 TCP and UDP frames (addresses and ports varied, some fragments), frames that are not
-//! IP, frames of 14 to 1500 bytes and exactly `max_frame`, commands with `en = 0`, and the drop
-//! rules: frames longer than `max_frame` (any command) and frames to encapsulate shorter than
-//! 14 bytes, counted on the `stat_*` pulses against the model's outcome (delivered + dropped =
-//! offered). The IPv4 ID follows a per-context counter from 0 that steps with every
-//! encapsulated frame, and restarts when the context is written. Every encapsulated frame
-//! delivered is also read back by the model's tunnel parser (the tunnel kind and VNI/VSID
-//! found, the inner frame where it belongs) with good outer checksums. One run is replayed on
-//! Icarus. Back-to-back runs of 64- and 1500-byte inner frames print their cycle counts.
+//! DF set and clear) and used interleaved, each frame's command picking one; inner IPv4 (with
+//! options) and IPv6 (with extension headers) TCP and UDP frames, tagged or not, with random
+//! addresses and ports, some fragments, some with bytes after the datagram; frames that are
+//! not IP; frames of 14 to 1500 bytes (600 at 8 bits) and exactly `max_frame`; commands with
+//! `en = 0`; and the drop rules: frames longer than `max_frame` (any command; some longer than
+//! the whole frame FIFO) and frames to encapsulate shorter than 14 bytes, counted on the
+//! `stat_*` pulses against the model's outcome (delivered + dropped = offered). The IPv4 ID
+//! follows a per-context counter from 0 that steps with every encapsulated frame, and restarts
+//! when the context is written. Every encapsulated frame delivered is also read back by the
+//! model's tunnel parser (the tunnel kind and VNI/VSID found, the inner frame where it
+//! belongs) with good outer checksums. One run per width is replayed on Icarus. Back-to-back runs of 64- and 1500-byte inner frames print their cycle counts.
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::overlay::tx_encap::{ctx_flag, ctx_word};
@@ -61,6 +62,11 @@ fn ctx(v6: bool, kind: EncapKind) -> EncapContext {
         inner_l3_csum: false,
         inner_l4_csum: false,
     }
+}
+
+/// Bytes the frame FIFO holds.
+fn fifo_bytes(c: &EncapCfg) -> usize {
+    (c.fifo_beats() * c.data_bits / 8) as usize
 }
 
 fn cfg(w: u32) -> EncapCfg {
@@ -280,20 +286,25 @@ fn inner_frame(rng: &mut StdRng, max_len: usize) -> Vec<u8> {
     f
 }
 
-/// `n` random jobs: mostly inner frames of 14..=1500 bytes, some of exactly `MAX_FRAME`,
-/// some longer, some shorter than 14; `en` on four in five.
-fn jobs(seed: u64, n: usize, max_len: usize) -> Vec<Job> {
+/// `n` random jobs: mostly inner frames of 14..=`max_len` bytes, some of exactly
+/// `MAX_FRAME`, some longer, a few longer than the frame FIFO (`fifo_bytes`), some shorter
+/// than 14; `en` on four in five.
+fn jobs(seed: u64, n: usize, max_len: usize, fifo_bytes: usize) -> Vec<Job> {
     let mut rng = StdRng::seed_from_u64(seed);
     (0..n)
         .map(|_| {
-            let frame = match rng.gen_range(0..20) {
+            let frame = match rng.gen_range(0..24) {
                 0 => (0..rng.gen_range(1..14)).map(|_| rng.gen()).collect(),
                 1 => (0..MAX_FRAME as usize).map(|_| rng.gen()).collect(),
                 2 => {
                     let len = rng.gen_range(MAX_FRAME as usize + 1..=MAX_FRAME as usize + 100);
                     (0..len).map(|_| rng.gen()).collect()
                 }
-                3..=8 => inner_frame(&mut rng, 128),
+                3 => {
+                    let len = fifo_bytes + rng.gen_range(1..=64);
+                    (0..len).map(|_| rng.gen()).collect()
+                }
+                4..=9 => inner_frame(&mut rng, 128),
                 _ => inner_frame(&mut rng, max_len),
             };
             Job {
@@ -391,11 +402,11 @@ fn encap_matches_the_model() {
             for (slot, x) in CTX_SLOTS.iter().zip(&ctxs) {
                 write_ctx(&mut sim, *slot, x);
             }
-            let js = jobs(k.seed, n, max_len);
+            let js = jobs(k.seed, n, max_len, fifo_bytes(&c));
             let want = expect(&js, &ctxs, &mut [0; CTX_SLOTS.len()]);
             let r = run_jobs(&mut sim, &c, k, &js);
             check(&format!("w={w} {k:?}"), &js, &want, &ctxs, &r);
-            if w == 64 && ki == 3 {
+            if ki == 3 {
                 icarus_agrees(&d, &sim.take_recording());
             }
         }
@@ -406,12 +417,13 @@ fn encap_matches_the_model() {
 /// drops, the frame lengths at the edges.
 #[test]
 fn the_jobs_reach_every_case() {
-    let js = jobs(7, 300, 1500);
+    let js = jobs(7, 300, 1500, fifo_bytes(&cfg(64)));
     let ctxs = contexts();
     let want = expect(&js, &ctxs, &mut [0; CTX_SLOTS.len()]);
     for o in [Outcome::Oversize, Outcome::Short] {
         assert!(want.contains(&o), "{o:?}");
     }
+    assert!(js.iter().any(|j| j.frame.len() > fifo_bytes(&cfg(64))));
     for x in 0..CTX_SLOTS.len() {
         assert!(js.iter().any(|j| j.en && j.ctx == x && j.frame.len() >= 14));
     }
@@ -443,7 +455,7 @@ fn writing_a_context_restarts_its_ip_id() {
         write_ctx(&mut sim, *slot, x);
     }
     let mut ids = [0u16; CTX_SLOTS.len()];
-    let js = jobs(5, 30, 300);
+    let js = jobs(5, 30, 300, fifo_bytes(&c));
     let want = expect(&js, &ctxs, &mut ids);
     let r = run_jobs(&mut sim, &c, k, &js);
     check("first run", &js, &want, &ctxs, &r);
@@ -453,7 +465,7 @@ fn writing_a_context_restarts_its_ip_id() {
     );
     write_ctx(&mut sim, CTX_SLOTS[0], &ctxs[0]);
     ids[0] = 0;
-    let js = jobs(6, 30, 300);
+    let js = jobs(6, 30, 300, fifo_bytes(&c));
     let want = expect(&js, &ctxs, &mut ids);
     let r = run_jobs(&mut sim, &c, k, &js);
     check("after rewriting context 0", &js, &want, &ctxs, &r);
