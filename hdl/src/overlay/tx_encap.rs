@@ -68,7 +68,7 @@
 //!   its last beat, and the FIFO discards it) and (2) the header parser
 //!   ([`crate::eth::eth_hdr_parse`], a view of the flow fields). At the input the block counts
 //!   the frame's bytes, keeps its first 12 bytes (the MACs) and sums it
-//!   ([`crate::csum::frame_sum`]), into two record FIFOs. Per frame, the parser's record and
+//!   ([`mod@crate::csum::frame_sum`]), into two record FIFOs. Per frame, the parser's record and
 //!   the side records are joined into a request to [`crate::rss::rss_toeplitz`] (the key at
 //!   its reset value, every hash type enabled; a non-IP frame is asked as IPv6 with the MACs as
 //!   source address, which hashes exactly those 12 bytes), whose tag carries the frame's
@@ -79,7 +79,7 @@
 //!   registered read: block RAM for many contexts), H1 is the registered read, H2 its
 //!   register (docs/TIMING.md, rule 7), where the lengths and partial sums start; H3 adds
 //!   them, H4 folds and writes the commands of three byte inserts
-//!   ([`crate::stream::stream_insert`]) in series behind the frame FIFO: A inserts 42 bytes at
+//!   ([`crate::stream::stream_insert()`]) in series behind the frame FIFO: A inserts 42 bytes at
 //!   offset 0 (Ethernet, the first 20 bytes of the IP header, the tunnel header), B the 8-byte
 //!   UDP header at 34 (VXLAN only), C the last 20 bytes of an IPv6 header at 34 (IPv6 only).
 //!   Constant offsets and lengths keep each insert a 2- to 4-input mux per lane. A and B have
@@ -330,7 +330,8 @@ pub fn tx_encap(cfg: &EncapCfg) -> Result<Block<EncapPorts>, ElabError> {
     let bad = |m: String| Err(ElabError::config("tx_encap", m));
     if !cfg.contexts.is_power_of_two() || !(2..=1024).contains(&cfg.contexts) {
         return bad(format!(
-            "{} contexts: a power of two in 2..=1024 (the context number is the high bits of cfg_addr)",
+            "{} contexts: a power of two in 2..=1024 (the context number is the high bits \
+             of cfg_addr)",
             cfg.contexts
         ));
     }

@@ -11,7 +11,8 @@
 //! follows a per-context counter from 0 that steps with every encapsulated frame, and restarts
 //! when the context is written. Every encapsulated frame delivered is also read back by the
 //! model's tunnel parser (the tunnel kind and VNI/VSID found, the inner frame where it
-//! belongs) with good outer checksums. One run per width is replayed on Icarus. Back-to-back runs of 64- and 1500-byte inner frames print their cycle counts.
+//! belongs) with good outer checksums. One run per width is replayed on Icarus. Back-to-back
+//! runs of 64- and 1500-byte inner frames print their cycle counts.
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::overlay::tx_encap::{ctx_flag, ctx_word};
@@ -472,8 +473,8 @@ fn writing_a_context_restarts_its_ip_id() {
 }
 
 /// Cycles for back-to-back inner frames of 64 and 1500 bytes (random inner frames padded to
-/// that length), all encapsulated (VXLAN over IPv4 and IPv6 alternating), sink always ready: printed, with the beats in and out, not
-/// asserted (the frames are).
+/// that length), all encapsulated (VXLAN over IPv4 and IPv6 alternating), sink always ready:
+/// printed, with the beats in and out, not asserted (the frames are).
 #[test]
 fn back_to_back_cycles() {
     let ctxs = contexts();
