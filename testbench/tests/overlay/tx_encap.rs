@@ -405,6 +405,16 @@ fn encap_matches_the_model() {
             }
             let js = jobs(k.seed, n, max_len, fifo_bytes(&c));
             let want = expect(&js, &ctxs, &mut [0; CTX_SLOTS.len()]);
+            let encapsulated = js
+                .iter()
+                .zip(&want)
+                .filter(|(j, o)| j.en && matches!(o, Outcome::Frame(_)))
+                .count();
+            let dropped = want.iter().filter(|o| **o == Outcome::Oversize).count();
+            assert!(
+                encapsulated >= n / 2 && dropped > 0,
+                "w={w} {k:?}: the jobs exercise encapsulation ({encapsulated}) and drops ({dropped})"
+            );
             let r = run_jobs(&mut sim, &c, k, &js);
             check(&format!("w={w} {k:?}"), &js, &want, &ctxs, &r);
             if ki == 3 {
@@ -466,8 +476,16 @@ fn writing_a_context_restarts_its_ip_id() {
     );
     write_ctx(&mut sim, CTX_SLOTS[0], &ctxs[0]);
     ids[0] = 0;
-    let js = jobs(6, 30, 300, fifo_bytes(&c));
+    let mut js = jobs(6, 30, 300, fifo_bytes(&c));
+    for j in js.iter_mut().step_by(3) {
+        (j.ctx, j.en) = (0, true);
+    }
+    let before = ids;
     let want = expect(&js, &ctxs, &mut ids);
+    assert!(
+        ids[0] > 0 && ids[3] > before[3],
+        "the second run encapsulates with contexts 0 and 3 (IPv4 outers): {ids:?}"
+    );
     let r = run_jobs(&mut sim, &c, k, &js);
     check("after rewriting context 0", &js, &want, &ctxs, &r);
 }
