@@ -4,8 +4,8 @@
 //! DF set and clear) and used interleaved, each frame's command picking one; inner IPv4 (with
 //! options) and IPv6 (with extension headers) TCP and UDP frames, tagged or not, with random
 //! addresses and ports, some fragments, some with bytes after the datagram; frames that are
-//! not IP; frames of 14 to 1500 bytes (600 at 8 bits) and exactly `max_frame`; commands with
-//! `en = 0`; and the drop rules: frames longer than `max_frame` (any command; some longer than
+//! not IP; frames of 14 to 1500 bytes and exactly `max_frame`; commands with `en = 0`; and
+//! the drop rules: frames longer than `max_frame` (any command; some longer than
 //! the whole frame FIFO) and frames to encapsulate shorter than 14 bytes, counted on the
 //! `stat_*` pulses against the model's outcome (delivered + dropped = offered). The IPv4 ID
 //! follows a per-context counter from 0 that steps with every encapsulated frame, and restarts
@@ -397,13 +397,13 @@ fn encap_matches_the_model() {
         let Some(d) = dut(&tx_encap(&c).unwrap_or_else(|e| panic!("{e}")).into_def()) else {
             return;
         };
-        let (n, max_len) = if w == 8 { (40, 600) } else { (80, 1500) };
+        let n = if w == 8 { 40 } else { 80 };
         for (ki, k) in matrix(300 + wi as u64).into_iter().enumerate() {
             let mut sim = recording_sim(&d);
             for (slot, x) in CTX_SLOTS.iter().zip(&ctxs) {
                 write_ctx(&mut sim, *slot, x);
             }
-            let js = jobs(k.seed, n, max_len, fifo_bytes(&c));
+            let js = jobs(k.seed, n, 1500, fifo_bytes(&c));
             let want = expect(&js, &ctxs, &mut [0; CTX_SLOTS.len()]);
             let encapsulated = js
                 .iter()
