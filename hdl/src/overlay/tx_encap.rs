@@ -78,7 +78,7 @@
 //!   context for the restart) and starts the context read (one memory per word with a
 //!   registered read: block RAM for many contexts), H1 is the registered read, H2 its
 //!   register (docs/TIMING.md, rule 7), where the lengths and partial sums start; H3 adds
-//!   them, H4 folds and writes the commands of three byte inserts
+//!   them and folds once, H4 folds again and writes the commands of three byte inserts
 //!   ([`crate::stream::stream_insert()`]) in series behind the frame FIFO: A inserts 42 bytes at
 //!   offset 0 (Ethernet, the first 20 bytes of the IP header, the tunnel header), B the 8-byte
 //!   UDP header at 34 (VXLAN only), C the last 20 bytes of an IPv6 header at 34 (IPv6 only).
