@@ -6,9 +6,13 @@
 //!   steering lookup and de-capsulation.
 //! - [`mod@tunnel_steering`]: the de-capsulation steering table, (tunnel kind, VNI/VSID) → receive
 //!   queue.
+//! - [`mod@tx_encap`]: VXLAN / NVGRE encapsulation on transmit, outer headers from a table of
+//!   contexts.
 
 pub mod rx_decap;
 pub mod tunnel_steering;
+pub mod tx_encap;
 
 pub use rx_decap::{rx_decap, DecapCfg, DecapPorts, TunMeta};
 pub use tunnel_steering::{tunnel_steering, SteerCfg, SteerKey, SteerResult, SteerWrite};
+pub use tx_encap::{tx_encap, EncapCfg, EncapCmd, EncapDrops, EncapPorts, EncapWrite};

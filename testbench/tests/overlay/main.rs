@@ -2,3 +2,4 @@
 //! (`hdl/src/overlay/tunnel_steering.rs` is tested in `tunnel_steering.rs` here).
 
 mod tunnel_steering;
+mod tx_encap;
