@@ -278,8 +278,8 @@ fn strip_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
     }
 }
 
-/// The `rss` view: the flow RSS hashes.
-fn rss_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
+/// The `rss` view: the flow RSS hashes (the encapsulation engine's flow hash reads the same).
+pub(crate) fn rss_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
     ParseMeta {
         l3: m.l3,
         l4: m.l4,

@@ -107,7 +107,7 @@
 //! - Golden model: `nicgen_model::encap::encap`; test: `testbench/tests/overlay/tx_encap.rs`.
 
 use crate::csum::{frame_sum, SumIn};
-use crate::eth::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, ParseMeta, View};
+use crate::eth::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, View};
 use crate::rss::rss_toeplitz::{l3 as rss_l3, rss_toeplitz, RssCfg, RssReq};
 use crate::stream::stream_fifo::FIFO_MAX_DEPTH;
 use crate::stream::{
@@ -287,23 +287,10 @@ impl Ports for EncapPorts {
     }
 }
 
-/// The parser's one view: the flow the hash reads.
-fn flow_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
-    ParseMeta {
-        l3: m.l3,
-        l4: m.l4,
-        frag: m.frag,
-        src_port: m.src_port,
-        dst_port: m.dst_port,
-        src_ip: m.src_ip,
-        dst_ip: m.dst_ip,
-        ..ParseMeta::default()
-    }
-}
-
+/// The parser's one view: the flow the hash reads, as the RX path's RSS view.
 const FLOW_VIEW: &[View] = &[View {
     name: "flow",
-    fields: flow_fields,
+    fields: crate::eth::eth_rx::rss_fields,
 }];
 
 /// The bytes of `x`, most significant first (a big-endian field's wire order).
