@@ -87,7 +87,7 @@ pub use ipv6::{Packet as Ipv6Packet, Repr as Ipv6Repr};
 pub use tcp::{Packet as TcpPacket, Repr as TcpRepr};
 pub use udp::{Packet as UdpPacket, Repr as UdpRepr};
 
-#[cfg(test)]
-mod vectors;
+/// Reference vectors and frame builders, shared by the model's tests and the block tests.
+pub mod vectors;
 #[cfg(test)]
 pub(crate) use vectors::hex;

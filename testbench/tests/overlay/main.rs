@@ -3,3 +3,4 @@
 
 mod tunnel_steering;
 mod tx_encap;
+mod tx_tso;
