@@ -375,7 +375,9 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
     let dropping = st.is(Cut::Drop);
     let count = reg(cb).named("queue_count");
     let ended = reg_init(1, 0u32).named("ended");
-    let room = count.le(wb);
+    // The queue takes a beat when it holds at most W bytes once this cycle's output beat
+    // has taken its bytes.
+    let room = wire(1).named("queue_room");
     let in_ready = (cap | dropping | ((start | emit) & !ended & room)).named("in_ready");
     inp.slice.ready.set(in_ready);
     let in_take = (in_valid & in_ready).named("in_take");
@@ -461,6 +463,7 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
     let fire = (o_valid & o_ready).named("seg_fire");
     let tk_eff = mux(fire, tk, lit(lw + 1, 0u32)).zext(cb);
     let mid = (count - tk_eff).named("queue_mid");
+    room.set(mid.le(wb));
     let after = queue.shr_by(cat(&[tk_eff, lit(3, 0u32)]));
     let add_bytes = inp
         .data
