@@ -2,7 +2,7 @@
 //! IPv4 and IPv6 outer and inner headers: each super-frame leaves as segments of `mss` payload
 //! bytes, each a complete frame with the per-segment rewrites of wire-formats.md §2.5.
 //!
-//! The block is two engines and a frame buffer between them:
+//! The block is two engines, a register slice between them and a frame buffer in the second:
 //!
 //! - The **cutter** captures a super-frame's headers (`hdr_len` bytes, at most [`MAX_HDR`])
 //!   into a register file of `MAX_HDR / W` beats (`W` bytes per beat), then for every segment
@@ -50,12 +50,22 @@
 //!   register slice whose ready is a flop), `m_axis_*` (segments and passed frames out),
 //!   `stat_bad`, `stat_long` (a pulse per frame). The input goes through a register slice
 //!   (ready from a flop).
-//! - Latency: store-and-forward per segment: a segment's first beat leaves about 14 cycles
-//!   after its last beat entered the frame buffer (the sums, the fix-up, the result queue).
-//! - Throughput: the cutter emits one beat per cycle once the queue holds a beat, plus one
-//!   cycle per segment to start it; the replicated headers cost `ceil(hdr_len / W)` beats per
-//!   segment, during which the input waits. The frame buffer holds two segments, so one enters
-//!   while the previous leaves. Measured by `tso_throughput_64k` in the test.
+//! - Timing (docs/TIMING.md): the ports follow rules 1, 2 and 9 (the input and command
+//!   register slices), the engines rule 2 (a register slice between them), the frame buffer
+//!   rule 7 and the result queue rule 8 ([`Reserve`]). Inside, three paths are longer than the
+//!   rules allow and are what a 512-bit build at speed would cut first: the byte queue's next
+//!   value (a subtract of this cycle's take, then two barrel shifters); the fixer's byte masks
+//!   and captures, compares of the beat offset ([`ge_mask`]) rather than tracked masks (rule
+//!   10); the fields' computation, one cycle from the sums (the outer UDP checksum sums the TCP
+//!   checksum again).
+//! - Latency: store-and-forward per segment: a one-segment frame's first beat leaves 12
+//!   cycles (64 bits) or 14 (512 bits) after its last beat entered.
+//! - Throughput: the cutter emits one beat per cycle while the queue holds one; between
+//!   segments two cycles pass (the fixer takes a segment's request once the previous segment
+//!   has left the slice); the replicated headers cost `ceil(hdr_len / W)` beats per segment,
+//!   during which the input waits. The frame buffer holds two segments, so one enters
+//!   while the previous leaves. `tso_throughput_64k` in the test prints the cycles of 64 KiB
+//!   sends at MSS 1448 and 8948.
 //! - Cost: the header register file (`MAX_HDR` bytes), a `2 W`-byte queue with its two
 //!   shifters, the frame buffer (block RAM, two segments of `MAX_HDR + max_mss` bytes), six
 //!   frame sums, about thirty byte-position compares, a 16-entry result queue, twelve field
@@ -66,8 +76,8 @@ use crate::csum::frame_sum::{frame_sum, SumIn};
 use crate::eth::byte_pos::ge_mask;
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam, FIFO_MAX_DEPTH};
 use crate::stream::{
-    record_fifo, record_reg_slice_ctl, stream_reg_slice, FifoCfg, FifoPorts, RecordFifoPorts,
-    Stream, StreamCfg,
+    record_fifo, record_reg_slice, record_reg_slice_ctl, stream_reg_slice, Beat, FifoCfg,
+    FifoPorts, RecordFifoPorts, Stream, StreamCfg,
 };
 use crate::timing::{stage, stage_init, Reserve};
 use nicgen_edsl::prelude::*;
@@ -279,7 +289,8 @@ fn lane(x: Sig, i: u32) -> Sig {
     x.slice(8 * i + 7, 8 * i)
 }
 
-/// Bytes in a beat whose `keep` is a run from lane 0 (the frames' beats are dense).
+/// Bytes in a beat: its `keep` is a run from lane 0 (stream rules 3 and 4 in
+/// [`mod@crate::stream`]).
 fn keep_count(keep: Sig, bits: u32) -> Sig {
     let n = keep.width();
     let arms: Vec<(Sig, Sig)> = (0..n)
@@ -567,30 +578,49 @@ fn fix(
     let u_buf = buf.instance("u_frame_buf");
     let u_res = resq.instance("u_result_q");
 
+    // The cutter's beats through a register slice, so that the fixer's ready does not reach
+    // the cutter's queue within a cycle (docs/TIMING.md, rule 2); the segment's "last of the
+    // super-frame" flag rides as `tuser`. A request is taken only once the previous segment
+    // has left the slice (`have` falls with its last beat), so the cutter's held command is
+    // the taken segment's.
+    let shape = StreamCfg::new(cfg.data_bits, 1).beat();
+    let sl = record_reg_slice(
+        "seg",
+        shape.pack(&Beat {
+            data: seg.data,
+            keep: seg.keep,
+            last: seg.last,
+            user: seg.last_seg,
+        }),
+        seg.valid,
+    );
+    seg.ready.set(sl.s_ready);
+    let sb = shape.unpack(sl.data);
+
     // Input side: a segment's request, then its beats, while the result queue has a place for
     // it (`Reserve`: the sums never stall).
     let reserve = Reserve::new(RES_DEPTH);
     let have = reg_init(1, 0u32).named("have_req");
     let buf_ready = u_buf.s_axis.ready();
-    let beat = (seg.valid & have & reserve.room & buf_ready).named("fix_beat");
-    seg.ready.set(have & reserve.room & buf_ready);
-    let frame_end = (beat & seg.last).named("fix_end");
+    let beat = (sl.valid & have & reserve.room & buf_ready).named("fix_beat");
+    sl.ready.set(have & reserve.room & buf_ready);
+    let frame_end = (beat & sb.last).named("fix_end");
     seg.req_ready.set(!have);
     let take = (seg.req_valid & !have).named("fix_take");
     have.set(take | (have & !frame_end));
-    u_buf.s_axis.data().set(seg.data);
-    u_buf.s_axis.keep().set(seg.keep);
-    u_buf.s_axis.last().set(seg.last);
-    u_buf.s_axis.valid().set(seg.valid & have & reserve.room);
+    u_buf.s_axis.data().set(sb.data);
+    u_buf.s_axis.keep().set(sb.keep);
+    u_buf.s_axis.last().set(sb.last);
+    u_buf.s_axis.valid().set(sl.valid & have & reserve.room);
     let rq_word = reg(SegReq::WIDTH).enable(take).named("fix_req");
     rq_word.set(seg.req.pack());
     let rq = SegReq::unpack(rq_word);
 
     // Stage A: the beat registered; its offset in the segment.
-    let data_a = stage(seg.data, adv).named("fix_data_a");
-    let keep_a = stage(seg.keep, adv).named("fix_keep_a");
-    let last_a = stage(seg.last, adv).named("fix_last_a");
-    let last_seg_a = stage(seg.last_seg, adv).named("fix_last_seg_a");
+    let data_a = stage(sb.data, adv).named("fix_data_a");
+    let keep_a = stage(sb.keep, adv).named("fix_keep_a");
+    let last_a = stage(sb.last, adv).named("fix_last_a");
+    let last_seg_a = stage(sb.user, adv).named("fix_last_seg_a");
     let beat_a = stage_init(beat, adv).named("fix_beat_a");
     let pos_a = reg_init(16, 0u32).named("fix_pos_a");
     pos_a.set_if(beat_a, mux(last_a, lit(16, 0u32), pos_a + wb));

@@ -10,6 +10,7 @@
 //! Icarus. A 64 KiB send at MSS 1448 and 8948 prints its cycle count (not asserted).
 
 use nicgen_edsl::record::Shape;
+use nicgen_hdl::overlay::tx_tso::MAX_HDR;
 use nicgen_hdl::overlay::{tx_tso, TsoCfg, TsoCmd};
 use nicgen_model::encap::{encap, EncapKind};
 use nicgen_model::tcp::Flags;
@@ -252,7 +253,8 @@ struct Run {
     /// `stat_long` pulses (none of the jobs here earns one).
     flagged: usize,
     cycles: u64,
-    /// The cycles of the output's transfers.
+    /// The cycles of the input's and the output's transfers.
+    ti: Vec<u64>,
     to: Vec<u64>,
 }
 
@@ -299,6 +301,7 @@ fn run_jobs(sim: &mut Sim, k: Knobs, js: &[Job], want: usize) -> Run {
         bad,
         flagged,
         cycles: to.cycles.last().unwrap_or(&0) - ti.cycles.first().unwrap_or(&0) + 1,
+        ti: ti.cycles,
         to: to.cycles,
     }
 }
@@ -373,9 +376,16 @@ fn tso_matches_the_model() {
     differential(&[64, 512], 24, true);
 }
 
+/// The narrowest bus the block takes: two bytes per beat, a 128-beat header file.
+#[test]
+fn tso_matches_the_model_at_16_bits() {
+    differential(&[16], 8, false);
+}
+
 /// 64 KiB super-frames (plain IPv4, VXLAN over IPv6) at MSS 1448 and 8948, sink always
 /// ready: the segments match the model; the cycles from the first beat in to the last beat
-/// out are printed beside the beats the segments need.
+/// out are printed beside the beats the segments need. Also printed: the store-and-forward
+/// latency of a one-segment frame, from its last beat in to its first beat out.
 #[test]
 fn tso_throughput_64k() {
     let k = Knobs {
@@ -388,6 +398,22 @@ fn tso_throughput_64k() {
             return;
         };
         let bpb = (w / 8) as usize;
+        let frame = superframe(None, false, false, false, 1000);
+        let one = [Job {
+            o: offsets(&frame),
+            frame,
+            mss: 1448,
+            lso: true,
+        }];
+        let mut sim = d.model.instance();
+        reset(&mut sim);
+        let r = run_jobs(&mut sim, k, &one, 1);
+        assert!(r.frames == one[0].expect());
+        println!(
+            "tx_tso w={w}: one segment of 1054 bytes: first beat out {} cycles after the last \
+             beat in",
+            r.to[0] - r.ti[r.ti.len() - 1]
+        );
         for (kind, outer_v6) in [(None, false), (Some(EncapKind::vxlan(7)), true)] {
             for mss in [1448, 8948] {
                 let mut frame = superframe(kind, outer_v6, false, false, 0);
@@ -481,4 +507,37 @@ fn generated_verilog_is_lint_clean() {
         let def = tx_tso(&cfg(w)).unwrap();
         lint_clean(&nicgen_edsl::generate(&def, &Default::default()));
     }
+}
+
+/// A frame without LSO longer than the frame buffer's segment (`MAX_HDR + max_mss` bytes)
+/// leaves cut into pieces of that length, unchanged; one of exactly that length leaves whole.
+#[test]
+fn long_frames_without_lso_leave_in_pieces() {
+    let Some(d) = dut(&tx_tso(&cfg(64)).unwrap().into_def()) else {
+        return;
+    };
+    let piece = (MAX_HDR + MAX_MSS) as usize;
+    let whole = superframe(None, false, false, false, piece - 54);
+    let long = superframe(None, false, true, true, piece + 500);
+    let job = |frame: &Vec<u8>| Job {
+        o: offsets(frame),
+        frame: frame.clone(),
+        mss: 1448,
+        lso: false,
+    };
+    let js = [job(&whole), job(&long)];
+    let want: Vec<Vec<u8>> = [whole.clone()]
+        .into_iter()
+        .chain(long.chunks(piece).map(|c| c.to_vec()))
+        .collect();
+    assert_eq!((whole.len(), want.len()), (piece, 3));
+    let mut sim = d.model.instance();
+    reset(&mut sim);
+    let k = Knobs {
+        seed: 11,
+        idle: 0.2,
+        backpressure: 0.3,
+    };
+    let r = run_jobs(&mut sim, k, &js, want.len());
+    assert!(r.frames == want && r.bad == 0);
 }
