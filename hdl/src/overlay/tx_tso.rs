@@ -56,10 +56,10 @@
 //!   rules allow and are what a 512-bit build at speed would cut first: the byte queue's next
 //!   value (a subtract of this cycle's take, then two barrel shifters); the fixer's byte masks
 //!   and captures, compares of the beat offset ([`ge_mask`]) rather than tracked masks (rule
-//!   10); the fields' computation, one cycle from the sums (the outer UDP checksum sums the TCP
-//!   checksum again).
-//! - Latency: store-and-forward per segment: a one-segment frame's first beat leaves 12
-//!   cycles (64 bits) or 14 (512 bits) after its last beat entered.
+//!   10); the fields' two stages of ones'-complement sums, each a chain of adders (up to ten
+//!   terms) behind a subtract.
+//! - Latency: store-and-forward per segment: a one-segment frame's first beat leaves 13
+//!   cycles (64 bits) or 15 (512 bits) after its last beat entered.
 //! - Throughput: the cutter emits one beat per cycle while the queue holds one; between
 //!   segments two cycles pass (the fixer takes a segment's request once the previous segment
 //!   has left the slice); the replicated headers cost `ceil(hdr_len / W)` beats per segment,
@@ -733,11 +733,9 @@ fn fix(
     let ip_len = |at: Sig, v6: Sig| mux(v6, len - at - 40u32, len - at);
     let o_len = ip_len(r.outer_l3, r.outer_v6);
     let o_id = sd.outer_id + i_cur;
-    let o_ck = !ones_sum(&[so.sum, o_len, o_id]);
     let u_len = len - r.outer_l4;
     let i_len = ip_len(r.l3, r.v6);
     let i_id = sd.inner_id + i_cur;
-    let i_ck = !ones_sum(&[si.sum, i_len, i_id]);
     let seq = sd.seq + off_cur;
     let (seq_hi, seq_lo) = (seq.slice(31, 16), seq.slice(15, 0));
     // CWR (0x80) on segment 0 only; FIN (0x01) and PSH (0x08) on the last only.
@@ -752,7 +750,13 @@ fn fix(
         sd.flags_word.slice(15, 8),
         sd.flags_word.slice(7, 0) & !clear,
     ]);
-    let t_ck = !ones_sum(&[
+    // Two stages: the new fields and the checksums' sums without the checksums they cover;
+    // then the checksums (the outer UDP one covers the inner IPv4 and the TCP checksum).
+    let s1 = |x: Sig| stage(x, adv);
+    let zero = lit(16, 0u32);
+    let o_part = ones_sum(&[so.sum, o_len, o_id]);
+    let i_part = ones_sum(&[si.sum, i_len, i_id]);
+    let t_part = ones_sum(&[
         st.sum,
         seq_hi,
         seq_lo,
@@ -762,8 +766,7 @@ fn fix(
         len - r.l4,
     ]);
     // The outer UDP checksum over its pseudo-header and the datagram as it leaves.
-    let zero = lit(16, 0u32);
-    let u_raw = ones_sum(&[
+    let u_part = ones_sum(&[
         su.sum,
         soa.sum,
         lit(16, 17u32),
@@ -771,41 +774,49 @@ fn fix(
         u_len,
         i_len,
         mux(r.v6, zero, i_id),
-        mux(r.v6, zero, i_ck),
         seq_hi,
         seq_lo,
         fw,
-        t_ck,
     ]);
+    let (o_ck, i_ck, t_ck) = (!s1(o_part), !s1(i_part), !s1(t_part));
+    let u_raw = ones_sum(&[s1(u_part), mux(s1(r.v6), zero, i_ck), t_ck]);
     let u_ck = mux(u_raw.eq(0xFFFFu32), lit(16, 0xFFFFu32), !u_raw);
     let tun = r.tunnel.ne(0u32) & r.lso;
     let outer4 = tun & !r.outer_v6;
     let inner4 = r.lso & !r.v6;
-    let put = |value: Sig, at: Sig, en: Sig| Put { value, at, en }.pack();
+    // A field: its value (of the second stage) at a position and enable of the first.
+    let put = |value: Sig, at: Sig, en: Sig| {
+        Put {
+            value,
+            at: s1(at),
+            en: s1(en),
+        }
+        .pack()
+    };
     let puts = [
         put(
-            o_len,
+            s1(o_len),
             mux(r.outer_v6, r.outer_l3 + 4u32, r.outer_l3 + 2u32),
             tun,
         ),
-        put(o_id, r.outer_l3 + 4u32, outer4),
+        put(s1(o_id), r.outer_l3 + 4u32, outer4),
         put(o_ck, r.outer_l3 + 10u32, outer4),
-        put(u_len, r.outer_l4 + 4u32, r.lso & r.tunnel.eq(1u32)),
+        put(s1(u_len), r.outer_l4 + 4u32, r.lso & r.tunnel.eq(1u32)),
         put(
             u_ck,
             r.outer_l4 + 6u32,
             r.lso & r.tunnel.eq(1u32) & sd.udp_csum,
         ),
-        put(i_len, mux(r.v6, r.l3 + 4u32, r.l3 + 2u32), r.lso),
-        put(i_id, r.l3 + 4u32, inner4),
+        put(s1(i_len), mux(r.v6, r.l3 + 4u32, r.l3 + 2u32), r.lso),
+        put(s1(i_id), r.l3 + 4u32, inner4),
         put(i_ck, r.l3 + 10u32, inner4),
-        put(seq_hi, r.l4 + 4u32, r.lso),
-        put(seq_lo, r.l4 + 6u32, r.lso),
-        put(fw, r.l4 + 12u32, r.lso),
+        put(s1(seq_hi), r.l4 + 4u32, r.lso),
+        put(s1(seq_lo), r.l4 + 6u32, r.lso),
+        put(s1(fw), r.l4 + 12u32, r.lso),
         put(t_ck, r.l4 + 16u32, r.lso),
     ];
     let res = stage(cat(&puts.iter().rev().copied().collect::<Vec<_>>()), adv).named("fix_result");
-    let res_valid = stage_init(done, adv).named("fix_result_valid");
+    let res_valid = stage_init(stage_init(done, adv), adv).named("fix_result_valid");
     u_res.s_axis.data.set(res);
     u_res.s_axis.valid.set(res_valid);
     // Never full: `Reserve` holds a place for every segment past its last beat.

@@ -4,7 +4,8 @@
 //! outer and inner), payloads of 0
 //! to about 20 KB at random MSS (1, small, around the beat, 1448, 8948), flags CWR, FIN and
 //! PSH set; frames without LSO passed unchanged; refused commands (MSS 0, MSS over the limit,
-//! a TCP header past `hdr_len`, a frame ending inside its headers) dropped and counted on
+//! a TCP header past `hdr_len`, an odd offset, headers over 256 bytes, a frame ending inside
+//! its headers) dropped and counted on
 //! `stat_bad` (delivered super-frames + dropped = offered). Every segment out is also
 //! accepted by the receive model's checksum verdicts. One run per width is replayed on
 //! Icarus. A 64 KiB send at MSS 1448 and 8948 prints its cycle count (not asserted).
@@ -119,12 +120,17 @@ impl Job {
     }
     /// The block's refusal rule (module docs).
     fn refused(&self) -> bool {
+        let o = &self.o;
+        let odd = [o.outer_l3, o.outer_l4, o.l3, o.l4, o.hdr_len]
+            .iter()
+            .any(|x| x % 2 == 1);
         self.lso
             && (self.mss == 0
                 || self.mss > MAX_MSS as usize
-                || self.o.hdr_len > 256
-                || self.o.l4 + 20 > self.o.hdr_len
-                || self.frame.len() < self.o.hdr_len)
+                || o.hdr_len > MAX_HDR as usize
+                || odd
+                || o.l4 + 20 > o.hdr_len
+                || self.frame.len() < o.hdr_len)
     }
     /// The frames the block must send.
     fn expect(&self) -> Vec<Vec<u8>> {
@@ -225,11 +231,13 @@ fn jobs(seed: u64, count: usize, w: usize) -> Vec<Job> {
                 mss,
                 lso: true,
             };
-            match (i % 8, rng.gen_range(0..4)) {
+            match (i % 8, rng.gen_range(0..6)) {
                 (3, _) if job.frame.len() < 9000 => job.lso = false,
                 (5, 0) => job.mss = 0,
                 (5, 1) => job.mss = MAX_MSS as usize + 1,
                 (5, 2) => job.o.hdr_len = job.o.l4 + 18,
+                (5, 3) => job.o.l3 += 1,
+                (5, 4) => job.o.hdr_len = MAX_HDR as usize + 2,
                 (5, _) => job.frame.truncate(rng.gen_range(1..job.o.hdr_len)),
                 _ => {}
             }
