@@ -437,13 +437,14 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
         room_out,
     )
     .named("pay_want");
-    let count_w = count.resize(cb.max(lw + 1));
-    let pn_w = pn.zext(cb.max(lw + 1));
-    let tk = mux(ended & count_w.lt(pn_w), count_w, pn_w)
+    // Payload bytes this beat takes: what it wants, or what is left once the input has ended.
+    let pn_c = pn.zext(cb);
+    let tk = mux(ended & count.lt(pn_c), count, pn_c)
         .resize(lw + 1)
         .named("pay_take");
-    let beat_ok = (ended | count_w.ge(pn_w)).named("beat_ok");
-    let drained = (ended & count_w.eq(tk.zext(cb.max(lw + 1)))).named("drained");
+    let beat_ok = (ended | count.ge(pn_c)).named("beat_ok");
+    // The queue empties with this beat after the input's last: the super-frame's last segment.
+    let drained = (ended & count.eq(tk.zext(cb))).named("drained");
     let seg_end = (hrem.le(wb) & (mss_rem.eq(tk.zext(15)) | drained)).named("seg_end");
     let o_bytes = (hb + tk).named("out_bytes");
     let hsel = case(
