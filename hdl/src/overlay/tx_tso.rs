@@ -46,6 +46,10 @@
 //! - A payload over 256 KiB ([`MAX_PAYLOAD`]) is segmented all the same (the counters wrap as
 //!   the model's do) and counted on `stat_long`: refusing it would mean buffering 256 KiB.
 //!
+//! - Widths: 8 to 512 bits, powers of two (a field at an even offset stays in one beat but on
+//!   the 8-bit bus, where the fixer writes and captures its two bytes in two beats). The frame
+//!   buffer must fit one FIFO ([`FIFO_MAX_DEPTH`] beats): `max_mss` up to 7936 at 8 bits,
+//!   16128 at 16 bits, 16383 from 32 bits.
 //! - Ports ([`TsoPorts`]): `s_axis_*` (super-frames in), `s_axis_cmd_*` ([`TsoCmd`], through a
 //!   register slice whose ready is a flop), `m_axis_*` (segments and passed frames out),
 //!   `stat_bad`, `stat_long` (a pulse per frame). The input goes through a register slice
@@ -127,7 +131,7 @@ nicgen_edsl::record! {
 /// Parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TsoCfg {
-    /// Bus width: a power of two from 16 to 512 bits.
+    /// Bus width: a power of two from 8 to 512 bits.
     pub data_bits: u32,
     /// Largest `mss` a command may carry (the frame buffer holds two segments of
     /// `MAX_HDR + max_mss` bytes); 1 to 16383.
@@ -237,12 +241,13 @@ const PUTS: usize = 12;
 /// The ports' checks and the module `tx_tso_d<W>_m<max_mss>`.
 pub fn tx_tso(cfg: &TsoCfg) -> Result<Block<TsoPorts>, ElabError> {
     let w = cfg.data_bits;
-    if !(16..=512).contains(&w) || !w.is_power_of_two() {
+    if !(8..=512).contains(&w) || !w.is_power_of_two() {
         return Err(ElabError::config(
             "tx_tso",
             format!(
-                "data_bits {w} must be a power of two from 16 to 512 (the fields are written \
-                 as 16-bit words that must not straddle a beat)"
+                "data_bits {w} must be a power of two from 8 to 512 (whole bytes, and a \
+                 16-bit field at an even offset must not straddle two beats but on the \
+                 8-bit bus)"
             ),
         ));
     }
@@ -261,7 +266,8 @@ pub fn tx_tso(cfg: &TsoCfg) -> Result<Block<TsoPorts>, ElabError> {
         return Err(ElabError::config(
             "tx_tso",
             format!(
-                "max_mss {} needs a frame buffer of {depth} beats",
+                "max_mss {} needs a frame buffer of {depth} beats at {w} bits, more than a \
+                 FIFO holds ({FIFO_MAX_DEPTH})",
                 cfg.max_mss
             ),
         ));
@@ -682,20 +688,23 @@ fn fix(
     }
 
     // The original fields, captured as they pass (the value includes this beat's).
-    let capture = |at: Sig, name: &str| {
+    // Each byte on its own: on an 8-bit bus a word's two bytes are two beats.
+    let capture_byte = |at: Sig, name: &str| {
         let oh = (ge(at) & !ge(at + 1u32)).named(&format!("{name}_at"));
-        let pick = |k: u32| {
-            let mut v = lit(8, 0u32);
-            for i in 0..wb - k {
-                v = v | (oh.bit(i).repl(8) & lane(data_a, i + k));
-            }
-            v
-        };
-        let new = cat(&[pick(0), pick(1)]);
+        let mut new = lit(8, 0u32);
+        for i in 0..wb {
+            new = new | (oh.bit(i).repl(8) & lane(data_a, i));
+        }
         let here = (beat_a & oh.or_reduce()).named(&format!("{name}_here"));
-        let r = reg(16).enable(here).named(name);
+        let r = reg(8).enable(here).named(name);
         r.set(new);
         mux(here, new, r)
+    };
+    let capture = |at: Sig, name: &str| {
+        cat(&[
+            capture_byte(at, &format!("{name}_hi")),
+            capture_byte(at + 1u32, &format!("{name}_lo")),
+        ])
     };
     let outer_id = capture(ol3 + 4u32, "cap_outer_id");
     let inner_id = capture(l3 + 4u32, "cap_inner_id");
@@ -837,22 +846,29 @@ fn fix(
     cur.set(q.data);
     let pos_o = reg_init(16, 0u32).named("out_pos");
     pos_o.set_if(out_beat, mux(fb.last, lit(16, 0u32), pos_o + wb));
-    let fields: Vec<(Sig, Sig)> = (0..PUTS as u32)
+    // Each field's bytes in the beat leaving now: the high byte at `at`, the low one the lane
+    // after (the same beat: `at` is even) or, on an 8-bit bus, the next beat.
+    let at_byte =
+        |at: Sig, en: Sig| ge_mask(pos_o, at, wb) & !ge_mask(pos_o, at + 1u32, wb) & en.repl(wb);
+    let fields: Vec<(Sig, Sig, Sig)> = (0..PUTS as u32)
         .map(|k| {
             let f = Put::unpack(cur.slice(Put::WIDTH * (k + 1) - 1, Put::WIDTH * k));
-            let oh = ge_mask(pos_o, f.at, wb) & !ge_mask(pos_o, f.at + 1u32, wb) & f.en.repl(wb);
-            (oh, f.value)
+            let hi = at_byte(f.at, f.en);
+            let lo = if wb == 1 {
+                at_byte(f.at + 1u32, f.en)
+            } else {
+                cat(&[hi.slice(wb - 2, 0), lit(1, 0u32)])
+            };
+            (hi, lo, f.value)
         })
         .collect();
     let out: Vec<Sig> = (0..wb)
         .rev()
         .map(|i| {
             let mut arms = Vec::new();
-            for (oh, v) in &fields {
-                arms.push((oh.bit(i), v.slice(15, 8)));
-                if i > 0 {
-                    arms.push((oh.bit(i - 1), v.slice(7, 0)));
-                }
+            for (hi, lo, v) in &fields {
+                arms.push((hi.bit(i), v.slice(15, 8)));
+                arms.push((lo.bit(i), v.slice(7, 0)));
             }
             select(&arms, lane(fb.data, i))
         })
