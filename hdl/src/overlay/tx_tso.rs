@@ -41,7 +41,7 @@
 //!   (`MAX_HDR + max_mss` bytes); a longer one leaves cut into pieces of that length.
 //! - `lso = 1` with `mss = 0`, `mss > max_mss`, `hdr_len > MAX_HDR`, an odd header offset
 //!   (the fields are written as aligned 16-bit words), or a TCP header that does not end by
-//!   `hdr_len` (`l4 + 20 > hdr_len`), and a super-frame that ends inside its headers: the
+//!   `hdr_len` (`l4 + 20 > hdr_len`), or a super-frame that ends inside its headers: the
 //!   frame is dropped whole and counted on `stat_bad`. Nothing of it has left by then.
 //! - A payload over 256 KiB ([`MAX_PAYLOAD`]) is segmented all the same (the counters wrap as
 //!   the model's do) and counted on `stat_long`: refusing it would mean buffering 256 KiB.

@@ -1,14 +1,15 @@
 //! Differential tests of `tx_tso` against `nicgen_model::tso::tso`: bus width (64 and 512;
 //! fewer jobs at 16 and 8) x idle x backpressure over plain TCP (IPv4, IPv6, with and without
-//! a VLAN tag, with IPv4 and TCP options) and VXLAN (outer UDP checksum 0 or not) and NVGRE
-//! super-frames (IPv4 and IPv6 outer and inner), payloads of 0 to about 20 KB at random MSS
-//! (1, small, around the beat, 1448, 8948), flags CWR, FIN and PSH set; frames without LSO
-//! passed unchanged; refused commands (MSS 0, MSS over the limit, a TCP header past
-//! `hdr_len`, an odd offset, headers over 256 bytes, a frame ending inside its headers)
-//! dropped and counted on `stat_bad` (delivered super-frames + dropped = offered). Every
-//! segment out is also accepted by the receive model's checksum verdicts. One run at 64 and
-//! at 512 bits is replayed on Icarus. 64 KiB sends at MSS 1448 and 8948 print their cycle
-//! counts (not asserted); 256 KiB and one byte more; frames without LSO longer than a segment.
+//! a VLAN tag) and VXLAN (outer UDP checksum 0 or not) and NVGRE super-frames (IPv4 and IPv6
+//! outer and inner; IPv4 and TCP options in the plain or inner headers), payloads of 0 to
+//! about 20 KB at random MSS (1, small, around the beat, 1448, 8948), flags CWR, FIN and PSH
+//! set; frames without LSO passed unchanged; refused commands (MSS 0, MSS over the limit, a
+//! TCP header past `hdr_len`, an odd offset, headers over 256 bytes, a frame ending inside
+//! its headers) dropped and counted on `stat_bad` (delivered super-frames + dropped =
+//! offered). Every segment out is also accepted by the receive model's checksum verdicts. One
+//! run at 64 and at 512 bits is replayed on Icarus. 64 KiB sends at MSS 1448 and 8948 print
+//! their cycle counts (not asserted); 256 KiB and one byte more; frames without LSO longer
+//! than a segment.
 
 use nicgen_edsl::record::Shape;
 use nicgen_hdl::overlay::tx_tso::MAX_HDR;
@@ -221,17 +222,22 @@ fn jobs(seed: u64, count: usize, w: usize) -> Vec<Job> {
     (0..count)
         .map(|i| {
             let kind = kinds[rng.gen_range(0..kinds.len())];
-            let (outer_v6, v6, vlan) = (rng.gen(), rng.gen(), rng.gen());
+            let (outer_v6, v6, vlan): (bool, bool, bool) = (rng.gen(), rng.gen(), rng.gen());
             let len = match rng.gen_range(0..10) {
                 0 => 0,
                 1 => rng.gen_range(1..10),
                 2 => rng.gen_range(5000..20000),
                 _ => rng.gen_range(0..3000),
             };
-            let mut frame = superframe(kind, outer_v6, v6, vlan, len);
-            if kind.is_none() && !v6 && rng.gen_bool(0.3) {
-                frame = with_options(frame);
-            }
+            // IPv4 and TCP options in the plain or inner headers, now and then.
+            let frame = match (kind, !v6 && rng.gen_bool(0.3)) {
+                (None, true) => with_options(superframe(None, false, false, vlan, len)),
+                (Some(k), true) => {
+                    let plain = with_options(superframe(None, false, false, false, len));
+                    encap(&plain, &ctx(outer_v6, vlan, k), 0x7FFE).unwrap()
+                }
+                _ => superframe(kind, outer_v6, v6, vlan, len),
+            };
             let o = offsets(&frame);
             let max_mss = max_mss(8 * w as u32) as usize;
             let mut mss = mss(&mut rng, w, max_mss);
