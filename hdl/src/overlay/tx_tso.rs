@@ -40,9 +40,10 @@
 //! - `lso = 0`: the frame passes unchanged. It must fit the frame buffer's segment
 //!   (`MAX_HDR + max_mss` bytes); a longer one leaves cut into pieces of that length.
 //! - `lso = 1` with `mss = 0`, `mss > max_mss`, `hdr_len > MAX_HDR`, an odd header offset
-//!   (the fields are written as aligned 16-bit words), or a TCP header that does not end by
-//!   `hdr_len` (`l4 + 20 > hdr_len`), or a super-frame that ends inside its headers: the
-//!   frame is dropped whole and counted on `stat_bad`. Nothing of it has left by then.
+//!   (the fields are written as aligned 16-bit words), `tunnel = 3`, a TCP header that does
+//!   not end by `hdr_len` (`l4 + 20 > hdr_len`), or a super-frame that ends inside its
+//!   headers: the frame is dropped whole and counted on `stat_bad`. Nothing of it has left by
+//!   then.
 //! - A payload over 256 KiB ([`MAX_PAYLOAD`]) is segmented all the same (the counters wrap as
 //!   the model's do) and counted on `stat_long`: refusing it would mean buffering 256 KiB.
 //!
@@ -117,7 +118,7 @@ nicgen_edsl::record! {
         l4: 8,
         /// The end of the TCP header: the first payload byte (at most [`MAX_HDR`]).
         hdr_len: 9,
-        /// 0 none, 1 VXLAN, 2 NVGRE.
+        /// 0 none, 1 VXLAN, 2 NVGRE (3 is refused).
         tunnel: 2,
         /// The outer IP header is IPv6.
         outer_v6: 1,
@@ -382,6 +383,7 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
             | c.mss.gt(cfg.max_mss)
             | c.hdr_len.gt(MAX_HDR)
             | odd
+            | c.tunnel.eq(3u32)
             | (c.l4.zext(hb_bits) + 20u32).gt(c.hdr_len)))
     .named("bad_cmd");
 

@@ -4,12 +4,12 @@
 //! outer and inner; IPv4 and TCP options in the plain or inner headers), payloads of 0 to
 //! about 20 KB at random MSS (1, small, around the beat, 1448, 8948), flags CWR, FIN and PSH
 //! set; frames without LSO passed unchanged; refused commands (MSS 0, MSS over the limit, a
-//! TCP header past `hdr_len`, an odd offset, headers over 256 bytes, a frame ending inside
-//! its headers) dropped and counted on `stat_bad` (delivered super-frames + dropped =
-//! offered). Every segment out is also accepted by the receive model's checksum verdicts. One
-//! run at 64 and at 512 bits is replayed on Icarus. 64 KiB sends at MSS 1448 and 8948 print
-//! their cycle counts (not asserted); 256 KiB and one byte more; frames without LSO longer
-//! than a segment.
+//! TCP header past `hdr_len`, an odd offset, tunnel code 3, headers over 256 bytes, a frame
+//! ending inside its headers) dropped and counted on `stat_bad` (delivered super-frames +
+//! dropped = offered). Every segment out is also accepted by the receive model's checksum
+//! verdicts. One run at 64 and at 512 bits is replayed on Icarus. 64 KiB sends at MSS 1448
+//! and 8948 print their cycle counts (not asserted); 256 KiB and one byte more; frames
+//! without LSO longer than a segment.
 
 use nicgen_edsl::record::Shape;
 use nicgen_hdl::overlay::tx_tso::MAX_HDR;
@@ -142,6 +142,7 @@ impl Job {
                 || self.mss > self.max_mss
                 || o.hdr_len > MAX_HDR as usize
                 || odd
+                || o.tunnel == 3
                 || o.l4 + 20 > o.hdr_len
                 || self.frame.len() < o.hdr_len)
     }
@@ -251,13 +252,14 @@ fn jobs(seed: u64, count: usize, w: usize) -> Vec<Job> {
                 lso: true,
                 max_mss,
             };
-            match (i % 8, rng.gen_range(0..6)) {
+            match (i % 8, rng.gen_range(0..7)) {
                 (3, _) if job.frame.len() < 9000 => job.lso = false,
                 (5, 0) => job.mss = 0,
                 (5, 1) => job.mss = max_mss + 1,
                 (5, 2) => job.o.hdr_len = job.o.l4 + 18,
                 (5, 3) => job.o.l3 += 1,
                 (5, 4) => job.o.hdr_len = MAX_HDR as usize + 2,
+                (5, 5) => job.o.tunnel = 3,
                 (5, _) => job.frame.truncate(rng.gen_range(1..job.o.hdr_len)),
                 _ => {}
             }
