@@ -7,9 +7,11 @@
 //! - The **cutter** captures a super-frame's headers (`hdr_len` bytes, at most [`MAX_HDR`])
 //!   into a register file of `MAX_HDR / W` beats (`W` bytes per beat), then for every segment
 //!   emits the headers again followed by the next `mss` payload bytes. The payload streams
-//!   through a byte queue of `2 W` bytes (appended whole beats, taken at the segment's lanes);
-//!   the input stalls only while the queue is full, i.e. while a header is emitted. A segment
-//!   is the super-frame's last when the input has ended and the queue empties with it.
+//!   through a ring of `2 W` bytes behind read and write pointers (a beat's payload written
+//!   at the write pointer, a segment's bytes read at the read pointer, each a rotation by a
+//!   register); the input stalls only while the ring is full, i.e. while a header is emitted.
+//!   A segment is the super-frame's last when the input has ended and the ring empties with
+//!   it.
 //! - The **fixer** is store-and-forward per segment: its length is known only at its end, and
 //!   every rewritten field but the sequence number depends on it (lengths, checksums, FIN and
 //!   PSH). While a segment enters the frame buffer, six masked frame sums
@@ -58,21 +60,21 @@
 //! - Timing (docs/TIMING.md): the ports follow rules 1, 2 and 9 (the input and command
 //!   register slices), the engines rule 2 (a register slice between them), the frame buffer
 //!   rule 7 and the result queue rule 8 ([`Reserve`]). Inside, three paths are longer than the
-//!   rules allow and are what a 512-bit build at speed would cut first: the byte queue's next
-//!   value (a subtract of this cycle's take, then two barrel shifters); the fixer's byte masks
-//!   and captures, compares of the beat offset ([`ge_mask`]) rather than tracked masks (rule
-//!   10); the fields' two stages of ones'-complement sums, each a chain of adders (up to ten
-//!   terms) behind a subtract.
+//!   rules allow and are what a 512-bit build at speed would cut first: the ring's rotations
+//!   (`log2(2 W)` levels of muxes after a subtract of two registers), whose lanes' write
+//!   selects wait for the input's take; the fixer's byte masks and captures, compares of the
+//!   beat offset ([`ge_mask`]) rather than tracked masks (rule 10); the fields' two stages of
+//!   ones'-complement sums, each a chain of adders (up to ten terms) behind a subtract.
 //! - Latency: store-and-forward per segment: a one-segment frame's first beat leaves 13
 //!   cycles (64 bits) or 15 (512 bits) after its last beat entered.
-//! - Throughput: the cutter emits one beat per cycle while the queue holds one; between
+//! - Throughput: the cutter emits one beat per cycle while the ring holds one; between
 //!   segments two cycles pass (the fixer takes a segment's request once the previous segment
 //!   has left the slice); the replicated headers cost `ceil(hdr_len / W)` beats per segment,
 //!   during which the input waits. The frame buffer holds two segments, so one enters
 //!   while the previous leaves. `tso_throughput_64k` in the test prints the cycles of 64 KiB
 //!   sends at MSS 1448 and 8948.
-//! - Cost: the header register file (`MAX_HDR` bytes), a `2 W`-byte queue with its two
-//!   shifters, the frame buffer (block RAM, two segments of `MAX_HDR + max_mss` bytes), six
+//! - Cost: the header register file (`MAX_HDR` bytes), a `2 W`-byte ring with its two
+//!   rotations, the frame buffer (block RAM, two segments of `MAX_HDR + max_mss` bytes), six
 //!   frame sums, about thirty byte-position compares, a 16-entry result queue, twelve field
 //!   writers on the output. No row in results/AREA.md: no top instantiates it yet.
 //! - Golden model: `nicgen_model::tso::tso`; test: `testbench/tests/overlay/tx_tso.rs`.
@@ -312,6 +314,33 @@ fn min(a: Sig, b: Sig) -> Sig {
     mux(a.lt(b), a, b)
 }
 
+/// `v` (a power of two of lanes) rotated down by `by` lanes: lane `i` of the result is lane
+/// `(i + by) mod n`; one level of 2:1 muxes per bit of `by`.
+fn rotate_down(v: &[Sig], by: Sig) -> Vec<Sig> {
+    let n = v.len();
+    let mut cur = v.to_vec();
+    for b in 0..by.width() {
+        let d = (1usize << b) % n;
+        cur = (0..n)
+            .map(|i| mux(by.bit(b), cur[(i + d) % n], cur[i]))
+            .collect();
+    }
+    cur
+}
+
+/// `v` rotated up by `by` lanes: lane `i` of the result is lane `(i - by) mod n`.
+fn rotate_up(v: &[Sig], by: Sig) -> Vec<Sig> {
+    let n = v.len();
+    let mut cur = v.to_vec();
+    for b in 0..by.width() {
+        let d = (1usize << b) % n;
+        cur = (0..n)
+            .map(|i| mux(by.bit(b), cur[(i + n - d) % n], cur[i]))
+            .collect();
+    }
+    cur
+}
+
 /// Lanes below `n` (a thermometer of `lanes` bits).
 fn below(n: Sig, lanes: u32) -> Sig {
     let bits: Vec<Sig> = (0..lanes).rev().map(|i| n.gt(i)).collect();
@@ -463,20 +492,21 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
             .collect::<Vec<_>>(),
         lit(cfg.data_bits, 0u32),
     );
-    // The queue's first W bytes, moved up past the header's last lanes when they share a beat.
-    let qbits = 16 * wb;
-    let queue = reg(qbits).named("queue");
-    let q_lo = queue.slice(8 * wb - 1, 0);
-    let hmod = if lw == 0 {
-        lit(1, 0u32)
-    } else {
-        hdr.resize(lw)
-    };
-    let q_sh = mux(hb.eq(0u32), q_lo, q_lo.shl_by(cat(&[hmod, lit(3, 0u32)])));
+    // The queue: a ring of 2W bytes behind read and write pointers (registers), so that both
+    // sides are a rotation by flops. The output's payload lanes (from `hb` on) read
+    // `[rp, rp + W - hb)`; a beat's payload lanes `[skip, skip + appended)` land at
+    // `[wp, wp + appended)`.
+    let pw = clog2(2 * wb as u64);
+    let ring_lanes = 2 * wb as usize;
+    let queue = reg(16 * wb).named("queue");
+    let rp = reg_init(pw, 0u32).named("queue_rd");
+    let wp = reg_init(pw, 0u32).named("queue_wr");
+    let q_lanes: Vec<Sig> = (0..ring_lanes).map(|k| lane(queue, k as u32)).collect();
+    let q_out = rotate_down(&q_lanes, (rp - hb.resize(pw)).named("queue_rd_at"));
     let hmask = below(hb, wb);
     let lanes: Vec<Sig> = (0..wb)
         .rev()
-        .map(|i| mux(hmask.bit(i), lane(hsel, i), lane(q_sh, i)))
+        .map(|i| mux(hmask.bit(i), lane(hsel, i), q_out[i as usize]))
         .collect();
     let o_valid = (emit & beat_ok).named("seg_valid");
     let o_ready = wire(1).named("seg_ready");
@@ -484,19 +514,29 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
     let tk_eff = mux(fire, tk, lit(lw + 1, 0u32)).zext(cb);
     let mid = (count - tk_eff).named("queue_mid");
     room.set(mid.le(wb));
-    let after = queue.shr_by(cat(&[tk_eff, lit(3, 0u32)]));
-    let add_bytes = inp
-        .data
-        .shr_by(cat(&[skip, lit(3, 0u32)]))
-        .zext(qbits)
-        .shl_by(cat(&[mid, lit(3, 0u32)]));
+    // A beat is written over the W lanes from `wp` on: they hold nothing not yet read once
+    // this cycle's take is out (`room`), and lanes past its payload are never read.
     let add = in_take & !dropping & !idle;
-    let keep_old = below(mid, 2 * wb);
-    let next_q: Vec<Sig> = (0..2 * wb)
+    let d_lanes: Vec<Sig> = (0..ring_lanes as u32)
+        .map(|k| {
+            if k < wb {
+                lane(inp.data, k)
+            } else {
+                lit(8, 0u32)
+            }
+        })
+        .collect();
+    let q_in = rotate_up(&d_lanes, (wp - skip.resize(pw)).named("queue_wr_at"));
+    let next_q: Vec<Sig> = (0..ring_lanes)
         .rev()
-        .map(|i| mux(keep_old.bit(i), lane(after, i), lane(add_bytes, i)))
+        .map(|k| {
+            let window = !(lit(pw, k as u32) - wp).bit(pw - 1);
+            mux(add & window, q_in[k], q_lanes[k])
+        })
         .collect();
     queue.set(cat(&next_q));
+    rp.set(mux(take_cmd, wp, rp + tk_eff.resize(pw)));
+    wp.set(wp + mux(add, appended.resize(pw), lit(pw, 0u32)));
     count.set(mux(
         take_cmd,
         lit(cb, 0u32),
@@ -549,9 +589,15 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
         (fire & seg_end, Cut::Start),
     ]);
 
+    // Lanes past the beat's bytes are zero: the ring's unwritten lanes are never shown.
+    let keep = below(o_bytes, wb);
+    let shown: Vec<Sig> = (0..wb)
+        .rev()
+        .map(|i| lanes[(wb - 1 - i) as usize] & keep.bit(i).repl(8))
+        .collect();
     Segments {
-        data: cat(&lanes),
-        keep: below(o_bytes, wb),
+        data: cat(&shown),
+        keep,
         last: seg_end,
         last_seg: drained,
         valid: o_valid,
