@@ -314,28 +314,19 @@ fn min(a: Sig, b: Sig) -> Sig {
     mux(a.lt(b), a, b)
 }
 
-/// `v` (a power of two of lanes) rotated down by `by` lanes: lane `i` of the result is lane
-/// `(i + by) mod n`; one level of 2:1 muxes per bit of `by`.
-fn rotate_down(v: &[Sig], by: Sig) -> Vec<Sig> {
+/// `v` (a power of two of lanes) rotated by `by` lanes, down (lane `i` of the result is lane
+/// `(i + by) mod n`) or up (`(i - by) mod n`); one level of 2:1 muxes per bit of `by`.
+fn rotate(v: &[Sig], by: Sig, down: bool) -> Vec<Sig> {
     let n = v.len();
     let mut cur = v.to_vec();
     for b in 0..by.width() {
-        let d = (1usize << b) % n;
+        let d = if down {
+            (1usize << b) % n
+        } else {
+            n - (1usize << b) % n
+        };
         cur = (0..n)
             .map(|i| mux(by.bit(b), cur[(i + d) % n], cur[i]))
-            .collect();
-    }
-    cur
-}
-
-/// `v` rotated up by `by` lanes: lane `i` of the result is lane `(i - by) mod n`.
-fn rotate_up(v: &[Sig], by: Sig) -> Vec<Sig> {
-    let n = v.len();
-    let mut cur = v.to_vec();
-    for b in 0..by.width() {
-        let d = (1usize << b) % n;
-        cur = (0..n)
-            .map(|i| mux(by.bit(b), cur[(i + n - d) % n], cur[i]))
             .collect();
     }
     cur
@@ -502,7 +493,7 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
     let rp = reg_init(pw, 0u32).named("queue_rd");
     let wp = reg_init(pw, 0u32).named("queue_wr");
     let q_lanes: Vec<Sig> = (0..ring_lanes).map(|k| lane(queue, k as u32)).collect();
-    let q_out = rotate_down(&q_lanes, (rp - hb.resize(pw)).named("queue_rd_at"));
+    let q_out = rotate(&q_lanes, (rp - hb.resize(pw)).named("queue_rd_at"), true);
     let hmask = below(hb, wb);
     let lanes: Vec<Sig> = (0..wb)
         .rev()
@@ -526,7 +517,7 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
             }
         })
         .collect();
-    let q_in = rotate_up(&d_lanes, (wp - skip.resize(pw)).named("queue_wr_at"));
+    let q_in = rotate(&d_lanes, (wp - skip.resize(pw)).named("queue_wr_at"), false);
     let next_q: Vec<Sig> = (0..ring_lanes)
         .rev()
         .map(|k| {
