@@ -16,7 +16,7 @@ use nicgen_hdl::overlay::tx_tso::MAX_HDR;
 use nicgen_hdl::overlay::{tx_tso, TsoCfg, TsoCmd};
 use nicgen_model::encap::{encap, EncapKind};
 use nicgen_model::tcp::Flags;
-use nicgen_model::tso::tso;
+use nicgen_model::tso::{lso_offsets, tso, LsoOffsets};
 use nicgen_model::tunnel::{parse_tunnel, TunnelConfig, TunnelKind};
 use nicgen_model::vectors::overlay::{ctx, pattern, tcp_frame, Ip, NVGRE};
 use nicgen_tb::record::RecordDriver;
@@ -41,75 +41,16 @@ fn max_mss(bits: u32) -> u32 {
     }
 }
 
-/// Header offsets of a super-frame, as the driver computes them for the command.
-#[derive(Clone, Copy, Debug, Default)]
-struct Offsets {
-    outer_l3: usize,
-    outer_l4: usize,
-    l3: usize,
-    l4: usize,
-    hdr_len: usize,
-    tunnel: u8,
-    outer_v6: bool,
-    v6: bool,
-}
-
-/// The L3 offset and whether it is IPv6, after the Ethernet header at `at`.
-fn eth(f: &[u8], mut at: usize) -> (usize, bool) {
-    at += 12;
-    while f[at] == 0x81 && f[at + 1] == 0 {
-        at += 4;
-    }
-    (at + 2, f[at] == 0x86)
-}
-
-/// The L4 offset and protocol of the IP header at `at`.
-fn ip(f: &[u8], at: usize, v6: bool) -> (usize, u8) {
-    if v6 {
-        (at + 40, f[at + 6])
-    } else {
-        (at + 4 * (f[at] & 15) as usize, f[at + 9])
-    }
-}
-
-/// The offsets of a super-frame built here (plain, VXLAN to 4789, or NVGRE).
-fn offsets(f: &[u8]) -> Offsets {
-    let (l3, v6) = eth(f, 0);
-    let (l4, proto) = ip(f, l3, v6);
-    let mut o = Offsets {
-        l3,
-        l4,
-        v6,
-        ..Default::default()
-    };
-    let inner = match proto {
-        17 => Some((1, l4 + 16)),
-        47 => Some((2, l4 + 8)),
-        _ => None,
-    };
-    if let Some((tunnel, at)) = inner {
-        let (il3, iv6) = eth(f, at);
-        let (il4, _) = ip(f, il3, iv6);
-        o = Offsets {
-            outer_l3: l3,
-            outer_l4: l4,
-            l3: il3,
-            l4: il4,
-            tunnel,
-            outer_v6: v6,
-            v6: iv6,
-            ..o
-        };
-    }
-    o.hdr_len = o.l4 + 4 * (f[o.l4 + 12] >> 4) as usize;
-    o
+/// The command's offsets of a super-frame built here: the model's, as a driver finds them.
+fn offsets(f: &[u8]) -> LsoOffsets {
+    lso_offsets(f, &TunnelConfig::default()).expect("a super-frame the model segments")
 }
 
 /// One frame and its command.
 #[derive(Clone, Debug)]
 struct Job {
     frame: Vec<u8>,
-    o: Offsets,
+    o: LsoOffsets,
     mss: usize,
     lso: bool,
     /// The block's `max_mss`.
@@ -161,8 +102,9 @@ impl Job {
 
 /// IPv4 options (router alert) and TCP options (NOP, NOP, timestamps) in a plain IPv4 frame.
 fn with_options(mut f: Vec<u8>) -> Vec<u8> {
-    let (l3, v6) = eth(&f, 0);
-    assert!(!v6);
+    let o = offsets(&f);
+    assert!(!o.v6 && o.tunnel == 0);
+    let l3 = o.l3;
     f.splice(l3 + 20..l3 + 20, [0x94, 4, 0, 0]);
     f[l3] = 0x46;
     let l4 = l3 + 24;
