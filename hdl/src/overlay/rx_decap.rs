@@ -267,13 +267,16 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
         s.ready().set(room_of(&u_parse_q) & room_of(&u_data_q));
         u_parse_q.s_axis.set_beat(&s.beat());
         u_parse_q.s_axis.valid().set(s.valid());
-        let _ = u_parse_q.s_axis.ready().unused(); // never full: the room flag
-                                                   // The data side stores at most `cut_beats` beats of a frame; a longer frame ends there,
-                                                   // marked bad and oversize, and its other beats are not stored.
+        // Never full: the room flag.
+        let _ = u_parse_q.s_axis.ready().unused();
+        // The data side stores at most `cut_beats` beats of a frame; a longer frame ends there,
+        // marked bad and oversize, and its other beats are not stored. Whether the next beat is
+        // the cut-th is a flop, decided a write ahead (`count == cut - 2`), so that the data
+        // FIFO's `tlast` and `tuser` come from flops, not from the count's compare.
         let cut = cfg.cut_beats();
         let count = reg_init(clog2(cut as u64 + 1), 0u32).named("frame_beats");
         let discarding = reg_init(1, 0u32).named("discarding");
-        let at_cut = count.eq((cut - 1) as u64).named("at_cut");
+        let at_cut = reg_init(1, 0u32).named("at_cut");
         let write = (s.valid() & !discarding).named("data_write");
         let ends = (s.last() | at_cut).named("data_ends");
         let cut_user = lit(
@@ -295,6 +298,7 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
         u_data_q.s_axis.valid().set(write);
         let _ = u_data_q.s_axis.ready().unused(); // never full: the room flag
         count.set_if(write, mux(ends, lit(count.width(), 0u32), count + 1u32));
+        at_cut.set_if(write, !ends & count.eq((cut - 2) as u64));
         discarding.set_if(s.valid(), !s.last() & (discarding | (at_cut & write)));
 
         // ---- Parse side ----
