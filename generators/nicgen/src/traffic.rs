@@ -54,25 +54,10 @@ pub fn udp_frame(len: usize, seq: usize) -> Vec<u8> {
 pub const TUNNEL_SIZES: [usize; 7] = [92, 128, 256, 512, 1024, 1514, 9000];
 
 /// A VXLAN frame of `len` bytes (92 to 65535, without FCS): [`udp_frame`] of `len - 50` bytes
-/// in VNI 42, 02:..:01 → 02:..:02, 172.16.0.1 → 172.16.0.2 (wire-formats.md's worked example's
-/// outer headers).
+/// in VNI 42 behind the model's worked-example outer headers (`vectors::overlay::ctx`: IPv4,
+/// 172.16.0.1 → 172.16.0.2).
 pub fn vxlan_frame(len: usize, seq: usize) -> Vec<u8> {
-    use nicgen_model::encap::{encap, EncapContext, EncapKind, OuterIp};
-    use nicgen_model::ethernet::EthernetAddress;
-    let c = EncapContext {
-        dst_mac: EthernetAddress([2, 0, 0, 0, 0, 2]),
-        src_mac: EthernetAddress([2, 0, 0, 0, 0, 1]),
-        vlan: None,
-        ip: OuterIp::V4 {
-            src: [172, 16, 0, 1].into(),
-            dst: [172, 16, 0, 2].into(),
-            ttl: 64,
-            tos: 0,
-            dont_frag: true,
-        },
-        kind: EncapKind::vxlan(42),
-        inner_l3_csum: false,
-        inner_l4_csum: false,
-    };
+    use nicgen_model::encap::{encap, EncapKind};
+    let c = nicgen_model::vectors::overlay::ctx(false, false, EncapKind::vxlan(42));
     encap(&udp_frame(len - c.outer_len(), seq), &c, seq as u16).expect("a VXLAN frame fits")
 }

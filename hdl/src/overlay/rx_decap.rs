@@ -44,15 +44,17 @@
 //! - Configuration: `VXLAN_PORT` (reset 4789), `TUNNEL_CTL` bit 0 `decap_all` (reset 0),
 //!   `STEER_QUEUE` (the queue the next entry write takes) and `STEER + i` (entry `i`: bit 31
 //!   valid, bits 25:24 kind, 1 VXLAN and 2 NVGRE, bits 23:0 VNI or VSID).
-//! - Latency: store-and-forward: a frame's first beat leaves about
-//!   `eth_hdr_parse::LATENCY_AFTER_LAST` + 8 cycles after its last beat came in (the record's
-//!   slice, the lookup's two stages, the command FIFO and its slice in the trim, the trim's 4).
+//! - Latency: store-and-forward: a frame's first beat leaves after its last beat came in and
+//!   its record went through the parser (`eth_hdr_parse::LATENCY_AFTER_LAST`), the record's
+//!   slice, the lookup's two stages, the command FIFO and the trim (not measured apart from the
+//!   RX path).
 //! - Throughput: a record a cycle through the lookup; the data 1 beat/cycle, the trim's bubbles
-//!   only where outer bytes disappear.
+//!   only where outer bytes disappear: VXLAN frames of 92 to 9000 bytes go through the RX path
+//!   with `decap_all` in their ideal beats at 64 and 512 bits (results/PIPELINE.md).
 //! - Cost: a second header parser with one view (tunnel fields only), the steering table
 //!   ([`mod@super::tunnel_steering`]), a block-RAM FIFO of two longest frames, a LUT-RAM FIFO,
-//!   [`crate::stream::stream_trim()`], two 16-entry record FIFOs; LUT/FF: results/AREA.md, row
-//!   `rx_decap`.
+//!   [`crate::stream::stream_trim()`], two 16-entry record FIFOs; LUT/FF/Fmax: results/AREA.md,
+//!   row `rx_decap` (short of the nic64 clock: its worst path is in the trim).
 //! - Golden model: `nicgen_model::tunnel::decap` (with `nicgen_model::rx::rx_frame` for the
 //!   whole path); test: `testbench/tests/eth/eth_rx.rs` (the tunnel runs), and the blocks'
 //!   own tests (`eth_hdr_parse`, `tunnel_steering`, `stream_trim`).

@@ -14,7 +14,7 @@
 //! - Latency: the result is valid 2 cycles after its key; a written entry is seen by a key
 //!   that arrives the next cycle. Throughput: one lookup and one write per cycle.
 //! - Cost: `entries` × (27 + queue bits) flip-flops and the registered write, `entries` 26-bit compares and a
-//!   `entries`-wide priority select; no row in results/AREA.md (no top instantiates it yet).
+//!   `entries`-wide priority select; in results/AREA.md within the row `rx_decap`.
 //! - Golden model: `nicgen_model::tunnel::Steering`; test:
 //!   `testbench/tests/overlay/tunnel_steering.rs`.
 

@@ -99,11 +99,7 @@
 //!   of beats), the parser with its window, the Toeplitz trees of `rss_toeplitz` (the bulk of
 //!   the logic), 15 context memories of `contexts` words (up to 32 bits each), the ID LUT RAM,
 //!   three inserts and their command FIFOs (16 entries of 337, 65 and 161 bits); no row in
-//!   results/AREA.md (no top instantiates it yet). One `yosys synth_xilinx -noiopad` each,
-//!   16 contexts, `max_frame` 1536: at 64 bits 14.0k LUT, 16.1k FF, 285 RAM32M, 3 RAMB18, of
-//!   which `rss_toeplitz` 6.7k LUT / 6.7k FF, the parser 3.8k / 4.4k, the inserts 1.4k / 2.2k,
-//!   this module's own logic 1.9k / 2.5k; at 512 bits 16.3k LUT, 21.1k FF, 562 LUT-RAM cells
-//!   (the 64-beat frame FIFO among them), the inserts 2.6k / 4.1k.
+//!   results/AREA.md until the TX path instantiates it.
 //! - Golden model: `nicgen_model::encap::encap`; test: `testbench/tests/overlay/tx_encap.rs`.
 
 use crate::csum::{frame_sum, SumIn};

@@ -44,8 +44,8 @@
 //! - Cost: five beats of flops (`Q`, `P`, `O`, the output slice's register and skid
 //!   register), the command slice (`2 x (head bits + 18)` bits), two byte counters
 //!   (head bits, 17 bits), `W x 9 x ceil(log2 W)` 2:1 muxes for the shift and one `W:1` mux
-//!   for the lead byte's keep; about twenty-five control flops (six of them copies). No row
-//!   in results/AREA.md: no top instantiates it yet.
+//!   for the lead byte's keep; about twenty-five control flops (six of them copies). In
+//!   results/AREA.md within the row `rx_decap` (the de-capsulation trim).
 //! - Golden model: `nicgen_model::stream::trim_bytes`; test:
 //!   `testbench/tests/stream/stream_trim.rs`.
 

@@ -35,36 +35,6 @@ const MAX_FRAME: u32 = 1536;
 /// The table entries the contexts of [`contexts`] go to.
 const CTX_SLOTS: [u32; 6] = [0, 3, 7, 9, 12, 15];
 
-/// An outer side 172.16.0.1 (IPv6: 2001:db8:ffff::1) with `kind`; the rest is set per
-/// context by [`contexts`].
-fn ctx(v6: bool, kind: EncapKind) -> EncapContext {
-    EncapContext {
-        dst_mac: EthernetAddress([2, 0, 0, 0, 0, 2]),
-        src_mac: EthernetAddress([2, 0, 0, 0, 0, 1]),
-        vlan: None,
-        ip: if v6 {
-            OuterIp::V6 {
-                src: "2001:db8:ffff::1".parse().unwrap(),
-                dst: "2001:db8:ffff::2".parse().unwrap(),
-                hop_limit: 64,
-                traffic_class: 0,
-                flow_label: 0,
-            }
-        } else {
-            OuterIp::V4 {
-                src: Ipv4Addr::new(172, 16, 0, 1),
-                dst: Ipv4Addr::new(172, 16, 0, 2),
-                ttl: 64,
-                tos: 0,
-                dont_frag: true,
-            }
-        },
-        kind,
-        inner_l3_csum: false,
-        inner_l4_csum: false,
-    }
-}
-
 /// Bytes the frame FIFO holds.
 fn fifo_bytes(c: &EncapCfg) -> usize {
     (c.fifo_beats() * c.data_bits / 8) as usize
@@ -80,6 +50,12 @@ fn cfg(w: u32) -> EncapCfg {
 }
 
 /// Six contexts, one per row of the matrix of outer IP version x tunnel x checksum rule.
+/// An outer side 172.16.0.1 (IPv6: 2001:db8:ffff::1) with `kind`, untagged (the model's
+/// worked-example context); the rest is set per context by [`contexts`].
+fn ctx(v6: bool, kind: EncapKind) -> EncapContext {
+    nicgen_model::vectors::overlay::ctx(v6, false, kind)
+}
+
 fn contexts() -> Vec<EncapContext> {
     let vx = |vni, dst_port, udp_checksum| EncapKind::Vxlan {
         vni,
