@@ -67,10 +67,19 @@ pub fn host_params(p: &Preset) -> HostParams {
         eqs: p.host.eqs,
         mrs: p.host.mrs,
         log_max_wq: p.host.log_max_wq,
-        caps: if p.overlay.steer_entries > 0 {
-            vec!["csum", "rss", "vlan", "loopback", "tunnels"]
-        } else {
-            vec!["csum", "rss", "vlan", "loopback"]
+        caps: {
+            let mut c = vec!["csum", "rss", "vlan", "loopback"];
+            let o = &p.overlay;
+            for (on, cap) in [
+                (o.steer_entries > 0, "tunnels"),
+                (o.encap_contexts > 0, "encap"),
+                (o.max_mss > 0, "tso"),
+            ] {
+                if on {
+                    c.push(cap);
+                }
+            }
+            c
         },
     }
 }

@@ -90,6 +90,14 @@ pub struct OverlayPreset {
     /// 255.
     #[serde(default)]
     pub steer_entries: u32,
+    /// Encapsulation contexts on transmit (VXLAN/NVGRE outer headers an SQ puts in front of
+    /// its frames): 0 (no encapsulation engine) to 48.
+    #[serde(default)]
+    pub encap_contexts: u32,
+    /// Largest LSO `mss`: 0 builds no TSO engine; else 1 to 16383 bytes, and a segment
+    /// (headers and `mss` payload bytes) must fit the TX path's largest frame.
+    #[serde(default)]
+    pub max_mss: u32,
 }
 
 /// Why a configuration was refused.
@@ -213,6 +221,20 @@ impl Preset {
             return Err(ConfigError(format!(
                 "field `overlay.steer_entries` = {} must be from 0 to 255",
                 self.overlay.steer_entries
+            )));
+        }
+        if self.overlay.encap_contexts > 48 {
+            return Err(ConfigError(format!(
+                "field `overlay.encap_contexts` = {} must be from 0 to 48 (the contexts' words \
+                 share the core's configuration window with RSS and the tunnel table)",
+                self.overlay.encap_contexts
+            )));
+        }
+        if self.overlay.max_mss > self.mtu.min(16383) {
+            return Err(ConfigError(format!(
+                "field `overlay.max_mss` = {} must be from 0 to the MTU ({}), at most 16383: a \
+                 segment must fit the TX path's largest frame",
+                self.overlay.max_mss, self.mtu
             )));
         }
         Ok(())

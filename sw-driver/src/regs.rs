@@ -116,6 +116,10 @@ pub mod id {
     pub const CAPS_LOOPBACK: Field = Field { lsb: 3, bits: 1 };
     /// `CAPS.tunnels`: VXLAN/NVGRE recognition and de-capsulation on receive (the tunnel block).
     pub const CAPS_TUNNELS: Field = Field { lsb: 4, bits: 1 };
+    /// `CAPS.encap`: VXLAN/NVGRE encapsulation on transmit (the encap block, per-SQ contexts).
+    pub const CAPS_ENCAP: Field = Field { lsb: 5, bits: 1 };
+    /// `CAPS.tso`: TCP segmentation offload (LSO WQEs), plain and tunnelled.
+    pub const CAPS_TSO: Field = Field { lsb: 6, bits: 1 };
     /// Preset name, 16 ASCII bytes NUL-padded, byte 0 in bits 7:0 of the first register (RO).
     pub const PRESET_NAME: u32 = 0x0020;
     /// Elements of `PRESET_NAME`, 4 bytes apart.
@@ -132,6 +136,12 @@ pub mod id {
     pub const GIT_FLAGS: u32 = 0x0054;
     /// `GIT_FLAGS.dirty`: the generator's tree had uncommitted changes.
     pub const GIT_FLAGS_DIRTY: Field = Field { lsb: 0, bits: 1 };
+    /// Overlay engine limits on transmit (RO).
+    pub const OVERLAY: u32 = 0x0058;
+    /// `OVERLAY.encap_contexts`: TX encapsulation contexts (0: no encapsulation engine).
+    pub const OVERLAY_ENCAP_CONTEXTS: Field = Field { lsb: 0, bits: 8 };
+    /// `OVERLAY.max_mss`: largest LSO mss (0: no TSO engine).
+    pub const OVERLAY_MAX_MSS: Field = Field { lsb: 8, bits: 14 };
 }
 
 /// Device control and time.
@@ -200,6 +210,10 @@ pub mod stats {
     pub const RX_DECAPPED: u32 = 0x0278;
     /// Delivered frames whose VXLAN or NVGRE header is malformed (delivered whole) (RO, 64-bit).
     pub const RX_TUNNEL_MALFORMED: u32 = 0x0280;
+    /// LSO sends dropped whole: offsets, mss or header length the TSO engine cannot segment, or a send that ends inside its headers (RO, 64-bit).
+    pub const TX_LSO_BAD: u32 = 0x0288;
+    /// Frames dropped by the encapsulation engine: shorter than an Ethernet header (RO, 64-bit).
+    pub const TX_ENCAP_DROP: u32 = 0x0290;
 }
 
 /// Memory regions: the host memory the NIC may touch through a data segment's lkey (lkey = table index). A gather or scatter outside its region completes in error (local protection).
@@ -316,6 +330,20 @@ pub mod tunnel {
     pub const STEER_KIND: Field = Field { lsb: 24, bits: 2 };
     /// `STEER.valid`: 1: the entry steers (kind, id) to STEER_QUEUE; 0: the entry is cleared.
     pub const STEER_VALID: Field = Field { lsb: 31, bits: 1 };
+}
+
+/// Encapsulation contexts on transmit (write-only; reads return 0). Context c (c < ID.OVERLAY.encap_contexts) is the 16 words CTX[16c .. 16c+15]: the outer Ethernet, IPv4/IPv6 and VXLAN or NVGRE headers an SQ created with that context puts in front of every frame it sends. Writing any word of a context restarts its IPv4 ID counter; write a context while no SQ that uses it sends.
+pub mod encap {
+    #[allow(unused_imports)]
+    use super::Field;
+    /// First byte of the block.
+    pub const BLOCK_BASE: u32 = 0x9000;
+    /// Bytes the block spans.
+    pub const BLOCK_SPAN: u32 = 0x1000;
+    /// Context word 16c + w: w 0 destination MAC bytes 0-3 (byte 0 in 31:24); 1 destination MAC bytes 4-5 (31:16), source MAC bytes 0-1 (15:0); 2 source MAC bytes 2-5; 3 TTL (7:0), TOS (15:8), IPv6 (16), NVGRE (17, else VXLAN), outer UDP checksum over IPv4 (18), DF (19); 4 VNI/VSID (23:0), NVGRE FlowID (31:24); 5 VXLAN UDP destination port (15:0); 6 IPv6 flow label (19:0); 8-11 source address (128-bit big-endian, IPv4 in word 11); 12-15 destination address (WO).
+    pub const CTX: u32 = 0x9000;
+    /// Elements of `CTX`, 4 bytes apart.
+    pub const CTX_COUNT: u32 = 768;
 }
 
 /// User access region (mlx5 UAR page 0): doorbells. Payloads are raw descriptor bytes in memory order (big-endian fields), written as two dwords; the device acts on the second.

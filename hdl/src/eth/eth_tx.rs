@@ -48,16 +48,34 @@ use crate::stream::{
 use nicgen_edsl::prelude::*;
 
 nicgen_edsl::record! {
-    /// The per-frame command from the host (`s_axis_cmd`).
+    /// The per-frame command from the host (`s_axis_cmd`): the mlx5 send WQE's offload requests.
     pub struct TxCmd {
         /// Write the IPv4 header checksum (mlx5 `cs_flags` L3).
         csum_l3: 1,
         /// Write the TCP/UDP checksum (mlx5 `cs_flags` L4).
         csum_l4: 1,
-        /// Insert an 802.1Q tag after the MAC addresses.
+        /// Insert an 802.1Q tag after the MAC addresses (of the outer frame when encapsulated).
         vlan: 1,
         /// The inserted tag's TCI.
         vlan_tci: 16,
+        /// Encapsulate the frame (every segment of it) with encapsulation context `encap_ctx`
+        /// (`crate::overlay::tx_encap`).
+        encap: 1,
+        encap_ctx: 8,
+        /// Segment the frame (mlx5 LSO, `crate::overlay::tx_tso`): payload bytes per segment and
+        /// the header offsets (the WQE's software-parser offsets), as `crate::overlay::tx_tso::TsoCmd`'s fields. With
+        /// `lso` the TSO engine writes every checksum of each segment, and `csum_l3`/`csum_l4`
+        /// are ignored.
+        lso: 1,
+        mss: 14,
+        outer_l3: 8,
+        outer_l4: 8,
+        l3: 8,
+        l4: 8,
+        hdr_len: 9,
+        tunnel: 2,
+        outer_v6: 1,
+        v6: 1,
     }
 }
 

@@ -196,6 +196,8 @@ pub const BLOCKS: &[Block] = &[
                     f("vlan", 2, 1, "VLAN strip on RX, insert on TX"),
                     f("loopback", 3, 1, "MAC-side loopback (DEV.CTRL.loopback)"),
                     f("tunnels", 4, 1, "VXLAN/NVGRE recognition and de-capsulation on receive (the tunnel block)"),
+                    f("encap", 5, 1, "VXLAN/NVGRE encapsulation on transmit (the encap block, per-SQ contexts)"),
+                    f("tso", 6, 1, "TCP segmentation offload (LSO WQEs), plain and tunnelled"),
                 ],
                 ..reg("CAPS", 0x1C, Ro, "Capabilities.")
             },
@@ -214,6 +216,13 @@ pub const BLOCKS: &[Block] = &[
             Reg {
                 fields: &[f("dirty", 0, 1, "the generator's tree had uncommitted changes")],
                 ..reg("GIT_FLAGS", 0x54, Ro, "Flags of GIT_HASH.")
+            },
+            Reg {
+                fields: &[
+                    f("encap_contexts", 0, 8, "TX encapsulation contexts (0: no encapsulation engine)"),
+                    f("max_mss", 8, 14, "largest LSO mss (0: no TSO engine)"),
+                ],
+                ..reg("OVERLAY", 0x58, Ro, "Overlay engine limits on transmit.")
             },
         ],
     },
@@ -259,6 +268,8 @@ pub const BLOCKS: &[Block] = &[
             reg("DMA_RD_ERR", 0x70, Ro64, "DMA reads answered with an error."),
             reg("RX_DECAPPED", 0x78, Ro64, "Delivered frames de-capsulated (VXLAN or NVGRE outer headers removed)."),
             reg("RX_TUNNEL_MALFORMED", 0x80, Ro64, "Delivered frames whose VXLAN or NVGRE header is malformed (delivered whole)."),
+            reg("TX_LSO_BAD", 0x88, Ro64, "LSO sends dropped whole: offsets, mss or header length the TSO engine cannot segment, or a send that ends inside its headers."),
+            reg("TX_ENCAP_DROP", 0x90, Ro64, "Frames dropped by the encapsulation engine: shorter than an Ethernet header."),
         ],
     },
     Block {
@@ -350,6 +361,18 @@ pub const BLOCKS: &[Block] = &[
                     f("valid", 31, 1, "1: the entry steers (kind, id) to STEER_QUEUE; 0: the entry is cleared"),
                 ],
                 ..reg("STEER", 0x400, Wo, "Steering entry i (i < LIMITS.steer_entries); the lowest entry holding a key wins.")
+            },
+        ],
+    },
+    Block {
+        name: "encap",
+        base: 0x9000,
+        span: 0x1000,
+        doc: "Encapsulation contexts on transmit (write-only; reads return 0). Context c (c < ID.OVERLAY.encap_contexts) is the 16 words CTX[16c .. 16c+15]: the outer Ethernet, IPv4/IPv6 and VXLAN or NVGRE headers an SQ created with that context puts in front of every frame it sends. Writing any word of a context restarts its IPv4 ID counter; write a context while no SQ that uses it sends.",
+        regs: &[
+            Reg {
+                count: 768,
+                ..reg("CTX", 0x000, Wo, "Context word 16c + w: w 0 destination MAC bytes 0-3 (byte 0 in 31:24); 1 destination MAC bytes 4-5 (31:16), source MAC bytes 0-1 (15:0); 2 source MAC bytes 2-5; 3 TTL (7:0), TOS (15:8), IPv6 (16), NVGRE (17, else VXLAN), outer UDP checksum over IPv4 (18), DF (19); 4 VNI/VSID (23:0), NVGRE FlowID (31:24); 5 VXLAN UDP destination port (15:0); 6 IPv6 flow label (19:0); 8-11 source address (128-bit big-endian, IPv4 in word 11); 12-15 destination address.")
             },
         ],
     },

@@ -28,7 +28,7 @@ macro_rules! block {
 block!(
     /// Identification.
     id { MAGIC, VERSION, DATA_BITS, CLOCK_KHZ, MTU, QUEUES, LIMITS, CAPS, PRESET_NAME,
-         CONFIG_HASH, GIT_HASH, GIT_FLAGS }
+         CONFIG_HASH, GIT_HASH, GIT_FLAGS, OVERLAY }
 );
 block!(
     /// Device control and time.
@@ -39,7 +39,7 @@ block!(
     stats { RX_FRAMES, RX_DELIVERED, RX_DROP_RUNT, RX_DROP_OVERSIZE, RX_DROP_FCS,
             RX_DROP_MAC_CONTROL, RX_MALFORMED, RX_VLAN_STRIPPED, RX_L3_CSUM_BAD, RX_L4_CSUM_BAD,
             TX_FRAMES, RX_NO_WQE, TX_WQES, RX_CQES, DMA_RD_ERR, RX_DECAPPED,
-            RX_TUNNEL_MALFORMED }
+            RX_TUNNEL_MALFORMED, TX_LSO_BAD, TX_ENCAP_DROP }
 );
 block!(
     /// Memory regions.
@@ -56,6 +56,10 @@ block!(
 block!(
     /// Tunnel de-capsulation.
     tunnel { VXLAN_PORT, CTL, STEER_QUEUE, STEER }
+);
+block!(
+    /// Encapsulation contexts.
+    encap { CTX }
 );
 block!(
     /// Doorbells.

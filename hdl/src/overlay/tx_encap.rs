@@ -151,9 +151,9 @@ const B_BYTES: u32 = 8;
 const C_BYTES: u32 = 20;
 const BC_OFF: u32 = 34;
 /// Entries of each insert's command queue (and so the header pipeline's reservation).
-const CMD_DEPTH: u32 = 16;
+const CMD_DEPTH: u32 = 32;
 /// Entries of each per-frame side queue at the input.
-const SIDE_DEPTH: u32 = 16;
+const SIDE_DEPTH: u32 = 32;
 /// Largest `max_frame`: an inner frame that fits also fits the outer IPv4 datagram with
 /// VXLAN (65535 - 20 - 8 - 8).
 pub const MAX_FRAME_LIMIT: u32 = 65499;

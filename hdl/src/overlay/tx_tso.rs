@@ -139,6 +139,9 @@ pub struct TsoCfg {
     /// Largest `mss` a command may carry (the frame buffer holds two segments of
     /// `MAX_HDR + max_mss` bytes); 1 to 16383.
     pub max_mss: u32,
+    /// Bits of `s_axis_cmd_tuser`, carried to `m_axis_tuser` of every frame the command gives
+    /// (0: no such port).
+    pub user_bits: u32,
 }
 
 impl TsoCfg {
@@ -149,6 +152,13 @@ impl TsoCfg {
     }
 }
 
+/// `m_axis_tuser` bit 0: the frame is its super-frame's last.
+pub const USER_LAST_SEG: u32 = 0;
+/// `m_axis_tuser` bit 1: the frame is a refused super-frame's bytes, to be dropped behind.
+pub const USER_BAD: u32 = 1;
+/// `m_axis_tuser` bits from 2 on: the command's `s_axis_cmd_tuser`.
+pub const USER_CMD: u32 = 2;
+
 /// The ports of [`tx_tso`].
 pub struct TsoPorts {
     /// Super-frames in (`s_axis_*`).
@@ -157,6 +167,8 @@ pub struct TsoPorts {
     pub m_axis: Stream,
     /// One command per frame (`s_axis_cmd_*`).
     pub cmd: RecordStream<TsoCmd<u32>>,
+    /// The command's sideband (`s_axis_cmd_tuser`, with `user_bits`).
+    pub cmd_user: Option<Sig>,
     /// `stat_bad`: a frame dropped for its command or for ending inside its headers.
     pub bad: Sig,
     /// `stat_long`: a super-frame with more than [`MAX_PAYLOAD`] payload bytes (segmented).
@@ -169,8 +181,13 @@ impl Ports for TsoPorts {
         let s = StreamCfg::new(cfg.data_bits, 0);
         TsoPorts {
             s_axis: Stream::sink(io, "s_axis", &s),
-            m_axis: Stream::source(io, "m_axis", &s),
+            m_axis: Stream::source(
+                io,
+                "m_axis",
+                &StreamCfg::new(cfg.data_bits, USER_CMD + cfg.user_bits),
+            ),
             cmd: RecordStream::sink(io, "s_axis_cmd", TsoCmd::shape()),
+            cmd_user: (cfg.user_bits > 0).then(|| io.input("s_axis_cmd_tuser", cfg.user_bits)),
             bad: io.output("stat_bad", 1),
             long: io.output("stat_long", 1),
         }
@@ -283,9 +300,16 @@ pub fn tx_tso(cfg: &TsoCfg) -> Result<Block<TsoPorts>, ElabError> {
         },
         FifoRam::Block,
     )?;
-    let resq = record_fifo(Word::shape(Put::WIDTH * PUTS as u32), RES_DEPTH)?;
+    let resq = record_fifo(
+        Word::shape(Put::WIDTH * PUTS as u32 + USER_CMD + cfg.user_bits),
+        RES_DEPTH,
+    )?;
     let cfg = *cfg;
-    let name = format!("tx_tso_d{}_m{}", w, cfg.max_mss);
+    let name = if cfg.user_bits > 0 {
+        format!("tx_tso_d{}_m{}_u{}", w, cfg.max_mss, cfg.user_bits)
+    } else {
+        format!("tx_tso_d{}_m{}", w, cfg.max_mss)
+    };
     Block::build(name, cfg, move |p: TsoPorts| {
         doc("TCP segmentation offload of plain, VXLAN and NVGRE super-frames.");
         let seg = cut(&cfg, &p);
@@ -353,6 +377,8 @@ struct Segments {
     /// Set by the fixer: the request is taken.
     req_ready: Sig,
     req: SegReq,
+    /// The command's user bits above the `bad` flag, held for the super-frame.
+    user: Sig,
 }
 
 /// The cutter: headers captured, then per segment the headers and `mss` payload bytes.
@@ -367,9 +393,13 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
 
     let inp = stream_reg_slice("in", &p.s_axis);
     let in_valid = inp.slice.valid;
-    let cq = record_reg_slice_ctl("cmd", p.cmd.data, p.cmd.valid);
+    let cmd_in = match p.cmd_user {
+        Some(u) => cat(&[u, p.cmd.data]),
+        None => p.cmd.data,
+    };
+    let cq = record_reg_slice_ctl("cmd", cmd_in, p.cmd.valid);
     p.cmd.ready.set(cq.s_ready);
-    let c = TsoCmd::unpack(cq.data);
+    let c = TsoCmd::unpack(cq.data.slice(TsoCmd::WIDTH - 1, 0));
 
     let st = Fsm::new("cut_state", Cut::Idle);
     let idle = st.is(Cut::Idle);
@@ -382,9 +412,16 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
         r.set(x);
         r
     };
-    let lso = held(c.lso, "cmd_lso");
+    let user = (cfg.user_bits > 0).then(|| held(cq.data.slice(cq.data.width() - 1, TsoCmd::WIDTH), "cmd_user"));
+    // A super-frame that ends inside its headers leaves as one frame of the bytes captured,
+    // unchanged (`lso` and `hdr` are rewritten for it) and flagged `bad`.
+    let lso = reg(1).named("cmd_lso");
+    lso.set_if(take_cmd, c.lso);
     let mss = held(c.mss, "cmd_mss");
-    let hdr = held(mux(c.lso, c.hdr_len, lit(hb_bits, 0u32)), "cmd_hdr");
+    let hdr = reg(hb_bits).named("cmd_hdr");
+    hdr.set_if(take_cmd, mux(c.lso, c.hdr_len, lit(hb_bits, 0u32)));
+    let bad_sf = reg(1).named("cmd_short");
+    bad_sf.set_if(take_cmd, lit(1, 0u32));
     let req = SegReq {
         mss,
         outer_l3: held(c.outer_l3.zext(16), "cmd_outer_l3"),
@@ -430,6 +467,9 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
     let appended = mux(n_in.gt(skip), n_in - skip, lit(lw + 1, 0u32)).named("appended");
     let header_done = (cap & in_take & cap_rem.le(wb)).named("header_done");
     let short = (cap & in_take & inp.last & n_in.zext(hb_bits).lt(cap_rem)).named("short");
+    lso.set_if(short, lit(1, 0u32));
+    hdr.set_if(short, hdr - cap_rem + n_in.zext(hb_bits));
+    bad_sf.set_if(short, lit(1, 1u32));
     cap_rem.set_if(take_cmd, mux(c.lso, c.hdr_len, lit(hb_bits, 0u32)));
     cap_rem.set_if(cap & in_take, cap_rem - min(cap_rem, lit(hb_bits, wb)));
     cap_beat.set_if(take_cmd, lit(hi_bits, 0u32));
@@ -572,7 +612,7 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
         (take_cmd & bad_cmd, Cut::Drop),
         (take_cmd & c.lso, Cut::Capture),
         (take_cmd, Cut::Start),
-        (short, Cut::Idle),
+        (short, Cut::Start),
         (header_done, Cut::Start),
         (dropping & in_take & inp.last, Cut::Idle),
         (started, Cut::Emit),
@@ -596,6 +636,10 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
         req_valid: start,
         req_ready,
         req,
+        user: match user {
+            Some(u) => cat(&[u, bad_sf]),
+            None => bad_sf,
+        },
     }
 }
 
@@ -660,6 +704,8 @@ fn fix(
     u_buf.s_axis.valid().set(sl.valid & have & reserve.room);
     let rq_word = reg(SegReq::WIDTH).enable(take).named("fix_req");
     rq_word.set(seg.req.pack());
+    let user_word = reg(seg.user.width()).enable(take).named("fix_user");
+    user_word.set(seg.user);
     let rq = SegReq::unpack(rq_word);
 
     // Stage A: the beat registered; its offset in the segment.
@@ -764,8 +810,10 @@ fn fix(
         last_seg: last_seg_a,
     };
     let mut side = side.pack();
+    let mut user_s = user_word;
     for _ in 0..so.latency + 1 {
         side = stage(side, adv);
+        user_s = stage(user_s, adv);
     }
 
     // The segment's fields, as its sums arrive (in segment order).
@@ -864,7 +912,12 @@ fn fix(
         put(s1(fw), r.l4 + 12u32, r.lso),
         put(t_ck, r.l4 + 16u32, r.lso),
     ];
-    let res = stage(cat(&puts.iter().rev().copied().collect::<Vec<_>>()), adv).named("fix_result");
+    // The frame's `tuser` rides above the fields: the command's user bits and `bad` (as held),
+    // the last-segment flag.
+    let tuser = stage(cat(&[user_s, sd.last_seg]), adv);
+    let mut words: Vec<Sig> = vec![tuser];
+    words.extend(puts.iter().rev().copied());
+    let res = stage(cat(&words), adv).named("fix_result");
     let res_valid = stage_init(stage_init(done, adv), adv).named("fix_result_valid");
     u_res.s_axis.data.set(res);
     u_res.s_axis.valid.set(res_valid);
@@ -913,6 +966,10 @@ fn fix(
         })
         .collect();
     m.data().set(cat(&out));
+    let fields_bits = Put::WIDTH * PUTS as u32;
+    if let Some(u) = m.user() {
+        u.set(cur.slice(cur.width() - 1, fields_bits));
+    }
     m.keep().set(fb.keep);
     m.last().set(fb.last);
     m.valid().set(fb.slice.valid & out_have);

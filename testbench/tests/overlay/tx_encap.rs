@@ -483,13 +483,13 @@ fn back_to_back_cycles() {
             return;
         };
         let bpb = (w / 8) as usize;
-        for len in [64usize, 1500] {
+        for (len, en) in [(64usize, true), (1500, true), (60, false)] {
             let mut sim = d.model.instance();
             reset(&mut sim);
             for (slot, x) in CTX_SLOTS.iter().zip(&ctxs) {
                 write_ctx(&mut sim, *slot, x);
             }
-            let n = if len == 64 { 200 } else { 40 };
+            let n = if len < 100 { 200 } else { 40 };
             let mut rng = StdRng::seed_from_u64(len as u64);
             let js: Vec<Job> = (0..n)
                 .map(|i| {
@@ -497,7 +497,7 @@ fn back_to_back_cycles() {
                     frame.resize(len, i as u8);
                     Job {
                         frame,
-                        en: true,
+                        en,
                         ctx: if i % 2 == 0 { 0 } else { 2 },
                     }
                 })

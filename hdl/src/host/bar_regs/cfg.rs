@@ -76,6 +76,14 @@ impl BarCfg {
             ],
         )
         .map_err(err)?;
+        let overlay = pack(
+            id::OVERLAY,
+            &[
+                ("encap_contexts", preset.overlay.encap_contexts),
+                ("max_mss", preset.overlay.max_mss),
+            ],
+        )
+        .map_err(err)?;
         let caps: Vec<(&str, u32)> = host.caps.iter().map(|c| (*c, 1)).collect();
         let caps = pack(id::CAPS, &caps).map_err(err)?;
         let hash = preset.config_hash();
@@ -94,6 +102,7 @@ impl BarCfg {
             .with(id::QUEUES, vec![queues])
             .with(id::LIMITS, vec![limits])
             .with(id::CAPS, vec![caps])
+            .with(id::OVERLAY, vec![overlay])
             .with(id::PRESET_NAME, le_words(preset.name.as_bytes(), 4))
             .with(id::CONFIG_HASH, le_words(&hash, 2))
             .with(id::GIT_HASH, le_words(&build.git_hash, 5))
