@@ -54,16 +54,7 @@ pub fn tx_cmd(r: &TxRequest) -> Vec<u8> {
         vlan_tci: r.vlan_tci.unwrap_or(0) as u128,
         encap: 0,
         encap_ctx: 0,
-        lso: 0,
-        mss: 0,
-        outer_l3: 0,
-        outer_l4: 0,
-        l3: 0,
-        l4: 0,
-        hdr_len: 0,
-        tunnel: 0,
-        outer_v6: 0,
-        v6: 0,
+        tso: 0,
     })
 }
 

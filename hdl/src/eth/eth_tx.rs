@@ -62,20 +62,11 @@ nicgen_edsl::record! {
         /// (`crate::overlay::tx_encap`).
         encap: 1,
         encap_ctx: 8,
-        /// Segment the frame (mlx5 LSO, `crate::overlay::tx_tso`): payload bytes per segment and
-        /// the header offsets (the WQE's software-parser offsets), as `crate::overlay::tx_tso::TsoCmd`'s fields. With
-        /// `lso` the TSO engine writes every checksum of each segment, and `csum_l3`/`csum_l4`
-        /// are ignored.
-        lso: 1,
-        mss: 14,
-        outer_l3: 8,
-        outer_l4: 8,
-        l3: 8,
-        l4: 8,
-        hdr_len: 9,
-        tunnel: 2,
-        outer_v6: 1,
-        v6: 1,
+        /// Segment the frame (mlx5 LSO): a packed `crate::overlay::tx_tso::TsoCmd`, the send's
+        /// `mss` and the header offsets (the WQE's software-parser offsets); `lso = 0` asks for
+        /// none. With `lso` the TSO engine writes every checksum of each segment, and
+        /// `csum_l3`/`csum_l4` are ignored.
+        tso: crate::overlay::tx_tso::TsoCmd::WIDTH,
     }
 }
 

@@ -27,6 +27,7 @@ use super::super::cq_engine::Cmpl;
 use super::super::regs::consts::{cqe_opcode, syndrome};
 use super::frame_out;
 use crate::eth::eth_tx::TxCmd;
+use crate::overlay::tx_tso::TsoCmd;
 use crate::stream::Stream;
 use nicgen_edsl::prelude::*;
 
@@ -213,16 +214,7 @@ pub(super) fn retire(i: In) -> Out {
                 vlan_tci: head.vlan_tci,
                 encap: lit(1, 0u32),
                 encap_ctx: lit(8, 0u32),
-                lso: lit(1, 0u32),
-                mss: lit(14, 0u32),
-                outer_l3: lit(8, 0u32),
-                outer_l4: lit(8, 0u32),
-                l3: lit(8, 0u32),
-                l4: lit(8, 0u32),
-                hdr_len: lit(9, 0u32),
-                tunnel: lit(2, 0u32),
-                outer_v6: lit(1, 0u32),
-                v6: lit(1, 0u32),
+                tso: lit(TsoCmd::WIDTH, 0u32),
             }
             .pack(),
             pos_bits,
