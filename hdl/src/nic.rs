@@ -44,7 +44,7 @@ use crate::host::bar_regs::{bar_regs, BarCfg, BarPorts, BuildInfo, HostParams};
 use crate::host::cq_engine::{cq_engine, Cmpl, CqArm, CqCfg, CqPorts, EqDb};
 use crate::host::mr_table::{mr_table, MrTablePorts, MrWrite};
 use crate::host::regs::consts::{qcmd_status, qtype};
-use crate::host::regs::{dev, mr, qcmd, rss, stats, tunnel, uar};
+use crate::host::regs::{dev, encap, mr, qcmd, rss, stats, tunnel, uar};
 use crate::host::rq_engine::{rq_engine, RqCfg, RqPorts, RQ_DMA_TAGS, RQ_TAG_BITS};
 use crate::host::sq_engine::{sq_engine, SqCfg, SqDb, SqPorts, TAGS as SQ_TAGS};
 use crate::host::{Axil, DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
@@ -399,9 +399,10 @@ fn queue_commands(u: &Parts) -> Sig {
     busy & unknown
 }
 
-/// The RSS and tunnel windows (KEY, ENABLES, TABLE; VXLAN_PORT, CTL, STEER_QUEUE, STEER) onto
-/// the core's configuration port; table writes past the preset's table are dropped (the
-/// steering table ignores entries past its own size).
+/// The RSS, tunnel and encapsulation windows (KEY, ENABLES, TABLE; VXLAN_PORT, CTL,
+/// STEER_QUEUE, STEER; CTX) onto the core's configuration port; table writes past the preset's
+/// table are dropped (the steering table ignores entries past its own size, the core context
+/// words past its contexts).
 fn rss_window(u: &Parts, table_size: u32) {
     let key = u.bar.wo(rss::KEY);
     let en = u.bar.wo(rss::ENABLES);
@@ -410,6 +411,8 @@ fn rss_window(u: &Parts, table_size: u32) {
     let ctl = u.bar.wo(tunnel::CTL);
     let squeue = u.bar.wo(tunnel::STEER_QUEUE);
     let steer = u.bar.wo(tunnel::STEER);
+    let ctx = u.bar.wo(encap::CTX);
+    let ctx_i = ctx.index.expect("CTX is an array");
     let steer_i = steer.index.expect("STEER is an array");
     let tab_i = tab.index.expect("TABLE is an array");
     let tab_ok = if table_size >= 2048 {
@@ -422,7 +425,7 @@ fn rss_window(u: &Parts, table_size: u32) {
     u.core
         .cfg
         .we
-        .set(key.we | en.we | (tab.we & tab_ok) | port.we | ctl.we | squeue.we | steer.we);
+        .set(key.we | en.we | (tab.we & tab_ok) | port.we | ctl.we | squeue.we | steer.we | ctx.we);
     let at = |a: u32| lit(a_bits, a as u64);
     u.core.cfg.addr.set(select(
         &[
@@ -432,6 +435,7 @@ fn rss_window(u: &Parts, table_size: u32) {
             (port.we, at(tun_addr::VXLAN_PORT)),
             (ctl.we, at(tun_addr::TUNNEL_CTL)),
             (squeue.we, at(tun_addr::STEER_QUEUE)),
+            (ctx.we, at(crate::top::ENCAP_CTX) + ctx_i.resize(a_bits)),
         ],
         at(tun_addr::STEER) + steer_i.resize(a_bits),
     ));
@@ -443,6 +447,7 @@ fn rss_window(u: &Parts, table_size: u32) {
             (port.we, port.data),
             (ctl.we, ctl.data),
             (squeue.we, squeue.data),
+            (ctx.we, ctx.data),
         ],
         steer.data,
     ));
@@ -694,6 +699,8 @@ fn counters(u: &Parts, rd_err: Sig) {
         (stats::RX_DECAPPED, rx.decapped),
         (stats::RX_TUNNEL_MALFORMED, rx.tunnel_malformed),
         (stats::TX_FRAMES, u.core.tx_frames),
+        (stats::TX_LSO_BAD, u.core.tx_lso_bad),
+        (stats::TX_ENCAP_DROP, u.core.tx_encap_drop),
     ] {
         bar.ro(reg).set(stat);
     }

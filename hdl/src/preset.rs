@@ -91,7 +91,7 @@ pub struct OverlayPreset {
     #[serde(default)]
     pub steer_entries: u32,
     /// Encapsulation contexts on transmit (VXLAN/NVGRE outer headers an SQ puts in front of
-    /// its frames): 0 (no encapsulation engine) to 48.
+    /// its frames): 0 (no encapsulation engine) or a power of two from 2 to 32.
     #[serde(default)]
     pub encap_contexts: u32,
     /// Largest LSO `mss`: 0 builds no TSO engine; else 1 to 16383 bytes, and a segment
@@ -223,18 +223,28 @@ impl Preset {
                 self.overlay.steer_entries
             )));
         }
-        if self.overlay.encap_contexts > 48 {
+        let e = self.overlay.encap_contexts;
+        if e > 32 || (e != 0 && (e == 1 || !e.is_power_of_two())) {
             return Err(ConfigError(format!(
-                "field `overlay.encap_contexts` = {} must be from 0 to 48 (the contexts' words \
-                 share the core's configuration window with RSS and the tunnel table)",
+                "field `overlay.encap_contexts` = {} must be 0 or a power of two from 2 to 32 \
+                 (the contexts' words share the core's configuration window with RSS and the \
+                 tunnel table)",
                 self.overlay.encap_contexts
             )));
         }
-        if self.overlay.max_mss > self.mtu.min(16383) {
+        if self.overlay.max_mss
+            > self
+                .mtu
+                .min(crate::overlay::tx_tso::max_mss_at(self.data_bits))
+        {
             return Err(ConfigError(format!(
-                "field `overlay.max_mss` = {} must be from 0 to the MTU ({}), at most 16383: a \
-                 segment must fit the TX path's largest frame",
-                self.overlay.max_mss, self.mtu
+                "field `overlay.max_mss` = {} must be from 0 to the MTU ({}) and at most {} at \
+                 {} bits: a segment must fit the TX path's largest frame, and two the TSO \
+                 engine's buffer",
+                self.overlay.max_mss,
+                self.mtu,
+                crate::overlay::tx_tso::max_mss_at(self.data_bits),
+                self.data_bits
             )));
         }
         Ok(())

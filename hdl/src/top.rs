@@ -62,8 +62,14 @@ pub fn tx_cfg(p: &Preset) -> TxCfg {
         mtu: p.mtu,
         window: p.parser.window,
         levels_per_stage: p.csum.levels_per_stage,
+        max_mss: p.overlay.max_mss,
+        encap_contexts: p.overlay.encap_contexts,
     }
 }
+
+/// Where the encapsulation contexts sit in the core's configuration window: context `c`'s word
+/// `w` at `ENCAP_CTX + 16 c + w`, above the RSS table and below the tunnel steering table.
+pub const ENCAP_CTX: u32 = 0x900;
 
 /// The stream shape of every data port of the top (no sideband).
 pub fn top_stream(p: &Preset) -> StreamCfg {
@@ -88,9 +94,12 @@ pub struct NicCorePorts {
     pub loopback_active: Sig,
     /// RSS configuration writes (`cfg_we/_addr/_wdata`).
     pub cfg: CfgWrite,
-    /// The RX counters (`stat_rx_<name>`) and the frames sent (`stat_tx_frames`).
+    /// The RX counters (`stat_rx_<name>`), the frames sent (`stat_tx_frames`) and the TX
+    /// path's drops (`stat_tx_lso_bad`, `stat_tx_encap_drop`), 64-bit counters.
     pub rx_stats: RxStats,
     pub tx_frames: Sig,
+    pub tx_lso_bad: Sig,
+    pub tx_encap_drop: Sig,
 }
 
 impl Ports for NicCorePorts {
@@ -113,6 +122,8 @@ impl Ports for NicCorePorts {
             cfg: io.inputs("cfg_", &CfgWrite::shape()),
             rx_stats: io.outputs("stat_rx_", &RxStats::shape()),
             tx_frames: io.output("stat_tx_frames", 64),
+            tx_lso_bad: io.output("stat_tx_lso_bad", 64),
+            tx_encap_drop: io.output("stat_tx_encap_drop", 64),
         }
     }
 }
@@ -120,6 +131,7 @@ impl Ports for NicCorePorts {
 pub fn nic_core(p: &Preset) -> Result<Block<NicCorePorts>, ElabError> {
     let tx = eth_tx(&tx_cfg(p))?;
     let rx = eth_rx(&rx_cfg(p))?;
+    let encap_words = tx_cfg(p).encap_contexts * 16;
     Block::build("nic_core", p.clone(), move |p: NicCorePorts| {
         doc("nicgen NIC core: TX offload path, RX offload path, MAC-side loopback.");
         // Host side.
@@ -130,6 +142,16 @@ pub fn nic_core(p: &Preset) -> Result<Block<NicCorePorts>, ElabError> {
         connect(&u_rx.m_axis, &p.rx);
         connect(&u_rx.meta, &p.rx_meta);
         connect(&p.cfg, &u_rx.cfg);
+        if let Some(e) = &u_tx.encap_cfg {
+            // The window's encapsulation contexts go to the TX path; RSS and the tunnel stage
+            // decode other addresses.
+            let n = encap_words;
+            let at = p.cfg.addr;
+            let hit = (at.ge(ENCAP_CTX) & at.lt(ENCAP_CTX + n)).named("cfg_encap_hit");
+            e.we.set(p.cfg.we & hit);
+            e.addr.set((at - ENCAP_CTX).resize(e.addr.width()));
+            e.wdata.set(p.cfg.wdata);
+        }
         let _ = u_rx.drop_bad.unused(); // counted by reason in stat_rx_*
         connect(&u_rx.stats, &p.rx_stats);
 
@@ -177,5 +199,17 @@ pub fn nic_core(p: &Preset) -> Result<Block<NicCorePorts>, ElabError> {
         let tx_frames = reg_init(64, 0u32).named("count_tx_frames");
         tx_frames.set_if(t_beat & t.last(), tx_frames + 1u32);
         p.tx_frames.set(tx_frames);
+        for (pulse, out, name) in [
+            (u_tx.stats.lso_bad, p.tx_lso_bad, "count_tx_lso_bad"),
+            (
+                u_tx.stats.encap_drop,
+                p.tx_encap_drop,
+                "count_tx_encap_drop",
+            ),
+        ] {
+            let n = reg_init(64, 0u32).named(name);
+            n.set_if(pulse, n + 1u32);
+            out.set(n);
+        }
     })
 }

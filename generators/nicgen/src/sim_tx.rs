@@ -5,8 +5,13 @@ use crate::sim_rx::Knobs;
 use anyhow::{anyhow, bail, Result};
 use nicgen_edsl::{generate, EmitOptions, Shape};
 use nicgen_hdl::eth::eth_tx::{eth_tx, TxCfg, TxCmd};
+use nicgen_hdl::overlay::tx_encap::{ctx_flag, ctx_word};
+use nicgen_hdl::overlay::tx_tso::TsoCmd;
 use nicgen_hdl::preset::Preset;
-use nicgen_model::tx::TxRequest;
+use nicgen_model::encap::{EncapContext, EncapKind, OuterIp};
+use nicgen_model::tso::lso_offsets;
+use nicgen_model::tunnel::TunnelConfig;
+use nicgen_model::tx::{tx_frames, TxRequest};
 use nicgen_tb::record::RecordDriver;
 use nicgen_tb::stream::{
     run_until_seeded, step, Agent, Status, StreamDriver, StreamMonitor, StreamPorts, StreamSink,
@@ -45,32 +50,194 @@ pub fn tx_model_with(cfg: &TxCfg, preset: &str, trace: bool) -> Result<Model> {
     .build()?)
 }
 
-/// The [`TxCmd`] record (bytes, little-endian) that asks the TX path for `r`.
-pub fn tx_cmd(r: &TxRequest) -> Vec<u8> {
+/// The [`TxCmd`] record (bytes, little-endian) that asks the TX path for `r` on `frame`, with
+/// encapsulation context `ctx` (the table entry holding `r.encap`). An LSO request's offsets are
+/// the model's reading of the frame's headers (`nicgen_model::tso::lso_offsets`), as a driver
+/// fills the software-parser offsets; a frame whose headers the model cannot segment gets
+/// offsets of 0, which the TX path refuses (and counts).
+pub fn tx_cmd(frame: &[u8], r: &TxRequest, ctx: Option<u8>) -> Vec<u8> {
+    let tso = match r.mss {
+        Some(mss) => {
+            let o = lso_offsets(frame, &TunnelConfig::default()).unwrap_or_default();
+            TsoCmd::shape().encode(&TsoCmd {
+                mss: mss as u128,
+                outer_l3: o.outer_l3 as u128,
+                outer_l4: o.outer_l4 as u128,
+                l3: o.l3 as u128,
+                l4: o.l4 as u128,
+                hdr_len: o.hdr_len as u128,
+                tunnel: o.tunnel as u128,
+                outer_v6: o.outer_v6 as u128,
+                v6: o.v6 as u128,
+                lso: 1,
+            })
+        }
+        None => vec![0],
+    };
+    let mut tso_le = [0u8; 16];
+    tso_le[..tso.len()].copy_from_slice(&tso);
     TxCmd::shape().encode(&TxCmd {
         csum_l3: r.csum_l3 as u128,
         csum_l4: r.csum_l4 as u128,
         vlan: r.vlan_tci.is_some() as u128,
         vlan_tci: r.vlan_tci.unwrap_or(0) as u128,
-        encap: 0,
-        encap_ctx: 0,
-        tso: 0,
+        encap: ctx.is_some() as u128,
+        encap_ctx: ctx.unwrap_or(0) as u128,
+        tso: u128::from_le_bytes(tso_le),
     })
 }
 
-/// Drive `frames` with their requests; returns the wire frames (FCS included), in order, and
-/// the cycles taken.
+/// The 16 configuration words of encapsulation context `c` (the layout of
+/// `nicgen_hdl::overlay::tx_encap`'s docs: [`ctx_word`], [`ctx_flag`]); unused words are 0.
+pub fn encap_ctx_words(c: &EncapContext) -> [u32; 16] {
+    let mut w = [0u32; 16];
+    let (d, s) = (c.dst_mac.0, c.src_mac.0);
+    w[ctx_word::DST_MAC_HI as usize] = u32::from_be_bytes([d[0], d[1], d[2], d[3]]);
+    w[ctx_word::MACS_MID as usize] = u32::from_be_bytes([d[4], d[5], s[0], s[1]]);
+    w[ctx_word::SRC_MAC_LO as usize] = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
+    let (sa, da, ip) = (
+        ctx_word::SRC_ADDR as usize,
+        ctx_word::DST_ADDR as usize,
+        ctx_word::IP as usize,
+    );
+    match c.ip {
+        OuterIp::V4 {
+            src,
+            dst,
+            ttl,
+            tos,
+            dont_frag,
+        } => {
+            w[ip] = u32::from(ttl) | u32::from(tos) << 8 | if dont_frag { ctx_flag::DF } else { 0 };
+            w[sa + 3] = u32::from(src);
+            w[da + 3] = u32::from(dst);
+        }
+        OuterIp::V6 {
+            src,
+            dst,
+            hop_limit,
+            traffic_class,
+            flow_label,
+        } => {
+            w[ip] = u32::from(hop_limit) | u32::from(traffic_class) << 8 | ctx_flag::IPV6;
+            w[ctx_word::FLOW_LABEL as usize] = flow_label;
+            for k in 0..4 {
+                let o = |a: [u8; 16]| {
+                    u32::from_be_bytes([a[4 * k], a[4 * k + 1], a[4 * k + 2], a[4 * k + 3]])
+                };
+                w[sa + k] = o(src.octets());
+                w[da + k] = o(dst.octets());
+            }
+        }
+    }
+    match c.kind {
+        EncapKind::Vxlan {
+            vni,
+            dst_port,
+            udp_checksum,
+        } => {
+            w[ctx_word::TUNNEL as usize] = vni;
+            w[ctx_word::UDP_PORT as usize] = dst_port.into();
+            if udp_checksum {
+                w[ip] |= ctx_flag::UDP_CHECKSUM;
+            }
+        }
+        EncapKind::Nvgre { vsid, flow_id } => {
+            w[ip] |= ctx_flag::NVGRE;
+            w[ctx_word::TUNNEL as usize] = vsid | u32::from(flow_id) << 24;
+        }
+    }
+    w
+}
+
+/// What a run of the TX path gave.
+#[derive(Debug, Clone, Default)]
+pub struct TxRun {
+    /// The wire frames (FCS included), in order.
+    pub wire: Vec<Vec<u8>>,
+    /// Cycles from the first input to the last frame out.
+    pub cycles: u64,
+    /// LSO sends the path refused and dropped (`stat_lso_bad`).
+    pub lso_bad: u64,
+    /// Frames the encapsulation engine dropped (`stat_encap_drop`).
+    pub encap_drop: u64,
+}
+
+/// The distinct encapsulation contexts of `frames`' requests, in order of first use: table
+/// entry `i` holds the `i`-th.
+pub fn encap_contexts(frames: &[(Vec<u8>, TxRequest)]) -> Vec<EncapContext> {
+    let mut v: Vec<EncapContext> = Vec::new();
+    for (_, r) in frames {
+        if let Some(c) = &r.encap {
+            if !v.contains(c) {
+                v.push(*c);
+            }
+        }
+    }
+    v
+}
+
+/// The frames the model sends for `frames` (per-context IPv4 IDs from 0, as after the
+/// contexts are written): what [`run_tx`] waits for.
+pub fn model_wire(frames: &[(Vec<u8>, TxRequest)], window: usize) -> Vec<Vec<u8>> {
+    let ctxs = encap_contexts(frames);
+    let mut ids = vec![0u16; ctxs.len()];
+    let mut plain_id = 0u16;
+    let mut out = Vec::new();
+    for (f, r) in frames {
+        let id = match &r.encap {
+            Some(c) => &mut ids[ctxs.iter().position(|x| x == c).expect("listed")],
+            None => &mut plain_id,
+        };
+        if let Ok(w) = tx_frames(f, r, window, id) {
+            out.extend(w);
+        }
+    }
+    out
+}
+
+/// Drive `frames` with their requests (the encapsulation contexts they name written first, in
+/// table entries from 0); runs until the model's count of frames ([`model_wire`]) is out.
 pub fn run_tx(
     model: &Model,
+    cfg: &TxCfg,
     frames: &[(Vec<u8>, TxRequest)],
     k: Knobs,
     mut on_frame: impl FnMut(usize),
-) -> Result<(Vec<Vec<u8>>, u64)> {
+) -> Result<TxRun> {
     let mut sim = model.instance();
     let rst = sim.port("rst")?;
     sim.set(rst, 1);
     sim.cycles_n(2);
     sim.set(rst, 0);
+    let ctxs = encap_contexts(frames);
+    if ctxs.len() > cfg.encap_contexts as usize {
+        bail!(
+            "the requests name {} encapsulation contexts; the TX path has {}",
+            ctxs.len(),
+            cfg.encap_contexts
+        );
+    }
+    if !ctxs.is_empty() {
+        let (we, addr, wdata) = (
+            sim.port("cfg_encap_we")?,
+            sim.port("cfg_encap_addr")?,
+            sim.port("cfg_encap_wdata")?,
+        );
+        for (i, c) in ctxs.iter().enumerate() {
+            for (w, v) in encap_ctx_words(c).into_iter().enumerate() {
+                sim.set(we, 1);
+                sim.set(addr, (i * 16 + w) as u64);
+                sim.set(wdata, v.into());
+                sim.cycle();
+            }
+        }
+        sim.set(we, 0);
+    }
+    if frames.iter().any(|(_, r)| r.mss.is_some()) && cfg.max_mss == 0 {
+        bail!("the requests ask for TSO; this TX path has no segmentation stage (max_mss 0)");
+    }
+    let want = model_wire(frames, cfg.window as usize).len();
     let sp = StreamPorts::new(&sim, "s_axis")?;
     let mp = StreamPorts::new(&sim, "m_axis")?;
     let mut drv = StreamDriver::new(sp.clone(), k.seed, k.idle);
@@ -83,29 +250,42 @@ pub fn run_tx(
             bail!("an empty frame cannot be sent on a stream");
         }
         drv.push(f.clone());
-        cmd.push(tx_cmd(r));
+        let ctx = r
+            .encap
+            .map(|c| ctxs.iter().position(|x| *x == c).expect("listed") as u8);
+        cmd.push(tx_cmd(f, r, ctx));
     }
-    let n = frames.len();
+    let (bad_p, drop_p) = (sim.port("stat_lso_bad")?, sim.port("stat_encap_drop")?);
+    let (mut lso_bad, mut encap_drop) = (0u64, 0u64);
     let start = sim.cycles();
     let mut seen = 0;
     run_until_seeded(&mut sim, k.seed, 20_000, |sim| {
         let mut agents: Vec<&mut dyn Agent> =
             vec![&mut drv, &mut mon_in, &mut cmd, &mut sink, &mut mon_out];
         let p = step(sim, &mut agents)?;
+        lso_bad += sim.get_u64(bad_p);
+        encap_drop += sim.get_u64(drop_p);
         while seen < sink.frames().len() {
             on_frame(seen);
             seen += 1;
         }
-        Ok(Status::new(p, sink.frames().len() == n))
+        Ok(Status::new(p, sink.frames().len() >= want))
     })
     .map_err(|e| {
         anyhow!(
-            "the TX simulation stopped making progress after {} of {n} frames: {e}",
+            "the TX simulation stopped making progress after {} of {want} frames: {e}",
             sink.frames().len()
         )
     })?;
-    Ok((
-        sink.frames().iter().map(|f| f.data.clone()).collect(),
-        sim.cycles() - start,
-    ))
+    let cycles = sim.cycles() - start;
+    // Frames past the model's count, and drops still on their way, would show here.
+    sim.cycles_n(64);
+    lso_bad += sim.get_u64(bad_p);
+    encap_drop += sim.get_u64(drop_p);
+    Ok(TxRun {
+        wire: sink.frames().iter().map(|f| f.data.clone()).collect(),
+        cycles,
+        lso_bad,
+        encap_drop,
+    })
 }

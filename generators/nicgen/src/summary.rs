@@ -14,6 +14,14 @@ pub struct TxSummary {
     pub frames_in: usize,
     pub frames_out: usize,
     pub vlan_inserted: usize,
+    /// Frames out with outer headers (`--encap`).
+    pub encapsulated: usize,
+    /// Frames segmented as LSO sends (`--tso`), and those refused (their headers cannot be
+    /// segmented: not TCP, or a segment longer than the path's longest frame).
+    pub lso_sends: usize,
+    pub lso_refused: usize,
+    /// Frames the encapsulation engine dropped (shorter than an Ethernet header).
+    pub encap_dropped: usize,
     pub cycles: u64,
 }
 

@@ -1,19 +1,33 @@
-//! `eth_tx`: the TX offload path for plain traffic, host to wire.
+//! `eth_tx`: the TX offload path, host to wire.
 //!
 //! ```text
-//! s_axis (host) -> fork -+-> eth_hdr_parse -> parse_q -------+-> dispatch (with s_axis_cmd) -+-> tx_csum request
-//!                        |                                   |                               +-> VLAN-insert command
-//!                        +-> delay FIFO -> slice ------------+-> tx_csum -> FIFO -> slice -> stream_insert (802.1Q) -> FIFO -> skid -> reg -> eth_fcs_append -> m_axis (wire)
+//! s_axis + s_axis_cmd -> [tx_lso] -> fork -+-> eth_hdr_parse -> parse_q ---+-> dispatch (with the frame's command) -+-> tx_csum request
+//!                                          |                              |                                        +-> [encapsulation command]
+//!                                          |                              |                                        +-> VLAN-insert command
+//!                                          +-> delay FIFO -> slice -------+-> tx_csum -> FIFO -> slice -> [tx_encap] -> stream_insert (802.1Q) -> FIFO -> skid -> reg -> eth_fcs_append -> m_axis (wire)
 //! ```
 //!
 //! Per frame the host gives a command on `s_axis_cmd` (record [`TxCmd`]: the mlx5 `cs_flags`
-//! L3/L4 bits and an optional VLAN tag to insert). The parser finds the headers while the frame
-//! waits in a delay FIFO (block RAM) that holds a whole frame, since the parse record comes at
-//! the frame's last beat; `tx_csum` writes the IPv4 header checksum (for a well-formed IPv4
-//! header, when asked) and the TCP/UDP checksum (for a well-formed TCP/UDP header outside a
-//! fragment, when asked); the tag goes in after the MAC addresses; frames are padded to 60 bytes
-//! and get their FCS. The parser reports the checksum ranges and the addresses' sum, so the
-//! dispatch only routes fields.
+//! L3/L4 bits, an optional VLAN tag to insert, an encapsulation context and an LSO request).
+//!
+//! - **Segmentation** ([`crate::overlay::tx_lso`], built when `max_mss` is not 0): an LSO send
+//!   leaves as its segments, each a complete frame with every checksum written
+//!   ([`crate::overlay::tx_tso`]); other frames go around the engine; each frame (segment)
+//!   then has a [`FrameCmd`], the command without the LSO request (a segment's checksum flags
+//!   cleared). Refused sends are dropped and counted (`stat_lso_bad`).
+//! - **Checksums**: the parser finds the headers while the frame waits in a delay FIFO (block
+//!   RAM) that holds a whole frame, since the parse record comes at the frame's last beat;
+//!   `tx_csum` writes the IPv4 header checksum (for a well-formed IPv4 header, when asked) and
+//!   the TCP/UDP checksum (for a well-formed TCP/UDP header outside a fragment, when asked).
+//!   The parser reports the checksum ranges and the addresses' sum, so the dispatch only routes
+//!   fields.
+//! - **Encapsulation** ([`crate::overlay::tx_encap`], built when `encap_contexts` is not 0):
+//!   after the checksums, so that they are the inner frame's, and before the VLAN insert, so
+//!   that the tag is the outer frame's. A frame the engine drops (shorter than an Ethernet
+//!   header, counted on `stat_encap_drop`) is known at dispatch from the parse record, and gets
+//!   no VLAN command, so the insert's commands stay in step with its frames.
+//! - Then the tag goes in after the MAC addresses; frames are padded to 60 bytes and get their
+//!   FCS.
 //!
 //! The small LUT-RAM FIFOs after `tx_csum` and after the VLAN insert give each block a ready
 //! that is a flop of the FIFO's own, so no block's ready reaches the registers of the block
@@ -24,21 +38,29 @@
 //! `vlan_cmd`), and after the delay FIFO (docs/TIMING.md, rules 1 and 2).
 //!
 //! - Ports ([`TxPorts`]): `s_axis_*`, `s_axis_cmd_tdata/_tvalid/_tready`, `m_axis_*` (wire, FCS
-//!   included).
-//! - Latency: store-and-forward in `tx_csum`, plus the parse and FCS pipelines.
+//!   included), `cfg_encap_*` (context writes, with the engine), `stat_lso_bad`,
+//!   `stat_encap_drop` ([`TxStats`]).
+//! - Latency: store-and-forward in `tx_csum` (and in `tx_encap`, and per segment in `tx_tso`),
+//!   plus the parse and FCS pipelines.
 //! - Throughput: back to back, every frame costs its ideal `ceil((max(len, 60) + 4) / W)` beats
 //!   at 64 and 512 bits, at every size from 60 to 9000 bytes (one cycle per 60-byte frame at 512
 //!   bits), also with VLAN tags (`len + 4`) (results/PIPELINE.md). This needs a VLAN command
 //!   queue as deep as the frames in flight between dispatch and the insert
-//!   ([`TxCfg::vlan_cmd_depth`]).
+//!   ([`TxCfg::vlan_cmd_depth`]). With the segmentation and encapsulation stages built (every
+//!   built-in preset) the same holds for frames that are neither segmented nor encapsulated;
+//!   encapsulated frames cost their outer headers' beats; LSO sends their segments'
+//!   (results/PIPELINE.md).
 //! - Cost: the blocks above plus their queues and slices; LUT/FF/Fmax of the whole path:
 //!   results/AREA-paths.md, row `eth_tx` (per block: results/AREA.md, the `tx` rows).
-//! - Golden model: `nicgen_model::tx::tx_frame`; test: `testbench/tests/eth/eth_tx.rs` (also the
-//!   back-to-back cycle counts).
+//! - Golden model: `nicgen_model::tx::tx_frames` (`tx_frame` without segmentation and
+//!   encapsulation); test: `testbench/tests/eth/eth_tx.rs` (also the back-to-back cycle
+//!   counts).
 
 use super::eth_fcs_append::{eth_fcs_append, FcsAppendCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, CSUM_RECORD};
 use super::tx_csum::{latency as csum_latency, tx_csum, TxCsumCfg, TxCsumReq};
+use crate::overlay::tx_encap::{tx_encap, EncapCfg, EncapCmd, EncapWrite};
+use crate::overlay::tx_lso::{tx_lso, LsoCfg};
 use crate::stream::stream_fifo::{stream_fifo, stream_fifo_in, FifoRam};
 use crate::stream::stream_insert::{stream_insert, InsertCfg};
 use crate::stream::{
@@ -70,6 +92,34 @@ nicgen_edsl::record! {
     }
 }
 
+nicgen_edsl::record! {
+    /// What the TX path does to one frame past segmentation (each segment of an LSO send):
+    /// [`TxCmd`] without `tso`.
+    pub struct FrameCmd {
+        csum_l3: 1,
+        csum_l4: 1,
+        vlan: 1,
+        vlan_tci: 16,
+        encap: 1,
+        encap_ctx: 8,
+    }
+}
+
+impl FrameCmd<Sig> {
+    /// The frame part of `c`; with `no_csum` the checksum requests cleared (the TSO engine
+    /// writes a segment's checksums).
+    pub fn of(c: &TxCmd<Sig>, no_csum: Sig) -> Self {
+        FrameCmd {
+            csum_l3: c.csum_l3 & !no_csum,
+            csum_l4: c.csum_l4 & !no_csum,
+            vlan: c.vlan,
+            vlan_tci: c.vlan_tci,
+            encap: c.encap,
+            encap_ctx: c.encap_ctx,
+        }
+    }
+}
+
 /// The ports of [`eth_tx()`].
 pub struct TxPorts {
     /// Frames from the host, no FCS (`s_axis_*`).
@@ -78,6 +128,22 @@ pub struct TxPorts {
     pub m_axis: Stream,
     /// One command per frame (`s_axis_cmd_*`).
     pub cmd: RecordStream<TxCmd<u32>>,
+    /// Encapsulation context writes (`cfg_encap_*`), when the encapsulation engine is built.
+    pub encap_cfg: Option<EncapWrite>,
+    /// Drop pulses (`stat_*`).
+    pub stats: TxStats,
+}
+
+nicgen_edsl::record! {
+    /// The TX path's drop pulses (`stat_lso_bad`, `stat_encap_drop`), each at most one a cycle;
+    /// 0 where the engine is not built.
+    pub struct TxStats {
+        /// An LSO send refused and dropped whole (`crate::overlay::tx_lso`).
+        lso_bad: 1,
+        /// A frame to encapsulate shorter than an Ethernet header, dropped
+        /// (`crate::overlay::tx_encap`).
+        encap_drop: 1,
+    }
 }
 
 impl Ports for TxPorts {
@@ -88,6 +154,9 @@ impl Ports for TxPorts {
             s_axis: Stream::sink(io, "s_axis", &s),
             m_axis: Stream::source(io, "m_axis", &s),
             cmd: RecordStream::sink(io, "s_axis_cmd", TxCmd::shape()),
+            encap_cfg: (cfg.encap_contexts > 0)
+                .then(|| io.inputs("cfg_encap_", &cfg.encap().write())),
+            stats: io.outputs("stat_", &TxStats::shape()),
         }
     }
 }
@@ -100,6 +169,10 @@ const OUT_Q_DEPTH: u32 = 4;
 /// `tx_csum` and the register slice behind it).
 pub const CSUM_TO_INSERT: u32 = 2;
 
+/// Cycles from a one-beat frame's beat entering the encapsulation engine to its first beat
+/// out, rounded up (`tx_encap`'s `back_to_back_cycles` measures 41 at 512 bits, 48 at 64).
+pub const ENCAP_LATENCY: u32 = 48;
+
 /// TX path parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TxCfg {
@@ -107,9 +180,35 @@ pub struct TxCfg {
     pub mtu: u32,
     pub window: u32,
     pub levels_per_stage: u32,
+    /// Largest LSO `mss`; 0 builds no segmentation stage (`crate::overlay::tx_lso`).
+    pub max_mss: u32,
+    /// Encapsulation contexts; 0 builds no encapsulation engine (`crate::overlay::tx_encap`).
+    pub encap_contexts: u32,
 }
 
 impl TxCfg {
+    /// The longest frame the path carries, bytes without FCS: an MTU-sized payload behind an
+    /// Ethernet header with two VLAN tags. LSO segments are held to it.
+    pub fn max_frame(&self) -> u32 {
+        self.mtu + 22
+    }
+    /// The segmentation stage's parameters.
+    pub fn lso(&self) -> LsoCfg {
+        LsoCfg {
+            data_bits: self.data_bits,
+            max_mss: self.max_mss,
+            max_frame: self.max_frame(),
+        }
+    }
+    /// The encapsulation engine's parameters.
+    pub fn encap(&self) -> EncapCfg {
+        EncapCfg {
+            data_bits: self.data_bits,
+            contexts: self.encap_contexts,
+            max_frame: self.max_frame(),
+            window: self.window,
+        }
+    }
     /// Frames the checksum buffer holds at once: two of the largest.
     pub fn buffer_beats(&self) -> u32 {
         let w = self.data_bits / 8;
@@ -140,7 +239,21 @@ impl TxCfg {
     /// 60-byte frame instead of 1. Longer frames need fewer entries. (The request queue needs
     /// no such depth: a frame already waits in the delay FIFO when its request comes, since the
     /// parse record follows the frame's last beat, so `tx_csum` takes the request at once.)
+    ///
+    /// With the encapsulation engine between `tx_csum` and the insert, a command also waits
+    /// out the engine's latency ([`ENCAP_LATENCY`]).
     pub fn vlan_cmd_depth(&self) -> u32 {
+        let encap = if self.encap_contexts > 0 {
+            ENCAP_LATENCY
+        } else {
+            0
+        };
+        (csum_latency(&self.csum()) + 3 + CSUM_TO_INSERT + encap).next_power_of_two()
+    }
+    /// Entries of the encapsulation command queue: a command waits there from dispatch until
+    /// its frame's first beat reaches the engine, as a VLAN command waits for the insert
+    /// without the engine.
+    pub fn encap_cmd_depth(&self) -> u32 {
         (csum_latency(&self.csum()) + 3 + CSUM_TO_INSERT).next_power_of_two()
     }
 }
@@ -180,11 +293,49 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Block<TxPorts>, ElabError> {
     let fwd = stream_fwd_reg(&scfg)?;
     let q_req = record_fifo(TxCsumReq::shape(), 4)?;
     let q_ins = record_fifo(SpliceCmd::shape(4), cfg.vlan_cmd_depth())?;
+    let lso = (cfg.max_mss > 0).then(|| tx_lso(&cfg.lso())).transpose()?;
+    let enc = (cfg.encap_contexts > 0)
+        .then(|| -> Result<_, ElabError> {
+            Ok((
+                tx_encap(&cfg.encap())?,
+                record_fifo(cfg.encap().cmd(), cfg.encap_cmd_depth())?,
+            ))
+        })
+        .transpose()?;
+    let max_frame = cfg.max_frame();
     Block::build(format!("eth_tx_d{w}"), *cfg, move |p: TxPorts| {
         doc("TX offload path: header parse, IPv4/TCP/UDP checksum insertion, VLAN insert,");
         doc("padding to 60 bytes and FCS.");
+        // Segmentation (when built): the frames the rest of the path sees, one command each.
+        let u_lso = lso.as_ref().map(|l| l.instance("u_lso"));
+        let (src, cmd, cmd_valid, cmd_ready) = match &u_lso {
+            Some(u) => {
+                connect(&p.s_axis, &u.s_axis);
+                connect(&p.cmd, &u.cmd);
+                u.long.unused(); // a send over 256 KiB is segmented all the same
+                (
+                    &u.m_axis,
+                    FrameCmd::unpack(u.m_cmd.data),
+                    u.m_cmd.valid,
+                    u.m_cmd.ready,
+                )
+            }
+            None => {
+                let c = TxCmd::unpack(p.cmd.data);
+                c.tso.unused(); // no segmentation stage: LSO requests are not honoured
+                (
+                    &p.s_axis,
+                    FrameCmd::of(&c, lit(1, 0u32)),
+                    p.cmd.valid,
+                    p.cmd.ready,
+                )
+            }
+        };
+        p.stats
+            .lso_bad
+            .set(u_lso.as_ref().map_or(lit(1, 0u32), |u| u.bad));
         let u_fork = fork.instance("u_fork");
-        connect(&p.s_axis, &u_fork.s_axis);
+        connect(src, &u_fork.s_axis);
         let u_parse = parse.instance("u_parse");
         connect(&u_fork.m_axis[0], &u_parse.s_axis);
         let u_delay = delay.instance("u_delay");
@@ -195,8 +346,6 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Block<TxPorts>, ElabError> {
         let parse_q = super::out_slice(&u_parse.views[0], "parse_q");
         let meta_valid = parse_q.valid;
         let meta = u_parse.views[0].shape.unpack(parse_q.data.unused());
-        let cmd = p.cmd.fields();
-        let cmd_valid = p.cmd.valid;
         let u_req = q_req.instance("u_csum_req_q");
         let u_ins = q_ins.instance("u_vlan_cmd_q");
         // Each queue is written through a register slice beside the dispatch: the two queues
@@ -206,14 +355,47 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Block<TxPorts>, ElabError> {
         let req_d = wire(TxCsumReq::WIDTH).named("csum_req_in");
         let ins_d = wire(u_ins.s_axis.shape.width()).named("vlan_cmd_in");
         let req_in = record_reg_slice("csum_req_in_q", req_d, go_w);
-        let ins_in = record_reg_slice("vlan_cmd_in_q", ins_d, go_w);
         req_in.drive(&u_req.s_axis);
+        // The encapsulation command queue, likewise (when built).
+        let u_enc = enc.as_ref().map(|(e, q)| {
+            (
+                e.instance("u_tx_encap"),
+                q.instance("u_encap_cmd_q"),
+                wire(cfg.encap().cmd().width()).named("encap_cmd_in"),
+            )
+        });
+        let enc_in = u_enc.as_ref().map(|(_, q, d)| {
+            let s = record_reg_slice("encap_cmd_in_q", *d, go_w);
+            s.drive(&q.s_axis);
+            s
+        });
+        // A frame the engine drops (too short to encapsulate, or longer than the path's
+        // longest) never reaches the insert: it gets no VLAN command.
+        let enc_drop = match &u_enc {
+            Some(_) => ((cmd.encap & meta.frame_len.lt(14u32)) | meta.frame_len.gt(max_frame))
+                .named("encap_drops_frame"),
+            None => lit(1, 0u32),
+        };
+        let ins_valid = wire(1).named("vlan_cmd_push");
+        let ins_in = record_reg_slice("vlan_cmd_in_q", ins_d, ins_valid);
         ins_in.drive(&u_ins.s_axis);
-        let ready = (req_in.s_ready & ins_in.s_ready).named("dispatch_ready");
+        let enc_ready = enc_in.as_ref().map_or(lit(1, 1u32), |s| s.s_ready);
+        let ready = (req_in.s_ready & ins_in.s_ready & enc_ready).named("dispatch_ready");
         let go = (meta_valid & cmd_valid & ready).named("dispatch");
         go_w.set(go);
+        ins_valid.set(go & !enc_drop);
         parse_q.ready.set(cmd_valid & ready);
-        p.cmd.ready.set(meta_valid & ready);
+        cmd_ready.set(meta_valid & ready);
+        if let Some((_, q, d)) = &u_enc {
+            d.set(q.s_axis.shape.pack(&EncapCmd {
+                en: cmd.encap,
+                // Contexts past the engine's map onto its own (the send engine refuses them).
+                ctx: cmd.encap_ctx.unused().resize(cfg.encap().ctx_bits()),
+            }));
+        } else {
+            cmd.encap.unused();
+            cmd.encap_ctx.unused();
+        }
         // The parser reports the checksum ranges (clipped to the frame when a header is cut)
         // and sets `l4` only for a TCP/UDP header that passed every check outside a fragment,
         // so the request is routed from the record, not derived.
@@ -267,7 +449,25 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Block<TxPorts>, ElabError> {
         // (a forward register with a skid buffer behind it fed the insert through the skid's
         // output mux, a LUT in front of its first-beat decodes).
         let u_vlan = ins.instance("u_vlan_insert");
-        stream_reg_slice("ins_reg", &u_csum_q.m_axis).drive(&u_vlan.s_axis);
+        match &u_enc {
+            Some((e, q, _)) => {
+                // The encapsulation engine between tx_csum and the insert: the inner
+                // checksums are done, and the outer frame is the one tagged. Its input through
+                // a register slice (its ready is its input slice's and queues' flops), its
+                // output from its last insert's register slice.
+                stream_reg_slice("encap_in", &u_csum_q.m_axis).drive(&e.s_axis);
+                super::slice_into(&q.m_axis, &e.cmd, "encap_cmd");
+                connect(&e.m_axis, &u_vlan.s_axis);
+                connect(p.encap_cfg.as_ref().expect("encap cfg port"), &e.cfg);
+                p.stats
+                    .encap_drop
+                    .set(e.stats.drop_short | e.stats.drop_oversize);
+            }
+            None => {
+                stream_reg_slice("ins_reg", &u_csum_q.m_axis).drive(&u_vlan.s_axis);
+                p.stats.encap_drop.set(lit(1, 0u32));
+            }
+        }
         // The command through a register slice: the insert decides on it at the first beat.
         super::slice_into(&u_ins.m_axis, &u_vlan.cmd, "vlan_cmd");
         let u_fcs = fcs.instance("u_fcs_append");

@@ -91,15 +91,18 @@
 //!   cycles after a 1500-byte frame's last beat.
 //! - Throughput: 1 beat/cycle in and out; an encapsulated frame takes
 //!   `ceil((len + outer) / W)` output cycles, the inserts' stall cycles being the outer
-//!   headers' extra beats. The FIFO holds two longest frames, so one frame streams out while
-//!   the next comes in. Measured (`back_to_back_cycles`, sink always ready): the output
+//!   headers' extra beats. The FIFO holds two longest frames (one jumbo frame at 8 bits), so
+//!   one frame streams out while the next comes in. Measured (`back_to_back_cycles`, sink always ready): the output
 //!   carries a beat in every cycle for back-to-back inner frames of 64 and of 1500 bytes at 64
-//!   and 512 bits (e.g. 200 frames of 64 bytes at 512 bits: 500 output beats in 500 cycles).
+//!   and 512 bits (e.g. 200 frames of 64 bytes at 512 bits: 500 output beats in 500 cycles),
+//!   and frames passed unchanged (`en = 0`) take one cycle each at 512 bits (200 of 60 bytes in
+//!   200 cycles): the side and command queues ([`crate::timing::Reserve`] credits) are 32 deep, more than a
+//!   one-beat frame's cycles from input to header commands.
 //! - Cost: the frame FIFO (`2 · max_frame` bytes of block RAM, rounded up to a power of two
 //!   of beats), the parser with its window, the Toeplitz trees of `rss_toeplitz` (the bulk of
 //!   the logic), 15 context memories of `contexts` words (up to 32 bits each), the ID LUT RAM,
-//!   three inserts and their command FIFOs (16 entries of 337, 65 and 161 bits); no row in
-//!   results/AREA.md until the TX path instantiates it.
+//!   three inserts and their command FIFOs (32 entries of 337, 65 and 161 bits); in the TX
+//!   path ([`crate::eth::eth_tx`]) between the checksum insertion and the VLAN insert.
 //! - Golden model: `nicgen_model::encap::encap`; test: `testbench/tests/overlay/tx_encap.rs`.
 
 use crate::csum::{frame_sum, SumIn};
@@ -185,11 +188,12 @@ impl EncapCfg {
     pub fn write(&self) -> EncapWrite<u32> {
         EncapWrite::shape(self.ctx_bits() + clog2(ctx_word::WORDS as u64))
     }
-    /// Beats of the frame FIFO: two longest frames, a power of two.
+    /// Beats of the frame FIFO: two longest frames, a power of two, at most
+    /// [`FIFO_MAX_DEPTH`] (one jumbo frame at 8 bits: it streams out before the next comes in).
     pub fn fifo_beats(&self) -> u32 {
         (2 * self.max_frame.div_ceil(self.data_bits / 8))
             .next_power_of_two()
-            .max(32)
+            .clamp(32, FIFO_MAX_DEPTH)
     }
 }
 
@@ -326,9 +330,9 @@ pub fn tx_encap(cfg: &EncapCfg) -> Result<Block<EncapPorts>, ElabError> {
             cfg.max_frame
         ));
     }
-    if cfg.fifo_beats() > FIFO_MAX_DEPTH {
+    if cfg.max_frame.div_ceil(cfg.data_bits / 8) > cfg.fifo_beats() {
         return bad(format!(
-            "max_frame {} at {} bits needs a FIFO of {} beats, more than {FIFO_MAX_DEPTH}",
+            "max_frame {} at {} bits does not fit a FIFO of {} beats",
             cfg.max_frame,
             cfg.data_bits,
             cfg.fifo_beats()

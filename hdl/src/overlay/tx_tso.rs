@@ -43,9 +43,12 @@
 //!   (`MAX_HDR + max_mss` bytes); a longer one leaves cut into pieces of that length.
 //! - `lso = 1` with `mss = 0`, `mss > max_mss`, `hdr_len > MAX_HDR`, an odd header offset
 //!   (the fields are written as aligned 16-bit words), `tunnel = 3`, a TCP header that does
-//!   not end by `hdr_len` (`l4 + 20 > hdr_len`), or a super-frame that ends inside its
-//!   headers: the frame is dropped whole and counted on `stat_bad`. Nothing of it has left by
-//!   then.
+//!   not end by `hdr_len` (`l4 + 20 > hdr_len`) ([`refuses`]): the frame is dropped whole and
+//!   counted on `stat_bad`. Nothing of it has left by then.
+//! - `lso = 1` and a super-frame that ends inside its headers: counted on `stat_bad`, and its
+//!   bytes leave unchanged as one frame flagged `bad` in `tuser` ([`USER_BAD`]), so that a
+//!   stage behind that keeps frames in order with another path (`crate::overlay::tx_lso`)
+//!   sees the send end and drops it there. (The headers are captured before the end shows.)
 //! - A payload over 256 KiB ([`MAX_PAYLOAD`]) is segmented all the same (the counters wrap as
 //!   the model's do) and counted on `stat_long`: refusing it would mean buffering 256 KiB.
 //!
@@ -54,9 +57,11 @@
 //!   buffer must fit one FIFO ([`FIFO_MAX_DEPTH`] beats): `max_mss` up to 7936 at 8 bits,
 //!   16128 at 16 bits, 16383 from 32 bits.
 //! - Ports ([`TsoPorts`]): `s_axis_*` (super-frames in), `s_axis_cmd_*` ([`TsoCmd`], through a
-//!   register slice whose ready is a flop), `m_axis_*` (segments and passed frames out),
-//!   `stat_bad`, `stat_long` (a pulse per frame). The input goes through a register slice
-//!   (ready from a flop).
+//!   register slice whose ready is a flop), `s_axis_cmd_tuser` (with `user_bits`: the
+//!   command's sideband, held for the send), `m_axis_*` (segments and passed frames out;
+//!   `tuser` on every beat: [`USER_LAST_SEG`] the send's last frame, [`USER_BAD`], and from
+//!   [`USER_CMD`] on the command's sideband), `stat_bad`, `stat_long` (a pulse per frame). The
+//!   input goes through a register slice (ready from a flop).
 //! - Timing (docs/TIMING.md): the ports follow rules 1, 2 and 9 (the input and command
 //!   register slices), the engines rule 2 (a register slice between them), the frame buffer
 //!   rule 7 and the result queue rule 8 ([`Reserve`]). Inside, three paths are longer than the
@@ -76,7 +81,7 @@
 //! - Cost: the header register file (`MAX_HDR` bytes), a `2 W`-byte ring with its two
 //!   rotations, the frame buffer (block RAM, two segments of `MAX_HDR + max_mss` bytes), six
 //!   frame sums, about thirty byte-position compares, a 16-entry result queue, twelve field
-//!   writers on the output. No row in results/AREA.md: no top instantiates it yet.
+//!   writers on the output; in the TX path, part of the `tx_lso` row of results/AREA.md.
 //! - Golden model: `nicgen_model::tso::tso`; test: `testbench/tests/overlay/tx_tso.rs`.
 
 use crate::csum::frame_sum::{frame_sum, SumIn};
@@ -142,6 +147,13 @@ pub struct TsoCfg {
     /// Bits of `s_axis_cmd_tuser`, carried to `m_axis_tuser` of every frame the command gives
     /// (0: no such port).
     pub user_bits: u32,
+}
+
+/// The largest `max_mss` at `data_bits`: two segments of `MAX_HDR + max_mss` bytes in one FIFO
+/// of [`FIFO_MAX_DEPTH`] beats, and 16383 (the command's 14 bits).
+pub fn max_mss_at(data_bits: u32) -> u32 {
+    let beats = FIFO_MAX_DEPTH / 2;
+    (beats * (data_bits / 8)).saturating_sub(MAX_HDR).min(16383)
 }
 
 impl TsoCfg {
@@ -317,6 +329,19 @@ pub fn tx_tso(cfg: &TsoCfg) -> Result<Block<TsoPorts>, ElabError> {
     })
 }
 
+/// Whether the block refuses LSO command `c` (the module docs' rule): `mss` 0 or over
+/// `max_mss`, `hdr_len` over [`MAX_HDR`], an odd offset, tunnel kind 3, or a TCP header that
+/// does not end by `hdr_len`.
+pub fn refuses(c: &TsoCmd<Sig>, max_mss: u32) -> Sig {
+    let odd = c.outer_l3.bit(0) | c.outer_l4.bit(0) | c.l3.bit(0) | c.l4.bit(0) | c.hdr_len.bit(0);
+    c.mss.eq(0u32)
+        | c.mss.gt(max_mss)
+        | c.hdr_len.gt(MAX_HDR)
+        | odd
+        | c.tunnel.eq(3u32)
+        | (c.l4.zext(9) + 20u32).gt(c.hdr_len)
+}
+
 /// Byte lane `i` of `x`.
 fn lane(x: Sig, i: u32) -> Sig {
     x.slice(8 * i + 7, 8 * i)
@@ -412,7 +437,12 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
         r.set(x);
         r
     };
-    let user = (cfg.user_bits > 0).then(|| held(cq.data.slice(cq.data.width() - 1, TsoCmd::WIDTH), "cmd_user"));
+    let user = (cfg.user_bits > 0).then(|| {
+        held(
+            cq.data.slice(cq.data.width() - 1, TsoCmd::WIDTH),
+            "cmd_user",
+        )
+    });
     // A super-frame that ends inside its headers leaves as one frame of the bytes captured,
     // unchanged (`lso` and `hdr` are rewritten for it) and flagged `bad`.
     let lso = reg(1).named("cmd_lso");
@@ -434,15 +464,7 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
         lso,
         first: wire(1),
     };
-    let odd = c.outer_l3.bit(0) | c.outer_l4.bit(0) | c.l3.bit(0) | c.l4.bit(0) | c.hdr_len.bit(0);
-    let bad_cmd = (c.lso
-        & (c.mss.eq(0u32)
-            | c.mss.gt(cfg.max_mss)
-            | c.hdr_len.gt(MAX_HDR)
-            | odd
-            | c.tunnel.eq(3u32)
-            | (c.l4.zext(hb_bits) + 20u32).gt(c.hdr_len)))
-    .named("bad_cmd");
+    let bad_cmd = (c.lso & refuses(&c, cfg.max_mss)).named("bad_cmd");
 
     // Input side.
     let cap = st.is(Cut::Capture);

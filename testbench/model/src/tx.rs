@@ -130,8 +130,9 @@ pub fn tx_frame(frame: &[u8], req: &TxRequest, window: usize) -> Vec<u8> {
 }
 
 /// The whole TX path with segmentation and encapsulation: the wire frames (FCS included) of
-/// one request. Segments ([`crate::tso::tso`] when `mss` is set, else the frame), then per
-/// segment the checksums ([`checksum_offload`]), the encapsulation with outer IPv4 ID
+/// one request. Segments ([`crate::tso::tso`] when `mss` is set: it writes every checksum of a
+/// segment, and the request's checksum flags are not applied), else the frame with the
+/// checksums it asks for ([`checksum_offload`]); then per frame the encapsulation with outer IPv4 ID
 /// `*ip_id` (which then counts up by one per encapsulated frame, as the NIC's per-context
 /// counter does), the VLAN tag, padding and FCS.
 pub fn tx_frames(
@@ -147,7 +148,13 @@ pub fn tx_frames(
     segments
         .iter()
         .map(|s| {
-            let mut f = checksum_offload(s, req.csum_l3, req.csum_l4, window);
+            // A segment's checksums are the segmentation's; the requests apply to a frame sent
+            // whole.
+            let mut f = if req.mss.is_some() {
+                s.clone()
+            } else {
+                checksum_offload(s, req.csum_l3, req.csum_l4, window)
+            };
             if let Some(ctx) = &req.encap {
                 let ctx = crate::encap::EncapContext { vlan: None, ..*ctx };
                 f = crate::encap::encap(&f, &ctx, *ip_id)?;

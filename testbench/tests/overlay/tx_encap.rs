@@ -540,8 +540,14 @@ fn impossible_parameters_are_refused_with_a_reason() {
     })
     .unwrap_err();
     assert!(e.to_string().contains("max_frame 65500"), "{e}");
+    // One frame longer than the largest FIFO (a jumbo frame fits, alone, at 8 bits).
+    tx_encap(&EncapCfg {
+        max_frame: 9022,
+        ..cfg(8)
+    })
+    .unwrap();
     let e = tx_encap(&EncapCfg {
-        max_frame: 9000,
+        max_frame: 20000,
         ..cfg(8)
     })
     .unwrap_err();

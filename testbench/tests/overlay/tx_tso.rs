@@ -12,7 +12,7 @@
 //! without LSO longer than a segment.
 
 use nicgen_edsl::record::Shape;
-use nicgen_hdl::overlay::tx_tso::MAX_HDR;
+use nicgen_hdl::overlay::tx_tso::{MAX_HDR, USER_BAD};
 use nicgen_hdl::overlay::{tx_tso, TsoCfg, TsoCmd};
 use nicgen_model::encap::{encap, EncapKind};
 use nicgen_model::tcp::Flags;
@@ -87,7 +87,19 @@ impl Job {
                 || o.l4 + 20 > o.hdr_len
                 || self.frame.len() < o.hdr_len)
     }
-    /// The frames the block must send.
+    /// An LSO send that ends inside its headers (and is not refused for its command): the
+    /// block sends its bytes as one frame flagged `bad` in `tuser`.
+    fn short(&self) -> bool {
+        let o = &self.o;
+        self.refused()
+            && self.frame.len() < o.hdr_len
+            && !Job {
+                frame: vec![0; o.hdr_len],
+                ..self.clone()
+            }
+            .refused()
+    }
+    /// The frames the block must send unflagged.
     fn expect(&self) -> Vec<Vec<u8>> {
         if !self.lso {
             vec![self.frame.clone()]
@@ -214,13 +226,18 @@ fn cfg(w: u32) -> TsoCfg {
     TsoCfg {
         data_bits: w,
         max_mss: max_mss(w),
+        user_bits: 0,
     }
 }
 
 /// What one run gave: the frames out, `stat_bad` pulses, and the cycles from the first input
 /// beat to the last output beat.
 struct Run {
+    /// The frames out without the `bad` flag, and their `tuser`s.
     frames: Vec<Vec<u8>>,
+    users: Vec<u64>,
+    /// The frames out flagged `bad` (sends that ended inside their headers).
+    short: Vec<Vec<u8>>,
     bad: usize,
     /// `stat_long` pulses (none of the jobs here earns one).
     flagged: usize,
@@ -230,10 +247,11 @@ struct Run {
     to: Vec<u64>,
 }
 
-/// Drive `js` with their commands; collect until `want` frames are out and every refused job
-/// is counted.
+/// Drive `js` with their commands; collect until `want` unflagged frames and a flagged one
+/// per short send are out and every refused job is counted.
 fn run_jobs(sim: &mut Sim, k: Knobs, js: &[Job], want: usize) -> Run {
     let refused = js.iter().filter(|j| j.refused()).count();
+    let want = want + js.iter().filter(|j| j.short()).count();
     let sp = StreamPorts::new(sim, "s_axis").unwrap();
     let mp = StreamPorts::new(sim, "m_axis").unwrap();
     let mut drv = StreamDriver::new(sp.clone(), k.seed, k.idle);
@@ -268,8 +286,26 @@ fn run_jobs(sim: &mut Sim, k: Knobs, js: &[Job], want: usize) -> Run {
     sim.cycles_n(30);
     bad += sim.get_u64(bad_p) as usize;
     flagged += sim.get_u64(long_p) as usize;
+    let flagged_bad = |f: &&nicgen_tb::stream::ReceivedFrame| f.user >> USER_BAD & 1 == 1;
     Run {
-        frames: sink.frames().iter().map(|f| f.data.clone()).collect(),
+        frames: sink
+            .frames()
+            .iter()
+            .filter(|f| !flagged_bad(f))
+            .map(|f| f.data.clone())
+            .collect(),
+        users: sink
+            .frames()
+            .iter()
+            .filter(|f| !flagged_bad(f))
+            .map(|f| f.user)
+            .collect(),
+        short: sink
+            .frames()
+            .iter()
+            .filter(flagged_bad)
+            .map(|f| f.data.clone())
+            .collect(),
         bad,
         flagged,
         cycles: to.cycles.last().unwrap_or(&0) - ti.cycles.first().unwrap_or(&0) + 1,
@@ -326,6 +362,14 @@ fn differential(widths: &[u32], count: usize, icarus: bool) {
                 (want.len(), refused, 0),
                 "w={w} {k:?}: (frames out, refused)"
             );
+            // A short send's bytes come out whole, flagged; every job's last frame carries the
+            // last-segment flag, no other does.
+            let shorts: Vec<Vec<u8>> = js
+                .iter()
+                .filter(|j| j.short())
+                .map(|j| j.frame.clone())
+                .collect();
+            assert_eq!(r.short, shorts, "w={w} {k:?}: short sends");
             let mut at = 0;
             for j in &js {
                 let n = j.expect().len();
@@ -333,6 +377,13 @@ fn differential(widths: &[u32], count: usize, icarus: bool) {
                     for s in &r.frames[at..at + n] {
                         check_verdicts(s, j.o.tunnel);
                     }
+                }
+                for (i, u) in r.users[at..at + n].iter().enumerate() {
+                    assert_eq!(
+                        u & 1,
+                        u64::from(i == n - 1),
+                        "w={w} {k:?}: last-segment flag"
+                    );
                 }
                 at += n;
             }
@@ -463,18 +514,21 @@ fn impossible_parameters_are_refused_with_a_reason() {
     let e = tx_tso(&TsoCfg {
         data_bits: 24,
         max_mss: 1000,
+        user_bits: 0,
     })
     .unwrap_err();
     assert!(e.to_string().contains("data_bits 24"), "{e}");
     let e = tx_tso(&TsoCfg {
         data_bits: 8,
         max_mss: 9000,
+        user_bits: 0,
     })
     .unwrap_err();
     assert!(e.to_string().contains("frame buffer of 32768 beats"), "{e}");
     let e = tx_tso(&TsoCfg {
         data_bits: 64,
         max_mss: 0,
+        user_bits: 0,
     })
     .unwrap_err();
     assert!(e.to_string().contains("max_mss 0"), "{e}");

@@ -172,7 +172,7 @@ fn for_each_case(
             let mut bench = Bench::new(&sim, k);
             for (f, r) in &host {
                 bench.tx_in.push(f.clone());
-                bench.tx_cmd.push(tx_cmd(r));
+                bench.tx_cmd.push(tx_cmd(f, r, None));
             }
             for f in &wire {
                 bench.mac_rx.push(f.clone());

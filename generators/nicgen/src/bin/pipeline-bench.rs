@@ -7,13 +7,18 @@
 //! cost of a frame is `(cycles(N) - cycles(1)) / (N - 1)` (pipeline fill and drain cancel). The
 //! ideal is the beats the bus needs: RX `ceil((len + 4) / W)` on the wire side, TX
 //! `ceil((max(len, 60) + 4) / W)`. The tunnel rows run VXLAN frames through the RX path with
-//! `decap_all` (the tunnel stage removes the outer headers): the ideal is the wire's beats.
+//! `decap_all` (the tunnel stage removes the outer headers): the ideal is the wire's beats. The
+//! encapsulation rows send plain frames through the TX path with a VXLAN context: the ideal is
+//! the outer frame's beats. The TSO rows send 64 KiB TCP super-frames as LSO sends (plain, and
+//! VXLAN that the host encapsulated): the ideal is the beats of every segment on the wire, and
+//! a send's cost is `(cycles(N) - cycles(1)) / (N - 1)` over N sends.
 
 use anyhow::Result;
 use nicgen::sim_rx::{run_rx, rx_cfg, rx_model, Knobs};
 use nicgen::sim_tx::{run_tx, tx_cfg, tx_model};
 use nicgen::traffic::{udp_frame, vxlan_frame, SIZES, TUNNEL_SIZES};
 use nicgen_hdl::preset::Preset;
+use nicgen_model::encap::{encap, EncapKind};
 use nicgen_model::tunnel::Steering;
 use nicgen_model::tx::TxRequest;
 use std::fmt::Write;
@@ -68,8 +73,8 @@ fn main() -> Result<()> {
                     )
                 })
                 .collect();
-            let t1 = run_tx(&tx, &host[..1], Knobs::default(), |_| {})?.1;
-            let tn = run_tx(&tx, &host, Knobs::default(), |_| {})?.1;
+            let t1 = run_tx(&tx, &tcfg, &host[..1], Knobs::default(), |_| {})?.cycles;
+            let tn = run_tx(&tx, &tcfg, &host, Knobs::default(), |_| {})?.cycles;
             let tx_per = (tn - t1) as f64 / (n - 1) as f64;
             let rx_ideal = (len + 4).div_ceil(w);
             let tx_ideal = (len.max(60) + 4).div_ceil(w);
@@ -132,8 +137,124 @@ fn main() -> Result<()> {
             );
         }
         md.push('\n');
+        encap_rows(&mut md, &p, &tx, n)?;
+        tso_rows(&mut md, &p, &tx, if quick { 3 } else { 5 })?;
     }
     std::fs::write(&out, md)?;
     eprintln!("pipeline-bench: wrote {}", out.display());
+    Ok(())
+}
+
+/// Encapsulation: plain UDP frames through the TX path with the NIC's VXLAN context (IPv4
+/// outer, the model's worked example).
+fn encap_rows(md: &mut String, p: &Preset, tx: &nicgen_tb::Model, n: usize) -> Result<()> {
+    let w = (p.data_bits / 8) as usize;
+    let tcfg = tx_cfg(p);
+    let ctx = nicgen_model::vectors::overlay::ctx(false, false, EncapKind::vxlan(42));
+    let _ = writeln!(
+        md,
+        "Encapsulation: UDP frames through the TX path with a VXLAN context (IPv4 outer, {} bytes of outer headers); Gb/s counts the outer frames sent.\n",
+        ctx.outer_len()
+    );
+    let _ = writeln!(
+        md,
+        "| inner bytes | outer bytes | ideal | achieved | Mpps | outer Gb/s |"
+    );
+    let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|");
+    for len in SIZES {
+        eprintln!("pipeline-bench: {} encap {len} bytes", p.name);
+        let host: Vec<(Vec<u8>, TxRequest)> = (0..n)
+            .map(|i| {
+                (
+                    udp_frame(len, i),
+                    TxRequest {
+                        csum_l4: true,
+                        encap: Some(ctx),
+                        ..TxRequest::default()
+                    },
+                )
+            })
+            .collect();
+        let t1 = run_tx(tx, &tcfg, &host[..1], Knobs::default(), |_| {})?.cycles;
+        let tn = run_tx(tx, &tcfg, &host, Knobs::default(), |_| {})?;
+        if tn.wire.len() != n {
+            anyhow::bail!(
+                "{}: {n} frames to encapsulate gave {}",
+                p.name,
+                tn.wire.len()
+            );
+        }
+        let per = (tn.cycles - t1) as f64 / (n - 1) as f64;
+        let outer = len + ctx.outer_len();
+        let ideal = (outer + 4).div_ceil(w);
+        let mpps = p.clock_mhz / per;
+        let _ = writeln!(
+            md,
+            "| {len} | {outer} | {ideal} | {per:.2} | {mpps:.1} | {:.1} |",
+            mpps * outer as f64 * 8.0 / 1000.0
+        );
+    }
+    md.push('\n');
+    Ok(())
+}
+
+/// TSO: 64 KiB TCP super-frames (IPv4) as LSO sends, plain and host-encapsulated VXLAN.
+fn tso_rows(md: &mut String, p: &Preset, tx: &nicgen_tb::Model, n: usize) -> Result<()> {
+    use nicgen_model::tcp::Flags;
+    use nicgen_model::vectors::overlay::{ctx, pattern, tcp_frame, Ip};
+    let w = (p.data_bits / 8) as usize;
+    let tcfg = tx_cfg(p);
+    let _ = writeln!(
+        md,
+        "TSO: LSO sends of 64 KiB of TCP payload (IPv4), back to back, {n} sends; ideal = the beats of every segment with its FCS; segments per kcycle and Gb/s (segments on the wire) at the preset clock.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| send | mss | segments | ideal cycles | achieved cycles | segments/kcycle | Gb/s |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
+    for (name, tunnel) in [("plain", false), ("VXLAN (host)", true)] {
+        for mss in [1448usize, 8948] {
+            eprintln!("pipeline-bench: {} tso {name} mss {mss}", p.name);
+            let ip = Ip {
+                v6: false,
+                ident: 1,
+            };
+            let plain = tcp_frame(ip, false, 1, Flags::ACK, &pattern(65536));
+            let frame = if tunnel {
+                encap(&plain, &ctx(false, false, EncapKind::vxlan(42)), 1)?
+            } else {
+                plain
+            };
+            let sends: Vec<(Vec<u8>, TxRequest)> = (0..n)
+                .map(|_| {
+                    (
+                        frame.clone(),
+                        TxRequest {
+                            mss: Some(mss),
+                            ..TxRequest::default()
+                        },
+                    )
+                })
+                .collect();
+            let segs = nicgen_model::tso::tso(&frame, mss, &Default::default())?;
+            let ideal: usize = segs.iter().map(|s| (s.len().max(60) + 4).div_ceil(w)).sum();
+            let bytes: usize = segs.iter().map(|s| s.len()).sum();
+            let t1 = run_tx(tx, &tcfg, &sends[..1], Knobs::default(), |_| {})?.cycles;
+            let tn = run_tx(tx, &tcfg, &sends, Knobs::default(), |_| {})?;
+            if tn.wire.len() != n * segs.len() {
+                anyhow::bail!("{}: {n} sends gave {} segments", p.name, tn.wire.len());
+            }
+            let per = (tn.cycles - t1) as f64 / (n - 1) as f64;
+            let _ = writeln!(
+                md,
+                "| {name} | {mss} | {} | {ideal} | {per:.1} | {:.1} | {:.1} |",
+                segs.len(),
+                segs.len() as f64 * 1000.0 / per,
+                bytes as f64 * 8.0 * p.clock_mhz / per / 1000.0
+            );
+        }
+    }
+    md.push('\n');
     Ok(())
 }
