@@ -441,6 +441,34 @@ pub mod desc {
         use super::super::DescField;
         /// Bytes of the layout.
         pub const SIZE: usize = 16;
+        /// LSO: software-parser offset, 2-byte units from the frame's start, of the outer L4 header (tunnelled: the outer UDP or GRE header) or, when swp_inner_l3_offset is 0, of the TCP header.
+        pub const SWP_OUTER_L4_OFFSET: DescField = DescField {
+            byte: 0x00,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
+        /// LSO: software-parser offset (2-byte units) of the outer IP header, or when swp_inner_l3_offset is 0 of the only IP header.
+        pub const SWP_OUTER_L3_OFFSET: DescField = DescField {
+            byte: 0x01,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
+        /// LSO, tunnelled: software-parser offset (2-byte units) of the inner TCP header.
+        pub const SWP_INNER_L4_OFFSET: DescField = DescField {
+            byte: 0x02,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
+        /// LSO: software-parser offset (2-byte units) of the inner IP header; 0: the frame is not tunnelled.
+        pub const SWP_INNER_L3_OFFSET: DescField = DescField {
+            byte: 0x03,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// checksum requests (cs_flags group).
         pub const CS_FLAGS: DescField = DescField {
             byte: 0x04,
@@ -448,21 +476,21 @@ pub mod desc {
             lsb: 0,
             bits: 8,
         };
-        /// software-parser flags (unused by nicgen: 0).
+        /// LSO: software-parser flags (swp_flags group): tunnelled, OUTER_L4_UDP says VXLAN (else NVGRE), OUTER_L3_IPV6 and INNER_L3_IPV6 the IP versions; not tunnelled, OUTER_L3_IPV6 says the IP header is IPv6 (as mlx5e fills them); ignored by other opcodes.
         pub const SWP_FLAGS: DescField = DescField {
             byte: 0x05,
             container: 1,
             lsb: 0,
             bits: 8,
         };
-        /// LSO segment size (0: no LSO).
+        /// LSO: payload bytes per segment, 1..=16383 (0: no LSO; other opcodes ignore it).
         pub const MSS: DescField = DescField {
             byte: 0x06,
             container: 2,
             lsb: 0,
             bits: 16,
         };
-        /// bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear).
+        /// bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear); LSO: every header through the (inner) TCP header, at least 14, the segments' header length.
         pub const INLINE_HDR_SZ: DescField = DescField {
             byte: 0x0c,
             container: 2,
@@ -967,6 +995,20 @@ pub mod desc {
             lsb: 16,
             bits: 16,
         };
+        /// SQ: the encapsulation context (below ID.OVERLAY.encap_contexts, else bad parameter) of every frame the SQ sends, when encap is set.
+        pub const ENCAP_CTX: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 0,
+            bits: 8,
+        };
+        /// SQ: encapsulate every frame (every segment of an LSO send) with context encap_ctx (encap block).
+        pub const ENCAP: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 31,
+            bits: 1,
+        };
     }
 }
 
@@ -1020,6 +1062,8 @@ pub mod consts {
         pub const NOP: u32 = 0x0;
         /// send a frame.
         pub const SEND: u32 = 0xa;
+        /// send a super-frame, segmented by the TSO engine (eth_seg mss and software-parser offsets).
+        pub const LSO: u32 = 0xe;
         /// enhanced multi-packet send: one packet per data segment, one CQE.
         pub const ENHANCED_MPSW: u32 = 0x29;
     }
@@ -1036,6 +1080,21 @@ pub mod consts {
         pub const L3_CSUM: u32 = 0x40;
         /// insert the TCP/UDP checksum.
         pub const L4_CSUM: u32 = 0x80;
+        /// tunnelled: the inner IPv4 header checksum (mlx5e sets it; nicgen ignores it: an LSO send's segments get every checksum from the TSO engine).
+        pub const L3_INNER_CSUM: u32 = 0x10;
+        /// tunnelled: the inner TCP/UDP checksum (ignored by nicgen, as L3_INNER_CSUM).
+        pub const L4_INNER_CSUM: u32 = 0x20;
+    }
+    /// eth_seg.swp_flags bits (LSO WQEs).
+    pub mod swp_flags {
+        /// tunnelled: the inner IP header is IPv6.
+        pub const INNER_L3_IPV6: u32 = 0x1;
+        /// tunnelled: the inner L4 header is UDP (not looked at: nicgen segments TCP only).
+        pub const INNER_L4_UDP: u32 = 0x2;
+        /// the outer IP header (not tunnelled: the only one) is IPv6.
+        pub const OUTER_L3_IPV6: u32 = 0x10;
+        /// tunnelled: the outer L4 header is UDP (VXLAN); clear: GRE (NVGRE).
+        pub const OUTER_L4_UDP: u32 = 0x20;
     }
     /// CQE opcodes (cqe.opcode).
     pub mod cqe_opcode {

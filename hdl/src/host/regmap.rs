@@ -413,10 +413,14 @@ pub const DESCS: &[Desc] = &[
         bytes: 16,
         doc: "Ethernet segment (after the control segment of an Ethernet send WQE).",
         fields: &[
+            d("swp_outer_l4_offset", 0, 1, 0, 8, "LSO: software-parser offset, 2-byte units from the frame's start, of the outer L4 header (tunnelled: the outer UDP or GRE header) or, when swp_inner_l3_offset is 0, of the TCP header"),
+            d("swp_outer_l3_offset", 1, 1, 0, 8, "LSO: software-parser offset (2-byte units) of the outer IP header, or when swp_inner_l3_offset is 0 of the only IP header"),
+            d("swp_inner_l4_offset", 2, 1, 0, 8, "LSO, tunnelled: software-parser offset (2-byte units) of the inner TCP header"),
+            d("swp_inner_l3_offset", 3, 1, 0, 8, "LSO: software-parser offset (2-byte units) of the inner IP header; 0: the frame is not tunnelled"),
             d("cs_flags", 4, 1, 0, 8, "checksum requests (cs_flags group)"),
-            d("swp_flags", 5, 1, 0, 8, "software-parser flags (unused by nicgen: 0)"),
-            d("mss", 6, 2, 0, 16, "LSO segment size (0: no LSO)"),
-            d("inline_hdr_sz", 12, 2, 0, 16, "bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear)"),
+            d("swp_flags", 5, 1, 0, 8, "LSO: software-parser flags (swp_flags group): tunnelled, OUTER_L4_UDP says VXLAN (else NVGRE), OUTER_L3_IPV6 and INNER_L3_IPV6 the IP versions; not tunnelled, OUTER_L3_IPV6 says the IP header is IPv6 (as mlx5e fills them); ignored by other opcodes"),
+            d("mss", 6, 2, 0, 16, "LSO: payload bytes per segment, 1..=16383 (0: no LSO; other opcodes ignore it)"),
+            d("inline_hdr_sz", 12, 2, 0, 16, "bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear); LSO: every header through the (inner) TCP header, at least 14, the segments' header length"),
             d("vlan_cmd", 12, 2, 0, 16, "bit 15 set (0x8000, VLAN_INSERT): no inline header; insert a C-VLAN with vlan_tci"),
             d("inline_hdr_start", 14, 2, 0, 16, "first 2 inline header bytes"),
             d("vlan_tci", 14, 2, 0, 16, "with VLAN_INSERT: the TCI to insert"),
@@ -525,6 +529,8 @@ pub const DESCS: &[Desc] = &[
             d("cqe_comp", 24, 4, 0, 1, "CQ: CQE compression (runs of like completions as a title and mini CQEs)"),
             d("mini_format", 24, 4, 1, 2, "CQ: mini CQE format of receive completions (mini_cqe_format group)"),
             d("session", 24, 4, 16, 16, "CQ: cycles a session (CQEs merged into one write) waits for more completions; 0: it takes only those already waiting"),
+            d("encap_ctx", 24, 4, 0, 8, "SQ: the encapsulation context (below ID.OVERLAY.encap_contexts, else bad parameter) of every frame the SQ sends, when encap is set"),
+            d("encap", 24, 4, 31, 1, "SQ: encapsulate every frame (every segment of an LSO send) with context encap_ctx (encap block)"),
         ],
     },
 ];
@@ -571,6 +577,7 @@ pub const CONSTS: &[ConstGroup] = &[
         values: &[
             ("NOP", 0x00, "no operation (completes)"),
             ("SEND", 0x0A, "send a frame"),
+            ("LSO", 0x0E, "send a super-frame, segmented by the TSO engine (eth_seg mss and software-parser offsets)"),
             (
                 "ENHANCED_MPSW",
                 0x29,
@@ -592,6 +599,18 @@ pub const CONSTS: &[ConstGroup] = &[
         values: &[
             ("L3_CSUM", 0x40, "insert the IPv4 header checksum"),
             ("L4_CSUM", 0x80, "insert the TCP/UDP checksum"),
+            ("L3_INNER_CSUM", 0x10, "tunnelled: the inner IPv4 header checksum (mlx5e sets it; nicgen ignores it: an LSO send's segments get every checksum from the TSO engine)"),
+            ("L4_INNER_CSUM", 0x20, "tunnelled: the inner TCP/UDP checksum (ignored by nicgen, as L3_INNER_CSUM)"),
+        ],
+    },
+    ConstGroup {
+        name: "swp_flags",
+        doc: "eth_seg.swp_flags bits (LSO WQEs).",
+        values: &[
+            ("INNER_L3_IPV6", 0x01, "tunnelled: the inner IP header is IPv6"),
+            ("INNER_L4_UDP", 0x02, "tunnelled: the inner L4 header is UDP (not looked at: nicgen segments TCP only)"),
+            ("OUTER_L3_IPV6", 0x10, "the outer IP header (not tunnelled: the only one) is IPv6"),
+            ("OUTER_L4_UDP", 0x20, "tunnelled: the outer L4 header is UDP (VXLAN); clear: GRE (NVGRE)"),
         ],
     },
     ConstGroup {
