@@ -340,7 +340,7 @@ pub mod encap {
     pub const BLOCK_BASE: u32 = 0x9000;
     /// Bytes the block spans.
     pub const BLOCK_SPAN: u32 = 0x1000;
-    /// Context word 16c + w: w 0 destination MAC bytes 0-3 (byte 0 in 31:24); 1 destination MAC bytes 4-5 (31:16), source MAC bytes 0-1 (15:0); 2 source MAC bytes 2-5; 3 TTL (7:0), TOS (15:8), IPv6 (16), NVGRE (17, else VXLAN), outer UDP checksum over IPv4 (18), DF (19); 4 VNI/VSID (23:0), NVGRE FlowID (31:24); 5 VXLAN UDP destination port (15:0); 6 IPv6 flow label (19:0); 8-11 source address (128-bit big-endian, IPv4 in word 11); 12-15 destination address (WO).
+    /// Context word 16c + w: word w of context c; their meaning is in the `encap_ctx` layout below (the outer Ethernet addresses, the outer IP header's fields and flags, the tunnel) (WO).
     pub const CTX: u32 = 0x9000;
     /// Elements of `CTX`, 4 bytes apart.
     pub const CTX_COUNT: u32 = 768;
@@ -883,6 +883,138 @@ pub mod desc {
             container: 4,
             lsb: 0,
             bits: 32,
+        };
+    }
+    /// encap.CTX words of one encapsulation context (little-endian register words, word k at byte 4k, as qcmd_in): what an SQ created with it puts in front of every frame, the outer Ethernet header (no VLAN tag: the TX path's VLAN insert tags the outer frame), the outer IPv4 or IPv6 header and the VXLAN (UDP) or NVGRE header. The outer lengths, the IPv4 ID (a per-context counter) and checksum and the UDP source port (a hash of the inner flow) are the device's.
+    pub mod encap_ctx {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 64;
+        /// outer destination MAC bytes 0-3 (byte 0 in bits 31:24).
+        pub const DST_MAC_HI: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
+        /// outer destination MAC bytes 4-5.
+        pub const DST_MAC_LO: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 16,
+            bits: 16,
+        };
+        /// outer source MAC bytes 0-1.
+        pub const SRC_MAC_HI: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 0,
+            bits: 16,
+        };
+        /// outer source MAC bytes 2-5.
+        pub const SRC_MAC_LO: DescField = DescField {
+            byte: 0x08,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
+        /// outer IPv4 TTL / IPv6 hop limit.
+        pub const TTL: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 0,
+            bits: 8,
+        };
+        /// outer IPv4 TOS / IPv6 traffic class.
+        pub const TOS: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 8,
+            bits: 8,
+        };
+        /// the outer IP header is IPv6.
+        pub const IPV6: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 16,
+            bits: 1,
+        };
+        /// the tunnel is NVGRE (GRE with key, protocol 0x6558); 0: VXLAN.
+        pub const NVGRE: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 17,
+            bits: 1,
+        };
+        /// VXLAN over IPv4: compute the outer UDP checksum (over IPv6 it always is).
+        pub const UDP_CHECKSUM: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 18,
+            bits: 1,
+        };
+        /// outer IPv4: don't fragment.
+        pub const DF: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 19,
+            bits: 1,
+        };
+        /// VXLAN VNI or NVGRE VSID.
+        pub const TUNNEL_ID: DescField = DescField {
+            byte: 0x10,
+            container: 4,
+            lsb: 0,
+            bits: 24,
+        };
+        /// NVGRE FlowID.
+        pub const FLOW_ID: DescField = DescField {
+            byte: 0x10,
+            container: 4,
+            lsb: 24,
+            bits: 8,
+        };
+        /// VXLAN: outer UDP destination port.
+        pub const UDP_PORT: DescField = DescField {
+            byte: 0x14,
+            container: 4,
+            lsb: 0,
+            bits: 16,
+        };
+        /// outer IPv6 flow label.
+        pub const FLOW_LABEL: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 0,
+            bits: 20,
+        };
+        /// outer source address bytes 0-7 (IPv6, big-endian).
+        pub const SRC_ADDR_HI: DescField = DescField {
+            byte: 0x20,
+            container: 8,
+            lsb: 0,
+            bits: 64,
+        };
+        /// outer source address bytes 8-15 (IPv6); IPv4: the address in bits 31:0.
+        pub const SRC_ADDR_LO: DescField = DescField {
+            byte: 0x28,
+            container: 8,
+            lsb: 0,
+            bits: 64,
+        };
+        /// outer destination address bytes 0-7 (IPv6, big-endian).
+        pub const DST_ADDR_HI: DescField = DescField {
+            byte: 0x30,
+            container: 8,
+            lsb: 0,
+            bits: 64,
+        };
+        /// outer destination address bytes 8-15 (IPv6); IPv4: the address in bits 31:0.
+        pub const DST_ADDR_LO: DescField = DescField {
+            byte: 0x38,
+            container: 8,
+            lsb: 0,
+            bits: 64,
         };
     }
     /// QCMD.IN words for CREATE, by queue type (little-endian register words, word k at byte 4k). Ring and doorbell-record addresses are bus addresses; rings are 4 KiB aligned.

@@ -372,7 +372,7 @@ pub const BLOCKS: &[Block] = &[
         regs: &[
             Reg {
                 count: 768,
-                ..reg("CTX", 0x000, Wo, "Context word 16c + w: w 0 destination MAC bytes 0-3 (byte 0 in 31:24); 1 destination MAC bytes 4-5 (31:16), source MAC bytes 0-1 (15:0); 2 source MAC bytes 2-5; 3 TTL (7:0), TOS (15:8), IPv6 (16), NVGRE (17, else VXLAN), outer UDP checksum over IPv4 (18), DF (19); 4 VNI/VSID (23:0), NVGRE FlowID (31:24); 5 VXLAN UDP destination port (15:0); 6 IPv6 flow label (19:0); 8-11 source address (128-bit big-endian, IPv4 in word 11); 12-15 destination address.")
+                ..reg("CTX", 0x000, Wo, "Context word 16c + w: word w of context c; their meaning is in the `encap_ctx` layout below (the outer Ethernet addresses, the outer IP header's fields and flags, the tunnel).")
             },
         ],
     },
@@ -507,6 +507,31 @@ pub const DESCS: &[Desc] = &[
             d("sq_pc", 4, 4, 0, 16, "SQ producer counter (WQEBBs posted)"),
             d("cq_ci", 0, 4, 0, 24, "CQ consumer index"),
             d("cq_arm", 4, 4, 0, 32, "CQ arm word: arm_sn << 28 | cmd | ci"),
+        ],
+    },
+    Desc {
+        name: "encap_ctx",
+        bytes: 64,
+        doc: "encap.CTX words of one encapsulation context (little-endian register words, word k at byte 4k, as qcmd_in): what an SQ created with it puts in front of every frame, the outer Ethernet header (no VLAN tag: the TX path's VLAN insert tags the outer frame), the outer IPv4 or IPv6 header and the VXLAN (UDP) or NVGRE header. The outer lengths, the IPv4 ID (a per-context counter) and checksum and the UDP source port (a hash of the inner flow) are the device's.",
+        fields: &[
+            d("dst_mac_hi", 0, 4, 0, 32, "outer destination MAC bytes 0-3 (byte 0 in bits 31:24)"),
+            d("dst_mac_lo", 4, 4, 16, 16, "outer destination MAC bytes 4-5"),
+            d("src_mac_hi", 4, 4, 0, 16, "outer source MAC bytes 0-1"),
+            d("src_mac_lo", 8, 4, 0, 32, "outer source MAC bytes 2-5"),
+            d("ttl", 12, 4, 0, 8, "outer IPv4 TTL / IPv6 hop limit"),
+            d("tos", 12, 4, 8, 8, "outer IPv4 TOS / IPv6 traffic class"),
+            d("ipv6", 12, 4, 16, 1, "the outer IP header is IPv6"),
+            d("nvgre", 12, 4, 17, 1, "the tunnel is NVGRE (GRE with key, protocol 0x6558); 0: VXLAN"),
+            d("udp_checksum", 12, 4, 18, 1, "VXLAN over IPv4: compute the outer UDP checksum (over IPv6 it always is)"),
+            d("df", 12, 4, 19, 1, "outer IPv4: don't fragment"),
+            d("tunnel_id", 16, 4, 0, 24, "VXLAN VNI or NVGRE VSID"),
+            d("flow_id", 16, 4, 24, 8, "NVGRE FlowID"),
+            d("udp_port", 20, 4, 0, 16, "VXLAN: outer UDP destination port"),
+            d("flow_label", 24, 4, 0, 20, "outer IPv6 flow label"),
+            d("src_addr_hi", 32, 8, 0, 64, "outer source address bytes 0-7 (IPv6, big-endian)"),
+            d("src_addr_lo", 40, 8, 0, 64, "outer source address bytes 8-15 (IPv6); IPv4: the address in bits 31:0"),
+            d("dst_addr_hi", 48, 8, 0, 64, "outer destination address bytes 0-7 (IPv6, big-endian)"),
+            d("dst_addr_lo", 56, 8, 0, 64, "outer destination address bytes 8-15 (IPv6); IPv4: the address in bits 31:0"),
         ],
     },
     Desc {
@@ -920,5 +945,38 @@ mod tests {
         );
         let last = BLOCKS.last().unwrap();
         assert!(last.base + last.span <= 1 << super::super::BAR_BITS);
+    }
+
+    /// The `encap_ctx` layout the driver writes is the one `tx_encap` reads: each field in the
+    /// word and at the bit the block takes it from.
+    #[test]
+    fn the_encap_context_layout_is_tx_encaps() {
+        use crate::overlay::tx_encap::{ctx_flag, ctx_word};
+        let at = |field: &str| {
+            let f = DescRef::field("encap_ctx", field).field;
+            // Word k at byte 4k, a container's last word holding its low bits.
+            let word = (f.byte + f.container - 1 - f.lsb / 8) / 4;
+            (word, f.lsb % 32)
+        };
+        let flag = |bit: u32| (ctx_word::IP, bit.trailing_zeros());
+        assert_eq!(layout("encap_ctx").bytes, 4 * ctx_word::WORDS);
+        assert_eq!(at("dst_mac_hi"), (ctx_word::DST_MAC_HI, 0));
+        assert_eq!(at("dst_mac_lo"), (ctx_word::MACS_MID, 16));
+        assert_eq!(at("src_mac_hi"), (ctx_word::MACS_MID, 0));
+        assert_eq!(at("src_mac_lo"), (ctx_word::SRC_MAC_LO, 0));
+        assert_eq!(at("ttl"), (ctx_word::IP, 0));
+        assert_eq!(at("tos"), (ctx_word::IP, 8));
+        assert_eq!(at("ipv6"), flag(ctx_flag::IPV6));
+        assert_eq!(at("nvgre"), flag(ctx_flag::NVGRE));
+        assert_eq!(at("udp_checksum"), flag(ctx_flag::UDP_CHECKSUM));
+        assert_eq!(at("df"), flag(ctx_flag::DF));
+        assert_eq!(at("tunnel_id"), (ctx_word::TUNNEL, 0));
+        assert_eq!(at("flow_id"), (ctx_word::TUNNEL, 24));
+        assert_eq!(at("udp_port"), (ctx_word::UDP_PORT, 0));
+        assert_eq!(at("flow_label"), (ctx_word::FLOW_LABEL, 0));
+        assert_eq!(at("src_addr_hi").0, ctx_word::SRC_ADDR + 1);
+        assert_eq!(at("src_addr_lo").0, ctx_word::SRC_ADDR + 3);
+        assert_eq!(at("dst_addr_hi").0, ctx_word::DST_ADDR + 1);
+        assert_eq!(at("dst_addr_lo").0, ctx_word::DST_ADDR + 3);
     }
 }
