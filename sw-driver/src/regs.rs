@@ -1194,7 +1194,7 @@ pub mod consts {
         pub const NOP: u32 = 0x0;
         /// send a frame.
         pub const SEND: u32 = 0xa;
-        /// send a super-frame, segmented by the TSO engine (eth_seg mss and software-parser offsets).
+        /// send a super-frame, segmented by the TSO engine (eth_seg mss and software-parser offsets, every header through TCP inline); the super-frame is at most the largest frame, ID.MTU + 22 bytes.
         pub const LSO: u32 = 0xe;
         /// enhanced multi-packet send: one packet per data segment, one CQE.
         pub const ENHANCED_MPSW: u32 = 0x29;

@@ -602,7 +602,7 @@ pub const CONSTS: &[ConstGroup] = &[
         values: &[
             ("NOP", 0x00, "no operation (completes)"),
             ("SEND", 0x0A, "send a frame"),
-            ("LSO", 0x0E, "send a super-frame, segmented by the TSO engine (eth_seg mss and software-parser offsets)"),
+            ("LSO", 0x0E, "send a super-frame, segmented by the TSO engine (eth_seg mss and software-parser offsets, every header through TCP inline); the super-frame is at most the largest frame, ID.MTU + 22 bytes"),
             (
                 "ENHANCED_MPSW",
                 0x29,
