@@ -1,11 +1,14 @@
 //! `sq_engine` (with `mr_table`) against the golden model `nicgen_model::sq`, served by the
 //! simulated host's DMA (random latency, answers out of order, stalls) at 8, 64 and 512 bits:
-//! random SEND and NOP WQEs (inline headers of every size, VLAN insert, checksum requests, up
-//! to 14 gather segments at any alignment: pointer segments, inline data segments of 0 up to
-//! the most the WQE holds, or both mixed; WQEs of up to 4 WQEBBs wrapping the ring), every
-//! frame, offload request and completion compared; then each bad-descriptor case: an error
-//! CQE with its syndrome and failing segment, the SQ in error (QUERY), doorbells ignored and
-//! counted until RESET, and the queue working again after it.
+//! random SEND, LSO and NOP WQEs (inline headers of every size, VLAN insert, checksum
+//! requests, an LSO's mss, up to 14 gather segments at any alignment: pointer segments, inline
+//! data segments of 0 up to the most the WQE holds, or both mixed; WQEs of up to 4 WQEBBs
+//! wrapping the ring), every frame, offload request and completion compared; then each
+//! bad-descriptor case: an error CQE with its syndrome and failing segment, the SQ in error
+//! (QUERY), doorbells ignored and counted until RESET, and the queue working again after it.
+//! LSO sends of real super-frames (plain, VXLAN, NVGRE) carry the segmentation request the
+//! model's `lso_offsets` finds in the frame; an SQ created with an encapsulation context
+//! stamps it on every request, and a context out of range is refused.
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_tx::TxCmd;
@@ -317,7 +320,7 @@ fn random_wqe(rng: &mut StdRng, buf: (u64, usize), room_bbs: usize) -> Wqe {
         if total > MAX_FRAME as usize || (!nop && total == 0) {
             continue;
         }
-        return Wqe {
+        let mut wqe = Wqe {
             opcode: if nop { 0x00 } else { 0x0A },
             lso: None,
             ds_override: None,
@@ -327,6 +330,24 @@ fn random_wqe(rng: &mut StdRng, buf: (u64, usize), room_bbs: usize) -> Wqe {
             vlan: (ihs == 0 && rng.gen_bool(0.3)).then(|| rng.gen()),
             segs,
         };
+        // Some sends with an inline header of an Ethernet header or more go as LSOs: any mss
+        // and software-parser fields the request carries (plain or tunnelled).
+        if !nop && ihs >= 14 && rng.gen_bool(0.3) {
+            let mut swp = [0u8; 4];
+            for o in &mut swp {
+                *o = rng.gen_range(0..128);
+            }
+            if rng.gen() {
+                swp[3] = 0; // plain
+            }
+            wqe.opcode = 0x0E;
+            wqe.lso = Some(Lso {
+                swp,
+                swp_flags: rng.gen(),
+                mss: rng.gen_range(1..16384),
+            });
+        }
+        return wqe;
     }
 }
 
