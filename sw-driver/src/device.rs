@@ -237,7 +237,14 @@ impl fmt::Display for DeviceInfo {
             self.mrs,
             self.rss_table_size,
             self.log_max_wq
-        )
+        )?;
+        if self.caps.encap {
+            write!(f, ", {} encapsulation contexts", self.encap_contexts)?;
+        }
+        if self.caps.tso {
+            write!(f, ", LSO mss up to {}", self.max_mss)?;
+        }
+        Ok(())
     }
 }
 
@@ -973,6 +980,9 @@ mod tests {
             }
         );
         assert_eq!((i.encap_contexts, i.max_mss), (4, 9000));
+        assert!(i
+            .to_string()
+            .ends_with("rings up to 2^10, 4 encapsulation contexts, LSO mss up to 9000"));
         assert_eq!(i.preset, "nic512");
         assert_eq!(i.config_hash, [1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(i.git_hash[0], 0xA0);
