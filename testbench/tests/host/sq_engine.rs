@@ -39,8 +39,9 @@ const MAX_FRAME: u32 = 9022;
 const LOG_SIZE: u32 = 4; // 16 WQEBBs
 const SQN: u32 = 3;
 const CQN: u32 = 5;
-/// Encapsulation contexts the engine under test accepts (`ID.OVERLAY.encap_contexts`).
-const ENCAP_CONTEXTS: u32 = 4;
+/// Encapsulation contexts the engine under test accepts (`ID.OVERLAY.encap_contexts`; the
+/// presets' most).
+const ENCAP_CONTEXTS: u32 = 48;
 
 fn model(w: u32) -> Option<Model> {
     let cfg = SqCfg {
@@ -2105,60 +2106,50 @@ fn lso_wqes_send_their_super_frame_with_its_segmentation_request() {
 /// `encap_contexts` is refused (bad parameter) and creates nothing.
 #[test]
 fn an_sq_created_with_an_encapsulation_context_stamps_it_on_every_frame() {
-    let Some(m) = model(64) else { return };
-    let seed = 1200;
-    let dma = DmaConfig {
-        seed,
-        ..DmaConfig::default()
-    };
-    let mut s = setup_raw(&m, seed, dma, 0.3, 6);
-    let ctx_index = ENCAP_CONTEXTS as u8 - 1;
-    let (ring, dbr) = (s.q.ring, s.q.dbr);
-    assert_eq!(
-        s.command(
-            sq_create_encap(SQN, ring, dbr, 6, Some(ENCAP_CONTEXTS as u8)),
-            seed
-        ),
-        0x03,
-        "a context beyond encap_contexts"
-    );
-    assert_eq!(
-        s.command(sq_create_encap(SQN, ring, dbr, 6, Some(255)), seed),
-        0x03,
-        "context 255"
-    );
-    // Nothing was created: the same index is free for a good CREATE.
-    assert_eq!(
-        s.command(sq_create_encap(SQN, ring, dbr, 6, Some(ctx_index)), seed),
-        0,
-        "CREATE with context {ctx_index}"
-    );
-    let mut rng = StdRng::seed_from_u64(seed);
-    let (frame, mss) = (super_frames()[2].1.clone(), super_frames()[2].2);
-    let (lso, _) = lso_wqe(&frame, mss, s.buf.0 + 64, &mut s.b.host.mem);
-    let wqes = [
-        inline_send(&mut rng, 1),
-        lso,
-        random_mpwqe(&mut rng, s.buf, 3, 2),
-    ];
-    let k0 = s.b.txcmd.items.len();
-    let run = s.round(&wqes, seed, "encapsulating SQ");
-    assert_eq!(run.sent.len(), 5, "{run:?}");
-    let items = &s.b.txcmd.items[k0..];
-    assert_eq!(items.len(), 5);
-    for (i, item) in items.iter().enumerate() {
-        assert_eq!(
-            decode_encap(item),
-            (1, ctx_index as u128),
-            "frame {i}: encapsulation"
-        );
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let seed = 1200 + wi as u64;
+        let dma = DmaConfig {
+            seed,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_raw(&m, seed, dma, 0.3, 6);
+        let ctx_index = ENCAP_CONTEXTS as u8 - 3;
+        let (ring, dbr) = (s.q.ring, s.q.dbr);
+        for bad in [ENCAP_CONTEXTS as u8, 255] {
+            let create = sq_create_encap(SQN, ring, dbr, 6, Some(bad));
+            assert_eq!(s.command(create, seed), 0x03, "w={w}: context {bad}");
+        }
+        // Nothing was created: the same index is free for a good CREATE.
+        let create = sq_create_encap(SQN, ring, dbr, 6, Some(ctx_index));
+        assert_eq!(s.command(create, seed), 0, "w={w}: context {ctx_index}");
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (frame, mss) = (super_frames()[2].1.clone(), super_frames()[2].2);
+        let (lso, _) = lso_wqe(&frame, mss, s.buf.0 + 64, &mut s.b.host.mem);
+        let wqes = [
+            inline_send(&mut rng, 1),
+            lso,
+            random_mpwqe(&mut rng, s.buf, 3, 2),
+        ];
+        let k0 = s.b.txcmd.items.len();
+        let run = s.round(&wqes, seed, "encapsulating SQ");
+        assert_eq!(run.sent.len(), 5, "w={w}: {run:?}");
+        let items = &s.b.txcmd.items[k0..];
+        assert_eq!(items.len(), 5);
+        for (i, item) in items.iter().enumerate() {
+            assert_eq!(
+                decode_encap(item),
+                (1, ctx_index as u128),
+                "w={w}: frame {i}: encapsulation"
+            );
+        }
+        // Another SQ without a context sends without one.
+        let mut qb = s.create_sq(5, 4, seed);
+        let k1 = s.b.txcmd.items.len();
+        qb.post(&mut s.b.host.mem, &inline_send(&mut rng, 1));
+        qb.publish(&mut s.b.host.mem);
+        s.b.db.push(doorbell(5));
+        s.b.step_until(&mut s.sim, seed, |b| b.txcmd.items.len() > k1);
+        assert_eq!(decode_encap(&s.b.txcmd.items[k1]), (0, 0), "w={w}");
     }
-    // Another SQ without a context sends without one.
-    let mut qb = s.create_sq(5, 4, seed);
-    let k1 = s.b.txcmd.items.len();
-    qb.post(&mut s.b.host.mem, &inline_send(&mut rng, 1));
-    qb.publish(&mut s.b.host.mem);
-    s.b.db.push(doorbell(5));
-    s.b.step_until(&mut s.sim, seed, |b| b.txcmd.items.len() > k1);
-    assert_eq!(decode_encap(&s.b.txcmd.items[k1]), (0, 0));
 }
