@@ -35,7 +35,7 @@ pub(super) struct Wqe {
     pub tso: Sig,
     /// The first data segment's index: after ctrl, eth and the inline header's 16-byte slots.
     pub first_ds: Sig,
-    /// The DS count can be fetched (1..=16, at least 2 for SEND and ENHANCED_MPSW).
+    /// The DS count can be fetched (1..=16, at least 2 for SEND, LSO and ENHANCED_MPSW).
     pub ds_ok: Sig,
     /// The WQE is malformed (LOCAL_QP_OP).
     pub qp_bad: Sig,
