@@ -12,7 +12,7 @@
 //! | DS | segment | when |
 //! |---|---|---|
 //! | 0 | control: opcode, WQE index, SQN, DS count, `fm_ce_se` | always |
-//! | 1 | Ethernet: `cs_flags`, `mss` 0, inline header size + its first 2 bytes, or VLAN insert | SEND |
+//! | 1 | Ethernet: software-parser offsets, `cs_flags`, `mss` (LSO; else 0), inline header size + its first 2 bytes, or VLAN insert | SEND, LSO, ENHANCED_MPSW |
 //! | 2.. | the rest of the inline header, padded to 16 | inline header > 2 bytes |
 //! | .. | data segments (byte count, lkey, address) and inline data segments | gather list |
 //!
@@ -22,6 +22,9 @@
 use thiserror::Error;
 
 use crate::regs::consts::{cqe_opcode, cs_flags, event_type, fm_ce_se, misc, opcode, syndrome};
+use crate::regs::desc::eth_seg::{
+    SWP_INNER_L3_OFFSET, SWP_INNER_L4_OFFSET, SWP_OUTER_L3_OFFSET, SWP_OUTER_L4_OFFSET,
+};
 use crate::regs::desc::{cqe, ctrl_seg, data_seg, eqe, eth_seg};
 use crate::regs::{DescField, Field};
 
@@ -88,6 +91,13 @@ pub enum DescError {
     /// Bytes that are not a well-formed WQE.
     #[error("malformed WQE: {0}")]
     Malformed(&'static str),
+    /// A value that does not fit its field.
+    #[error("{what} {value:#x} does not fit its field (at most {limit:#x})")]
+    FieldTooLarge {
+        what: &'static str,
+        value: u64,
+        limit: u64,
+    },
 }
 
 fn put(buf: &mut [u8], field: DescField, value: impl Into<u64>) {
@@ -121,6 +131,10 @@ pub enum SendOpcode {
     Nop,
     /// Send a frame.
     Send,
+    /// Send a super-frame the device cuts into TCP segments (mlx5 LSO, Linux TSO): the
+    /// Ethernet segment's [`Lso`] gives the segment size and where the headers are, its inline
+    /// header holds every header through the (inner) TCP header, the gather list the payload.
+    Lso,
     /// Enhanced multi-packet send (mlx5 ENHANCED_MPSW, mlx5e's MPWQE): every gather entry is
     /// one packet, all with the Ethernet segment's checksum requests, which may have neither
     /// an inline header nor a VLAN insert; one CQE for the WQE. At most
@@ -134,15 +148,21 @@ impl SendOpcode {
         match self {
             SendOpcode::Nop => opcode::NOP as u8,
             SendOpcode::Send => opcode::SEND as u8,
+            SendOpcode::Lso => opcode::LSO as u8,
             SendOpcode::EnhancedMpsw => opcode::ENHANCED_MPSW as u8,
         }
     }
 
     /// The opcode of a `ctrl_seg.opcode` value, if nicgen knows it.
     pub fn from_code(code: u8) -> Option<Self> {
-        [SendOpcode::Nop, SendOpcode::Send, SendOpcode::EnhancedMpsw]
-            .into_iter()
-            .find(|o| o.code() == code)
+        [
+            SendOpcode::Nop,
+            SendOpcode::Send,
+            SendOpcode::Lso,
+            SendOpcode::EnhancedMpsw,
+        ]
+        .into_iter()
+        .find(|o| o.code() == code)
     }
 }
 
@@ -153,6 +173,10 @@ pub struct CsFlags {
     pub l3: bool,
     /// Insert the TCP/UDP checksum.
     pub l4: bool,
+    /// Tunnelled: the inner IPv4 header checksum (mlx5e sets it; nicgen's device ignores it).
+    pub inner_l3: bool,
+    /// Tunnelled: the inner TCP/UDP checksum (as `inner_l3`).
+    pub inner_l4: bool,
 }
 
 impl CsFlags {
@@ -165,6 +189,12 @@ impl CsFlags {
         if self.l4 {
             b |= cs_flags::L4_CSUM;
         }
+        if self.inner_l3 {
+            b |= cs_flags::L3_INNER_CSUM;
+        }
+        if self.inner_l4 {
+            b |= cs_flags::L4_INNER_CSUM;
+        }
         b as u8
     }
 
@@ -174,6 +204,8 @@ impl CsFlags {
         CsFlags {
             l3: bits & cs_flags::L3_CSUM != 0,
             l4: bits & cs_flags::L4_CSUM != 0,
+            inner_l3: bits & cs_flags::L3_INNER_CSUM != 0,
+            inner_l4: bits & cs_flags::L4_INNER_CSUM != 0,
         }
     }
 }
@@ -259,11 +291,37 @@ pub enum L2Header {
     VlanInsert(u16),
 }
 
-/// The Ethernet segment of a SEND.
+/// The software-parser fields of an LSO's Ethernet segment (`eth_seg.swp_*`): header offsets
+/// from the frame's start in 2-byte units, and `swp_flags`. Tunnelled (`inner_l3` != 0): the
+/// outer IP and L4 (UDP or GRE) headers and the inner IP and TCP headers; plain (`inner_l3` =
+/// 0, as mlx5e fills them for a frame without encapsulation): `outer_l3` and `outer_l4` are
+/// the IP and TCP headers. [`crate::lso::LsoHeaders::swp`] computes them from a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Swp {
+    pub outer_l4: u8,
+    pub outer_l3: u8,
+    pub inner_l4: u8,
+    pub inner_l3: u8,
+    /// `swp_flags` bits (`regs::consts::swp_flags`).
+    pub flags: u8,
+}
+
+/// An LSO send's request: payload bytes per segment and where the headers are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Lso {
+    /// `eth_seg.mss`.
+    pub mss: u16,
+    pub swp: Swp,
+}
+
+/// The Ethernet segment of a SEND, LSO or ENHANCED_MPSW.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EthSeg {
     pub cs_flags: CsFlags,
     pub header: L2Header,
+    /// The segmentation request: written whenever present; read back only from an LSO WQE
+    /// (other opcodes leave the fields 0, and the device ignores them).
+    pub lso: Option<Lso>,
 }
 
 impl EthSeg {
@@ -338,6 +396,14 @@ impl SendWqe {
             let seg = &mut out[at..];
             put(seg, eth_seg::CS_FLAGS, eth.cs_flags.bits());
             put(seg, eth_seg::MSS, 0u8);
+            if let Some(l) = eth.lso {
+                put(seg, eth_seg::MSS, l.mss);
+                put(seg, SWP_OUTER_L4_OFFSET, l.swp.outer_l4);
+                put(seg, SWP_OUTER_L3_OFFSET, l.swp.outer_l3);
+                put(seg, SWP_INNER_L4_OFFSET, l.swp.inner_l4);
+                put(seg, SWP_INNER_L3_OFFSET, l.swp.inner_l3);
+                put(seg, eth_seg::SWP_FLAGS, l.swp.flags);
+            }
             match &eth.header {
                 L2Header::None => {}
                 L2Header::VlanInsert(tci) => {
@@ -382,7 +448,10 @@ impl SendWqe {
         need(bytes, end)?;
         let fm = ctrl_seg::FM_CE_SE.get(bytes) as u32;
         let mut at = ctrl_seg::SIZE;
-        let eth = if matches!(opcode, SendOpcode::Send | SendOpcode::EnhancedMpsw) {
+        let eth = if matches!(
+            opcode,
+            SendOpcode::Send | SendOpcode::Lso | SendOpcode::EnhancedMpsw
+        ) {
             if at + eth_seg::SIZE > end {
                 return Err(DescError::Malformed("SEND without an Ethernet segment"));
             }
@@ -398,9 +467,20 @@ impl SendWqe {
                     .map_err(|_| DescError::Malformed("inline header beyond the DS count"))?;
                 L2Header::Inline(seg[INLINE_HDR_START..INLINE_HDR_START + n].to_vec())
             };
+            let byte = |f: DescField| f.get(seg) as u8;
             let eth = EthSeg {
                 cs_flags: CsFlags::from_bits(eth_seg::CS_FLAGS.get(seg) as u8),
                 header,
+                lso: (opcode == SendOpcode::Lso).then(|| Lso {
+                    mss: eth_seg::MSS.get(seg) as u16,
+                    swp: Swp {
+                        outer_l4: byte(SWP_OUTER_L4_OFFSET),
+                        outer_l3: byte(SWP_OUTER_L3_OFFSET),
+                        inner_l4: byte(SWP_INNER_L4_OFFSET),
+                        inner_l3: byte(SWP_INNER_L3_OFFSET),
+                        flags: byte(eth_seg::SWP_FLAGS),
+                    },
+                }),
             };
             at += eth.ds() * DS_BYTES;
             Some(eth)
@@ -781,8 +861,13 @@ mod tests {
             sqn: 0x123,
             cq_update: true,
             eth: Some(EthSeg {
-                cs_flags: CsFlags { l3: true, l4: true },
+                cs_flags: CsFlags {
+                    l3: true,
+                    l4: true,
+                    ..CsFlags::default()
+                },
                 header: L2Header::Inline(header),
+                lso: None,
             }),
             gather: vec![Gather::Ptr(DataSeg {
                 byte_count: 42,
@@ -822,10 +907,11 @@ mod tests {
             cq_update: true,
             eth: Some(EthSeg {
                 cs_flags: CsFlags {
-                    l3: false,
                     l4: true,
+                    ..CsFlags::default()
                 },
                 header: L2Header::VlanInsert(0x6064),
+                lso: None,
             }),
             gather: vec![
                 Gather::Ptr(DataSeg {
@@ -875,6 +961,7 @@ mod tests {
             eth: Some(EthSeg {
                 cs_flags: CsFlags::default(),
                 header: L2Header::Inline(hdr.clone()),
+                lso: None,
             }),
             gather: vec![
                 Gather::Inline(data.clone()),
@@ -1124,6 +1211,53 @@ mod tests {
         assert!(Eqe::decode(&e).owner);
     }
 
+    /// An LSO WQE's Ethernet segment carries its request; it decodes back, and the same
+    /// fields in a SEND are not read as one.
+    #[test]
+    fn lso_wqes_carry_mss_and_software_parser_fields() {
+        let hdr: Vec<u8> = (0..54).collect();
+        let lso = Lso {
+            mss: 1448,
+            swp: Swp {
+                outer_l4: 17,
+                outer_l3: 7,
+                inner_l4: 0,
+                inner_l3: 0,
+                flags: 0x10,
+            },
+        };
+        let mut wqe = SendWqe {
+            opcode: SendOpcode::Lso,
+            wqe_index: 3,
+            sqn: 2,
+            cq_update: true,
+            eth: Some(EthSeg {
+                cs_flags: CsFlags::from_bits(0xC0),
+                header: L2Header::Inline(hdr),
+                lso: Some(lso),
+            }),
+            gather: vec![Gather::Ptr(DataSeg {
+                byte_count: 4000,
+                lkey: 1,
+                addr: 0x9000,
+            })],
+        };
+        let b = wqe.encode().unwrap();
+        assert_eq!((b[3], b[7]), (0x0E, 7));
+        assert_eq!(
+            &b[16..30],
+            &hex("11 07 00 00 c0 10 05 a8 00 00 00 00 00 36")[..]
+        );
+        assert_eq!(SendWqe::decode(&b).unwrap(), wqe);
+        let mut send = b.clone();
+        send[3] = 0x0A;
+        wqe.opcode = SendOpcode::Send;
+        if let Some(e) = wqe.eth.as_mut() {
+            e.lso = None;
+        }
+        assert_eq!(SendWqe::decode(&send).unwrap(), wqe);
+    }
+
     #[test]
     fn codes_round_trip() {
         for c in 0..16 {
@@ -1132,9 +1266,12 @@ mod tests {
         for c in 0..=255 {
             assert_eq!(Syndrome::from_code(c).code(), c);
             assert_eq!(EventType::from_code(c).code(), c);
-            assert_eq!(CsFlags::from_bits(c).bits(), c & 0xC0);
+            // L3, L4, inner L3, inner L4; the low nibble is not a checksum request.
+            assert_eq!(CsFlags::from_bits(c).bits(), c & 0xF0);
         }
         assert_eq!(SendOpcode::from_code(0x0A), Some(SendOpcode::Send));
+        assert_eq!(SendOpcode::from_code(0x0E), Some(SendOpcode::Lso));
+        assert_eq!(SendOpcode::Lso.code(), 0x0E);
         assert_eq!(SendOpcode::from_code(0x0B), None);
     }
 

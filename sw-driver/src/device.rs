@@ -12,10 +12,11 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::encap::EncapContext;
 use crate::hw::{Backend, DmaRegion, Interrupts};
 use crate::regs::consts::{mini_cqe_format, qcmd_op, qcmd_status, qstate, qtype};
 use crate::regs::desc::qcmd_in;
-use crate::regs::{dev, id, mr, qcmd, rss, stats, tunnel, DescField, Field};
+use crate::regs::{dev, encap, id, mr, qcmd, rss, stats, tunnel, DescField, Field};
 
 /// `id.MAGIC`'s value, "NICG" (in the map's source, not among the generated constants).
 pub const MAGIC: u32 = 0x4E49_4347;
@@ -117,6 +118,13 @@ pub enum DeviceError {
         value: u64,
         limit: u64,
     },
+    /// An encapsulation context index not below `DeviceInfo::encap_contexts` (none when the
+    /// device has no encapsulation engine).
+    #[error("encapsulation context {index}: the device has {contexts}")]
+    NoSuchEncapContext { index: u8, contexts: u8 },
+    /// A value that does not fit its field in a device structure.
+    #[error(transparent)]
+    Desc(#[from] crate::desc::DescError),
 }
 
 /// Generator and register-map versions (`id.VERSION`).
@@ -141,6 +149,11 @@ pub struct Caps {
     pub loopback: bool,
     /// VXLAN/NVGRE recognition and de-capsulation on receive.
     pub tunnels: bool,
+    /// VXLAN/NVGRE encapsulation on transmit: per-SQ contexts ([`Device::program_encap`],
+    /// [`SqParams::encap`]).
+    pub encap: bool,
+    /// TCP segmentation offload: LSO sends, plain and tunnelled.
+    pub tso: bool,
 }
 
 /// A tunnel kind, as the steering table and the CQE number it.
@@ -174,6 +187,10 @@ pub struct DeviceInfo {
     pub log_max_wq: u8,
     /// Tunnel steering-table entries (0 without the tunnel stage).
     pub steer_entries: u8,
+    /// Encapsulation contexts on transmit (0 without the encapsulation engine).
+    pub encap_contexts: u8,
+    /// Largest LSO `mss` (0 without the TSO engine).
+    pub max_mss: u16,
     pub caps: Caps,
     /// The preset the device was generated from.
     pub preset: String,
@@ -220,7 +237,14 @@ impl fmt::Display for DeviceInfo {
             self.mrs,
             self.rss_table_size,
             self.log_max_wq
-        )
+        )?;
+        if self.caps.encap {
+            write!(f, ", {} encapsulation contexts", self.encap_contexts)?;
+        }
+        if self.caps.tso {
+            write!(f, ", LSO mss up to {}", self.max_mss)?;
+        }
+        Ok(())
     }
 }
 
@@ -284,6 +308,9 @@ pub struct SqParams {
     pub dbr: u64,
     /// The CQ its completions go to.
     pub cq: u16,
+    /// Encapsulate every frame the SQ sends with this context (below
+    /// [`DeviceInfo::encap_contexts`]); `None`: send frames as they are.
+    pub encap: Option<u8>,
 }
 
 /// Parameters of CREATE RQ.
@@ -502,6 +529,7 @@ impl<B: Backend> Device<B> {
         let queues = hw.read32(id::QUEUES);
         let limits = hw.read32(id::LIMITS);
         let caps = hw.read32(id::CAPS);
+        let overlay = hw.read32(id::OVERLAY);
         let name: [u8; 4 * id::PRESET_NAME_COUNT as usize] = read_bytes(&mut hw, id::PRESET_NAME);
         let name_len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
         let info = DeviceInfo {
@@ -515,12 +543,16 @@ impl<B: Backend> Device<B> {
             rss_table_size: id::LIMITS_TABLE_SIZE.get(limits) as u16,
             log_max_wq: id::LIMITS_LOG_MAX_WQ.get(limits) as u8,
             steer_entries: id::LIMITS_STEER_ENTRIES.get(limits) as u8,
+            encap_contexts: id::OVERLAY_ENCAP_CONTEXTS.get(overlay) as u8,
+            max_mss: id::OVERLAY_MAX_MSS.get(overlay) as u16,
             caps: Caps {
                 csum: id::CAPS_CSUM.get(caps) != 0,
                 rss: id::CAPS_RSS.get(caps) != 0,
                 vlan: id::CAPS_VLAN.get(caps) != 0,
                 loopback: id::CAPS_LOOPBACK.get(caps) != 0,
                 tunnels: id::CAPS_TUNNELS.get(caps) != 0,
+                encap: id::CAPS_ENCAP.get(caps) != 0,
+                tso: id::CAPS_TSO.get(caps) != 0,
             },
             preset: String::from_utf8_lossy(&name[..name_len]).into_owned(),
             config_hash: read_bytes(&mut hw, id::CONFIG_HASH),
@@ -819,10 +851,41 @@ impl<B: Backend> Device<B> {
         self.command(QueueOp::Create, QueueType::Cq, index, Some(&input))
     }
 
-    /// CREATE a send queue completing to CQ `p.cq`.
+    /// CREATE a send queue completing to CQ `p.cq`, encapsulating with context `p.encap`.
     pub fn create_sq(&mut self, index: u16, p: SqParams) -> Result<(), DeviceError> {
-        let input = Self::create_input(p.ring, p.log_size, p.dbr, p.cq)?;
+        let mut input = Self::create_input(p.ring, p.log_size, p.dbr, p.cq)?;
+        if let Some(c) = p.encap {
+            self.check_encap(c)?;
+            qcmd_in::ENCAP.set(&mut input, 1);
+            qcmd_in::ENCAP_CTX.set(&mut input, c.into());
+        }
         self.command(QueueOp::Create, QueueType::Sq, index, Some(&input))
+    }
+
+    /// Context `index` exists: the device encapsulates and has more contexts than `index`.
+    fn check_encap(&self, index: u8) -> Result<(), DeviceError> {
+        if !self.info.caps.encap {
+            return Err(DeviceError::Unsupported("encapsulation on transmit"));
+        }
+        if index >= self.info.encap_contexts {
+            return Err(DeviceError::NoSuchEncapContext {
+                index,
+                contexts: self.info.encap_contexts,
+            });
+        }
+        Ok(())
+    }
+
+    /// Write encapsulation context `index` (its 16 `encap.CTX` words). The device restarts the
+    /// context's IPv4 ID counter; write a context while no SQ that uses it sends.
+    pub fn program_encap(&mut self, index: u8, ctx: &EncapContext) -> Result<(), DeviceError> {
+        self.check_encap(index)?;
+        let words = ctx.words()?;
+        let first = words.len() as u32 * u32::from(index);
+        for (w, v) in words.into_iter().enumerate() {
+            self.hw.write32(encap::CTX + 4 * (first + w as u32), v);
+        }
+        Ok(())
     }
 
     /// CREATE a receive queue completing to CQ `p.cq`.
@@ -911,9 +974,15 @@ mod tests {
                 rss: true,
                 vlan: true,
                 loopback: true,
-                tunnels: true
+                tunnels: true,
+                encap: true,
+                tso: true,
             }
         );
+        assert_eq!((i.encap_contexts, i.max_mss), (4, 9000));
+        assert!(i
+            .to_string()
+            .ends_with("rings up to 2^10, 4 encapsulation contexts, LSO mss up to 9000"));
         assert_eq!(i.preset, "nic512");
         assert_eq!(i.config_hash, [1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(i.git_hash[0], 0xA0);
@@ -1046,6 +1115,85 @@ mod tests {
     }
 
     #[test]
+    fn program_encap_writes_the_contexts_sixteen_words() {
+        let mut d = open();
+        let ctx = crate::encap::tests::vxlan();
+        d.program_encap(2, &ctx).unwrap();
+        let want: Vec<(u32, u32)> = ctx
+            .words()
+            .unwrap()
+            .into_iter()
+            .enumerate()
+            .map(|(w, v)| (encap::CTX + 4 * (32 + w as u32), v))
+            .collect();
+        assert_eq!(d.backend().encap_writes, want);
+        assert_eq!(
+            d.program_encap(4, &ctx),
+            Err(DeviceError::NoSuchEncapContext {
+                index: 4,
+                contexts: 4
+            })
+        );
+        let mut plain = Device::open(FakeNic::new(FakeId {
+            caps: 0x1F,
+            encap_contexts: 0,
+            ..FakeId::default()
+        }))
+        .unwrap();
+        assert_eq!(
+            plain.program_encap(0, &ctx),
+            Err(DeviceError::Unsupported("encapsulation on transmit"))
+        );
+        assert!(plain.backend().encap_writes.is_empty());
+        assert_eq!(d.backend().encap_writes.len(), 16);
+    }
+
+    #[test]
+    fn create_sq_stages_its_encapsulation_context() {
+        let mut d = open();
+        d.create_eq(
+            0,
+            EqParams {
+                ring: MEM_BASE,
+                log_size: 4,
+                vector: 0,
+                moderation: Moderation::default(),
+            },
+        )
+        .unwrap();
+        let cq = CqParams {
+            ring: MEM_BASE + 0x1000,
+            log_size: 4,
+            dbr: MEM_BASE + 0x800,
+            eq: 0,
+            compress: None,
+            session: 0,
+        };
+        d.create_cq(0, cq).unwrap();
+        let sq = |encap| SqParams {
+            ring: MEM_BASE + 0x2000,
+            log_size: 4,
+            dbr: MEM_BASE + 0x808,
+            cq: 0,
+            encap,
+        };
+        d.create_sq(1, sq(Some(3))).unwrap();
+        // qcmd_in word 6: encap (bit 31) and the context.
+        assert_eq!(d.backend().queues[2][1].as_ref().unwrap().encap, Some(3));
+        d.create_sq(2, sq(None)).unwrap();
+        assert_eq!(d.backend().queues[2][2].as_ref().unwrap().encap, None);
+        let n = d.backend().commands.len();
+        assert_eq!(
+            d.create_sq(3, sq(Some(4))),
+            Err(DeviceError::NoSuchEncapContext {
+                index: 4,
+                contexts: 4
+            })
+        );
+        assert_eq!(d.backend().commands.len(), n, "refused before any command");
+    }
+
+    #[test]
     fn queue_commands_stage_their_inputs() {
         let mut d = open();
         let ring = 0x0000_0002_0000_1000;
@@ -1081,6 +1229,7 @@ mod tests {
                 log_size: 5,
                 dbr: MEM_BASE + 0x48,
                 cq: 2,
+                encap: None,
             },
         )
         .unwrap();
@@ -1231,6 +1380,7 @@ mod tests {
                 log_size: 4,
                 dbr: MEM_BASE + 0x808,
                 cq: 0,
+                encap: None,
             },
         )
         .unwrap();

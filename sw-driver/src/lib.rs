@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | hardware | [`hw`] | [`RegisterSpace`](hw::RegisterSpace) (BAR 0), [`DmaMemory`](hw::DmaMemory), [`Interrupts`](hw::Interrupts) (vectors, `relax`, device time) |
 //! | map | [`regs`] | BAR offsets, register fields, descriptor layouts, constants — generated from `hdl/src/host/regmap.rs`, never edited |
-//! | descriptors | [`desc`] | mlx5 send/receive WQEs, CQEs, EQEs as typed values ↔ bytes, every field through [`regs::desc`] |
+//! | descriptors | [`desc`], [`lso`], [`encap`] | mlx5 send/receive WQEs, CQEs, EQEs as typed values ↔ bytes, every field through [`regs::desc`]; an LSO super-frame's headers and software-parser fields; encapsulation contexts as `encap.CTX` words |
 //! | rings | [`ring`] | 16-bit producer/consumer counters, WQEBB slots and wrap, the owner-bit rule, doorbell records and payloads |
 //! | device | [`device`] | [`Device`](device::Device): identification, loopback, memory regions, queue commands, RSS, counters, time |
 //! | netdev | [`netdev`] | [`NetDev`](netdev::NetDev): queue pairs that send and receive frames with offloads, poll, wait, recover |
@@ -80,7 +80,9 @@ macro_rules! coded_enum {
 
 pub mod desc;
 pub mod device;
+pub mod encap;
 pub mod hw;
+pub mod lso;
 pub mod netdev;
 pub mod ring;
 #[cfg(target_os = "linux")]

@@ -21,6 +21,11 @@
 //! [`NetDevConfig::tx_mpwqe`], frames go in enhanced multi-packet send WQEs (mlx5e's MPWQE):
 //! [`NetDev::send_more`] appends its frame to the queue's open session, a WQE not yet in the
 //! ring, as one more packet; `send` and `flush` close the session, write its WQE and ring.
+//! A frame sent with [`TxOffload::lso`] goes as an LSO WQE (opcode 0x0E, mlx5e's TSO send):
+//! every header through the (inner) TCP header inline in the Ethernet segment with `mss` and
+//! the software-parser offsets ([`crate::lso`]), the payload by a data segment; the device cuts
+//! it into segments, so one frame (one [`Completion::Tx`]) may leave as many.
+//! [`NetDevConfig::tx_encap`] creates every SQ with an encapsulation context.
 //! Receiving keeps every
 //! RQ slot posted with one buffer ([`NetDev::post_rx_buffers`], also run by [`NetDev::poll`]).
 //! With [`NetDevConfig::rx_striding`] the RQ is a striding (multi-packet) RQ: each WQE's buffer
@@ -57,6 +62,7 @@ use crate::device::{
     RqParams, RqStrides, SqParams,
 };
 use crate::hw::{Backend, DmaError, DmaRegion};
+use crate::lso::{LsoError, LsoRequest, LsoTunnel};
 use crate::regs::consts::{cqe_format, misc};
 use crate::regs::desc::{cqe, eqe};
 use crate::regs::uar;
@@ -160,6 +166,10 @@ pub struct NetDevConfig {
     /// and `rx_buf_size` is not used. A WQE must hold the device's largest frame. `None`: one
     /// frame per WQE.
     pub rx_striding: Option<RqStrides>,
+    /// Create every send queue with this encapsulation context ([`SqParams::encap`]): the
+    /// device puts the context's outer headers in front of every frame sent (program it with
+    /// [`Device::program_encap`] first). `None`: frames go as they are.
+    pub tx_encap: Option<u8>,
 }
 
 impl Default for NetDevConfig {
@@ -179,6 +189,7 @@ impl Default for NetDevConfig {
             cqe_compress: false,
             cq_session: 0,
             rx_striding: None,
+            tx_encap: None,
         }
     }
 }
@@ -195,6 +206,24 @@ pub struct TxOffload {
     pub vlan_tci: Option<u16>,
     /// Carry the first 18 bytes of the frame in the WQE (mlx5e's L2 inline mode).
     pub inline_headers: bool,
+    /// Segment the frame (a super-frame) into TCP segments of `mss` payload bytes: an LSO WQE
+    /// ([`LsoRequest::for_frame`] finds the headers). The device then writes every checksum
+    /// of every segment (`csum_l3`/`csum_l4` are not looked at); no VLAN insertion, no
+    /// `inline_headers`, no multi-packet WQE.
+    pub lso: Option<LsoRequest>,
+}
+
+/// The checksum flags mlx5e writes on an LSO send (the device writes every checksum of an LSO
+/// segment whatever they say): L3|L4 for a plain frame, L3|inner L3|inner L4 (0x70) for a
+/// tunnelled one.
+fn lso_cs_flags(tunnel: LsoTunnel) -> CsFlags {
+    let tunnelled = tunnel != LsoTunnel::None;
+    CsFlags {
+        l3: true,
+        l4: !tunnelled,
+        inner_l3: tunnelled,
+        inner_l4: tunnelled,
+    }
 }
 
 /// Which side of a queue pair an error completion belongs to.
@@ -319,6 +348,8 @@ pub enum Error {
     Dma(#[from] DmaError),
     #[error(transparent)]
     Desc(#[from] DescError),
+    #[error(transparent)]
+    Lso(#[from] LsoError),
 }
 
 /// An operation that consumed the [`Device`] failed; here it is back (boxed: a device holds
@@ -723,6 +754,7 @@ impl<B: Backend> NetDev<B> {
                 log_size: c.sq_log_size,
                 dbr: sq.dbr.addr,
                 cq: n,
+                encap: c.tx_encap,
             };
             self.dev.create_sq(n, p)?;
             self.created.push((QueueType::Sq, n));
@@ -892,7 +924,7 @@ impl<B: Backend> NetDev<B> {
                 min: ETH_HLEN,
             });
         }
-        if (off.csum_l3 || off.csum_l4) && !caps.csum {
+        if (off.csum_l3 || off.csum_l4) && !caps.csum && off.lso.is_none() {
             return Err(DeviceError::Unsupported("checksum offload").into());
         }
         if self.qp(queue)?.sq.in_error {
@@ -901,9 +933,13 @@ impl<B: Backend> NetDev<B> {
                 kind: Direction::Send,
             });
         }
-        if self.cfg.tx_mpwqe && off.vlan_tci.is_none() && !off.inline_headers {
+        if self.cfg.tx_mpwqe && off.vlan_tci.is_none() && !off.inline_headers && off.lso.is_none() {
             return self.mpw_send(queue, frame, off, more);
         }
+        let lso = off
+            .lso
+            .map(|l| self.lso_segment(frame, &off, l))
+            .transpose()?;
         self.mpw_close(queue, true)?;
         let (lkey, tx_buf_size) = (self.lkey.0, self.cfg.tx_buf_size);
         let bufs_per_slot = self.tx_bufs_per_slot();
@@ -914,9 +950,13 @@ impl<B: Backend> NetDev<B> {
         let cq_update = !more || qp.sq.unsignalled + 1 >= MAX_UNSIGNALLED;
 
         // The L2 header: in the WQE (with the tag spliced in when the driver inserts it), by
-        // the device's VLAN insert, or all in the buffer.
-        let (header, rest) = match off.vlan_tci {
-            Some(tci) if off.inline_headers || !caps.vlan => {
+        // the device's VLAN insert, or all in the buffer; an LSO's every header through TCP.
+        let (header, rest) = match (off.lso, off.vlan_tci) {
+            (Some(l), _) => {
+                let h = l.headers.hdr_len;
+                (L2Header::Inline(frame[..h].to_vec()), h)
+            }
+            (None, Some(tci)) if off.inline_headers || !caps.vlan => {
                 let mut h = frame[..MACS_LEN].to_vec();
                 h.extend_from_slice(&TPID_8021Q.to_be_bytes());
                 h.extend_from_slice(&tci.to_be_bytes());
@@ -929,23 +969,32 @@ impl<B: Backend> NetDev<B> {
                 h.extend_from_slice(&frame[MACS_LEN..hdr_end]);
                 (L2Header::Inline(h), hdr_end)
             }
-            Some(tci) => (L2Header::VlanInsert(tci), 0),
-            None if off.inline_headers && frame.len() > INLINE_L2 => {
+            (None, Some(tci)) => (L2Header::VlanInsert(tci), 0),
+            (None, None) if off.inline_headers && frame.len() > INLINE_L2 => {
                 (L2Header::Inline(frame[..INLINE_L2].to_vec()), INLINE_L2)
             }
-            None => (L2Header::None, 0),
+            (None, None) => (L2Header::None, 0),
+        };
+        let (opcode, cs_flags) = match off.lso {
+            Some(l) => (SendOpcode::Lso, lso_cs_flags(l.headers.tunnel)),
+            None => (
+                SendOpcode::Send,
+                CsFlags {
+                    l3: off.csum_l3,
+                    l4: off.csum_l4,
+                    ..CsFlags::default()
+                },
+            ),
         };
         let wqe = SendWqe {
-            opcode: SendOpcode::Send,
+            opcode,
             wqe_index: index,
             sqn: queue as u32,
             cq_update,
             eth: Some(EthSeg {
-                cs_flags: CsFlags {
-                    l3: off.csum_l3,
-                    l4: off.csum_l4,
-                },
+                cs_flags,
                 header,
+                lso,
             }),
             gather: vec![if frame.len() <= self.cfg.tx_inline {
                 Gather::Inline(frame[rest..].to_vec())
@@ -961,6 +1010,48 @@ impl<B: Backend> NetDev<B> {
             self.dev.backend().write(buf, frame);
         }
         self.post_wqe(queue, &wqe.encode()?, vec![frame.len()], more, cq_update)
+    }
+
+    /// The Ethernet segment's LSO fields for `frame` sent with `req`, once the device and
+    /// `off` allow it: the device segments, `mss` is within its `max_mss`, no VLAN insertion
+    /// or L2-only inline header is asked for, the headers end inside the frame and their
+    /// offsets fit the software parser.
+    fn lso_segment(
+        &self,
+        frame: &[u8],
+        off: &TxOffload,
+        req: LsoRequest,
+    ) -> Result<crate::desc::Lso, Error> {
+        let info = self.dev.info();
+        if !info.caps.tso {
+            return Err(DeviceError::Unsupported("TCP segmentation offload").into());
+        }
+        if off.vlan_tci.is_some() || off.inline_headers {
+            return Err(Error::Config(
+                "an LSO send carries its headers inline: no VLAN insertion, no L2 inline mode"
+                    .into(),
+            ));
+        }
+        if req.mss == 0 || req.mss > info.max_mss {
+            return Err(DeviceError::OutOfRange {
+                what: "LSO mss",
+                value: req.mss.into(),
+                limit: info.max_mss.into(),
+            }
+            .into());
+        }
+        let hdr_len = req.headers.hdr_len;
+        if hdr_len >= frame.len() {
+            return Err(LsoError::NoPayload {
+                len: frame.len(),
+                hdr_len,
+            }
+            .into());
+        }
+        Ok(crate::desc::Lso {
+            mss: req.mss,
+            swp: req.headers.swp()?,
+        })
     }
 
     /// [`NetDevConfig::tx_mpwqe`]: `frame` as one more packet of queue `queue`'s open
@@ -1054,8 +1145,10 @@ impl<B: Backend> NetDev<B> {
                 cs_flags: CsFlags {
                     l3: s.off.csum_l3,
                     l4: s.off.csum_l4,
+                    ..CsFlags::default()
                 },
                 header: L2Header::None,
+                lso: None,
             }),
             gather: s.gather,
         };
@@ -1696,6 +1789,7 @@ mod tests {
             csum_l4: true,
             inline_headers: true,
             vlan_tci: None,
+            lso: None,
         };
         assert_eq!(nd.send(1, &f, off).unwrap(), 0);
         let got = collect(&mut nd, 0b10, 2);
@@ -1720,7 +1814,7 @@ mod tests {
         let w = &fake(&mut nd).sent[0];
         assert_eq!((w.sqn, w.wqe_index, w.cq_update), (1, 0, true));
         let eth = w.eth.as_ref().unwrap();
-        assert_eq!(eth.cs_flags, CsFlags { l3: true, l4: true });
+        assert_eq!(eth.cs_flags.bits(), 0xC0);
         assert_eq!(eth.header, L2Header::Inline(f[..18].to_vec()));
         match &w.gather[..] {
             [Gather::Ptr(d)] => assert_eq!((d.byte_count, d.lkey), (42, 0)),
@@ -2320,6 +2414,162 @@ mod tests {
                 Ok(_) => panic!("2^{n} strides of 2^{sz} bytes accepted"),
             }
         }
+    }
+
+    /// The §2.5 worked example's super-frame: its headers (VXLAN over IPv4, inner IPv4/TCP,
+    /// 104 bytes) and 2500 payload bytes (7k + 3).
+    fn vxlan_super_frame() -> Vec<u8> {
+        let mut f = crate::lso::tests::vxlan_example()[..104].to_vec();
+        f.extend((0..2500).map(|k| (7 * k + 3) as u8));
+        f
+    }
+
+    /// A netdev on a device with a 9000-byte MTU (room for a super-frame), sending to the wire.
+    fn lso_netdev(id: FakeId) -> NetDev<FakeNic> {
+        let cfg = NetDevConfig {
+            tx_buf_size: 4096,
+            rx_buf_size: 9216,
+            ..NetDevConfig::default()
+        };
+        netdev_with(FakeId { mtu: 9000, ..id }, cfg, false)
+    }
+
+    /// wire-formats.md §2.5's mlx5 descriptor: opcode LSO, mss 1000, the 104 header bytes
+    /// inline, cs_flags 0x70, DS count 10 (3 WQEBBs), the software-parser fields of §4.4.
+    #[test]
+    fn an_lso_send_writes_the_worked_examples_wqe() {
+        let mut nd = lso_netdev(FakeId::default());
+        let f = vxlan_super_frame();
+        let lso = LsoRequest::for_frame(&f, 1000, 4789).unwrap();
+        let off = TxOffload {
+            lso: Some(lso),
+            ..TxOffload::default()
+        };
+        assert_eq!(nd.send(0, &f, off).unwrap(), 0);
+        let got = collect(&mut nd, 1, 1);
+        assert!(matches!(txs(&got)[0], Completion::Tx { bytes: 2604, .. }));
+        let fk = fake(&mut nd);
+        let b = fk.wqe_bytes[0].clone();
+        assert_eq!(b.len(), 3 * WQEBB);
+        assert_eq!(
+            &b[0..8],
+            &[0, 0, 0, 0x0E, 0, 0, 0, 10],
+            "opcode LSO, SQ 0, DS 10"
+        );
+        assert_eq!(b[11], 0x08, "CQ_UPDATE");
+        // eth: swp outer L4 34/2, outer L3 14/2, inner L4 84/2, inner L3 64/2; cs_flags 0x70;
+        // swp_flags OUTER_L4_UDP; mss 1000; inline 104 and its first 2 bytes.
+        assert_eq!(
+            &b[16..32],
+            &[17, 7, 42, 32, 0x70, 0x20, 0x03, 0xE8, 0, 0, 0, 0, 0, 104, 0x02, 0x00]
+        );
+        assert_eq!(&b[32..134], &f[2..104]);
+        assert!(b[134..144].iter().all(|&x| x == 0), "inline padding");
+        // DS 9: the payload by pointer (lkey 0), after the header in the frame's buffer.
+        let seg = &b[144..160];
+        assert_eq!(&seg[0..8], &[0, 0, 0x09, 0xC4, 0, 0, 0, 0]);
+        let addr = u64::from_be_bytes(seg[8..16].try_into().unwrap());
+        assert_eq!(fk.peek(addr, 2500), f[104..]);
+        assert!(b[160..].iter().all(|&x| x == 0));
+        // The fake decodes the request back and sends the super-frame whole.
+        let w = &fk.sent[0];
+        assert_eq!(w.opcode, SendOpcode::Lso);
+        let eth = w.eth.as_ref().unwrap();
+        assert_eq!(eth.lso.map(|l| l.mss), Some(1000));
+        assert_eq!(eth.lso.unwrap().swp, lso.headers.swp().unwrap());
+        assert_eq!(fk.wire, vec![f]);
+    }
+
+    #[test]
+    fn a_plain_lso_puts_ip_and_tcp_in_the_outer_fields() {
+        let mut nd = lso_netdev(FakeId::default());
+        // The worked example's inner frame: IPv4/TCP, 54 header bytes.
+        let f = vxlan_super_frame()[50..].to_vec();
+        let off = TxOffload {
+            lso: Some(LsoRequest::for_frame(&f, 1448, 4789).unwrap()),
+            ..TxOffload::default()
+        };
+        nd.send(0, &f, off).unwrap();
+        collect(&mut nd, 1, 1);
+        let b = &fake(&mut nd).wqe_bytes[0];
+        // DS: ctrl, eth, 4 of inline header (52 bytes after the first 2), 1 data.
+        assert_eq!((b[3], b[7]), (0x0E, 7));
+        assert_eq!(
+            &b[16..32],
+            &[17, 7, 0, 0, 0xC0, 0, 0x05, 0xA8, 0, 0, 0, 0, 0, 54, 0x02, 0x00]
+        );
+    }
+
+    #[test]
+    fn lso_sends_the_device_or_the_request_cannot_take_are_refused() {
+        let f = vxlan_super_frame();
+        let req = LsoRequest::for_frame(&f, 1000, 4789).unwrap();
+        let with = |lso: LsoRequest| TxOffload {
+            lso: Some(lso),
+            ..TxOffload::default()
+        };
+        let no_tso = FakeId {
+            caps: 0x3F,
+            max_mss: 0,
+            ..FakeId::default()
+        };
+        let e = lso_netdev(no_tso).send(0, &f, with(req)).unwrap_err();
+        assert!(
+            matches!(e, Error::Device(DeviceError::Unsupported(_))),
+            "{e}"
+        );
+        let mut nd = lso_netdev(FakeId::default());
+        for mss in [0, 9001] {
+            let e = nd.send(0, &f, with(LsoRequest { mss, ..req })).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::Device(DeviceError::OutOfRange {
+                        what: "LSO mss",
+                        limit: 9000,
+                        ..
+                    })
+                ),
+                "{e}"
+            );
+        }
+        let vlan = TxOffload {
+            vlan_tci: Some(5),
+            ..with(req)
+        };
+        assert!(matches!(nd.send(0, &f, vlan), Err(Error::Config(_))));
+        let e = nd.send(0, &f[..104], with(req)).unwrap_err();
+        assert!(matches!(e, Error::Lso(LsoError::NoPayload { .. })), "{e}");
+        // Nothing reached the ring.
+        assert!(fake(&mut nd).wqe_bytes.is_empty());
+    }
+
+    #[test]
+    fn every_send_queue_takes_the_configured_encapsulation_context() {
+        let mut nd = netdev(NetDevConfig {
+            queues: 2,
+            tx_encap: Some(3),
+            ..NetDevConfig::default()
+        });
+        let sqs = &fake(&mut nd).queues[2];
+        assert_eq!(sqs[0].as_ref().unwrap().encap, Some(3));
+        assert_eq!(sqs[1].as_ref().unwrap().encap, Some(3));
+        let dev = Device::open(FakeNic::new(FakeId::default())).unwrap();
+        let cfg = NetDevConfig {
+            tx_encap: Some(4),
+            ..NetDevConfig::default()
+        };
+        let e = NetDev::new(dev, cfg).unwrap_err().error;
+        assert!(
+            matches!(
+                e,
+                Error::Device(DeviceError::NoSuchEncapContext {
+                    index: 4,
+                    contexts: 4
+                })
+            ),
+            "{e}"
+        );
     }
 
     #[test]

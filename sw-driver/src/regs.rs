@@ -340,7 +340,7 @@ pub mod encap {
     pub const BLOCK_BASE: u32 = 0x9000;
     /// Bytes the block spans.
     pub const BLOCK_SPAN: u32 = 0x1000;
-    /// Context word 16c + w: w 0 destination MAC bytes 0-3 (byte 0 in 31:24); 1 destination MAC bytes 4-5 (31:16), source MAC bytes 0-1 (15:0); 2 source MAC bytes 2-5; 3 TTL (7:0), TOS (15:8), IPv6 (16), NVGRE (17, else VXLAN), outer UDP checksum over IPv4 (18), DF (19); 4 VNI/VSID (23:0), NVGRE FlowID (31:24); 5 VXLAN UDP destination port (15:0); 6 IPv6 flow label (19:0); 8-11 source address (128-bit big-endian, IPv4 in word 11); 12-15 destination address (WO).
+    /// Context word 16c + w: word w of context c; their meaning is in the `encap_ctx` layout below (the outer Ethernet addresses, the outer IP header's fields and flags, the tunnel) (WO).
     pub const CTX: u32 = 0x9000;
     /// Elements of `CTX`, 4 bytes apart.
     pub const CTX_COUNT: u32 = 768;
@@ -441,6 +441,34 @@ pub mod desc {
         use super::super::DescField;
         /// Bytes of the layout.
         pub const SIZE: usize = 16;
+        /// LSO: software-parser offset, 2-byte units from the frame's start, of the outer L4 header (tunnelled: the outer UDP or GRE header) or, when swp_inner_l3_offset is 0, of the TCP header.
+        pub const SWP_OUTER_L4_OFFSET: DescField = DescField {
+            byte: 0x00,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
+        /// LSO: software-parser offset (2-byte units) of the outer IP header, or when swp_inner_l3_offset is 0 of the only IP header.
+        pub const SWP_OUTER_L3_OFFSET: DescField = DescField {
+            byte: 0x01,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
+        /// LSO, tunnelled: software-parser offset (2-byte units) of the inner TCP header.
+        pub const SWP_INNER_L4_OFFSET: DescField = DescField {
+            byte: 0x02,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
+        /// LSO: software-parser offset (2-byte units) of the inner IP header; 0: the frame is not tunnelled.
+        pub const SWP_INNER_L3_OFFSET: DescField = DescField {
+            byte: 0x03,
+            container: 1,
+            lsb: 0,
+            bits: 8,
+        };
         /// checksum requests (cs_flags group).
         pub const CS_FLAGS: DescField = DescField {
             byte: 0x04,
@@ -448,21 +476,21 @@ pub mod desc {
             lsb: 0,
             bits: 8,
         };
-        /// software-parser flags (unused by nicgen: 0).
+        /// LSO: software-parser flags (swp_flags group): tunnelled, OUTER_L4_UDP says VXLAN (else NVGRE), OUTER_L3_IPV6 and INNER_L3_IPV6 the IP versions; not tunnelled, OUTER_L3_IPV6 says the IP header is IPv6 (as mlx5e fills them); ignored by other opcodes.
         pub const SWP_FLAGS: DescField = DescField {
             byte: 0x05,
             container: 1,
             lsb: 0,
             bits: 8,
         };
-        /// LSO segment size (0: no LSO).
+        /// LSO: payload bytes per segment, 1..=16383 (0: no LSO; other opcodes ignore it).
         pub const MSS: DescField = DescField {
             byte: 0x06,
             container: 2,
             lsb: 0,
             bits: 16,
         };
-        /// bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear).
+        /// bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear); LSO: every header through the (inner) TCP header, at least 14, the segments' header length.
         pub const INLINE_HDR_SZ: DescField = DescField {
             byte: 0x0c,
             container: 2,
@@ -857,6 +885,138 @@ pub mod desc {
             bits: 32,
         };
     }
+    /// encap.CTX words of one encapsulation context (little-endian register words, word k at byte 4k, as qcmd_in): what an SQ created with it puts in front of every frame, the outer Ethernet header (no VLAN tag: the TX path's VLAN insert tags the outer frame), the outer IPv4 or IPv6 header and the VXLAN (UDP) or NVGRE header. The outer lengths, the IPv4 ID (a per-context counter) and checksum and the UDP source port (a hash of the inner flow) are the device's.
+    pub mod encap_ctx {
+        use super::super::DescField;
+        /// Bytes of the layout.
+        pub const SIZE: usize = 64;
+        /// outer destination MAC bytes 0-3 (byte 0 in bits 31:24).
+        pub const DST_MAC_HI: DescField = DescField {
+            byte: 0x00,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
+        /// outer destination MAC bytes 4-5.
+        pub const DST_MAC_LO: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 16,
+            bits: 16,
+        };
+        /// outer source MAC bytes 0-1.
+        pub const SRC_MAC_HI: DescField = DescField {
+            byte: 0x04,
+            container: 4,
+            lsb: 0,
+            bits: 16,
+        };
+        /// outer source MAC bytes 2-5.
+        pub const SRC_MAC_LO: DescField = DescField {
+            byte: 0x08,
+            container: 4,
+            lsb: 0,
+            bits: 32,
+        };
+        /// outer IPv4 TTL / IPv6 hop limit.
+        pub const TTL: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 0,
+            bits: 8,
+        };
+        /// outer IPv4 TOS / IPv6 traffic class.
+        pub const TOS: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 8,
+            bits: 8,
+        };
+        /// the outer IP header is IPv6.
+        pub const IPV6: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 16,
+            bits: 1,
+        };
+        /// the tunnel is NVGRE (GRE with key, protocol 0x6558); 0: VXLAN.
+        pub const NVGRE: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 17,
+            bits: 1,
+        };
+        /// VXLAN over IPv4: compute the outer UDP checksum (over IPv6 it always is).
+        pub const UDP_CHECKSUM: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 18,
+            bits: 1,
+        };
+        /// outer IPv4: don't fragment.
+        pub const DF: DescField = DescField {
+            byte: 0x0c,
+            container: 4,
+            lsb: 19,
+            bits: 1,
+        };
+        /// VXLAN VNI or NVGRE VSID.
+        pub const TUNNEL_ID: DescField = DescField {
+            byte: 0x10,
+            container: 4,
+            lsb: 0,
+            bits: 24,
+        };
+        /// NVGRE FlowID.
+        pub const FLOW_ID: DescField = DescField {
+            byte: 0x10,
+            container: 4,
+            lsb: 24,
+            bits: 8,
+        };
+        /// VXLAN: outer UDP destination port.
+        pub const UDP_PORT: DescField = DescField {
+            byte: 0x14,
+            container: 4,
+            lsb: 0,
+            bits: 16,
+        };
+        /// outer IPv6 flow label.
+        pub const FLOW_LABEL: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 0,
+            bits: 20,
+        };
+        /// outer source address bytes 0-7 (IPv6, big-endian).
+        pub const SRC_ADDR_HI: DescField = DescField {
+            byte: 0x20,
+            container: 8,
+            lsb: 0,
+            bits: 64,
+        };
+        /// outer source address bytes 8-15 (IPv6); IPv4: the address in bits 31:0.
+        pub const SRC_ADDR_LO: DescField = DescField {
+            byte: 0x28,
+            container: 8,
+            lsb: 0,
+            bits: 64,
+        };
+        /// outer destination address bytes 0-7 (IPv6, big-endian).
+        pub const DST_ADDR_HI: DescField = DescField {
+            byte: 0x30,
+            container: 8,
+            lsb: 0,
+            bits: 64,
+        };
+        /// outer destination address bytes 8-15 (IPv6); IPv4: the address in bits 31:0.
+        pub const DST_ADDR_LO: DescField = DescField {
+            byte: 0x38,
+            container: 8,
+            lsb: 0,
+            bits: 64,
+        };
+    }
     /// QCMD.IN words for CREATE, by queue type (little-endian register words, word k at byte 4k). Ring and doorbell-record addresses are bus addresses; rings are 4 KiB aligned.
     pub mod qcmd_in {
         use super::super::DescField;
@@ -967,6 +1127,20 @@ pub mod desc {
             lsb: 16,
             bits: 16,
         };
+        /// SQ: the encapsulation context (below ID.OVERLAY.encap_contexts, else bad parameter) of every frame the SQ sends, when encap is set.
+        pub const ENCAP_CTX: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 0,
+            bits: 8,
+        };
+        /// SQ: encapsulate every frame (every segment of an LSO send) with context encap_ctx (encap block).
+        pub const ENCAP: DescField = DescField {
+            byte: 0x18,
+            container: 4,
+            lsb: 31,
+            bits: 1,
+        };
     }
 }
 
@@ -1020,6 +1194,8 @@ pub mod consts {
         pub const NOP: u32 = 0x0;
         /// send a frame.
         pub const SEND: u32 = 0xa;
+        /// send a super-frame, segmented by the TSO engine (eth_seg mss and software-parser offsets, every header through TCP inline); the super-frame is at most the largest frame, ID.MTU + 22 bytes.
+        pub const LSO: u32 = 0xe;
         /// enhanced multi-packet send: one packet per data segment, one CQE.
         pub const ENHANCED_MPSW: u32 = 0x29;
     }
@@ -1036,6 +1212,21 @@ pub mod consts {
         pub const L3_CSUM: u32 = 0x40;
         /// insert the TCP/UDP checksum.
         pub const L4_CSUM: u32 = 0x80;
+        /// tunnelled: the inner IPv4 header checksum (mlx5e sets it; nicgen ignores it: an LSO send's segments get every checksum from the TSO engine).
+        pub const L3_INNER_CSUM: u32 = 0x10;
+        /// tunnelled: the inner TCP/UDP checksum (ignored by nicgen, as L3_INNER_CSUM).
+        pub const L4_INNER_CSUM: u32 = 0x20;
+    }
+    /// eth_seg.swp_flags bits (LSO WQEs).
+    pub mod swp_flags {
+        /// tunnelled: the inner IP header is IPv6.
+        pub const INNER_L3_IPV6: u32 = 0x1;
+        /// tunnelled: the inner L4 header is UDP (not looked at: nicgen segments TCP only).
+        pub const INNER_L4_UDP: u32 = 0x2;
+        /// the outer IP header (not tunnelled: the only one) is IPv6.
+        pub const OUTER_L3_IPV6: u32 = 0x10;
+        /// tunnelled: the outer L4 header is UDP (VXLAN); clear: GRE (NVGRE).
+        pub const OUTER_L4_UDP: u32 = 0x20;
     }
     /// CQE opcodes (cqe.opcode).
     pub mod cqe_opcode {

@@ -16,7 +16,7 @@ use crate::desc::{
 use crate::device::{ABI, MAGIC};
 use crate::hw::{DmaError, DmaMemory, DmaRegion, Interrupts, RegisterSpace};
 use crate::regs::desc::{ctrl_seg, dbr, qcmd_in};
-use crate::regs::{consts, dev, id, mr, qcmd, rss, stats, tunnel, uar};
+use crate::regs::{consts, dev, encap, id, mr, qcmd, rss, stats, tunnel, uar};
 
 /// Bus address of the fake's memory.
 pub const MEM_BASE: u64 = 0x1_0000_0000;
@@ -37,6 +37,9 @@ pub struct FakeId {
     pub caps: u32,
     pub mtu: u32,
     pub steer_entries: u32,
+    /// `ID.OVERLAY`.
+    pub encap_contexts: u32,
+    pub max_mss: u32,
 }
 
 impl Default for FakeId {
@@ -49,9 +52,11 @@ impl Default for FakeId {
             mrs: 8,
             table_size: 16,
             log_max_wq: 10,
-            caps: 0x1F,
+            caps: 0x7F,
             mtu: 1500,
             steer_entries: 4,
+            encap_contexts: 4,
+            max_mss: 9000,
         }
     }
 }
@@ -77,6 +82,8 @@ pub struct FQueue {
     pub striding: Option<(u32, u32)>,
     /// Striding RQ: strides of WQE `pc` used.
     pub stride: u32,
+    /// SQ: the encapsulation context it was created with.
+    pub encap: Option<u8>,
 }
 
 pub struct FakeNic {
@@ -104,6 +111,8 @@ pub struct FakeNic {
     pub rss_key: [u32; 10],
     /// Writes to the tunnel block, in order: (offset, value).
     pub tunnel_writes: Vec<(u32, u32)>,
+    /// Writes to the encap block, in order: (offset, value).
+    pub encap_writes: Vec<(u32, u32)>,
     pub rss_enables: u32,
     pub rss_table: Vec<u32>,
     /// Queues by type code (EQ, CQ, SQ, RQ).
@@ -113,6 +122,8 @@ pub struct FakeNic {
     pub wire: Vec<Vec<u8>>,
     /// Every send WQE executed, decoded.
     pub sent: Vec<SendWqe>,
+    /// Every send WQE fetched from a ring, as its bytes (whole WQEBBs).
+    pub wqe_bytes: Vec<Vec<u8>>,
     pub pending_sq: VecDeque<u32>,
     /// Per send doorbell, the BlueFlame window's bytes written since the previous one (dwords
     /// 0, 1, 2, ... up to the first not written; the fake NIC fetches WQEs from the ring).
@@ -157,10 +168,12 @@ impl FakeNic {
             stuck: false,
             rss_key: [0; 10],
             tunnel_writes: Vec::new(),
+            encap_writes: Vec::new(),
             rss_enables: 0,
             irq_pending: 0,
             wire: Vec::new(),
             sent: Vec::new(),
+            wqe_bytes: Vec::new(),
             pending_sq: VecDeque::new(),
             blueflame: Vec::new(),
             bf_window: [0; 256],
@@ -255,8 +268,13 @@ impl FakeNic {
                             g(qcmd_in::LOG_STRIDE_SIZE) as u32,
                         )
                     }),
+                    encap: (qt == t::SQ && g(qcmd_in::ENCAP) == 1)
+                        .then(|| g(qcmd_in::ENCAP_CTX) as u8),
                     ..FQueue::default()
                 };
+                let encap_ok = q
+                    .encap
+                    .is_none_or(|c| u32::from(c) < self.id.encap_contexts);
                 let link_ok = match qt {
                     t::EQ => q.link < self.id.eqs,
                     t::CQ => self.queues[0]
@@ -275,7 +293,7 @@ impl FakeNic {
                                 && (6..=13).contains(&sz)
                         }
                     };
-                if q.log > self.id.log_max_wq || !link_ok || !stride_ok {
+                if q.log > self.id.log_max_wq || !link_ok || !stride_ok || !encap_ok {
                     return s::BAD_PARAM;
                 }
                 self.queues[qt as usize][idx as usize] = Some(q);
@@ -398,6 +416,7 @@ impl FakeNic {
                 bytes.extend(self.peek(sq.ring + (ci.wrapping_add(k) & mask) as u64 * 64, 64));
             }
             self.count(stats::TX_WQES);
+            self.wqe_bytes.push(bytes.clone());
             let in_error = self.q(2, sqn).is_some_and(|q| q.state == qstate::ERR);
             let result = if in_error {
                 Err(Syndrome::WrFlush)
@@ -433,6 +452,9 @@ impl FakeNic {
         if w.opcode == SendOpcode::EnhancedMpsw {
             return self.execute_mpwqe(sqn, w);
         }
+        if w.opcode == SendOpcode::Lso && !Self::lso_ok(&w) {
+            return Err(Syndrome::LocalQpOp);
+        }
         let mut frame = Vec::new();
         if let Some(L2Header::Inline(h)) = w.eth.as_ref().map(|e| &e.header) {
             frame.extend_from_slice(h);
@@ -452,7 +474,7 @@ impl FakeNic {
             let tag = [0x81, 0x00, (tci >> 8) as u8, *tci as u8];
             frame.splice(12..12, tag);
         }
-        if w.opcode == SendOpcode::Send {
+        if matches!(w.opcode, SendOpcode::Send | SendOpcode::Lso) {
             if frame.is_empty() || frame.len() > consts::misc::MAX_FRAME as usize {
                 return Err(Syndrome::LocalLength);
             }
@@ -465,13 +487,30 @@ impl FakeNic {
             }
             return Ok(w.cq_update.then(|| Cqe {
                 byte_cnt: len,
-                s_wqe_opcode: SendOpcode::Send.code(),
+                s_wqe_opcode: w.opcode.code(),
                 timestamp: self.now / 4,
                 ..Self::blank_cqe(CqeOpcode::Req, sqn, w.wqe_index)
             }));
         }
         Ok(w.cq_update
             .then(|| Self::blank_cqe(CqeOpcode::Req, sqn, w.wqe_index)))
+    }
+
+    /// An LSO WQE the device takes (as `sq_engine` checks it): `mss` 1..=16383, an inline
+    /// header of at least 14 bytes, every software-parser offset below 128 units. The fake
+    /// sends the super-frame whole (it does not segment).
+    fn lso_ok(w: &SendWqe) -> bool {
+        let Some(eth) = &w.eth else { return false };
+        let Some(l) = eth.lso else { return false };
+        let swp = [
+            l.swp.outer_l4,
+            l.swp.outer_l3,
+            l.swp.inner_l4,
+            l.swp.inner_l3,
+        ];
+        matches!(&eth.header, L2Header::Inline(h) if h.len() >= 14)
+            && (1..1 << 14).contains(&l.mss)
+            && swp.iter().all(|&o| o < 128)
     }
 
     /// An enhanced multi-packet send: every gather entry a frame, all checked first.
@@ -684,6 +723,10 @@ impl RegisterSpace for FakeNic {
                     | id::LIMITS_STEER_ENTRIES.put(self.id.steer_entries)
             }
             id::CAPS => self.id.caps,
+            id::OVERLAY => {
+                id::OVERLAY_ENCAP_CONTEXTS.put(self.id.encap_contexts)
+                    | id::OVERLAY_MAX_MSS.put(self.id.max_mss)
+            }
             o if (id::PRESET_NAME..id::PRESET_NAME + 16).contains(&o) => {
                 bytes(b"nic512\0\0\0\0\0\0\0\0\0\0", (o - id::PRESET_NAME) / 4)
             }
@@ -756,6 +799,9 @@ impl RegisterSpace for FakeNic {
             rss::ENABLES => self.rss_enables = value,
             o if (tunnel::BLOCK_BASE..tunnel::BLOCK_BASE + tunnel::BLOCK_SPAN).contains(&o) => {
                 self.tunnel_writes.push((o, value))
+            }
+            o if (encap::BLOCK_BASE..encap::BLOCK_BASE + encap::BLOCK_SPAN).contains(&o) => {
+                self.encap_writes.push((o, value))
             }
             o if (rss::TABLE..rss::TABLE + 4 * self.id.table_size).contains(&o) => {
                 self.rss_table[((o - rss::TABLE) / 4) as usize] = value

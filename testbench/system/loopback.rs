@@ -432,6 +432,7 @@ fn bad_descriptors(cqe_compress: bool, mpwqe: bool) {
             csum_l4: true,
             vlan_tci: None,
             inline_headers: false,
+            lso: None,
         };
         // Each case: a WQE with one data segment (byte_count, lkey, addr), after that many bytes of
         // inline data, and its syndrome.
@@ -481,11 +482,9 @@ fn bad_descriptors(cqe_compress: bool, mpwqe: bool) {
             addr: 0x1_0000_0000,
         });
         let eth = |header| EthSeg {
-            cs_flags: CsFlags {
-                l3: false,
-                l4: false,
-            },
+            cs_flags: CsFlags::default(),
             header,
+            lso: None,
         };
         let mut wqes: Vec<(&str, SendWqe, Syndrome, usize)> = cases
             .into_iter()

@@ -530,6 +530,7 @@ pub fn run_loopback(
                         csum_l4: true,
                         vlan_tci: None,
                         inline_headers: false,
+                        lso: None,
                     },
                 ),
                 None => {
@@ -548,6 +549,7 @@ pub fn run_loopback(
                         vlan_tci: rng.gen_bool(0.2).then(|| rng.gen::<u16>() & 0xEFFF),
                         // Multi-packet sends go where no inline header is needed (as mlx5e's).
                         inline_headers: o.tx_mode != TxMode::Mpwqe && rng.gen_bool(0.3),
+                        lso: None,
                     });
                     (random_frame(&mut rng, len), off)
                 }
@@ -710,6 +712,7 @@ pub fn doorbell_to_cqe_mode(
         csum_l4: true,
         vlan_tci: None,
         inline_headers: false,
+        lso: None,
     };
     // Warm up (the first doorbell also reads the RQ's record), then measure.
     let mut best = u64::MAX;

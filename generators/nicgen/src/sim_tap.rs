@@ -440,6 +440,7 @@ pub fn run_tap(
                             csum_l4: csum,
                             vlan_tci: None,
                             inline_headers: false,
+                            lso: None,
                         },
                     )
                 });

@@ -372,7 +372,7 @@ pub const BLOCKS: &[Block] = &[
         regs: &[
             Reg {
                 count: 768,
-                ..reg("CTX", 0x000, Wo, "Context word 16c + w: w 0 destination MAC bytes 0-3 (byte 0 in 31:24); 1 destination MAC bytes 4-5 (31:16), source MAC bytes 0-1 (15:0); 2 source MAC bytes 2-5; 3 TTL (7:0), TOS (15:8), IPv6 (16), NVGRE (17, else VXLAN), outer UDP checksum over IPv4 (18), DF (19); 4 VNI/VSID (23:0), NVGRE FlowID (31:24); 5 VXLAN UDP destination port (15:0); 6 IPv6 flow label (19:0); 8-11 source address (128-bit big-endian, IPv4 in word 11); 12-15 destination address.")
+                ..reg("CTX", 0x000, Wo, "Context word 16c + w: word w of context c; their meaning is in the `encap_ctx` layout below (the outer Ethernet addresses, the outer IP header's fields and flags, the tunnel).")
             },
         ],
     },
@@ -413,10 +413,14 @@ pub const DESCS: &[Desc] = &[
         bytes: 16,
         doc: "Ethernet segment (after the control segment of an Ethernet send WQE).",
         fields: &[
+            d("swp_outer_l4_offset", 0, 1, 0, 8, "LSO: software-parser offset, 2-byte units from the frame's start, of the outer L4 header (tunnelled: the outer UDP or GRE header) or, when swp_inner_l3_offset is 0, of the TCP header"),
+            d("swp_outer_l3_offset", 1, 1, 0, 8, "LSO: software-parser offset (2-byte units) of the outer IP header, or when swp_inner_l3_offset is 0 of the only IP header"),
+            d("swp_inner_l4_offset", 2, 1, 0, 8, "LSO, tunnelled: software-parser offset (2-byte units) of the inner TCP header"),
+            d("swp_inner_l3_offset", 3, 1, 0, 8, "LSO: software-parser offset (2-byte units) of the inner IP header; 0: the frame is not tunnelled"),
             d("cs_flags", 4, 1, 0, 8, "checksum requests (cs_flags group)"),
-            d("swp_flags", 5, 1, 0, 8, "software-parser flags (unused by nicgen: 0)"),
-            d("mss", 6, 2, 0, 16, "LSO segment size (0: no LSO)"),
-            d("inline_hdr_sz", 12, 2, 0, 16, "bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear)"),
+            d("swp_flags", 5, 1, 0, 8, "LSO: software-parser flags (swp_flags group): tunnelled, OUTER_L4_UDP says VXLAN (else NVGRE), OUTER_L3_IPV6 and INNER_L3_IPV6 the IP versions; not tunnelled, OUTER_L3_IPV6 says the IP header is IPv6 (as mlx5e fills them); ignored by other opcodes"),
+            d("mss", 6, 2, 0, 16, "LSO: payload bytes per segment, 1..=16383 (0: no LSO; other opcodes ignore it)"),
+            d("inline_hdr_sz", 12, 2, 0, 16, "bytes of frame header inlined from byte 14 on (when vlan_cmd bit 15 is clear); LSO: every header through the (inner) TCP header, at least 14, the segments' header length"),
             d("vlan_cmd", 12, 2, 0, 16, "bit 15 set (0x8000, VLAN_INSERT): no inline header; insert a C-VLAN with vlan_tci"),
             d("inline_hdr_start", 14, 2, 0, 16, "first 2 inline header bytes"),
             d("vlan_tci", 14, 2, 0, 16, "with VLAN_INSERT: the TCI to insert"),
@@ -506,6 +510,31 @@ pub const DESCS: &[Desc] = &[
         ],
     },
     Desc {
+        name: "encap_ctx",
+        bytes: 64,
+        doc: "encap.CTX words of one encapsulation context (little-endian register words, word k at byte 4k, as qcmd_in): what an SQ created with it puts in front of every frame, the outer Ethernet header (no VLAN tag: the TX path's VLAN insert tags the outer frame), the outer IPv4 or IPv6 header and the VXLAN (UDP) or NVGRE header. The outer lengths, the IPv4 ID (a per-context counter) and checksum and the UDP source port (a hash of the inner flow) are the device's.",
+        fields: &[
+            d("dst_mac_hi", 0, 4, 0, 32, "outer destination MAC bytes 0-3 (byte 0 in bits 31:24)"),
+            d("dst_mac_lo", 4, 4, 16, 16, "outer destination MAC bytes 4-5"),
+            d("src_mac_hi", 4, 4, 0, 16, "outer source MAC bytes 0-1"),
+            d("src_mac_lo", 8, 4, 0, 32, "outer source MAC bytes 2-5"),
+            d("ttl", 12, 4, 0, 8, "outer IPv4 TTL / IPv6 hop limit"),
+            d("tos", 12, 4, 8, 8, "outer IPv4 TOS / IPv6 traffic class"),
+            d("ipv6", 12, 4, 16, 1, "the outer IP header is IPv6"),
+            d("nvgre", 12, 4, 17, 1, "the tunnel is NVGRE (GRE with key, protocol 0x6558); 0: VXLAN"),
+            d("udp_checksum", 12, 4, 18, 1, "VXLAN over IPv4: compute the outer UDP checksum (over IPv6 it always is)"),
+            d("df", 12, 4, 19, 1, "outer IPv4: don't fragment"),
+            d("tunnel_id", 16, 4, 0, 24, "VXLAN VNI or NVGRE VSID"),
+            d("flow_id", 16, 4, 24, 8, "NVGRE FlowID"),
+            d("udp_port", 20, 4, 0, 16, "VXLAN: outer UDP destination port"),
+            d("flow_label", 24, 4, 0, 20, "outer IPv6 flow label"),
+            d("src_addr_hi", 32, 8, 0, 64, "outer source address bytes 0-7 (IPv6, big-endian)"),
+            d("src_addr_lo", 40, 8, 0, 64, "outer source address bytes 8-15 (IPv6); IPv4: the address in bits 31:0"),
+            d("dst_addr_hi", 48, 8, 0, 64, "outer destination address bytes 0-7 (IPv6, big-endian)"),
+            d("dst_addr_lo", 56, 8, 0, 64, "outer destination address bytes 8-15 (IPv6); IPv4: the address in bits 31:0"),
+        ],
+    },
+    Desc {
         name: "qcmd_in",
         bytes: 32,
         doc: "QCMD.IN words for CREATE, by queue type (little-endian register words, word k at byte 4k). Ring and doorbell-record addresses are bus addresses; rings are 4 KiB aligned.",
@@ -525,6 +554,8 @@ pub const DESCS: &[Desc] = &[
             d("cqe_comp", 24, 4, 0, 1, "CQ: CQE compression (runs of like completions as a title and mini CQEs)"),
             d("mini_format", 24, 4, 1, 2, "CQ: mini CQE format of receive completions (mini_cqe_format group)"),
             d("session", 24, 4, 16, 16, "CQ: cycles a session (CQEs merged into one write) waits for more completions; 0: it takes only those already waiting"),
+            d("encap_ctx", 24, 4, 0, 8, "SQ: the encapsulation context (below ID.OVERLAY.encap_contexts, else bad parameter) of every frame the SQ sends, when encap is set"),
+            d("encap", 24, 4, 31, 1, "SQ: encapsulate every frame (every segment of an LSO send) with context encap_ctx (encap block)"),
         ],
     },
 ];
@@ -571,6 +602,7 @@ pub const CONSTS: &[ConstGroup] = &[
         values: &[
             ("NOP", 0x00, "no operation (completes)"),
             ("SEND", 0x0A, "send a frame"),
+            ("LSO", 0x0E, "send a super-frame, segmented by the TSO engine (eth_seg mss and software-parser offsets, every header through TCP inline); the super-frame is at most the largest frame, ID.MTU + 22 bytes"),
             (
                 "ENHANCED_MPSW",
                 0x29,
@@ -592,6 +624,18 @@ pub const CONSTS: &[ConstGroup] = &[
         values: &[
             ("L3_CSUM", 0x40, "insert the IPv4 header checksum"),
             ("L4_CSUM", 0x80, "insert the TCP/UDP checksum"),
+            ("L3_INNER_CSUM", 0x10, "tunnelled: the inner IPv4 header checksum (mlx5e sets it; nicgen ignores it: an LSO send's segments get every checksum from the TSO engine)"),
+            ("L4_INNER_CSUM", 0x20, "tunnelled: the inner TCP/UDP checksum (ignored by nicgen, as L3_INNER_CSUM)"),
+        ],
+    },
+    ConstGroup {
+        name: "swp_flags",
+        doc: "eth_seg.swp_flags bits (LSO WQEs).",
+        values: &[
+            ("INNER_L3_IPV6", 0x01, "tunnelled: the inner IP header is IPv6"),
+            ("INNER_L4_UDP", 0x02, "tunnelled: the inner L4 header is UDP (not looked at: nicgen segments TCP only)"),
+            ("OUTER_L3_IPV6", 0x10, "the outer IP header (not tunnelled: the only one) is IPv6"),
+            ("OUTER_L4_UDP", 0x20, "tunnelled: the outer L4 header is UDP (VXLAN); clear: GRE (NVGRE)"),
         ],
     },
     ConstGroup {
@@ -901,5 +945,38 @@ mod tests {
         );
         let last = BLOCKS.last().unwrap();
         assert!(last.base + last.span <= 1 << super::super::BAR_BITS);
+    }
+
+    /// The `encap_ctx` layout the driver writes is the one `tx_encap` reads: each field in the
+    /// word and at the bit the block takes it from.
+    #[test]
+    fn the_encap_context_layout_is_tx_encaps() {
+        use crate::overlay::tx_encap::{ctx_flag, ctx_word};
+        let at = |field: &str| {
+            let f = DescRef::field("encap_ctx", field).field;
+            // Word k at byte 4k, a container's last word holding its low bits.
+            let word = (f.byte + f.container - 1 - f.lsb / 8) / 4;
+            (word, f.lsb % 32)
+        };
+        let flag = |bit: u32| (ctx_word::IP, bit.trailing_zeros());
+        assert_eq!(layout("encap_ctx").bytes, 4 * ctx_word::WORDS);
+        assert_eq!(at("dst_mac_hi"), (ctx_word::DST_MAC_HI, 0));
+        assert_eq!(at("dst_mac_lo"), (ctx_word::MACS_MID, 16));
+        assert_eq!(at("src_mac_hi"), (ctx_word::MACS_MID, 0));
+        assert_eq!(at("src_mac_lo"), (ctx_word::SRC_MAC_LO, 0));
+        assert_eq!(at("ttl"), (ctx_word::IP, 0));
+        assert_eq!(at("tos"), (ctx_word::IP, 8));
+        assert_eq!(at("ipv6"), flag(ctx_flag::IPV6));
+        assert_eq!(at("nvgre"), flag(ctx_flag::NVGRE));
+        assert_eq!(at("udp_checksum"), flag(ctx_flag::UDP_CHECKSUM));
+        assert_eq!(at("df"), flag(ctx_flag::DF));
+        assert_eq!(at("tunnel_id"), (ctx_word::TUNNEL, 0));
+        assert_eq!(at("flow_id"), (ctx_word::TUNNEL, 24));
+        assert_eq!(at("udp_port"), (ctx_word::UDP_PORT, 0));
+        assert_eq!(at("flow_label"), (ctx_word::FLOW_LABEL, 0));
+        assert_eq!(at("src_addr_hi").0, ctx_word::SRC_ADDR + 1);
+        assert_eq!(at("src_addr_lo").0, ctx_word::SRC_ADDR + 3);
+        assert_eq!(at("dst_addr_hi").0, ctx_word::DST_ADDR + 1);
+        assert_eq!(at("dst_addr_lo").0, ctx_word::DST_ADDR + 3);
     }
 }

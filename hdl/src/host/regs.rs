@@ -91,7 +91,8 @@ pub mod desc {
     );
     layout!(
         /// Ethernet segment.
-        eth_seg { CS_FLAGS, SWP_FLAGS, MSS, INLINE_HDR_SZ, VLAN_CMD, INLINE_HDR_START, VLAN_TCI }
+        eth_seg { SWP_OUTER_L4_OFFSET, SWP_OUTER_L3_OFFSET, SWP_INNER_L4_OFFSET, SWP_INNER_L3_OFFSET,
+                  CS_FLAGS, SWP_FLAGS, MSS, INLINE_HDR_SZ, VLAN_CMD, INLINE_HDR_START, VLAN_TCI }
     );
     layout!(
         /// Data segment.
@@ -156,7 +157,7 @@ pub mod consts {
     );
     group!(
         /// Send WQE opcodes.
-        opcode { NOP, SEND, ENHANCED_MPSW }
+        opcode { NOP, SEND, LSO, ENHANCED_MPSW }
     );
     group!(
         /// `ctrl_seg.fm_ce_se` bits.
@@ -165,6 +166,10 @@ pub mod consts {
     group!(
         /// `eth_seg.cs_flags` bits.
         cs_flags { L3_CSUM, L4_CSUM }
+    );
+    group!(
+        /// `eth_seg.swp_flags` bits.
+        swp_flags { INNER_L3_IPV6, OUTER_L3_IPV6, OUTER_L4_UDP }
     );
     group!(
         /// CQE opcodes.

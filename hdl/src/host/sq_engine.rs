@@ -35,12 +35,42 @@
 //! ```
 //!
 //! - WQEs follow mlx5 (`regmap` layouts `ctrl_seg`, `eth_seg`, `data_seg`): opcodes SEND,
-//!   ENHANCED_MPSW (below) and NOP; `cs_flags` L3/L4 become the TX path's checksum requests; with
-//!   no inline header, `vlan_cmd` 0x8000 inserts `vlan_tci`; otherwise `inline_hdr_sz` bytes from
+//!   LSO and ENHANCED_MPSW (below) and NOP; `cs_flags` L3/L4 become the TX path's checksum
+//!   requests; with no inline header, `vlan_cmd` 0x8000 inserts `vlan_tci`; otherwise `inline_hdr_sz` bytes from
 //!   Ethernet-segment byte 14 on start the frame; then the data segments in order: pointer segments
 //!   (gathered by DMA) and inline data segments (`byte_count` with bit 31 set, the bytes right
 //!   after it, padded to whole DS units; they may span WQEBBs). A zero-length inline segment adds
 //!   no bytes (mlx5_ib writes one for a send whose gather entries are all empty).
+//! - LSO (opcode 0x0E, mlx5e's TSO send): a SEND whose frame is a super-frame, segmented
+//!   behind this engine by the TSO engine (`crate::overlay::tx_tso`) from the request in
+//!   `TxCmd::tso`; the frame is gathered and checked as a SEND's, so a super-frame is at most
+//!   `max_frame` bytes here (the gather ring holds it whole). mlx5e inlines every header
+//!   through the (inner) TCP header, so the frame starts with `inline_hdr_sz` header bytes. The
+//!   request ([`TsoCmd`]) from the Ethernet segment, offsets being the software-parser fields
+//!   (2-byte units) times 2:
+//!
+//!   | `TsoCmd` | tunnelled (`swp_inner_l3_offset` != 0) | plain (`swp_inner_l3_offset` = 0) |
+//!   |---|---|---|
+//!   | `lso` | 1 | 1 |
+//!   | `mss` | `mss` | `mss` |
+//!   | `hdr_len` | `inline_hdr_sz` | `inline_hdr_sz` |
+//!   | `outer_l3`, `outer_l4` | `swp_outer_l3_offset`, `swp_outer_l4_offset` | 0, 0 |
+//!   | `l3`, `l4` | `swp_inner_l3_offset`, `swp_inner_l4_offset` | `swp_outer_l3_offset`, `swp_outer_l4_offset` |
+//!   | `tunnel` | 1 (VXLAN) with `swp_flags` OUTER_L4_UDP (0x20), else 2 (NVGRE) | 0 |
+//!   | `outer_v6` | `swp_flags` OUTER_L3_IPV6 (0x10) | 0 |
+//!   | `v6` | `swp_flags` INNER_L3_IPV6 (0x01) | `swp_flags` OUTER_L3_IPV6 (0x10) |
+//!
+//!   The plain column is how mlx5e fills the fields for a frame without encapsulation. Every
+//!   other WQE's request has `lso = 0`. The CQE's `s_wqe_opcode` is 0x0E and its `byte_cnt` the
+//!   super-frame's length. What the TSO engine refuses (an `mss` over its `max_mss`, a TCP
+//!   header past `hdr_len`, ...) it drops and counts; this engine refuses only what the
+//!   request cannot carry (below).
+//! - Encapsulation: an SQ created with `qcmd_in.encap` set (CREATE's IN word 6: `encap` bit 31,
+//!   `encap_ctx` bits 7:0) sends every frame with `TxCmd::encap = 1` and `encap_ctx` its
+//!   context index, every packet of a multi-packet WQE and every super-frame (so every segment
+//!   of it) alike. A CREATE whose context is not below `encap_contexts` ([`sq_engine_encap`];
+//!   `ID.OVERLAY.encap_contexts`) is refused with BAD_PARAM; without `encap`, word 6 is not
+//!   looked at.
 //! - Enhanced multi-packet send (ENHANCED_MPSW, opcode 0x29, as mlx5e's MPWQE): one WQE
 //!   carries many packets and gets one CQE. After the ctrl segment, an Ethernet segment whose
 //!   `cs_flags` apply to every packet and whose bytes 12-13 are 0 (no inline header, no VLAN
@@ -53,10 +83,13 @@
 //!   sum of the packets and `s_wqe_opcode` 0x29. A failing segment fails the whole WQE: none
 //!   of its packets is sent.
 //! - A WQE fails, in this order, with an error CQE (REQ_ERR) carrying the syndrome and, in
-//!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND, ENHANCED_MPSW
-//!   or NOP, a DS count of 0 or over 16 (or under 2 for SEND and ENHANCED_MPSW), an inline header
-//!   or inline data segment beyond the WQE's DS count, an inline header or VLAN insert in an
-//!   ENHANCED_MPSW → LOCAL_QP_OP; a zero-length pointer segment, an empty frame or one over
+//!   `vendor_err_synd`, the index of the failing segment: an opcode other than SEND, LSO,
+//!   ENHANCED_MPSW or NOP, a DS count of 0 or over 16 (or under 2 for SEND, LSO and
+//!   ENHANCED_MPSW), an inline header or inline data segment beyond the WQE's DS count, an
+//!   inline header or VLAN insert in an ENHANCED_MPSW, an LSO with `mss` 0 or over 16383 (the
+//!   request's 14 bits), with an inline header under 14 bytes or a VLAN insert instead of one,
+//!   or with a software-parser offset of 128 units (256 bytes) or more → LOCAL_QP_OP (failing
+//!   segment 0); a zero-length pointer segment, an empty frame or one over
 //!   `max_frame`, in an ENHANCED_MPSW a packet of 0 bytes or over `max_frame`, packets that, each
 //!   at a 64-byte start, overrun one WQE's share of the gather ring (`max_frame` rounded up to a
 //!   power of two), or no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer segment outside its
@@ -149,15 +182,15 @@
 //!   in the cycles a DMA answer writes it. One busy SQ keeps about this pace under DMA latency
 //!   as long as PREFETCH_WQEBBS WQEBBs take about a round trip to run ([`PREFETCH_WQEBBS`]);
 //!   results/HOST.md.
-//! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM, the WQE prefetch
-//!   buffer (two halves of PREFETCH_WQEBBS x 64 bytes of block RAM, 2 KiB, read into a
+//! - Cost: the WQE register (most of the flip-flops), the SQ contexts in LUT RAM (201 bits
+//!   each), the WQE prefetch buffer (two halves of PREFETCH_WQEBBS x 64 bytes of block RAM, 2 KiB, read into a
 //!   register), the look-ahead's registers (a request, two counters, its window's subtracts
 //!   and compares for two sources) and a second read port on the SQ contexts and doorbell
 //!   counters, the BlueFlame buffer
 //!   (256 bytes of RAM in 32-bit lanes, a 64-bit written mask, a W-bit multiplexer in front of the
 //!   WQE register), the gather ring in block RAM (one byte lane per RAM, twice `max_frame`
 //!   rounded up to a power of two), per data tag a beat address and a WQE id, the retire FIFO
-//!   (16 x 153 bits), the packet FIFO (16 lengths) and the request FIFO (8 x 19 bits) in LUT RAM, a 32-bit fault word per SQ, the
+//!   (16 x 222 bits), the packet FIFO (16 lengths) and the request FIFO (8 x 88 bits, a `TxCmd` each) in LUT RAM, a 32-bit fault word per SQ, the
 //!   inline copy's beat multiplexers and byte shifter, a 32-bit multi-packet layout sum; no row in
 //!   results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
@@ -175,6 +208,8 @@ use super::regs::consts::{fm_ce_se, qstate, qtype, syndrome};
 use super::regs::desc::{ctrl_seg, dbr};
 use super::{DmaRdCplUser, DmaRdReq, QcmdReq, QcmdRes};
 use crate::eth::eth_tx::TxCmd;
+#[cfg(doc)]
+use crate::overlay::tx_tso::TsoCmd;
 use crate::stats::event_counter;
 use crate::stream::{Stream, StreamCfg};
 use nicgen_edsl::prelude::*;
@@ -301,6 +336,9 @@ nicgen_edsl::record! {
         synd: 8,
         err_wqe: 16,
         state: 2,
+        /// Encapsulate every frame with context `encap_ctx` (`qcmd_in.encap`).
+        encap: 1,
+        encap_ctx: 8,
     }
 }
 
@@ -339,7 +377,15 @@ fn first_set(v: Sig, n: u32, bits: u32) -> (Sig, Sig) {
     (select(&arms, lit(bits, 0u32)), v.or_reduce())
 }
 
+/// The send engine without encapsulation: a CREATE asking for an encapsulation context is
+/// refused ([`sq_engine_encap`] with none).
 pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
+    sq_engine_encap(cfg, 0)
+}
+
+/// The send engine whose SQs may be created with an encapsulation context below
+/// `encap_contexts` (`ID.OVERLAY.encap_contexts`, at most 256; 0: none).
+pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts>, ElabError> {
     let w = cfg.data_bits;
     if ![8, 64, 128, 256, 512].contains(&w) {
         return Err(ElabError::config(
@@ -353,6 +399,12 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             "sqs and mrs must be 2..=256 and log_max at most 15",
         ));
     }
+    if encap_contexts > 256 {
+        return Err(ElabError::config(
+            "sq_engine",
+            format!("encap_contexts {encap_contexts}: at most 256 (an 8-bit index)"),
+        ));
+    }
     if !(64..=16384).contains(&cfg.max_frame) {
         return Err(ElabError::config(
             "sq_engine",
@@ -360,8 +412,13 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
         ));
     }
     let cfg = *cfg;
+    // A build that accepts encapsulation contexts is another module.
+    let suffix = match encap_contexts {
+        0 => String::new(),
+        e => format!("_e{e}"),
+    };
     Block::build(
-        format!("sq_engine_d{w}_q{}_m{}", cfg.sqs, cfg.mrs),
+        format!("sq_engine_d{w}_q{}_m{}{suffix}", cfg.sqs, cfg.mrs),
         cfg,
         move |p: SqPorts| {
             use SqState as S;
@@ -467,8 +524,18 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
             let cur_state = ctx.state;
             let log_size = c.in2.slice(4, 0);
             let link = c.in5.slice(15, 0);
-            let params_ok =
-                log_size.le(cfg.log_max as u64) & log_size.ne(0u32) & link.lt(cfg.cqs as u64);
+            // `qcmd_in.encap` and `qcmd_in.encap_ctx` (IN word 6, as the words above).
+            let encap = c.in6.bit(31).named("create_encap");
+            let encap_ctx = c.in6.slice(7, 0).named("create_encap_ctx");
+            let encap_ok = if encap_contexts == 0 {
+                !encap
+            } else {
+                !encap | encap_ctx.lt(encap_contexts as u64)
+            };
+            let params_ok = log_size.le(cfg.log_max as u64)
+                & log_size.ne(0u32)
+                & link.lt(cfg.cqs as u64)
+                & encap_ok;
             let v = qcmd.verdict(qtype::SQ, cfg.sqs, cur_state, params_ok);
             let (create, new_state) = (v.create, v.new_state);
             let cmd_ok = (is(S::Qcmd) & v.ok).named("cmd_done_ok");
@@ -881,6 +948,9 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                     csum_l4: wq.cs.bit(7),
                     vlan: wq.vlan_ins,
                     vlan_tci: wq.vlan_tci,
+                    encap: ctx.encap,
+                    encap_ctx: ctx.encap_ctx,
+                    tso: wq.tso,
                     packets: npk,
                     alloc,
                 }
@@ -1403,6 +1473,8 @@ pub fn sq_engine(cfg: &SqCfg) -> Result<Block<SqPorts>, ElabError> {
                 synd: lit(8, 0u32),
                 err_wqe: lit(16, 0u32),
                 state: lit(2, qstate::RDY),
+                encap,
+                encap_ctx,
             }
             .pack();
             let adv = is(S::Advance);
@@ -1490,5 +1562,11 @@ mod tests {
             log_max: 12,
         };
         assert!(sq_engine(&bad).is_err());
+        let cfg = SqCfg {
+            max_frame: 9022,
+            ..bad
+        };
+        assert!(sq_engine_encap(&cfg, 48).is_ok());
+        assert!(sq_engine_encap(&cfg, 257).is_err());
     }
 }

@@ -213,8 +213,8 @@ impl Sq {
         out
     }
 
-    /// The frames of one WQE (none for a NOP, one for a SEND, one per data segment for an
-    /// ENHANCED_MPSW), or the syndrome and failing segment index.
+    /// The frames of one WQE (none for a NOP, one for a SEND or an LSO, one per data segment
+    /// for an ENHANCED_MPSW), or the syndrome and failing segment index.
     ///
     /// The frame is the inline header, then the gather list in WQE order: pointer segments
     /// (byte count, lkey, address) and inline data segments (byte count with bit 31 set, the
@@ -222,6 +222,10 @@ impl Sq {
     /// zero-length inline segment is accepted and adds nothing (one DS unit, as the kernel's
     /// mlx5_ib writes for a send whose gather entries are all empty); a zero-length pointer
     /// segment is LOCAL_LENGTH.
+    ///
+    /// An LSO (opcode 0x0E) is a SEND whose frame is a super-frame (`req.mss` its `mss`): an
+    /// `mss` of 0 or over 16383, an inline header under 14 bytes (a VLAN insert has none), or a
+    /// software-parser offset (bytes 0-3) of 128 units or more is LOCAL_QP_OP.
     ///
     /// An enhanced multi-packet send (opcode 0x29) has a ctrl and an Ethernet segment whose
     /// `cs_flags` apply to every packet; bytes 12-13 (inline header size / VLAN insert) must
@@ -243,7 +247,7 @@ impl Sq {
         let qp_op = Err((syndrome::LOCAL_QP_OP, 0));
         match opcode {
             0x00 if (1..=16).contains(&ds) => return Ok(Vec::new()),
-            0x0A if (2..=16).contains(&ds) => {}
+            0x0A | 0x0E if (2..=16).contains(&ds) => {}
             0x29 if (2..=16).contains(&ds) => {
                 return self.multi_packet(wqe, ds, read, mrs, max_frame);
             }
@@ -259,6 +263,13 @@ impl Sq {
             be16(&eth[12..14]) as usize
         };
         if ihs > 226 || 30 + ihs > ds * 16 {
+            return qp_op;
+        }
+        // LSO: the super-frame's headers are the inline bytes; the segment size and the
+        // software-parser offsets (bytes 0-3, 2-byte units) must fit the TSO engine's request.
+        let mss = be16(&eth[6..8]) as usize;
+        let lso = opcode == 0x0E;
+        if lso && (mss == 0 || mss > 16383 || ihs < 14 || eth[0..4].iter().any(|&o| o >= 128)) {
             return qp_op;
         }
         let first_ds = 2 + if ihs > 2 { (ihs - 2).div_ceil(16) } else { 0 };
@@ -319,6 +330,7 @@ impl Sq {
                 csum_l3: cs & 0x40 != 0,
                 csum_l4: cs & 0x80 != 0,
                 vlan_tci: vlan,
+                mss: lso.then_some(mss),
                 ..TxRequest::default()
             },
         }])
@@ -424,8 +436,14 @@ mod tests {
 
     /// [`run`] with opcode `op`.
     fn run_op(op: u8, ds: u32, segs: &[u8]) -> SqRun {
+        run_eth(op, ds, &[0; 16], segs)
+    }
+
+    /// [`run_op`] with Ethernet segment `eth` (WQE bytes 16-31).
+    fn run_eth(op: u8, ds: u32, eth: &[u8; 16], segs: &[u8]) -> SqRun {
         let mut ring = vec![0u8; 4 * 64];
         ring[3] = op;
+        ring[16..32].copy_from_slice(eth);
         ring[4..8].copy_from_slice(&(7 << 8 | ds).to_be_bytes());
         ring[11] = 0x08;
         ring[32..32 + segs.len()].copy_from_slice(segs);
@@ -521,6 +539,49 @@ mod tests {
         // Only empty inline segments: an empty frame, blamed on the DS count.
         let segs = [inline(&[]), inline(&[])].concat();
         assert_eq!(fail(run(4, &segs)), (syndrome::LOCAL_LENGTH, 4));
+    }
+
+    #[test]
+    fn an_lso_is_a_send_with_its_mss_unless_its_request_cannot_carry_it() {
+        // A 14-byte inline header (bytes 0-1 in the Ethernet segment, 2-13 in DS 2), then 6
+        // bytes from memory.
+        let lso = |swp: [u8; 4], mss: u16, ihs: u16| {
+            let mut eth = [0u8; 16];
+            eth[0..4].copy_from_slice(&swp);
+            eth[6..8].copy_from_slice(&mss.to_be_bytes());
+            eth[12..14].copy_from_slice(&ihs.to_be_bytes());
+            eth[14..16].copy_from_slice(&[0xA0, 0xA1]);
+            let mut hdr: Vec<u8> = (0xA2..0xAE).collect();
+            hdr.resize(16, 0);
+            run_eth(0x0E, 4, &eth, &[hdr, ptr(6, 0)].concat())
+        };
+        let r = lso([7, 10, 0, 0], 1000, 14);
+        let mut want: Vec<u8> = (0xA0..0xAE).collect();
+        want.extend(0..6);
+        assert_eq!(r.sent.len(), 1);
+        assert_eq!(r.sent[0].frame, want);
+        assert_eq!(r.sent[0].req.mss, Some(1000));
+        let c = &r.cmpls[0];
+        assert_eq!((c.opcode, c.s_wqe_opcode, c.byte_cnt), (0, 0x0E, 20));
+        let fail = |r: SqRun| {
+            (
+                r.cmpls[0].syndrome,
+                r.cmpls[0].vendor_err_synd,
+                r.sent.len(),
+            )
+        };
+        let qp_op = (syndrome::LOCAL_QP_OP, 0, 0);
+        assert_eq!(fail(lso([7, 10, 0, 0], 0, 14)), qp_op);
+        assert_eq!(fail(lso([7, 10, 0, 0], 16384, 14)), qp_op);
+        assert_eq!(fail(lso([7, 10, 0, 0], 1000, 12)), qp_op);
+        assert_eq!(fail(lso([7, 128, 0, 0], 1000, 14)), qp_op);
+        // With the VLAN-insert command in bytes 12-13 there is no inline header.
+        assert_eq!(fail(lso([7, 10, 0, 0], 1000, 0x8000)), qp_op);
+        // The same WQE as a SEND is not looked at for these fields.
+        let mut eth = [0xFFu8; 16];
+        eth[12..14].copy_from_slice(&14u16.to_be_bytes());
+        let r = run_eth(0x0A, 4, &eth, &[vec![0; 16], ptr(6, 0)].concat());
+        assert_eq!((r.sent.len(), r.sent[0].req.mss), (1, None));
     }
 
     #[test]

@@ -1,22 +1,31 @@
 //! `sq_engine` (with `mr_table`) against the golden model `nicgen_model::sq`, served by the
 //! simulated host's DMA (random latency, answers out of order, stalls) at 8, 64 and 512 bits:
-//! random SEND and NOP WQEs (inline headers of every size, VLAN insert, checksum requests, up
-//! to 14 gather segments at any alignment: pointer segments, inline data segments of 0 up to
-//! the most the WQE holds, or both mixed; WQEs of up to 4 WQEBBs wrapping the ring), every
-//! frame, offload request and completion compared; then each bad-descriptor case: an error
-//! CQE with its syndrome and failing segment, the SQ in error (QUERY), doorbells ignored and
-//! counted until RESET, and the queue working again after it.
+//! random SEND, LSO and NOP WQEs (inline headers of every size, VLAN insert, checksum
+//! requests, an LSO's mss, up to 14 gather segments at any alignment: pointer segments, inline
+//! data segments of 0 up to the most the WQE holds, or both mixed; WQEs of up to 4 WQEBBs
+//! wrapping the ring), every frame, offload request and completion compared; then each
+//! bad-descriptor case: an error CQE with its syndrome and failing segment, the SQ in error
+//! (QUERY), doorbells ignored and counted until RESET, and the queue working again after it.
+//! LSO sends of real super-frames (plain, VXLAN, NVGRE) carry the segmentation request the
+//! model's `lso_offsets` finds in the frame; an SQ created with an encapsulation context
+//! stamps it on every request, and a context out of range is refused.
 
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_tx::TxCmd;
 use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
 use nicgen_hdl::host::regs::consts::{cqe_opcode, syndrome};
-use nicgen_hdl::host::sq_engine::{sq_engine, SqCfg, SqDb, TURN_WQEBBS};
+use nicgen_hdl::host::sq_engine::{sq_engine_encap, SqCfg, SqDb, TURN_WQEBBS};
 use nicgen_hdl::host::QcmdRes;
+use nicgen_hdl::overlay::tx_tso::TsoCmd;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
 use nicgen_model::cq::Cmpl;
+use nicgen_model::encap::{encap, EncapKind};
 use nicgen_model::sq::{Mr, Sq, SqRun};
+use nicgen_model::tcp::Flags;
+use nicgen_model::tso::{lso_offsets, LsoOffsets};
+use nicgen_model::tunnel::TunnelConfig;
 use nicgen_model::tx::TxRequest;
+use nicgen_model::vectors::overlay::{ctx, pattern, tcp_frame, Ip, NVGRE};
 use nicgen_tb::record::{PulseDriver, RecordDriver, RecordSink};
 use nicgen_tb::stream::{run_until_seeded, step, Status, StreamPorts, StreamSink};
 use nicgen_tb::{Model, Sim};
@@ -30,17 +39,20 @@ const MAX_FRAME: u32 = 9022;
 const LOG_SIZE: u32 = 4; // 16 WQEBBs
 const SQN: u32 = 3;
 const CQN: u32 = 5;
+/// Encapsulation contexts the engine under test accepts (`ID.OVERLAY.encap_contexts`; the
+/// presets' most).
+const ENCAP_CONTEXTS: u32 = 48;
 
 fn model(w: u32) -> Option<Model> {
-    let sq = sq_engine(&SqCfg {
+    let cfg = SqCfg {
         data_bits: w,
         sqs: SQS,
         cqs: 8,
         mrs: MRS,
         max_frame: MAX_FRAME,
         log_max: 12,
-    })
-    .unwrap();
+    };
+    let sq = sq_engine_encap(&cfg, ENCAP_CONTEXTS).unwrap();
     // The send engine only reads: the DMA write channel is idle.
     dut(&with_mr_table(&format!("sq_dut_d{w}"), &sq, MRS, Some(w))).map(|d| d.model)
 }
@@ -82,12 +94,23 @@ impl Bench {
 /// A send WQE per wire-formats §4.3-4.5 (written here by hand, not with the driver's encoder).
 struct Wqe {
     opcode: u8,
+    /// Ethernet-segment bytes 0-7 of an LSO: the software-parser offsets, flags and mss.
+    lso: Option<Lso>,
     ds_override: Option<u8>,
     cs: u8,
     cq_update: bool,
     inline: Vec<u8>,
     vlan: Option<u16>,
     segs: Vec<Seg>,
+}
+
+/// An LSO's Ethernet-segment fields (wire-formats §4.4 bytes 0-3, 5, 6-7).
+#[derive(Clone, Copy)]
+struct Lso {
+    /// swp_outer_l4, swp_outer_l3, swp_inner_l4, swp_inner_l3 (2-byte units).
+    swp: [u8; 4],
+    swp_flags: u8,
+    mss: u16,
 }
 
 /// A data segment.
@@ -132,6 +155,11 @@ impl Wqe {
         b[4..8].copy_from_slice(&(SQN << 8 | ds as u32).to_be_bytes());
         b[11] = if self.cq_update { 0x08 } else { 0 };
         b[20] = self.cs;
+        if let Some(l) = self.lso {
+            b[16..20].copy_from_slice(&l.swp);
+            b[21] = l.swp_flags;
+            b[22..24].copy_from_slice(&l.mss.to_be_bytes());
+        }
         if ihs > 0 {
             b[28..30].copy_from_slice(&(ihs as u16).to_be_bytes());
             b[30..30 + ihs].copy_from_slice(&self.inline);
@@ -217,14 +245,29 @@ fn decode_cmpl(item: &[u8]) -> Cmpl {
     }
 }
 
+/// The offload request as the model states it (the encapsulation context is an index here,
+/// checked by [`decode_encap`]).
 fn decode_cmd(item: &[u8]) -> TxRequest {
     let f = TxCmd::shape().decode(item);
+    let tso = decode_tso(item);
     TxRequest {
         csum_l3: f.csum_l3 == 1,
         csum_l4: f.csum_l4 == 1,
         vlan_tci: (f.vlan == 1).then_some(f.vlan_tci as u16),
+        mss: (tso.lso == 1).then_some(tso.mss as usize),
         ..TxRequest::default()
     }
+}
+
+/// The segmentation request (`TxCmd::tso`) of an offload request.
+fn decode_tso(item: &[u8]) -> TsoCmd<u128> {
+    TsoCmd::shape().decode(&TxCmd::shape().decode(item).tso.to_le_bytes())
+}
+
+/// The encapsulation of an offload request: `(encap, encap_ctx)`.
+fn decode_encap(item: &[u8]) -> (u128, u128) {
+    let f = TxCmd::shape().decode(item);
+    (f.encap, f.encap_ctx)
 }
 
 /// Random good WQEs whose pointer segments lie in `buf` (registered as lkey 1): gather lists
@@ -278,8 +321,9 @@ fn random_wqe(rng: &mut StdRng, buf: (u64, usize), room_bbs: usize) -> Wqe {
         if total > MAX_FRAME as usize || (!nop && total == 0) {
             continue;
         }
-        return Wqe {
+        let mut wqe = Wqe {
             opcode: if nop { 0x00 } else { 0x0A },
+            lso: None,
             ds_override: None,
             cs: [0u8, 0x40, 0x80, 0xC0][rng.gen_range(0..4)],
             cq_update: rng.gen_bool(0.7),
@@ -287,6 +331,24 @@ fn random_wqe(rng: &mut StdRng, buf: (u64, usize), room_bbs: usize) -> Wqe {
             vlan: (ihs == 0 && rng.gen_bool(0.3)).then(|| rng.gen()),
             segs,
         };
+        // Some sends with an inline header of an Ethernet header or more go as LSOs: any mss
+        // and software-parser fields the request carries (plain or tunnelled).
+        if !nop && ihs >= 14 && rng.gen_bool(0.3) {
+            let mut swp = [0u8; 4];
+            for o in &mut swp {
+                *o = rng.gen_range(0..128);
+            }
+            if rng.gen() {
+                swp[3] = 0; // plain
+            }
+            wqe.opcode = 0x0E;
+            wqe.lso = Some(Lso {
+                swp,
+                swp_flags: rng.gen(),
+                mss: rng.gen_range(1..16384),
+            });
+        }
+        return wqe;
     }
 }
 
@@ -317,6 +379,11 @@ fn setup_sized(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size
 /// CREATE for SQ `sqn`: its ring of 2^`log_size` WQEBBs and doorbell record at `ring` and
 /// `dbr`, completing to CQ `CQN`.
 fn sq_create(sqn: u32, ring: u64, dbr: u64, log_size: u32) -> Vec<u8> {
+    sq_create_encap(sqn, ring, dbr, log_size, None)
+}
+
+/// [`sq_create`] with an encapsulation context (`qcmd_in.encap`, `encap_ctx`: IN word 6).
+fn sq_create_encap(sqn: u32, ring: u64, dbr: u64, log_size: u32, encap: Option<u8>) -> Vec<u8> {
     sq_cmd(
         1,
         sqn as u128,
@@ -327,7 +394,7 @@ fn sq_create(sqn: u32, ring: u64, dbr: u64, log_size: u32) -> Vec<u8> {
             (dbr & 0xFFFF_FFFF) as u128,
             (dbr >> 32) as u128,
             CQN as u128,
-            0,
+            encap.map_or(0, |c| 1 << 31 | c as u128),
             0,
         ],
     )
@@ -645,6 +712,7 @@ fn long_wqes_across_a_page_end_and_the_ring_end() {
         let mut wqes: Vec<Wqe> = (0..nops)
             .map(|_| Wqe {
                 opcode: 0x00,
+                lso: None,
                 ds_override: None,
                 cs: 0,
                 cq_update: false,
@@ -656,6 +724,7 @@ fn long_wqes_across_a_page_end_and_the_ring_end() {
         for len in [rng.gen_range(157..=220), rng.gen_range(93..=156)] {
             wqes.push(Wqe {
                 opcode: 0x0A,
+                lso: None,
                 ds_override: None,
                 cs: 0,
                 cq_update: true,
@@ -677,6 +746,7 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
     let buf = s.buf;
     let good = |n: u32| Wqe {
         opcode: 0x0A,
+        lso: None,
         ds_override: None,
         cs: 0xC0,
         cq_update: true,
@@ -688,6 +758,21 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
         let mut w = good(60);
         f(&mut w);
         w
+    };
+    // A good LSO (plain TCP/IPv4 offsets, a 54-byte inline header) but for what `f` changes.
+    let lso_with = |f: &dyn Fn(&mut Lso)| {
+        let mut l = Lso {
+            swp: [17, 7, 0, 0],
+            swp_flags: 0,
+            mss: 1000,
+        };
+        f(&mut l);
+        Wqe {
+            opcode: 0x0E,
+            lso: Some(l),
+            inline: vec![0x45; 54],
+            ..good(60)
+        }
     };
     let cases: Vec<(&str, Wqe, u64, u8)> = vec![
         (
@@ -721,7 +806,7 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
             syndrome::LOCAL_PROT,
             2,
         ),
-        ("unknown opcode", with(&|w| w.opcode = 0x0E), 0x02, 0),
+        ("unknown opcode", with(&|w| w.opcode = 0x08), 0x02, 0),
         ("DS count 0", with(&|w| w.ds_override = Some(0)), 0x02, 0),
         (
             "DS count over 16",
@@ -782,6 +867,43 @@ fn bad_descriptors_complete_in_error_and_the_queue_recovers() {
             }),
             syndrome::LOCAL_PROT,
             6,
+        ),
+        (
+            "LSO with mss 0",
+            lso_with(&|l| l.mss = 0),
+            syndrome::LOCAL_QP_OP,
+            0,
+        ),
+        (
+            "LSO with mss over 16383",
+            lso_with(&|l| l.mss = 16384),
+            syndrome::LOCAL_QP_OP,
+            0,
+        ),
+        (
+            "LSO with a software-parser offset of 256 bytes",
+            lso_with(&|l| l.swp[0] = 128),
+            syndrome::LOCAL_QP_OP,
+            0,
+        ),
+        (
+            "LSO with an inline header under 14 bytes",
+            with(&|w| {
+                *w = lso_with(&|_| {});
+                w.inline.truncate(13);
+            }),
+            syndrome::LOCAL_QP_OP,
+            0,
+        ),
+        (
+            "LSO with a VLAN insert instead of an inline header",
+            with(&|w| {
+                *w = lso_with(&|_| {});
+                w.inline.clear();
+                w.vlan = Some(5);
+            }),
+            syndrome::LOCAL_QP_OP,
+            0,
         ),
         (
             "unreadable memory",
@@ -939,6 +1061,7 @@ fn random_mpwqe(rng: &mut StdRng, buf: (u64, usize), n: usize, kind: u8) -> Wqe 
         }
         return Wqe {
             opcode: 0x29,
+            lso: None,
             ds_override: None,
             cs: [0u8, 0x40, 0x80, 0xC0][rng.gen_range(0..4)],
             cq_update: rng.gen_bool(0.8),
@@ -1017,6 +1140,7 @@ fn bad_multi_packet_wqes_complete_in_error_and_the_queue_recovers() {
         let buf = s.buf;
         let good = || Wqe {
             opcode: 0x29,
+            lso: None,
             ds_override: None,
             cs: 0xC0,
             cq_update: true,
@@ -1119,6 +1243,7 @@ fn inline_send(rng: &mut StdRng, bbs: usize) -> Wqe {
     };
     Wqe {
         opcode: 0x0A,
+        lso: None,
         ds_override: None,
         cs: 0,
         cq_update: true,
@@ -1132,6 +1257,7 @@ fn inline_send(rng: &mut StdRng, bbs: usize) -> Wqe {
 fn nop() -> Wqe {
     Wqe {
         opcode: 0x00,
+        lso: None,
         ds_override: None,
         cs: 0,
         cq_update: false,
@@ -1252,6 +1378,7 @@ fn an_error_in_a_prefetched_batch_stops_the_rest_until_reset() {
                 } else {
                     Wqe {
                         opcode: 0x0A,
+                        lso: None,
                         ds_override: None,
                         cs: 0,
                         cq_update: true,
@@ -1317,6 +1444,7 @@ fn a_data_error_among_gathers_in_flight_stops_the_rest_until_reset() {
             let mut wqes: Vec<Wqe> = (0..8)
                 .map(|_| Wqe {
                     opcode: 0x0A,
+                    lso: None,
                     ds_override: None,
                     cs: 0,
                     cq_update: true,
@@ -1425,6 +1553,7 @@ fn the_gathers_of_many_wqes_are_in_flight_together() {
         let wqes: Vec<Wqe> = (0..24)
             .map(|_| Wqe {
                 opcode: 0x0A,
+                lso: None,
                 ds_override: None,
                 cs: 0xC0,
                 cq_update: true,
@@ -1574,6 +1703,7 @@ fn blueflame_doorbells_match_the_model() {
             // 16 (not whole: fetched from the ring, refused there).
             let bad = |opcode: u8, ds: Option<u8>| Wqe {
                 opcode,
+                lso: None,
                 ds_override: ds,
                 ..inline_send(&mut StdRng::seed_from_u64(seed), 1)
             };
@@ -1834,5 +1964,192 @@ fn a_busy_sqs_next_wqebbs_are_read_while_it_runs() {
             took[1],
             took[0]
         );
+    }
+}
+
+/// The software-parser fields mlx5e writes for a super-frame with headers at `o` (wire-formats
+/// §4.4; 2-byte units): tunnelled, the outer and inner offsets and flags; plain, the one IP
+/// and TCP header in the outer fields.
+fn swp_of(o: &LsoOffsets) -> Lso {
+    let half = |b: usize| (b / 2) as u8;
+    let (swp, flags) = if o.tunnel == 0 {
+        ([half(o.l4), half(o.l3), 0, 0], if o.v6 { 0x10 } else { 0 })
+    } else {
+        (
+            [half(o.outer_l4), half(o.outer_l3), half(o.l4), half(o.l3)],
+            (u8::from(o.tunnel == 1) * 0x20) | (u8::from(o.outer_v6) * 0x10) | u8::from(o.v6),
+        )
+    };
+    Lso {
+        swp,
+        swp_flags: flags,
+        mss: 0,
+    }
+}
+
+/// The segmentation request the engine must give for a super-frame with headers at `o`.
+fn tso_want(o: &LsoOffsets, mss: u16) -> TsoCmd<u128> {
+    TsoCmd {
+        mss: mss as u128,
+        outer_l3: o.outer_l3 as u128,
+        outer_l4: o.outer_l4 as u128,
+        l3: o.l3 as u128,
+        l4: o.l4 as u128,
+        hdr_len: o.hdr_len as u128,
+        tunnel: o.tunnel as u128,
+        outer_v6: o.outer_v6 as u128,
+        v6: o.v6 as u128,
+        lso: 1,
+    }
+}
+
+/// Super-frames: plain TCP over IPv4 and IPv6, VXLAN (the worked example of wire-formats §2.5:
+/// IPv4 in IPv4, MSS 1000, 2500 payload bytes) and NVGRE over IPv6 around IPv6.
+fn super_frames() -> Vec<(&'static str, Vec<u8>, u16)> {
+    let flags = Flags(Flags::ACK.0 | Flags::PSH.0 | Flags::CWR.0);
+    let v4 = Ip {
+        v6: false,
+        ident: 0x1000,
+    };
+    let v6 = Ip { v6: true, ident: 0 };
+    let inner = |ip: Ip, n: usize| tcp_frame(ip, false, 1000, flags, &pattern(n));
+    vec![
+        ("plain IPv4", inner(v4, 3000), 1448),
+        ("plain IPv6", inner(v6, 1200), 500),
+        (
+            "VXLAN worked example",
+            encap(
+                &inner(v4, 2500),
+                &ctx(false, false, EncapKind::vxlan(0x123456)),
+                0x2000,
+            )
+            .unwrap(),
+            1000,
+        ),
+        (
+            "NVGRE over IPv6, inner IPv6",
+            encap(&inner(v6, 700), &ctx(true, false, NVGRE), 0).unwrap(),
+            300,
+        ),
+    ]
+}
+
+/// An LSO WQE for `frame` as mlx5e writes it: every header through the (inner) TCP header
+/// inline, the payload by one pointer segment (lkey 1) at `addr`, where it is written.
+fn lso_wqe(frame: &[u8], mss: u16, addr: u64, mem: &mut HostMemory) -> (Wqe, LsoOffsets) {
+    let o = lso_offsets(frame, &TunnelConfig::default()).expect("a super-frame");
+    mem.write(addr, &frame[o.hdr_len..]).unwrap();
+    let wqe = Wqe {
+        opcode: 0x0E,
+        lso: Some(Lso { mss, ..swp_of(&o) }),
+        ds_override: None,
+        cs: if o.tunnel == 0 { 0xC0 } else { 0x70 },
+        cq_update: true,
+        inline: frame[..o.hdr_len].to_vec(),
+        vlan: None,
+        segs: vec![Seg::Ptr((frame.len() - o.hdr_len) as u32, 1, addr)],
+    };
+    (wqe, o)
+}
+
+/// LSO sends (plain and tunnelled software-parser offsets): each super-frame goes out whole
+/// with the segmentation request the offsets locate (compared with the headers the model
+/// finds in the frame), as the model sends it, and completes with opcode 0x0E.
+#[test]
+fn lso_wqes_send_their_super_frame_with_its_segmentation_request() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let seed = 1100 + wi as u64;
+        let dma = DmaConfig {
+            seed,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_sized(&m, seed, dma, 0.3, 6);
+        let k0 = s.b.txcmd.items.len();
+        let mut wants = Vec::new();
+        let mut wqes = Vec::new();
+        for (i, (what, frame, mss)) in super_frames().into_iter().enumerate() {
+            let addr = s.buf.0 + 8192 * i as u64 + 3;
+            let (wqe, o) = lso_wqe(&frame, mss, addr, &mut s.b.host.mem);
+            wants.push((what, tso_want(&o, mss)));
+            wqes.push(wqe);
+        }
+        let run = s.round(&wqes, seed, &format!("w={w}: LSO"));
+        assert_eq!(
+            run.sent.len(),
+            wqes.len(),
+            "w={w}: a good LSO failed: {run:?}"
+        );
+        assert!(run.cmpls.iter().all(|c| c.s_wqe_opcode == 0x0E));
+        let items = &s.b.txcmd.items[k0..];
+        for ((what, want), item) in wants.iter().zip(items) {
+            assert_eq!(&decode_tso(item), want, "w={w}: {what}: TsoCmd");
+            assert_eq!(
+                decode_encap(item),
+                (0, 0),
+                "w={w}: {what}: no encapsulation"
+            );
+        }
+        // A SEND after them asks for no segmentation.
+        let k1 = s.b.txcmd.items.len();
+        s.round(
+            &[inline_send(&mut StdRng::seed_from_u64(seed), 1)],
+            seed,
+            "SEND",
+        );
+        assert_eq!(decode_tso(&s.b.txcmd.items[k1]), TsoCmd::default());
+    }
+}
+
+/// An SQ created with an encapsulation context stamps it on the request of every frame it
+/// sends (SEND, LSO, every packet of a multi-packet WQE); a context not below
+/// `encap_contexts` is refused (bad parameter) and creates nothing.
+#[test]
+fn an_sq_created_with_an_encapsulation_context_stamps_it_on_every_frame() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let seed = 1200 + wi as u64;
+        let dma = DmaConfig {
+            seed,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_raw(&m, seed, dma, 0.3, 6);
+        let ctx_index = ENCAP_CONTEXTS as u8 - 3;
+        let (ring, dbr) = (s.q.ring, s.q.dbr);
+        for bad in [ENCAP_CONTEXTS as u8, 255] {
+            let create = sq_create_encap(SQN, ring, dbr, 6, Some(bad));
+            assert_eq!(s.command(create, seed), 0x03, "w={w}: context {bad}");
+        }
+        // Nothing was created: the same index is free for a good CREATE.
+        let create = sq_create_encap(SQN, ring, dbr, 6, Some(ctx_index));
+        assert_eq!(s.command(create, seed), 0, "w={w}: context {ctx_index}");
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (frame, mss) = (super_frames()[2].1.clone(), super_frames()[2].2);
+        let (lso, _) = lso_wqe(&frame, mss, s.buf.0 + 64, &mut s.b.host.mem);
+        let wqes = [
+            inline_send(&mut rng, 1),
+            lso,
+            random_mpwqe(&mut rng, s.buf, 3, 2),
+        ];
+        let k0 = s.b.txcmd.items.len();
+        let run = s.round(&wqes, seed, "encapsulating SQ");
+        assert_eq!(run.sent.len(), 5, "w={w}: {run:?}");
+        let items = &s.b.txcmd.items[k0..];
+        assert_eq!(items.len(), 5);
+        for (i, item) in items.iter().enumerate() {
+            assert_eq!(
+                decode_encap(item),
+                (1, ctx_index as u128),
+                "w={w}: frame {i}: encapsulation"
+            );
+        }
+        // Another SQ without a context sends without one.
+        let mut qb = s.create_sq(5, 4, seed);
+        let k1 = s.b.txcmd.items.len();
+        qb.post(&mut s.b.host.mem, &inline_send(&mut rng, 1));
+        qb.publish(&mut s.b.host.mem);
+        s.b.db.push(doorbell(5));
+        s.b.step_until(&mut s.sim, seed, |b| b.txcmd.items.len() > k1);
+        assert_eq!(decode_encap(&s.b.txcmd.items[k1]), (0, 0), "w={w}");
     }
 }

@@ -15,7 +15,7 @@
 //! runs of 64- and 1500-byte inner frames print their cycle counts.
 
 use nicgen_edsl::Shape;
-use nicgen_hdl::overlay::tx_encap::{ctx_flag, ctx_word};
+use nicgen_hdl::overlay::tx_encap::ctx_word;
 use nicgen_hdl::overlay::{tx_encap, EncapCfg, EncapCmd};
 use nicgen_model::encap::{encap, EncapContext, EncapKind, OuterIp};
 use nicgen_model::ethernet::EthernetAddress;
@@ -106,66 +106,64 @@ fn contexts() -> Vec<EncapContext> {
     c
 }
 
-/// The context's configuration words (the layout of `tx_encap`'s docs). An IPv4 context's
-/// unused address words hold junk, which the block must ignore.
+/// The context's configuration words, encoded by the driver (`nicgen_driver::encap`, the
+/// register map's `encap_ctx` layout). An IPv4 context's unused address words then get junk,
+/// which the block must ignore.
 fn ctx_words(c: &EncapContext) -> [u32; 16] {
-    let mut w = [0u32; 16];
-    let (d, s) = (c.dst_mac.0, c.src_mac.0);
-    w[ctx_word::DST_MAC_HI as usize] = u32::from_be_bytes([d[0], d[1], d[2], d[3]]);
-    w[ctx_word::MACS_MID as usize] = u32::from_be_bytes([d[4], d[5], s[0], s[1]]);
-    w[ctx_word::SRC_MAC_LO as usize] = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
-    let (sa, da) = (ctx_word::SRC_ADDR as usize, ctx_word::DST_ADDR as usize);
-    let ip = ctx_word::IP as usize;
-    match c.ip {
+    use nicgen_driver::encap as drv;
+    let ip = match c.ip {
         OuterIp::V4 {
             src,
             dst,
             ttl,
             tos,
             dont_frag,
-        } => {
-            w[ip] = u32::from(ttl) | u32::from(tos) << 8;
-            if dont_frag {
-                w[ip] |= ctx_flag::DF;
-            }
-            for k in 0..3 {
-                w[sa + k] = 0xDEAD_0000 | k as u32;
-                w[da + k] = 0xBEEF_0000 | k as u32;
-            }
-            w[sa + 3] = u32::from(src);
-            w[da + 3] = u32::from(dst);
-        }
+        } => drv::OuterIp::V4 {
+            src,
+            dst,
+            ttl,
+            tos,
+            dont_frag,
+        },
         OuterIp::V6 {
             src,
             dst,
             hop_limit,
             traffic_class,
             flow_label,
-        } => {
-            w[ip] = u32::from(hop_limit) | u32::from(traffic_class) << 8 | ctx_flag::IPV6;
-            w[ctx_word::FLOW_LABEL as usize] = flow_label;
-            for k in 0..4 {
-                let o = |a: [u8; 16]| u32::from_be_bytes(a[4 * k..4 * k + 4].try_into().unwrap());
-                w[sa + k] = o(src.octets());
-                w[da + k] = o(dst.octets());
-            }
-        }
-    }
-    match c.kind {
+        } => drv::OuterIp::V6 {
+            src,
+            dst,
+            hop_limit,
+            traffic_class,
+            flow_label,
+        },
+    };
+    let tunnel = match c.kind {
         EncapKind::Vxlan {
             vni,
             dst_port,
             udp_checksum,
-        } => {
-            w[ctx_word::TUNNEL as usize] = vni;
-            w[ctx_word::UDP_PORT as usize] = dst_port.into();
-            if udp_checksum {
-                w[ip] |= ctx_flag::UDP_CHECKSUM;
-            }
-        }
-        EncapKind::Nvgre { vsid, flow_id } => {
-            w[ip] |= ctx_flag::NVGRE;
-            w[ctx_word::TUNNEL as usize] = vsid | u32::from(flow_id) << 24;
+        } => drv::Tunnel::Vxlan {
+            vni,
+            dst_port,
+            udp_checksum,
+        },
+        EncapKind::Nvgre { vsid, flow_id } => drv::Tunnel::Nvgre { vsid, flow_id },
+    };
+    let mut w = drv::EncapContext {
+        dst_mac: c.dst_mac.0,
+        src_mac: c.src_mac.0,
+        ip,
+        tunnel,
+    }
+    .words()
+    .expect("the test's contexts fit their fields");
+    if let OuterIp::V4 { .. } = c.ip {
+        let (sa, da) = (ctx_word::SRC_ADDR as usize, ctx_word::DST_ADDR as usize);
+        for k in 0..3 {
+            w[sa + k] = 0xDEAD_0000 | k as u32;
+            w[da + k] = 0xBEEF_0000 | k as u32;
         }
     }
     w

@@ -59,6 +59,11 @@ nicgen_edsl::record! {
         csum_l4: 1,
         vlan: 1,
         vlan_tci: 16,
+        /// Every packet's encapsulation: the SQ's context (`TxCmd::encap`, `encap_ctx`).
+        encap: 1,
+        encap_ctx: 8,
+        /// The segmentation request (a packed `TsoCmd`, `lso = 0` but for an LSO send).
+        tso: TsoCmd::WIDTH,
         /// Packets queued for it (0..=14).
         packets: 5,
         /// Gather-buffer bytes it holds (a multiple of 64; 0 when it gathered nothing).
@@ -212,9 +217,9 @@ pub(super) fn retire(i: In) -> Out {
                 csum_l4: head.csum_l4,
                 vlan: head.vlan,
                 vlan_tci: head.vlan_tci,
-                encap: lit(1, 0u32),
-                encap_ctx: lit(8, 0u32),
-                tso: lit(TsoCmd::WIDTH, 0u32),
+                encap: head.encap,
+                encap_ctx: head.encap_ctx,
+                tso: head.tso,
             }
             .pack(),
             pos_bits,
