@@ -46,7 +46,7 @@ use crate::host::mr_table::{mr_table, MrTablePorts, MrWrite};
 use crate::host::regs::consts::{qcmd_status, qtype};
 use crate::host::regs::{dev, encap, mr, qcmd, rss, stats, tunnel, uar};
 use crate::host::rq_engine::{rq_engine, RqCfg, RqPorts, RQ_DMA_TAGS, RQ_TAG_BITS};
-use crate::host::sq_engine::{sq_engine, SqCfg, SqDb, SqPorts, TAGS as SQ_TAGS};
+use crate::host::sq_engine::{sq_engine_encap, SqCfg, SqDb, SqPorts, TAGS as SQ_TAGS};
 use crate::host::{Axil, DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
 use crate::overlay::rx_decap::cfg_addr as tun_addr;
 use crate::preset::Preset;
@@ -150,14 +150,17 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
         eqs: h.eqs,
         log_max: h.log_max_wq,
     })?;
-    let sq = sq_engine(&SqCfg {
-        data_bits: w,
-        sqs: h.queues,
-        cqs: h.queues,
-        mrs: h.mrs,
-        max_frame,
-        log_max: h.log_max_wq,
-    })?;
+    let sq = sq_engine_encap(
+        &SqCfg {
+            data_bits: w,
+            sqs: h.queues,
+            cqs: h.queues,
+            mrs: h.mrs,
+            max_frame,
+            log_max: h.log_max_wq,
+        },
+        p.overlay.encap_contexts,
+    )?;
     let rq = rq_engine(&RqCfg {
         data_bits: w,
         rqs: h.queues,

@@ -5,10 +5,9 @@ use crate::sim_rx::Knobs;
 use anyhow::{anyhow, bail, Result};
 use nicgen_edsl::{generate, EmitOptions, Shape};
 use nicgen_hdl::eth::eth_tx::{eth_tx, TxCfg, TxCmd};
-use nicgen_hdl::overlay::tx_encap::{ctx_flag, ctx_word};
 use nicgen_hdl::overlay::tx_tso::TsoCmd;
 use nicgen_hdl::preset::Preset;
-use nicgen_model::encap::{EncapContext, EncapKind, OuterIp};
+use nicgen_model::encap::EncapContext;
 use nicgen_model::tso::lso_offsets;
 use nicgen_model::tunnel::TunnelConfig;
 use nicgen_model::tx::{tx_frames, TxRequest};
@@ -87,69 +86,6 @@ pub fn tx_cmd(frame: &[u8], r: &TxRequest, ctx: Option<u8>) -> Vec<u8> {
     })
 }
 
-/// The 16 configuration words of encapsulation context `c` (the layout of
-/// `nicgen_hdl::overlay::tx_encap`'s docs: [`ctx_word`], [`ctx_flag`]); unused words are 0.
-pub fn encap_ctx_words(c: &EncapContext) -> [u32; 16] {
-    let mut w = [0u32; 16];
-    let (d, s) = (c.dst_mac.0, c.src_mac.0);
-    w[ctx_word::DST_MAC_HI as usize] = u32::from_be_bytes([d[0], d[1], d[2], d[3]]);
-    w[ctx_word::MACS_MID as usize] = u32::from_be_bytes([d[4], d[5], s[0], s[1]]);
-    w[ctx_word::SRC_MAC_LO as usize] = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
-    let (sa, da, ip) = (
-        ctx_word::SRC_ADDR as usize,
-        ctx_word::DST_ADDR as usize,
-        ctx_word::IP as usize,
-    );
-    match c.ip {
-        OuterIp::V4 {
-            src,
-            dst,
-            ttl,
-            tos,
-            dont_frag,
-        } => {
-            w[ip] = u32::from(ttl) | u32::from(tos) << 8 | if dont_frag { ctx_flag::DF } else { 0 };
-            w[sa + 3] = u32::from(src);
-            w[da + 3] = u32::from(dst);
-        }
-        OuterIp::V6 {
-            src,
-            dst,
-            hop_limit,
-            traffic_class,
-            flow_label,
-        } => {
-            w[ip] = u32::from(hop_limit) | u32::from(traffic_class) << 8 | ctx_flag::IPV6;
-            w[ctx_word::FLOW_LABEL as usize] = flow_label;
-            for k in 0..4 {
-                let o = |a: [u8; 16]| {
-                    u32::from_be_bytes([a[4 * k], a[4 * k + 1], a[4 * k + 2], a[4 * k + 3]])
-                };
-                w[sa + k] = o(src.octets());
-                w[da + k] = o(dst.octets());
-            }
-        }
-    }
-    match c.kind {
-        EncapKind::Vxlan {
-            vni,
-            dst_port,
-            udp_checksum,
-        } => {
-            w[ctx_word::TUNNEL as usize] = vni;
-            w[ctx_word::UDP_PORT as usize] = dst_port.into();
-            if udp_checksum {
-                w[ip] |= ctx_flag::UDP_CHECKSUM;
-            }
-        }
-        EncapKind::Nvgre { vsid, flow_id } => {
-            w[ip] |= ctx_flag::NVGRE;
-            w[ctx_word::TUNNEL as usize] = vsid | u32::from(flow_id) << 24;
-        }
-    }
-    w
-}
-
 /// What a run of the TX path gave.
 #[derive(Debug, Clone, Default)]
 pub struct TxRun {
@@ -225,7 +161,10 @@ pub fn run_tx(
             sim.port("cfg_encap_wdata")?,
         );
         for (i, c) in ctxs.iter().enumerate() {
-            for (w, v) in encap_ctx_words(c).into_iter().enumerate() {
+            let words = crate::tx_opts::driver_ctx(c)
+                .words()
+                .map_err(|e| anyhow!("encapsulation context {i}: {e}"))?;
+            for (w, v) in words.into_iter().enumerate() {
                 sim.set(we, 1);
                 sim.set(addr, (i * 16 + w) as u64);
                 sim.set(wdata, v.into());

@@ -110,55 +110,9 @@ fn contexts() -> Vec<EncapContext> {
 /// register map's `encap_ctx` layout). An IPv4 context's unused address words then get junk,
 /// which the block must ignore.
 fn ctx_words(c: &EncapContext) -> [u32; 16] {
-    use nicgen_driver::encap as drv;
-    let ip = match c.ip {
-        OuterIp::V4 {
-            src,
-            dst,
-            ttl,
-            tos,
-            dont_frag,
-        } => drv::OuterIp::V4 {
-            src,
-            dst,
-            ttl,
-            tos,
-            dont_frag,
-        },
-        OuterIp::V6 {
-            src,
-            dst,
-            hop_limit,
-            traffic_class,
-            flow_label,
-        } => drv::OuterIp::V6 {
-            src,
-            dst,
-            hop_limit,
-            traffic_class,
-            flow_label,
-        },
-    };
-    let tunnel = match c.kind {
-        EncapKind::Vxlan {
-            vni,
-            dst_port,
-            udp_checksum,
-        } => drv::Tunnel::Vxlan {
-            vni,
-            dst_port,
-            udp_checksum,
-        },
-        EncapKind::Nvgre { vsid, flow_id } => drv::Tunnel::Nvgre { vsid, flow_id },
-    };
-    let mut w = drv::EncapContext {
-        dst_mac: c.dst_mac.0,
-        src_mac: c.src_mac.0,
-        ip,
-        tunnel,
-    }
-    .words()
-    .expect("the test's contexts fit their fields");
+    let mut w = nicgen::tx_opts::driver_ctx(c)
+        .words()
+        .expect("the test's contexts fit their fields");
     if let OuterIp::V4 { .. } = c.ip {
         let (sa, da) = (ctx_word::SRC_ADDR as usize, ctx_word::DST_ADDR as usize);
         for k in 0..3 {
