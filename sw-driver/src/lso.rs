@@ -51,6 +51,15 @@ pub enum LsoError {
     /// No payload after the headers.
     #[error("frame of {len} bytes has no payload after its {hdr_len} header bytes")]
     NoPayload { len: usize, hdr_len: usize },
+    /// One segment (headers and `mss` payload bytes) is longer than a send may be.
+    #[error(
+        "a segment of {hdr_len} header and {mss} payload bytes exceeds a send of {max_len} bytes"
+    )]
+    SegmentTooLong {
+        hdr_len: usize,
+        mss: usize,
+        max_len: usize,
+    },
 }
 
 /// The tunnel around the TCP frame.
@@ -254,6 +263,64 @@ impl LsoRequest {
             mss,
             headers: LsoHeaders::parse(frame, vxlan_port)?,
         })
+    }
+
+    /// `frame` as LSO sends of at most `max_len` bytes each (a device's gather limit is below
+    /// Linux's 64 KiB super-frames): the payload cut after whole segments, each part behind a
+    /// copy of the headers with what the device's segmentation reads from them moved on to
+    /// the part's first segment, so that the parts' segments are the whole send's: the TCP
+    /// sequence number (+ the payload before the part), the inner and outer IPv4 IDs (+ the
+    /// segments before it), CWR only in the first part, FIN and PSH only in the last. The
+    /// lengths and checksums are the device's to write. One part (the frame itself) when it
+    /// fits.
+    pub fn split(&self, frame: &[u8], max_len: usize) -> Result<Vec<Vec<u8>>, LsoError> {
+        let h = &self.headers;
+        let mss = usize::from(self.mss);
+        if frame.len() <= max_len {
+            return Ok(vec![frame.to_vec()]);
+        }
+        if h.hdr_len + mss > max_len {
+            return Err(LsoError::SegmentTooLong {
+                hdr_len: h.hdr_len,
+                mss,
+                max_len,
+            });
+        }
+        let per = (max_len - h.hdr_len) / mss * mss;
+        let payload = &frame[h.hdr_len..];
+        let parts = payload.len().div_ceil(per);
+        let add16 = |f: &mut [u8], at: usize, n: usize| {
+            let v = be16(f, at).wrapping_add(n as u16);
+            f[at..at + 2].copy_from_slice(&v.to_be_bytes());
+        };
+        Ok(payload
+            .chunks(per)
+            .enumerate()
+            .map(|(k, chunk)| {
+                let mut f = Vec::with_capacity(h.hdr_len + chunk.len());
+                f.extend_from_slice(&frame[..h.hdr_len]);
+                f.extend_from_slice(chunk);
+                let (before, segs) = (k * per, k * per / mss);
+                let seq = u32::from_be_bytes([f[h.l4 + 4], f[h.l4 + 5], f[h.l4 + 6], f[h.l4 + 7]])
+                    .wrapping_add(before as u32);
+                f[h.l4 + 4..h.l4 + 8].copy_from_slice(&seq.to_be_bytes());
+                if !h.v6 {
+                    add16(&mut f, h.l3 + 4, segs);
+                }
+                if h.tunnel != LsoTunnel::None && !h.outer_v6 {
+                    add16(&mut f, h.outer_l3 + 4, segs);
+                }
+                const CWR: u8 = 0x80;
+                const PSH_FIN: u8 = 0x09;
+                if k > 0 {
+                    f[h.l4 + 13] &= !CWR;
+                }
+                if k + 1 < parts {
+                    f[h.l4 + 13] &= !PSH_FIN;
+                }
+                f
+            })
+            .collect())
     }
 }
 

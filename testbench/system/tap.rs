@@ -35,10 +35,44 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into()
 }
 
-/// Root, /dev/net/tun, `ip`, `ping` and python3 (the TCP ends): missing, the test fails under
+/// Root, /dev/net/tun, `ip`, `ping`, python3 (the TCP ends) and ethtool: missing, the test fails under
 /// `NICGEN_REQUIRE_TOOLS=1` and skips otherwise (`nicgen_tb::require`).
 fn can_run() -> bool {
-    nicgen_tb::require::root_required(&["ip", "ping", "python3"])
+    nicgen_tb::require::root_required(&["ip", "ping", "python3", "ethtool"])
+}
+
+/// The wire TAP's MAC address (set before the run, so the overlay peer can be told it).
+const WIRE_MAC: &str = "02:00:00:00:99:01";
+
+/// Whether `ethtool -k DEV` in namespace `ns` shows `feature` on.
+fn offload_on(ns: &str, dev: &str, feature: &str) -> bool {
+    run_in(ns, &["ethtool", "-k", dev])
+        .lines()
+        .any(|l| l.trim_start().starts_with(&format!("{feature}: on")))
+}
+
+/// Frames of the capture `cap` leaving the NIC (direction 2) whose IPv4, TCP or UDP checksum
+/// tshark finds bad, at any depth (inner headers of a tunnel too), with checksum validation
+/// on.
+fn bad_checksums_out(cap: &std::path::Path) -> usize {
+    let o = Command::new("tshark")
+        .arg("-n")
+        .arg("-r")
+        .arg(cap)
+        .args([
+            "-o",
+            "ip.check_checksum:TRUE",
+            "-o",
+            "tcp.check_checksum:TRUE",
+            "-o",
+            "udp.check_checksum:TRUE",
+            "-Y",
+            "frame.packet_flags_direction == 2 && (ip.checksum.status == 0 || tcp.checksum.status == 0 || udp.checksum.status == 0)",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).lines().count()
 }
 
 /// What the test made; removed on drop.
@@ -111,6 +145,7 @@ fn start(tag: &str, extra: &[&str]) -> Run {
     ok(&["ip", "netns", "add", &b]);
     // The wire side: a persistent TAP, addressed and up before nicgen starts.
     run_in(&a, &["ip", "tuntap", "add", "dev", &wt, "mode", "tap"]);
+    run_in(&a, &["ip", "link", "set", &wt, "address", WIRE_MAC]);
     run_in(&a, &["ip", "addr", "add", "10.99.0.1/24", "dev", &wt]);
     run_in(&a, &["ip", "link", "set", &wt, "up"]);
     run_in(&a, &["ip", "link", "set", "lo", "up"]);
@@ -285,9 +320,14 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
     run_in(&b, &["ping", "-c", "3", "-W", "10", "10.99.0.1"]);
     run_in(&a, &["ping", "-c", "3", "-W", "10", "10.99.0.2"]);
 
+    // The host TAP offers TSO: the kernel hands the driver super-frames, sent as LSO.
+    assert!(offload_on(&b, &ht, "tcp-segmentation-offload"));
     // 4 MiB over TCP from the host side to the wire side, checked by SHA-256.
     let sent = transfer(&b, &a, "10.99.0.1", "");
     let sum = r.stop();
+    assert!(sum["lso_sends"].as_u64().unwrap() > 10, "{sum}");
+    assert_eq!(sum["gso_in_software"], 0, "{sum}");
+    assert_eq!(sum["host_frames_dropped"], 0, "{sum}");
     assert!(sum["host_to_wire"].as_u64().unwrap() > 2800, "{sum}");
     assert!(sum["wire_to_host"].as_u64().unwrap() > 100, "{sum}");
     assert_eq!(sum["wire_tap_created"], false, "{sum}");
@@ -318,6 +358,7 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
             .filter_map(|r| r.get(1)?.parse::<u64>().ok())
             .sum();
         assert!(tcp_out >= sent as u64, "TCP bytes out: {tcp_out}");
+        assert_eq!(bad_checksums_out(&cap), 0, "frames out with a bad checksum");
     }
     let _ = std::fs::remove_file(&cap);
 
@@ -338,7 +379,11 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
 /// on each side (VNI 42, UDP 4789), the wire side's over its TAP, the host side's over the
 /// host TAP the NIC serves. Ping over the overlay both ways, then 4 MiB of TCP each way, checked
 /// by SHA-256; every overlay frame crosses the NIC's MAC as VXLAN (tshark decodes them on the
-/// wire capture), received whole (no steering entry: the host's kernel de-capsulates).
+/// wire capture, every checksum good, inner ones too), received whole (no steering entry: the
+/// host's kernel de-capsulates). The host TAP offers UDP-tunnel GSO: the kernel hands the
+/// driver tunnelled super-frames, which the NIC segments (TSO with every inner and outer
+/// field rewritten), and a tunnelled frame asking for its inner TCP checksum goes as LSO of
+/// one segment.
 #[test]
 fn linux_vxlan_over_the_rtl_moves_4_mib_of_tcp_each_way() {
     if !nicgen_tb::verilator::verilator_required() || !can_run() {
@@ -362,14 +407,20 @@ fn linux_vxlan_over_the_rtl_moves_4_mib_of_tcp_each_way() {
     }
     run_in(&b, &["ping", "-c", "3", "-W", "10", "10.200.0.1"]);
     run_in(&a, &["ping", "-c", "3", "-W", "10", "10.200.0.2"]);
+    assert!(offload_on(&b, &r.ht, "tcp-segmentation-offload"));
+    assert!(offload_on(&b, &r.ht, "tx-udp_tnl-segmentation"));
     let up = transfer(&b, &a, "10.200.0.1", "x");
     let down = transfer(&a, &b, "10.200.0.2", "x");
     let sum = r.stop();
     assert!(sum["host_to_wire"].as_u64().unwrap() > 2800, "{sum}");
     assert!(sum["wire_to_host"].as_u64().unwrap() > 2800, "{sum}");
-    // The kernel's vxlan device asks for the inner TCP checksum, which the NIC's L4 request
-    // (the outer UDP's) cannot place: the driver computes it.
-    assert!(sum["csum_in_software"].as_u64().unwrap() > 2800, "{sum}");
+    // The kernel's vxlan device hands tunnelled super-frames to the host TAP: the NIC
+    // segments them. (Frames it sends whole with an inner TCP checksum request go as one
+    // segment; those without payload get it from the driver.)
+    assert_eq!(sum["tunnel_gso_offered"], true, "{sum}");
+    assert!(sum["lso_tunnel_sends"].as_u64().unwrap() > 10, "{sum}");
+    assert_eq!(sum["gso_in_software"], 0, "{sum}");
+    assert_eq!(sum["host_frames_dropped"], 0, "{sum}");
     if nicgen_tb::tshark::tshark_required() {
         // The inner TCP payload bytes tshark finds inside VXLAN, per direction (1 into the
         // NIC from the wire, 2 out to it).
@@ -387,6 +438,95 @@ fn linux_vxlan_over_the_rtl_moves_4_mib_of_tcp_each_way() {
             bytes[0] >= down as u64,
             "TCP bytes in VXLAN into the NIC: {bytes:?}"
         );
+        assert_eq!(bad_checksums_out(&cap), 0, "frames out with a bad checksum");
+    }
+    let _ = std::fs::remove_file(&cap);
+}
+
+/// Interop with the NIC's own engines (issue mode (a)): a Linux `vxlan` device in the wire-side
+/// namespace (VNI 42 over the wire TAP, a static neighbour entry for the NIC's underlay
+/// address), and `sim tap --vxlan` on the host side: the host TAP carries plain frames, the NIC
+/// encapsulates every one towards the wire peer and de-capsulates the VNI's frames from the
+/// wire. Ping over the overlay both ways, then 4 MiB of TCP each way (SHA-256), the host's
+/// super-frames segmented by the NIC before it encapsulates each segment; on the wire every
+/// frame out of the NIC is VXLAN with good checksums, inner ones too.
+#[test]
+fn nic_vxlan_engines_carry_linux_vxlan_traffic_4_mib_each_way() {
+    if !nicgen_tb::verilator::verilator_required() || !can_run() {
+        return;
+    }
+    // The NIC's underlay address 10.99.0.2 and its outer source MAC (`--vxlan`'s default,
+    // 02:00 and the address).
+    let nic_mac = "02:00:0a:63:00:02";
+    let spec = format!("vni=42,local=10.99.0.2,remote=10.99.0.1,remote-mac={WIRE_MAC}");
+    let mut r = start("v", &["--vxlan", &spec]);
+    let (a, b, cap) = (r.a.clone(), r.b.clone(), r.cap.clone());
+    run_in(
+        &a,
+        &[
+            "ip",
+            "link",
+            "add",
+            "vx0",
+            "type",
+            "vxlan",
+            "id",
+            "42",
+            "local",
+            "10.99.0.1",
+            "remote",
+            "10.99.0.2",
+            "dstport",
+            "4789",
+            "dev",
+            &r.wt,
+        ],
+    );
+    run_in(&a, &["ip", "addr", "add", "10.200.0.1/24", "dev", "vx0"]);
+    run_in(&a, &["ip", "link", "set", "vx0", "up"]);
+    run_in(
+        &a,
+        &[
+            "ip",
+            "neigh",
+            "replace",
+            "10.99.0.2",
+            "lladdr",
+            nic_mac,
+            "dev",
+            &r.wt,
+            "nud",
+            "permanent",
+        ],
+    );
+    // The host side is the overlay: its frames get 50 bytes of outer headers on the wire.
+    run_in(&b, &["ip", "link", "set", &r.ht, "mtu", "1450"]);
+    run_in(&b, &["ip", "addr", "add", "10.200.0.2/24", "dev", &r.ht]);
+    assert!(offload_on(&b, &r.ht, "tcp-segmentation-offload"));
+    run_in(&b, &["ping", "-c", "3", "-W", "10", "10.200.0.1"]);
+    run_in(&a, &["ping", "-c", "3", "-W", "10", "10.200.0.2"]);
+    let up = transfer(&b, &a, "10.200.0.1", "v");
+    let down = transfer(&a, &b, "10.200.0.2", "v");
+    let sum = r.stop();
+    assert!(sum["host_to_wire"].as_u64().unwrap() > 2800, "{sum}");
+    assert!(sum["wire_to_host"].as_u64().unwrap() > 2800, "{sum}");
+    assert!(sum["lso_sends"].as_u64().unwrap() > 10, "{sum}");
+    assert_eq!(sum["csum_in_software"], 0, "{sum}");
+    assert_eq!(sum["host_frames_dropped"], 0, "{sum}");
+    if nicgen_tb::tshark::tshark_required() {
+        let mut bytes = [0u64; 2];
+        let mut frames = [0u64; 2];
+        for row in tshark_rows(&cap, Some("vxlan.vni == 42")) {
+            let d = u32::from_str_radix(row[0].trim_start_matches("0x"), 16).unwrap();
+            let n: u64 = row.get(1).and_then(|t| t.parse().ok()).unwrap_or(0);
+            bytes[(d == 2) as usize] += n;
+            frames[(d == 2) as usize] += 1;
+        }
+        assert!(bytes[1] >= up as u64, "TCP bytes in VXLAN out: {bytes:?}");
+        assert!(bytes[0] >= down as u64, "TCP bytes in VXLAN in: {bytes:?}");
+        // Everything the NIC sent went out in the tunnel.
+        assert_eq!(frames[1], sum["wire_tx_frames"].as_u64().unwrap(), "{sum}");
+        assert_eq!(bad_checksums_out(&cap), 0, "frames out with a bad checksum");
     }
     let _ = std::fs::remove_file(&cap);
 }

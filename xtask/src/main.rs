@@ -52,6 +52,7 @@ const TOOLS: &[(&str, &str)] = &[
     ("libpython3-dev", "ls /usr/lib/*/libpython3.*.so.1.0"),
     ("iproute2", "ip"),
     ("iputils-ping", "ping"),
+    ("ethtool", "ethtool"),
 ];
 
 fn root() -> PathBuf {

@@ -159,6 +159,13 @@ enum SimCmd {
         /// flags, time from the simulated cycle).
         #[arg(long, value_name = "FILE")]
         pcap_wire: Option<PathBuf>,
+        /// Carry the host side over VXLAN with the NIC's engines:
+        /// `vni=N,local=IP,remote=IP,remote-mac=MAC[,mac=MAC][,port=P]`. Every host-side frame
+        /// is encapsulated towards `remote`; the VNI's frames from the wire are de-capsulated
+        /// before they reach the host side. The NIC answers no ARP for `local`: give the wire
+        /// peer a static neighbour entry.
+        #[arg(long, value_name = "SPEC")]
+        vxlan: Option<String>,
         /// Print the summary as one JSON object instead of `key value` lines.
         #[arg(long)]
         json: bool,
@@ -854,6 +861,7 @@ fn run(cli: Cli) -> Result<()> {
             host_tap,
             seconds,
             pcap_wire,
+            vxlan,
             json,
             trace,
         }) => traced(trace, |trace| {
@@ -861,8 +869,27 @@ fn run(cli: Cli) -> Result<()> {
             let p = load_preset(preset.as_deref(), config.as_ref())?;
             let wire = parse_tap_arg(&wire_tap).map_err(Failure::input)?;
             let host = parse_tap_arg(&host_tap).map_err(Failure::input)?;
-            let c = run_tap(&p, &wire, &host, seconds, pcap_wire.as_deref(), trace)
-                .map_err(Failure::classify)?;
+            let vxlan = vxlan
+                .as_deref()
+                .map(nicgen::tx_opts::parse_tap_vxlan)
+                .transpose()
+                .map_err(Failure::input)?;
+            if vxlan.is_some() && p.overlay.encap_contexts == 0 {
+                return Err(Failure::input(anyhow!(
+                    "--vxlan: preset {} has no encapsulation engine (overlay.encap_contexts = 0)",
+                    p.name
+                )));
+            }
+            let c = run_tap(
+                &p,
+                &wire,
+                &host,
+                seconds,
+                pcap_wire.as_deref(),
+                vxlan.as_ref(),
+                trace,
+            )
+            .map_err(Failure::classify)?;
             summary::print(
                 &TapSummary {
                     preset: p.name.clone(),

@@ -23,11 +23,13 @@ use crate::sim_loopback::nic_model_with;
 use crate::trace::Trace;
 use crate::wire::{MacWire, WireCapture};
 use anyhow::{anyhow, bail, Context, Result};
-use nicgen_driver::device::{Device, RssEnables};
+use nicgen_driver::device::{Device, RssEnables, TunnelKind};
 use nicgen_driver::hw::Interrupts;
+use nicgen_driver::lso::{LsoRequest, LsoTunnel};
 use nicgen_driver::netdev::{Completion, NetDev, NetDevConfig, TxOffload};
 use nicgen_hdl::preset::Preset;
 use nicgen_host::{HostConfig, SimHost};
+use nicgen_model::encap::{EncapContext, EncapKind};
 use nicgen_model::toeplitz::MICROSOFT_KEY;
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
@@ -37,11 +39,29 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// The legacy virtio-net header: flags, gso_type, hdr_len, gso_size, csum_start, csum_offset.
-const VNET_HDR: usize = 10;
+/// The virtio-net header with the UDP-tunnel fields (`struct virtio_net_hdr_v1_hash_tunnel`):
+/// flags, gso_type, hdr_len, gso_size, csum_start, csum_offset (the legacy 10 bytes),
+/// num_buffers, hash value and report, padding, then `outer_th_offset` (the outer UDP header)
+/// and `inner_nh_offset` (the inner IP header) at bytes 20 and 22. The kernel hands
+/// UDP-tunnel GSO frames only to a TAP whose header has room for them.
+const VNET_HDR: usize = 24;
 /// virtio-net header flags (`VIRTIO_NET_HDR_F_*`).
 const VNET_F_NEEDS_CSUM: u8 = 1;
 const VNET_F_DATA_VALID: u8 = 2;
+/// `gso_type` values (`VIRTIO_NET_HDR_GSO_*`): TCP over IPv4 or IPv6, and the UDP-tunnel bits
+/// (the outer IP version), and ECN.
+const VNET_GSO_TCPV4: u8 = 1;
+const VNET_GSO_TCPV6: u8 = 4;
+const VNET_GSO_UDP_TUNNEL: u8 = 0x20 | 0x40;
+const VNET_GSO_ECN: u8 = 0x80;
+/// Offloads a TAP takes (`TUN_F_*`): checksums, TSO over IPv4 and IPv6, and TSO inside UDP
+/// tunnels, with or without an outer UDP checksum (Linux 6.17 on; `libc` does not name them
+/// yet). Linux's `vxlan` device hands its super-frames on only when both tunnel bits are
+/// offered.
+const TUN_F_UDP_TUNNEL_GSO: libc::c_uint = 0x080 | 0x100;
+/// Header flag `VIRTIO_NET_HDR_F_UDP_TUNNEL_CSUM`: the outer UDP checksum is to be computed.
+const VNET_F_UDP_TUNNEL_CSUM: u8 = 8;
+const TAP_OFFLOADS: libc::c_uint = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO6;
 /// Where `ip netns add NAME` keeps its namespaces.
 const NETNS_DIR: &str = "/var/run/netns";
 
@@ -99,6 +119,8 @@ pub struct Tap {
     /// This program created it (and the kernel removes it when the program exits); `false`:
     /// it existed and stays.
     pub created: bool,
+    /// The kernel took UDP-tunnel GSO (`TUN_F_UDP_TUNNEL_GSO`) besides TSO.
+    pub tunnel_gso: bool,
 }
 
 /// `TUNSETIFF` with `flags` for interface `name`.
@@ -165,25 +187,29 @@ impl Tap {
             }
             Err(e) => return Err(tap_error(e, format!("cannot create TAP {spec}"))),
         };
-        let tap = Tap {
+        let mut tap = Tap {
             file,
             spec: spec.clone(),
             vnet,
             created,
+            tunnel_gso: false,
         };
         if vnet {
             let size = VNET_HDR as libc::c_int;
-            // SAFETY: TUNSETVNETHDRSZ reads an int through the pointer; TUNSETOFFLOAD takes
-            // the offload bits as its argument.
-            let ok = unsafe {
-                libc::ioctl(fd, libc::TUNSETVNETHDRSZ, &size as *const libc::c_int) >= 0
-                    && libc::ioctl(fd, libc::TUNSETOFFLOAD, libc::TUN_F_CSUM as libc::c_ulong) >= 0
+            let offload = |bits: libc::c_uint| {
+                // SAFETY: TUNSETOFFLOAD takes the offload bits as its argument.
+                unsafe { libc::ioctl(fd, libc::TUNSETOFFLOAD, bits as libc::c_ulong) >= 0 }
             };
-            if !ok {
+            // SAFETY: TUNSETVNETHDRSZ reads an int through the pointer.
+            let ok =
+                unsafe { libc::ioctl(fd, libc::TUNSETVNETHDRSZ, &size as *const libc::c_int) >= 0 };
+            // UDP-tunnel GSO where the kernel has it; TSO and checksums everywhere.
+            tap.tunnel_gso = ok && offload(TAP_OFFLOADS | TUN_F_UDP_TUNNEL_GSO);
+            if !ok || !(tap.tunnel_gso || offload(TAP_OFFLOADS)) {
                 let e = std::io::Error::last_os_error();
                 return Err(tap_error(
                     e,
-                    format!("TAP {spec}: cannot set the virtio-net header or checksum offload"),
+                    format!("TAP {spec}: cannot set the virtio-net header or the offloads"),
                 ));
             }
         }
@@ -324,6 +350,138 @@ pub struct TapCounts {
     /// inner TCP checksum of a frame its own `vxlan` device encapsulated): the driver
     /// computed that checksum in software before sending, as Linux's `skb_checksum_help`.
     pub csum_in_software: u64,
+    /// The kernel took UDP-tunnel GSO on the host TAP (`TUN_F_UDP_TUNNEL_GSO`), besides TSO.
+    pub tunnel_gso_offered: bool,
+    /// GSO super-frames from the host TAP sent as LSO: plain TCP, and TCP inside UDP tunnels.
+    pub lso_sends: u64,
+    pub lso_tunnel_sends: u64,
+    /// LSO WQEs those took: a super-frame longer than the device's largest send goes as
+    /// several, each of whole segments.
+    pub lso_wqes: u64,
+    /// Frames with a checksum request for the inner TCP header of a tunnel, sent as LSO of one
+    /// segment so that the NIC's segmentation writes every checksum.
+    pub inner_csum_by_lso: u64,
+    /// GSO super-frames the NIC cannot segment (not TCP, or headers it does not parse):
+    /// segmented here in software, with the golden model.
+    pub gso_in_software: u64,
+    /// Frames the driver could not send in any form (counted, not silently lost).
+    pub host_frames_dropped: u64,
+}
+
+/// What the driver needs to plan a host frame's sends.
+struct SendPlan {
+    /// The parser's window (where the NIC finds the L4 checksum).
+    window: usize,
+    /// The largest send, bytes.
+    max_len: usize,
+    /// The largest LSO mss (0: no TSO).
+    max_mss: usize,
+}
+
+/// The sends of one frame from the host TAP, by its virtio-net header: a GSO super-frame as
+/// LSO WQEs (plain TCP, or TCP in a UDP tunnel at the header's outer transport offset), else
+/// the frame with its checksum request placed ([`place_csum`]), or, for an inner TCP
+/// checksum of a tunnel, as LSO of one segment.
+fn host_sends(
+    h: &[u8; VNET_HDR],
+    mut f: Vec<u8>,
+    plan: &SendPlan,
+    counts: &mut TapCounts,
+) -> Vec<(Vec<u8>, TxOffload)> {
+    let be16 = |f: &[u8], at: usize| f.get(at..at + 2).map(|b| u16::from_be_bytes([b[0], b[1]]));
+    let le16 = |at: usize| u16::from_le_bytes([h[at], h[at + 1]]);
+    let gso = h[1] & !VNET_GSO_ECN;
+    let tunnel = gso & VNET_GSO_UDP_TUNNEL != 0;
+    if matches!(gso & !VNET_GSO_UDP_TUNNEL, VNET_GSO_TCPV4 | VNET_GSO_TCPV6) {
+        let mss = le16(4);
+        // A tunnel's VXLAN port is the outer UDP header's destination port.
+        let port = if tunnel {
+            be16(&f, usize::from(le16(20)) + 2).unwrap_or(0)
+        } else {
+            nicgen_model::tunnel::TunnelConfig::default().vxlan_port
+        };
+        // An outer UDP checksum to compute: the NIC's segmentation computes one that is not 0.
+        let outer_csum = usize::from(le16(20)) + 6;
+        if tunnel && h[0] & VNET_F_UDP_TUNNEL_CSUM != 0 && be16(&f, outer_csum) == Some(0) {
+            f[outer_csum..outer_csum + 2].copy_from_slice(&[0xFF, 0xFF]);
+        }
+        let lso = LsoRequest::for_frame(&f, mss, port)
+            .ok()
+            .filter(|_| usize::from(mss) <= plan.max_mss)
+            .and_then(|r| r.split(&f, plan.max_len).ok().map(|parts| (r, parts)));
+        if let Some((r, parts)) = lso {
+            counts.lso_sends += u64::from(!tunnel);
+            counts.lso_tunnel_sends += u64::from(tunnel);
+            counts.lso_wqes += parts.len() as u64;
+            let off = TxOffload {
+                lso: Some(r),
+                ..TxOffload::default()
+            };
+            return parts.into_iter().map(|p| (p, off)).collect();
+        }
+        let cfg = nicgen_model::tunnel::TunnelConfig {
+            vxlan_port: port,
+            ..Default::default()
+        };
+        return match nicgen_model::tso::tso(&f, usize::from(mss), &cfg) {
+            Ok(segs) => {
+                counts.gso_in_software += 1;
+                segs.into_iter()
+                    .map(|s| (s, TxOffload::default()))
+                    .collect()
+            }
+            Err(_) => {
+                counts.host_frames_dropped += 1;
+                Vec::new()
+            }
+        };
+    }
+    if h[0] & VNET_F_NEEDS_CSUM != 0 && !nic_places_csum(h, &f, plan.window) {
+        // An inner TCP checksum: the NIC's segmentation writes it, as one segment.
+        let p = nicgen_model::parse::parse_headers(&f, plan.window);
+        let port = be16(&f, usize::from(p.l4_off) + 2).unwrap_or(0);
+        let start = usize::from(le16(6));
+        if let Ok(r) = LsoRequest::for_frame(&f, 1, port) {
+            let payload = f.len() - r.headers.hdr_len;
+            if r.headers.tunnel != LsoTunnel::None
+                && r.headers.l4 == start
+                && (1..=plan.max_mss).contains(&payload)
+            {
+                counts.inner_csum_by_lso += 1;
+                let off = TxOffload {
+                    lso: Some(LsoRequest {
+                        mss: payload as u16,
+                        ..r
+                    }),
+                    ..TxOffload::default()
+                };
+                return vec![(f, off)];
+            }
+        }
+    }
+    let (csum, soft) = place_csum(h, &mut f, plan.window);
+    counts.csum_in_software += u64::from(soft);
+    vec![(
+        f,
+        TxOffload {
+            csum_l4: csum,
+            ..TxOffload::default()
+        },
+    )]
+}
+
+/// The NIC's L4 checksum request covers the header's: the checksum field asked for is the one
+/// at the frame's outermost TCP/UDP header.
+fn nic_places_csum(h: &[u8; VNET_HDR], f: &[u8], window: usize) -> bool {
+    let start = usize::from(u16::from_le_bytes([h[6], h[7]]));
+    let field = start + usize::from(u16::from_le_bytes([h[8], h[9]]));
+    let p = nicgen_model::parse::parse_headers(f, window);
+    let at = match p.l4 {
+        nicgen_model::parse::L4_TCP => Some(start + 16),
+        nicgen_model::parse::L4_UDP => Some(start + 6),
+        _ => None,
+    };
+    usize::from(p.l4_off) == start && at == Some(field)
 }
 
 /// The checksum request of a virtio-net header (`NEEDS_CSUM`: the ones'-complement sum of
@@ -335,17 +493,11 @@ fn place_csum(h: &[u8; VNET_HDR], f: &mut [u8], window: usize) -> (bool, bool) {
     if h[0] & VNET_F_NEEDS_CSUM == 0 {
         return (false, false);
     }
-    let start = usize::from(u16::from_le_bytes([h[6], h[7]]));
-    let field = start + usize::from(u16::from_le_bytes([h[8], h[9]]));
-    let p = nicgen_model::parse::parse_headers(f, window);
-    let at = |off: usize| match p.l4 {
-        nicgen_model::parse::L4_TCP => Some(off + 16),
-        nicgen_model::parse::L4_UDP => Some(off + 6),
-        _ => None,
-    };
-    if usize::from(p.l4_off) == start && at(start) == Some(field) {
+    if nic_places_csum(h, f, window) {
         return (true, false);
     }
+    let start = usize::from(u16::from_le_bytes([h[6], h[7]]));
+    let field = start + usize::from(u16::from_le_bytes([h[8], h[9]]));
     if field + 2 > f.len() || start >= f.len() {
         return (false, false); // a request outside the frame: sent as it is
     }
@@ -369,6 +521,7 @@ pub fn run_tap(
     host: &TapSpec,
     seconds: Option<u64>,
     pcap_wire: Option<&Path>,
+    vxlan: Option<&EncapContext>,
     trace: Option<&Trace>,
 ) -> Result<TapCounts> {
     if wire.name == host.name && wire.netns == host.netns {
@@ -403,6 +556,17 @@ pub fn run_tap(
     dev.set_loopback(false)?;
     let table = vec![0u16; p.rss.table_size as usize];
     dev.program_rss(&MICROSOFT_KEY, RssEnables::ALL, &table)?;
+    // With `--vxlan` the NIC's engines carry the host side over the overlay: context 0 on
+    // every send queue, and the VNI's frames from the wire de-capsulated onto queue 0.
+    if let Some(c) = vxlan {
+        let EncapKind::Vxlan { vni, dst_port, .. } = c.kind else {
+            bail!("--vxlan takes a VXLAN context");
+        };
+        dev.program_encap(0, &crate::tx_opts::driver_ctx(c))
+            .map_err(|e| Failure::input(anyhow!("--vxlan: {e}")))?;
+        dev.program_tunnels(dst_port, false, &[(TunnelKind::Vxlan, vni, 0)])
+            .map_err(|e| Failure::input(anyhow!("--vxlan: {e}")))?;
+    }
     let mut nd = NetDev::new(
         dev,
         NetDevConfig {
@@ -411,7 +575,9 @@ pub fn run_tap(
             rq_log_size: 7,
             eq_log_size: 8,
             rx_buf_size: (p.mtu as usize + 22).next_multiple_of(64),
-            tx_buf_size: 1536,
+            // LSO sends up to the device's largest frame.
+            tx_buf_size: (p.mtu as usize + 22).next_multiple_of(64),
+            tx_encap: vxlan.map(|_| 0),
             ..NetDevConfig::default()
         },
     )
@@ -422,40 +588,37 @@ pub fn run_tap(
         host_tap_created: host_tap.created,
         ..TapCounts::default()
     };
-    let mut pending: Option<(Vec<u8>, TxOffload)> = None;
+    let plan = SendPlan {
+        window: p.parser.window as usize,
+        max_len: nd.max_frame(),
+        max_mss: nd.device().info().max_mss.into(),
+    };
+    counts.tunnel_gso_offered = host_tap.tunnel_gso;
+    let mut pending: std::collections::VecDeque<(Vec<u8>, TxOffload)> = Default::default();
     while !STOP.load(Ordering::SeqCst)
         && seconds.is_none_or(|s| start.elapsed() < Duration::from_secs(s))
     {
         let mut busy = false;
         // Host TAP -> driver (checksum requests from the virtio-net header).
         for _ in 0..16 {
-            if pending.is_none() {
-                pending = host_tap.read()?.map(|(h, mut f)| {
-                    let (csum, soft) = place_csum(&h, &mut f, p.parser.window as usize);
-                    counts.csum_in_software += u64::from(soft);
-                    (
-                        f,
-                        TxOffload {
-                            csum_l3: false,
-                            csum_l4: csum,
-                            vlan_tci: None,
-                            inline_headers: false,
-                            lso: None,
-                        },
-                    )
-                });
+            if pending.is_empty() {
+                if let Some((h, f)) = host_tap.read()? {
+                    pending.extend(host_sends(&h, f, &plan, &mut counts));
+                }
             }
-            let Some((f, off)) = pending.take() else {
+            let Some((f, off)) = pending.pop_front() else {
                 break;
             };
             busy = true;
-            if f.len() < 14 || f.len() > nd.max_frame() {
-                continue; // not a frame this NIC sends: dropped, as a NIC would refuse it
+            if f.len() < 14 || f.len() > plan.max_len {
+                // Not a frame this NIC sends, as a NIC would refuse it.
+                counts.host_frames_dropped += 1;
+                continue;
             }
             match nd.send(0, &f, off) {
                 Ok(_) => {}
                 Err(nicgen_driver::netdev::Error::QueueFull { .. }) => {
-                    pending = Some((f, off));
+                    pending.push_front((f, off));
                     break;
                 }
                 Err(e) => bail!("sending a frame from TAP {}: {e}", host_tap.spec),

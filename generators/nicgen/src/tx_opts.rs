@@ -106,6 +106,74 @@ pub fn parse_encap(spec: &str) -> Result<EncapContext> {
     })
 }
 
+/// How `sim tap --vxlan` is written.
+pub const TAP_VXLAN_USAGE: &str =
+    "vni=N,local=IP,remote=IP,remote-mac=MAC[,mac=MAC][,port=P] (local and remote both IPv4 or both IPv6)";
+
+/// The VXLAN context `sim tap --vxlan SPEC` describes: outer headers from `local` (source MAC
+/// `mac`, by default 02:00 and `local`'s last four bytes) to `remote` at `remote-mac`, VNI
+/// `vni`, UDP port `port` (4789 by default), TTL 64, no outer UDP checksum over IPv4.
+pub fn parse_tap_vxlan(spec: &str) -> Result<EncapContext> {
+    let (mut vni, mut local, mut remote, mut rmac, mut lmac, mut port) =
+        (None, None, None, None, None, 4789u16);
+    for item in spec.split(',').filter(|i| !i.is_empty()) {
+        let (k, v) = item.split_once('=').unwrap_or((item, ""));
+        let ip = |v: &str| -> Result<IpAddr> {
+            v.parse()
+                .map_err(|_| anyhow!("--vxlan `{k}={v}`: not an IPv4 or IPv6 address"))
+        };
+        match k {
+            "vni" => vni = Some(num(k, v, (1 << 24) - 1)? as u32),
+            "local" => local = Some(ip(v)?),
+            "remote" => remote = Some(ip(v)?),
+            "remote-mac" => rmac = Some(mac(v)?),
+            "mac" => lmac = Some(mac(v)?),
+            "port" => port = num(k, v, 65535)? as u16,
+            _ => bail!("--vxlan: `{item}` is not an option; use {TAP_VXLAN_USAGE}"),
+        }
+    }
+    let need = |what: &str| anyhow!("--vxlan needs {what}; use {TAP_VXLAN_USAGE}");
+    let vni = vni.ok_or_else(|| need("vni=N"))?;
+    let (local, remote) = (
+        local.ok_or_else(|| need("local=IP"))?,
+        remote.ok_or_else(|| need("remote=IP"))?,
+    );
+    let tail = match local {
+        IpAddr::V4(a) => a.octets(),
+        IpAddr::V6(a) => a.octets()[12..].try_into().expect("four bytes"),
+    };
+    let ip = match (local, remote) {
+        (IpAddr::V4(src), IpAddr::V4(dst)) => OuterIp::V4 {
+            src,
+            dst,
+            ttl: 64,
+            tos: 0,
+            dont_frag: false,
+        },
+        (IpAddr::V6(src), IpAddr::V6(dst)) => OuterIp::V6 {
+            src,
+            dst,
+            hop_limit: 64,
+            traffic_class: 0,
+            flow_label: 0,
+        },
+        _ => bail!("--vxlan: local and remote must both be IPv4 or both IPv6"),
+    };
+    Ok(EncapContext {
+        dst_mac: rmac.ok_or_else(|| need("remote-mac=MAC"))?,
+        src_mac: lmac.unwrap_or(EthernetAddress([2, 0, tail[0], tail[1], tail[2], tail[3]])),
+        vlan: None,
+        ip,
+        kind: EncapKind::Vxlan {
+            vni,
+            dst_port: port,
+            udp_checksum: false,
+        },
+        inner_l3_csum: false,
+        inner_l4_csum: false,
+    })
+}
+
 /// The MSS `--tso mss=N` asks for (1 to `max`).
 pub fn parse_tso(spec: &str, max: usize) -> Result<usize> {
     match spec.strip_prefix("mss=").map(str::parse::<usize>) {
@@ -159,6 +227,40 @@ mod tests {
             ("nvgre:vni=1", "not an option of nvgre"),
         ] {
             let e = parse_encap(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn tap_vxlan_specs_give_the_context() {
+        let c = parse_tap_vxlan(
+            "vni=42,local=192.168.50.1,remote=192.168.50.2,remote-mac=02:00:00:00:00:aa",
+        )
+        .unwrap();
+        assert_eq!(c.src_mac.0, [2, 0, 192, 168, 50, 1]);
+        assert_eq!(c.dst_mac.0, [2, 0, 0, 0, 0, 0xaa]);
+        assert!(matches!(
+            c.kind,
+            EncapKind::Vxlan {
+                vni: 42,
+                dst_port: 4789,
+                udp_checksum: false
+            }
+        ));
+        for (bad, says) in [
+            ("vni=42,local=1.2.3.4,remote=1.2.3.5", "remote-mac"),
+            (
+                "local=1.2.3.4,remote=1.2.3.5,remote-mac=02:00:00:00:00:01",
+                "vni",
+            ),
+            (
+                "vni=1,local=1.2.3.4,remote=::1,remote-mac=02:00:00:00:00:01",
+                "both",
+            ),
+            ("vni=1,lokal=1.2.3.4", "lokal"),
+            ("vni=99999999", "vni"),
+        ] {
+            let e = parse_tap_vxlan(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
         }
     }
