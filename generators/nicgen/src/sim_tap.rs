@@ -683,3 +683,64 @@ pub fn run_tap(
         + st.rx_no_wqe;
     Ok(counts)
 }
+
+#[cfg(test)]
+mod tests {
+    use nicgen_driver::lso::LsoRequest;
+    use nicgen_model::encap::{encap, EncapKind};
+    use nicgen_model::tcp::Flags;
+    use nicgen_model::tso::tso;
+    use nicgen_model::vectors::overlay::{ctx, pattern, tcp_frame, Ip, NVGRE};
+
+    /// A super-frame the driver splits into sends of whole segments (plain, VXLAN, NVGRE;
+    /// IPv4 and IPv6) segments, part by part, into exactly the whole one's segments.
+    #[test]
+    fn a_split_lso_send_segments_as_the_whole() {
+        let flags = Flags(Flags::ACK.0 | Flags::PSH.0 | Flags::CWR.0 | Flags::FIN.0);
+        for (kind, v6) in [
+            (None, false),
+            (None, true),
+            (Some(EncapKind::vxlan(42)), true),
+            (Some(NVGRE), false),
+        ] {
+            let plain = tcp_frame(
+                Ip { v6, ident: 0xFFF0 },
+                false,
+                0xFFFF_0000,
+                flags,
+                &pattern(30_000),
+            );
+            let f = match kind {
+                Some(k) => encap(&plain, &ctx(!v6, false, k), 0xFFFE).unwrap(),
+                None => plain,
+            };
+            let r = LsoRequest::for_frame(&f, 1448, 4789).unwrap();
+            let parts = r.split(&f, 9022).unwrap();
+            assert!(parts.len() == 4 && parts.iter().all(|p| p.len() <= 9022));
+            let cfg = Default::default();
+            let pieces: Vec<Vec<u8>> = parts
+                .iter()
+                .flat_map(|p| tso(p, 1448, &cfg).unwrap())
+                .collect();
+            assert!(pieces == tso(&f, 1448, &cfg).unwrap(), "{kind:?} v6 {v6}");
+        }
+        let r = LsoRequest::for_frame(&pattern_frame(), 9000, 4789).unwrap();
+        assert!(
+            r.split(&pattern_frame(), 9022).is_err(),
+            "a segment past the limit"
+        );
+    }
+
+    fn pattern_frame() -> Vec<u8> {
+        tcp_frame(
+            Ip {
+                v6: false,
+                ident: 1,
+            },
+            false,
+            1,
+            Flags::ACK,
+            &pattern(20_000),
+        )
+    }
+}
