@@ -5,10 +5,22 @@
 //!  netns B: host TAP <--(frames + virtio-net header)--> sw-driver NetDev <--> NIC host side
 //! ```
 //!
-//! The host TAP carries the kernel's virtio-net header: a frame the kernel sends with
-//! `NEEDS_CSUM` (checksum offload, `TUN_F_CSUM`) goes to the NIC with the L4 checksum request;
-//! a frame the NIC received with its TCP/UDP checksum verified goes up with `DATA_VALID`. So two
-//! network namespaces talk through the whole generated NIC: ping, TCP, anything.
+//! The host TAP carries the kernel's virtio-net header (the 24-byte form with the UDP-tunnel
+//! offsets) and offers checksum offload, TSO over IPv4 and IPv6 and UDP-tunnel GSO
+//! (`TUN_F_CSUM`, `TUN_F_TSO4|6`, `TUN_F_UDP_TUNNEL_GSO[_CSUM]`), as a NIC with these
+//! offloads offers them to its kernel (`host_sends`):
+//!
+//! - a GSO super-frame (plain TCP, or TCP in a UDP tunnel at the header's outer transport
+//!   offset) goes as LSO WQEs: the NIC segments it (split by the driver into sends of whole
+//!   segments when it is longer than the device's largest send);
+//! - a frame with `NEEDS_CSUM` goes with the L4 checksum request when that is the checksum at
+//!   the frame's outermost L4 header; an inner TCP checksum of a tunnel goes as LSO of one
+//!   segment (the segmentation writes every checksum); any other is computed in software;
+//! - a frame the NIC received with its TCP/UDP checksum verified goes up with `DATA_VALID`.
+//!
+//! So two network namespaces talk through the whole generated NIC: ping, TCP, anything. With
+//! `--vxlan`, the NIC's own engines carry the host side over VXLAN: encapsulation context 0 on
+//! every send queue, and the VNI steered to the host's queue on receive (de-capsulated).
 //!
 //! Each TAP is opened inside its namespace: a thread of its own enters the namespace
 //! (`setns` on `/var/run/netns/NAME`, what `ip netns add NAME` makes), opens `/dev/net/tun`

@@ -182,6 +182,58 @@ pub fn parse_tso(spec: &str, max: usize) -> Result<usize> {
     }
 }
 
+/// The driver's form of a model encapsulation context (the two crates do not depend on each
+/// other; this crate speaks both).
+pub fn driver_ctx(c: &EncapContext) -> nicgen_driver::encap::EncapContext {
+    use nicgen_driver::encap as drv;
+    let ip = match c.ip {
+        OuterIp::V4 {
+            src,
+            dst,
+            ttl,
+            tos,
+            dont_frag,
+        } => drv::OuterIp::V4 {
+            src,
+            dst,
+            ttl,
+            tos,
+            dont_frag,
+        },
+        OuterIp::V6 {
+            src,
+            dst,
+            hop_limit,
+            traffic_class,
+            flow_label,
+        } => drv::OuterIp::V6 {
+            src,
+            dst,
+            hop_limit,
+            traffic_class,
+            flow_label,
+        },
+    };
+    let tunnel = match c.kind {
+        EncapKind::Vxlan {
+            vni,
+            dst_port,
+            udp_checksum,
+        } => drv::Tunnel::Vxlan {
+            vni,
+            dst_port,
+            udp_checksum,
+        },
+        EncapKind::Nvgre { vsid, flow_id } => drv::Tunnel::Nvgre { vsid, flow_id },
+    };
+    drv::EncapContext {
+        dst_mac: c.dst_mac.0,
+        src_mac: c.src_mac.0,
+        ip,
+        tunnel,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,57 +326,5 @@ mod tests {
                 .to_string()
                 .contains("mss=N"));
         }
-    }
-}
-
-/// The driver's form of a model encapsulation context (the two crates do not depend on each
-/// other; this crate speaks both).
-pub fn driver_ctx(c: &EncapContext) -> nicgen_driver::encap::EncapContext {
-    use nicgen_driver::encap as drv;
-    let ip = match c.ip {
-        OuterIp::V4 {
-            src,
-            dst,
-            ttl,
-            tos,
-            dont_frag,
-        } => drv::OuterIp::V4 {
-            src,
-            dst,
-            ttl,
-            tos,
-            dont_frag,
-        },
-        OuterIp::V6 {
-            src,
-            dst,
-            hop_limit,
-            traffic_class,
-            flow_label,
-        } => drv::OuterIp::V6 {
-            src,
-            dst,
-            hop_limit,
-            traffic_class,
-            flow_label,
-        },
-    };
-    let tunnel = match c.kind {
-        EncapKind::Vxlan {
-            vni,
-            dst_port,
-            udp_checksum,
-        } => drv::Tunnel::Vxlan {
-            vni,
-            dst_port,
-            udp_checksum,
-        },
-        EncapKind::Nvgre { vsid, flow_id } => drv::Tunnel::Nvgre { vsid, flow_id },
-    };
-    drv::EncapContext {
-        dst_mac: c.dst_mac.0,
-        src_mac: c.src_mac.0,
-        ip,
-        tunnel,
     }
 }

@@ -220,12 +220,15 @@ fn tso_rows(md: &mut String, p: &Preset, tx: &nicgen_tb::Model, n: usize) -> Res
                 v6: false,
                 ident: 1,
             };
-            let plain = tcp_frame(ip, false, 1, Flags::ACK, &pattern(65536));
-            let frame = if tunnel {
+            // The headers, then 64 KiB of payload (more than an IPv4 length field holds: the
+            // segmentation reads no length of the super-frame's own).
+            let plain = tcp_frame(ip, false, 1, Flags::ACK, &[]);
+            let mut frame = if tunnel {
                 encap(&plain, &ctx(false, false, EncapKind::vxlan(42)), 1)?
             } else {
                 plain
             };
+            frame.extend(pattern(65536));
             let sends: Vec<(Vec<u8>, TxRequest)> = (0..n)
                 .map(|_| {
                     (
