@@ -10,9 +10,9 @@
 //! Per frame the host gives a command on `s_axis_cmd` (record [`TxCmd`]: the mlx5 `cs_flags`
 //! L3/L4 bits, an optional VLAN tag to insert, an encapsulation context and an LSO request).
 //!
-//! - **Segmentation** ([`crate::overlay::tx_lso`], built when `max_mss` is not 0): an LSO send
+//! - **Segmentation** ([`mod@crate::overlay::tx_lso`], built when `max_mss` is not 0): an LSO send
 //!   leaves as its segments, each a complete frame with every checksum written
-//!   ([`crate::overlay::tx_tso`]); other frames go around the engine; each frame (segment)
+//!   ([`mod@crate::overlay::tx_tso`]); other frames go around the engine; each frame (segment)
 //!   then has a [`FrameCmd`], the command without the LSO request (a segment's checksum flags
 //!   cleared). Refused sends are dropped and counted (`stat_lso_bad`).
 //! - **Checksums**: the parser finds the headers while the frame waits in a delay FIFO (block
@@ -21,7 +21,7 @@
 //!   the TCP/UDP checksum (for a well-formed TCP/UDP header outside a fragment, when asked).
 //!   The parser reports the checksum ranges and the addresses' sum, so the dispatch only routes
 //!   fields.
-//! - **Encapsulation** ([`crate::overlay::tx_encap`], built when `encap_contexts` is not 0):
+//! - **Encapsulation** ([`mod@crate::overlay::tx_encap`], built when `encap_contexts` is not 0):
 //!   after the checksums, so that they are the inner frame's, and before the VLAN insert, so
 //!   that the tag is the outer frame's. A frame the engine drops (shorter than an Ethernet
 //!   header, counted on `stat_encap_drop`) is known at dispatch from the parse record, and gets
