@@ -129,6 +129,8 @@ struct Run {
     cap: std::path::PathBuf,
     s: Setup,
     log: std::thread::JoinHandle<String>,
+    /// The run's tag, for the benchmark lines.
+    mode: String,
 }
 
 /// Namespaces and TAPs named after `tag` and this process, and `nicgen sim tap` between them
@@ -210,12 +212,14 @@ fn start(tag: &str, extra: &[&str]) -> Run {
         cap,
         s,
         log,
+        mode: tag.to_string(),
     }
 }
 
 /// 4 MiB over TCP from namespace `from` to a server at `to_ip` in namespace `to`, checked by
-/// SHA-256; returns the bytes.
-fn transfer(from: &str, to: &str, to_ip: &str, tag: &str) -> usize {
+/// SHA-256; returns the bytes. Prints a `goodput` line (`what`, bytes, wall-clock seconds of
+/// the client's send) for `cargo xtask bench-tap`; nothing is asserted of the time.
+fn transfer(from: &str, to: &str, to_ip: &str, tag: &str, what: &str) -> usize {
     let data: Vec<u8> = (0..4u32 << 20)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -243,6 +247,7 @@ fn transfer(from: &str, to: &str, to_ip: &str, tag: &str) -> usize {
          s.sendall(open('{}','rb').read()); s.close()\n",
         file.display()
     );
+    let t0 = Instant::now();
     run_in(from, &["python3", "-c", &client]);
     let mut line = String::new();
     BufReader::new(srv.stdout.take().unwrap())
@@ -254,6 +259,11 @@ fn transfer(from: &str, to: &str, to_ip: &str, tag: &str) -> usize {
         line.trim(),
         format!("{} {want}", data.len()),
         "what the server received"
+    );
+    println!(
+        "goodput\t{what}\t{}\t{:.3}",
+        data.len(),
+        t0.elapsed().as_secs_f64()
     );
     data.len()
 }
@@ -298,7 +308,12 @@ impl Run {
             status.success(),
             "nicgen sim tap exited badly: {out}\n{log}"
         );
-        serde_json::from_str(out.trim()).expect("one JSON object on stdout")
+        let sum: Value = serde_json::from_str(out.trim()).expect("one JSON object on stdout");
+        println!(
+            "tap-run\t{}\t{}\t{}",
+            self.mode, sum["sim_cycles"], sum["seconds"]
+        );
+        sum
     }
 }
 
@@ -323,7 +338,7 @@ fn linux_namespaces_ping_and_move_4_mib_of_tcp_through_the_rtl() {
     // The host TAP offers TSO: the kernel hands the driver super-frames, sent as LSO.
     assert!(offload_on(&b, &ht, "tcp-segmentation-offload"));
     // 4 MiB over TCP from the host side to the wire side, checked by SHA-256.
-    let sent = transfer(&b, &a, "10.99.0.1", "");
+    let sent = transfer(&b, &a, "10.99.0.1", "", "plain TCP, host to wire");
     let sum = r.stop();
     assert!(sum["lso_sends"].as_u64().unwrap() > 10, "{sum}");
     assert_eq!(sum["gso_in_software"], 0, "{sum}");
@@ -409,8 +424,20 @@ fn linux_vxlan_over_the_rtl_moves_4_mib_of_tcp_each_way() {
     run_in(&a, &["ping", "-c", "3", "-W", "10", "10.200.0.2"]);
     assert!(offload_on(&b, &r.ht, "tcp-segmentation-offload"));
     assert!(offload_on(&b, &r.ht, "tx-udp_tnl-segmentation"));
-    let up = transfer(&b, &a, "10.200.0.1", "x");
-    let down = transfer(&a, &b, "10.200.0.2", "x");
+    let up = transfer(
+        &b,
+        &a,
+        "10.200.0.1",
+        "x",
+        "host's vxlan (mode b), host to wire",
+    );
+    let down = transfer(
+        &a,
+        &b,
+        "10.200.0.2",
+        "x",
+        "host's vxlan (mode b), wire to host",
+    );
     let sum = r.stop();
     assert!(sum["host_to_wire"].as_u64().unwrap() > 2800, "{sum}");
     assert!(sum["wire_to_host"].as_u64().unwrap() > 2800, "{sum}");
@@ -505,8 +532,20 @@ fn nic_vxlan_engines_carry_linux_vxlan_traffic_4_mib_each_way() {
     assert!(offload_on(&b, &r.ht, "tcp-segmentation-offload"));
     run_in(&b, &["ping", "-c", "3", "-W", "10", "10.200.0.1"]);
     run_in(&a, &["ping", "-c", "3", "-W", "10", "10.200.0.2"]);
-    let up = transfer(&b, &a, "10.200.0.1", "v");
-    let down = transfer(&a, &b, "10.200.0.2", "v");
+    let up = transfer(
+        &b,
+        &a,
+        "10.200.0.1",
+        "v",
+        "NIC's vxlan (mode a), host to wire",
+    );
+    let down = transfer(
+        &a,
+        &b,
+        "10.200.0.2",
+        "v",
+        "NIC's vxlan (mode a), wire to host",
+    );
     let sum = r.stop();
     assert!(sum["host_to_wire"].as_u64().unwrap() > 2800, "{sum}");
     assert!(sum["wire_to_host"].as_u64().unwrap() > 2800, "{sum}");

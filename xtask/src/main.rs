@@ -16,6 +16,9 @@
 //!   plain, inline, BlueFlame + inline; Mpps and Gb/s per frame size, at 64 bytes by
 //!   BlueFlame, and at 64 and 1514 bytes into a striding RQ; simulation speed) and writes
 //!   `results/HOST.md`.
+//! - `cargo xtask bench-tap` (root) runs the TAP tests (Linux through the whole NIC: plain TCP,
+//!   the host's vxlan, the NIC's vxlan engines) and writes the TCP goodput of each transfer and
+//!   the simulation's speed to `results/TAP.md`.
 //! - `cargo xtask sta FILE.sdf [--mhz F] [--top N]` lists every endpoint of a routed design that
 //!   misses a clock, grouped by launch and capture register (`fpga/sta.rs`; bench-area writes
 //!   the SDF of every seed).
@@ -72,10 +75,11 @@ fn main() {
         Some("bench-area") => fpga::area::run(&root(), &args[1..]),
         Some("bench-pipeline") => run_bin("pipeline-bench", &args[1..]),
         Some("bench-host") => run_bin("host-bench", &args[1..]),
+        Some("bench-tap") => bench_tap(),
         Some("sta") => fpga::sta::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|bench-area [--quick]|bench-pipeline [--quick]|bench-host [--quick]|sta FILE.sdf [--mhz F] [--top N]|install-tools>"
+                "usage: cargo xtask <test [cargo test args]|lint|bench [--quick]|bench-area [--quick]|bench-pipeline [--quick]|bench-host [--quick]|bench-tap|sta FILE.sdf [--mhz F] [--top N]|install-tools>"
             );
             std::process::exit(2);
         }
@@ -191,6 +195,75 @@ fn run_bin(bin: &str, args: &[String]) -> Result<()> {
     if !st.success() {
         bail!("{bin} failed");
     }
+    Ok(())
+}
+
+/// `cargo xtask bench-tap`: the TAP tests, one at a time, and the `goodput` / `tap-run` lines
+/// they print, as `results/TAP.md`.
+fn bench_tap() -> Result<()> {
+    let out = Command::new(cargo())
+        .args([
+            "test",
+            "--release",
+            "-q",
+            "-p",
+            "nicgen",
+            "--test",
+            "tap",
+            "--",
+        ])
+        .args(["--nocapture", "--test-threads=1"])
+        .env("NICGEN_REQUIRE_TOOLS", "1")
+        .current_dir(root())
+        .stderr(std::process::Stdio::inherit())
+        .output()?;
+    if !out.status.success() {
+        bail!("the TAP tests failed");
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fields = |tag: &str| -> Vec<Vec<String>> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(tag))
+            .map(|l| l.split('\t').map(str::to_string).collect())
+            .collect()
+    };
+    let kernel = Command::new("uname").arg("-r").output()?;
+    let mut md = format!(
+        "# TCP through the simulated NIC over TAPs\n\nWritten by `cargo xtask bench-tap` \
+         (root; Linux {}, {} cores): the TAP tests of `testbench/system/tap.rs`, nic64, each a \
+         4 MiB transfer checked by SHA-256 between two network namespaces joined only by \
+         `nicgen sim tap`. Goodput is wall-clock: the RTL runs in Verilator, so it measures the \
+         simulation as much as the design (the design's throughput is in PIPELINE.md and \
+         HOST.md).\n\n| transfer | bytes | seconds | goodput kB/s |\n|---|---:|---:|---:|\n",
+        String::from_utf8_lossy(&kernel.stdout).trim(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    for f in fields("goodput\t") {
+        let (bytes, secs): (f64, f64) = (f[1].parse()?, f[2].parse()?);
+        md.push_str(&format!(
+            "| {} | {} | {secs:.1} | {:.0} |\n",
+            f[0],
+            f[1],
+            bytes / secs / 1000.0
+        ));
+    }
+    md.push_str("\n| run | simulated cycles | seconds | cycles/s |\n|---|---:|---:|---:|\n");
+    for f in fields("tap-run\t") {
+        let name = match f[0].as_str() {
+            "" => "plain",
+            "x" => "host's vxlan (mode b)",
+            "v" => "NIC's vxlan (mode a)",
+            other => other,
+        };
+        let (c, secs): (f64, f64) = (f[1].parse()?, f[2].parse()?);
+        md.push_str(&format!(
+            "| {name} | {c:.0} | {secs:.1} | {:.0} |\n",
+            c / secs
+        ));
+    }
+    let path = root().join("results/TAP.md");
+    std::fs::write(&path, md)?;
+    eprintln!("bench-tap: wrote {}", path.display());
     Ok(())
 }
 

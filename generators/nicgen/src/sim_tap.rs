@@ -378,6 +378,9 @@ pub struct TapCounts {
     pub gso_in_software: u64,
     /// Frames the driver could not send in any form (counted, not silently lost).
     pub host_frames_dropped: u64,
+    /// Cycles the NIC was simulated for, and the run's wall-clock seconds.
+    pub sim_cycles: u64,
+    pub seconds: f64,
 }
 
 /// What the driver needs to plan a host frame's sends.
@@ -681,6 +684,8 @@ pub fn run_tap(
             nd.device().backend().relax();
         }
     }
+    counts.sim_cycles = nd.device().backend().cycles();
+    counts.seconds = start.elapsed().as_secs_f64();
     let mac = nd.device().backend().agent_mut(mac).expect("agent");
     counts.wire_rx_frames = mac.counts().rx_frames;
     counts.wire_tx_frames = mac.counts().tx_frames;
