@@ -223,7 +223,8 @@ fn bench_tap() -> Result<()> {
     let text = String::from_utf8_lossy(&out.stdout);
     let fields = |tag: &str| -> Vec<Vec<String>> {
         text.lines()
-            .filter_map(|l| l.strip_prefix(tag))
+            // (libtest prints `test NAME ... ` before a test's first output, on its line.)
+            .filter_map(|l| l.find(tag).map(|at| &l[at + tag.len()..]))
             .map(|l| l.split('\t').map(str::to_string).collect())
             .collect()
     };
