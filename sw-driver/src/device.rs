@@ -441,6 +441,8 @@ counters! {
     dma_rd_err = DMA_RD_ERR: "DMA reads answered with an error.",
     rx_decapped = RX_DECAPPED: "Delivered frames de-capsulated.",
     rx_tunnel_malformed = RX_TUNNEL_MALFORMED: "Delivered frames with a malformed VXLAN or NVGRE header.",
+    tx_lso_bad = TX_LSO_BAD: "LSO sends the TX path refused and dropped whole.",
+    tx_encap_drop = TX_ENCAP_DROP: "Frames the encapsulation engine dropped (shorter than an Ethernet header).",
 }
 
 /// A 64-bit register: low dword first (it latches the high one).
@@ -1418,11 +1420,12 @@ mod tests {
         assert_eq!(s.rx_frames, 0x1_0000_0002);
         assert_eq!(s.dma_rd_err, 77);
         let named = s.named();
-        assert_eq!(named.len(), 17);
+        assert_eq!(named.len(), 19);
         assert_eq!(named[0], ("rx_frames", 0x1_0000_0002));
         assert_eq!(named[11], ("rx_no_wqe", 0));
         assert_eq!(named[14], ("dma_rd_err", 77));
         assert_eq!(named[16], ("rx_tunnel_malformed", 0));
+        assert_eq!(named[18], ("tx_encap_drop", 0));
     }
 
     #[test]
