@@ -8,7 +8,7 @@ use nicgen_hdl::eth::eth_tx::{eth_tx, TxCfg, TxCmd};
 use nicgen_hdl::overlay::tx_tso::TsoCmd;
 use nicgen_hdl::preset::Preset;
 use nicgen_model::encap::EncapContext;
-use nicgen_model::tso::lso_offsets;
+use nicgen_model::tso::{lso_offsets, LsoOffsets};
 use nicgen_model::tunnel::TunnelConfig;
 use nicgen_model::tx::{tx_frames, TxRequest};
 use nicgen_tb::record::RecordDriver;
@@ -49,6 +49,23 @@ pub fn tx_model_with(cfg: &TxCfg, preset: &str, trace: bool) -> Result<Model> {
     .build()?)
 }
 
+/// The LSO request (a [`TsoCmd`], `lso` set) for `mss`-byte segments of a super-frame with
+/// headers at `o`: what a driver puts in the WQE's software-parser fields and mss.
+pub fn tso_cmd(o: &LsoOffsets, mss: usize) -> TsoCmd<u128> {
+    TsoCmd {
+        mss: mss as u128,
+        outer_l3: o.outer_l3 as u128,
+        outer_l4: o.outer_l4 as u128,
+        l3: o.l3 as u128,
+        l4: o.l4 as u128,
+        hdr_len: o.hdr_len as u128,
+        tunnel: o.tunnel as u128,
+        outer_v6: o.outer_v6 as u128,
+        v6: o.v6 as u128,
+        lso: 1,
+    }
+}
+
 /// The [`TxCmd`] record (bytes, little-endian) that asks the TX path for `r` on `frame`, with
 /// encapsulation context `ctx` (the table entry holding `r.encap`). An LSO request's offsets are
 /// the model's reading of the frame's headers (`nicgen_model::tso::lso_offsets`), as a driver
@@ -58,18 +75,7 @@ pub fn tx_cmd(frame: &[u8], r: &TxRequest, ctx: Option<u8>) -> Vec<u8> {
     let tso = match r.mss {
         Some(mss) => {
             let o = lso_offsets(frame, &TunnelConfig::default()).unwrap_or_default();
-            TsoCmd::shape().encode(&TsoCmd {
-                mss: mss as u128,
-                outer_l3: o.outer_l3 as u128,
-                outer_l4: o.outer_l4 as u128,
-                l3: o.l3 as u128,
-                l4: o.l4 as u128,
-                hdr_len: o.hdr_len as u128,
-                tunnel: o.tunnel as u128,
-                outer_v6: o.outer_v6 as u128,
-                v6: o.v6 as u128,
-                lso: 1,
-            })
+            TsoCmd::shape().encode(&tso_cmd(&o, mss))
         }
         None => vec![0],
     };

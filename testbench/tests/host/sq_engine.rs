@@ -10,6 +10,7 @@
 //! model's `lso_offsets` finds in the frame; an SQ created with an encapsulation context
 //! stamps it on every request, and a context out of range is refused.
 
+use nicgen::sim_tx::tso_cmd;
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_tx::TxCmd;
 use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
@@ -1987,22 +1988,6 @@ fn swp_of(o: &LsoOffsets) -> Lso {
     }
 }
 
-/// The segmentation request the engine must give for a super-frame with headers at `o`.
-fn tso_want(o: &LsoOffsets, mss: u16) -> TsoCmd<u128> {
-    TsoCmd {
-        mss: mss as u128,
-        outer_l3: o.outer_l3 as u128,
-        outer_l4: o.outer_l4 as u128,
-        l3: o.l3 as u128,
-        l4: o.l4 as u128,
-        hdr_len: o.hdr_len as u128,
-        tunnel: o.tunnel as u128,
-        outer_v6: o.outer_v6 as u128,
-        v6: o.v6 as u128,
-        lso: 1,
-    }
-}
-
 /// Super-frames: plain TCP over IPv4 and IPv6, VXLAN (the worked example of wire-formats §2.5:
 /// IPv4 in IPv4, MSS 1000, 2500 payload bytes) and NVGRE over IPv6 around IPv6.
 fn super_frames() -> Vec<(&'static str, Vec<u8>, u16)> {
@@ -2071,7 +2056,7 @@ fn lso_wqes_send_their_super_frame_with_its_segmentation_request() {
         for (i, (what, frame, mss)) in super_frames().into_iter().enumerate() {
             let addr = s.buf.0 + 8192 * i as u64 + 3;
             let (wqe, o) = lso_wqe(&frame, mss, addr, &mut s.b.host.mem);
-            wants.push((what, tso_want(&o, mss)));
+            wants.push((what, tso_cmd(&o, mss.into())));
             wqes.push(wqe);
         }
         let run = s.round(&wqes, seed, &format!("w={w}: LSO"));

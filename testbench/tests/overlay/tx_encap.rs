@@ -419,8 +419,9 @@ fn writing_a_context_restarts_its_ip_id() {
 }
 
 /// Cycles for back-to-back inner frames of 64 and 1500 bytes (random inner frames padded to
-/// that length), all encapsulated (VXLAN over IPv4 and IPv6 alternating), sink always ready:
-/// printed, with the beats in and out, not asserted (the frames are).
+/// that length) encapsulated (VXLAN over IPv4 and IPv6 alternating), and of 60 bytes passed
+/// unchanged (`en = 0`), sink always ready: printed, with the beats in and out, not asserted
+/// (the frames are).
 #[test]
 fn back_to_back_cycles() {
     let ctxs = contexts();

@@ -60,16 +60,8 @@ struct Job {
 impl Job {
     fn cmd(&self) -> Vec<u8> {
         TsoCmd::shape().encode(&TsoCmd {
-            mss: self.mss as u128,
-            outer_l3: self.o.outer_l3 as u128,
-            outer_l4: self.o.outer_l4 as u128,
-            l3: self.o.l3 as u128,
-            l4: self.o.l4 as u128,
-            hdr_len: self.o.hdr_len as u128,
-            tunnel: self.o.tunnel as u128,
-            outer_v6: self.o.outer_v6 as u128,
-            v6: self.o.v6 as u128,
             lso: self.lso as u128,
+            ..nicgen::sim_tx::tso_cmd(&self.o, self.mss)
         })
     }
     /// The block's refusal rule (module docs).
