@@ -10,7 +10,7 @@ use nicgen_hdl::preset::Preset;
 use nicgen_hdl::rss::rss_toeplitz::cfg_addr;
 use nicgen_model::rss::RssType;
 use nicgen_model::rx::{
-    malformed_name, rss_type_name, DropReason, Overlay, RxReport, TunnelReport,
+    malformed_name, rss_type_name, DropReason, InnerHeaders, Overlay, RxReport, TunnelReport,
 };
 use nicgen_model::tunnel::{Malformed, Steering, TunnelConfig, TunnelKind};
 use nicgen_tb::record::RecordSink;
@@ -181,7 +181,7 @@ pub struct Vlan {
 impl RxRecord {
     /// The record of input frame `index`, reported as `r`.
     pub fn new(index: usize, r: &RxReport) -> RxRecord {
-        let inner = r.inner();
+        let inner = r.inner.unwrap_or_default();
         RxRecord {
             index,
             action: if r.drop.is_some() { "drop" } else { "deliver" },
@@ -200,10 +200,10 @@ impl RxRecord {
             vni: r.vni(),
             decap: r.decap(),
             tunnel_malformed: r.tunnel.and_then(|t| t.malformed).map(Malformed::name),
-            inner_l3: inner.0,
-            inner_l4: inner.1,
-            inner_l3_csum_ok: inner.2,
-            inner_l4_csum_ok: inner.3,
+            inner_l3: inner.l3,
+            inner_l4: inner.l4,
+            inner_l3_csum_ok: inner.l3_csum_ok,
+            inner_l4_csum_ok: inner.l4_csum_ok,
         }
     }
 }
@@ -227,7 +227,7 @@ pub fn program_rss_key(sim: &mut Sim, key: &[u8; 40]) -> Result<()> {
 }
 
 /// Program the tunnel stage: the steering entries (in [`Steering::entries`] order, entry `i`
-/// the `i`-th) and `decap_all`. Fails when the table has fewer entries than `steering`.
+/// the `i`-th), `decap_all` and the inner offloads. Fails when the table has fewer entries than `steering`.
 pub fn program_steering(sim: &mut Sim, cfg: &RxCfg, steering: &Steering) -> Result<()> {
     let entries = steering.entries();
     if entries.len() > cfg.steer_entries as usize {
@@ -256,10 +256,31 @@ pub fn program_steering(sim: &mut Sim, cfg: &RxCfg, steering: &Steering) -> Resu
             1 << 31 | u32::from(kind.code()) << 24 | id,
         );
     }
-    write(sim, tun_addr::TUNNEL_CTL, u32::from(steering.decap_all));
+    let ctl = u32::from(steering.decap_all)
+        | u32::from(steering.inner.vxlan) << 1
+        | u32::from(steering.inner.nvgre) << 2;
+    write(sim, tun_addr::TUNNEL_CTL, ctl);
     sim.set(we, 0);
     sim.cycle();
     Ok(())
+}
+
+/// An `RxMeta` L3 code's report name.
+fn l3_name(code: u128) -> Option<&'static str> {
+    match code {
+        1 => Some("ipv4"),
+        2 => Some("ipv6"),
+        _ => None,
+    }
+}
+
+/// An `RxMeta` L4 code's report name.
+fn l4_name(code: u128) -> Option<&'static str> {
+    match code {
+        1 => Some("tcp"),
+        2 => Some("udp"),
+        _ => None,
+    }
 }
 
 /// Decode one `m_axis_meta` record into a report.
@@ -277,39 +298,52 @@ pub fn decode(cfg: &RxCfg, bytes: &[u8]) -> RxReport {
         };
         return RxReport::dropped(reason);
     }
-    let l3 = match f.l3 {
-        1 => Some("ipv4"),
-        2 => Some("ipv6"),
-        _ => None,
-    };
-    let l4 = match f.l4 {
-        1 => Some("tcp"),
-        2 => Some("udp"),
-        _ => None,
-    };
+    let (l3, l4) = (l3_name(f.l3), l4_name(f.l4));
     let tci = f.vlan_tci as u16;
     let tunnel = (cfg.steer_entries > 0).then(|| TunnelReport {
         kind: TunnelKind::from_code(f.tunnel as u8).unwrap_or(TunnelKind::None),
         id: f.tunnel_id as u32,
         flow_id: f.flow_id as u8,
         decap: f.decap == 1,
+        inner: f.inner == 1,
         malformed: Malformed::ALL
             .into_iter()
             .find(|m| u128::from(m.code()) == f.tunnel_bad),
     });
+    let l3_csum_ok = l3.map(|_| f.l3_ok == 1);
+    let l4_csum_ok = l4.map(|_| f.l4_ok == 1);
+    let inner = if f.decap == 1 {
+        Some(InnerHeaders {
+            l3,
+            l4,
+            l3_csum_ok,
+            l4_csum_ok,
+        })
+    } else if f.inner == 1 {
+        let (l3, l4) = (l3_name(f.inner_l3), l4_name(f.inner_l4));
+        Some(InnerHeaders {
+            l3,
+            l4,
+            l3_csum_ok: l3.map(|_| f.inner_l3_ok == 1),
+            l4_csum_ok: l4.map(|_| f.inner_l4_ok == 1),
+        })
+    } else {
+        None
+    };
     RxReport {
         drop: None,
         vlan: (f.vlan == 1).then_some((tci & 0xFFF, (tci >> 13) as u8)),
         l3,
         l4,
-        l3_csum_ok: l3.map(|_| f.l3_ok == 1),
-        l4_csum_ok: l4.map(|_| f.l4_ok == 1),
+        l3_csum_ok,
+        l4_csum_ok,
         csum: Some(f.csum as u16),
         malformed: (f.malformed != 0).then_some(f.malformed as u8),
         rss_type: Some(RssType::from_code(f.rss_type as u8).unwrap_or(RssType::None)),
         rss_hash: Some(f.rss_hash as u32),
         queue: Some(f.queue as u32),
         tunnel,
+        inner,
     }
 }
 
@@ -426,6 +460,7 @@ mod tests {
             rss_hash: Some(0x1234_5678),
             queue: Some(3),
             tunnel: None,
+            inner: None,
         };
         let oversize = RxReport::dropped(DropReason::Oversize);
         let plain = RxReport {
@@ -439,7 +474,32 @@ mod tests {
                 id: 100,
                 flow_id: 0,
                 decap: true,
+                inner: false,
                 malformed: None,
+            }),
+            inner: Some(InnerHeaders {
+                l3: Some("ipv4"),
+                l4: Some("tcp"),
+                l3_csum_ok: Some(true),
+                l4_csum_ok: Some(false),
+            }),
+            ..plain.clone()
+        };
+        let inner = RxReport {
+            l4: Some("udp"),
+            tunnel: Some(TunnelReport {
+                kind: TunnelKind::Vxlan,
+                id: 7,
+                flow_id: 0,
+                decap: false,
+                inner: true,
+                malformed: None,
+            }),
+            inner: Some(InnerHeaders {
+                l3: Some("ipv6"),
+                l4: None,
+                l3_csum_ok: Some(true),
+                l4_csum_ok: None,
             }),
             ..plain.clone()
         };
@@ -449,11 +509,12 @@ mod tests {
                 id: 0,
                 flow_id: 0,
                 decap: false,
+                inner: false,
                 malformed: Some(Malformed::GreFlags),
             }),
             ..plain.clone()
         };
-        for (i, r) in [delivered, oversize, plain, decapped, malformed]
+        for (i, r) in [delivered, oversize, plain, decapped, inner, malformed]
             .iter()
             .enumerate()
         {

@@ -64,15 +64,15 @@ use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, ParseMeta, View};
 use super::rx_csum::{rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
 use super::rx_user;
-use crate::overlay::rx_decap::{rx_decap, DecapCfg, TunMeta};
+use crate::overlay::rx_decap::{rx_decap, DecapCfg, TunMeta, PARSE_CMD_AHEAD};
 use crate::overlay::tunnel_steering::SteerCfg;
 use crate::rss::rss_toeplitz::{rss_toeplitz, CfgWrite, RssCfg, RssReq};
 use crate::stats::counter_bank;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
 use crate::stream::{
-    stream_fork_buffered, stream_fwd_reg, stream_reg_slice, FifoCfg, OutStage, RecordReg,
-    SpliceCmd, Stream, StreamCfg,
+    record_fifo, stream_fork_buffered, stream_fwd_reg, stream_reg_slice, stream_trim, FifoCfg,
+    OutStage, RecordReg, SpliceCmd, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 
@@ -115,6 +115,7 @@ impl RxCfg {
                 entries: self.steer_entries,
                 queue_bits: self.rss.queue_bits(),
             },
+            levels_per_stage: self.levels_per_stage,
         })
     }
     /// Bits of [`TunMeta`] the parse side's `tuser` carries above `rx_user` (0 without the
@@ -161,6 +162,15 @@ nicgen_edsl::record! {
         /// The outer headers were removed: every field above but the tunnel's describes the
         /// inner frame.
         decap: 1,
+        /// Delivered whole with the inner offloads (`rx_decap`, `TUNNEL_CTL`): the fields
+        /// above describe the outer headers, RSS hashed the inner ones, and the four below
+        /// are the inner headers' types (0 none, 1 IPv4 / TCP, 2 IPv6 / UDP) and checksum
+        /// verdicts; all four 0 otherwise.
+        inner: 1,
+        inner_l3: 2,
+        inner_l4: 2,
+        inner_l3_ok: 1,
+        inner_l4_ok: 1,
     }
 }
 
@@ -352,6 +362,15 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
     )?;
     let parse_reg = stream_fwd_reg(&pcfg)?;
     let decap = cfg.decap().map(|d| rx_decap(&d)).transpose()?;
+    // With the tunnel stage, the parse side's trim: a frame with the inner offloads reaches
+    // the parser as its inner frame.
+    let parse_trim = cfg
+        .decap()
+        .map(|d| -> Result<_, ElabError> {
+            let t = d.parse_trim(pcfg);
+            Ok((stream_trim(&t)?, record_fifo(t.cmd(), PARSE_CMD_AHEAD)?))
+        })
+        .transpose()?;
     let parse = eth_hdr_parse(&HdrParseCfg {
         data_bits: w,
         user_bits: rx_user::BITS + tun_bits,
@@ -452,7 +471,24 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         // input logic (its frame count on `tlast`, its capture) starts at flops, not at the
         // FIFO's LUT-RAM read.
         let u_parse_reg = parse_reg.instance("u_parse_reg");
-        connect(&u_parse_q.m_axis, &u_parse_reg.s_axis);
+        match (&parse_trim, &u_decap) {
+            (Some((trim, cmd_q)), Some(d)) => {
+                // The tunnel stage's commands, one per frame, queued until the frame's first
+                // beat gets here (never full: `PARSE_CMD_AHEAD`).
+                let u_cmd_q = cmd_q.instance("u_parse_cmd_q");
+                u_cmd_q.s_axis.data.set(d.parse_cmd.data);
+                u_cmd_q.s_axis.valid.set(d.parse_cmd.valid);
+                let _ = u_cmd_q.s_axis.ready.unused();
+                let u_trim = trim.instance("u_parse_trim");
+                connect(&u_parse_q.m_axis, &u_trim.s_axis);
+                connect(&u_cmd_q.m_axis, &u_trim.cmd);
+                // Never: a command keeps the inner frame (at least 14 bytes, within the frame)
+                // or the whole frame.
+                let _ = u_trim.drop.unused();
+                connect(&u_trim.m_axis, &u_parse_reg.s_axis);
+            }
+            _ => connect(&u_parse_q.m_axis, &u_parse_reg.s_axis),
+        }
         let u_parse = parse.instance("u_parse");
         connect(&u_parse_reg.m_axis, &u_parse.s_axis);
 
@@ -515,6 +551,17 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
             q.ready.set(!deliver | dst.ready);
         }
 
+        // The tunnel stage's record, in a view's `user` above `rx_user` (zeros without the
+        // stage).
+        let qb = cfg.rss.queue_bits();
+        let tun_of = |user: Sig| {
+            if tun_bits > 0 {
+                TunMeta::shape(qb).unpack(user.slice(rx_user::BITS + tun_bits - 1, rx_user::BITS))
+            } else {
+                TunMeta::shape(qb).zeros()
+            }
+        };
+
         // RSS on the addresses and ports.
         let u_rss = rss.instance("u_rss");
         let (rq, rf, r_deliver) = view(V_RSS, "rss_req");
@@ -540,12 +587,15 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         let u_csum = csum.instance("u_rx_csum");
         connect(fork_csum, &u_csum.s_axis);
         let (cq, cf, c_deliver) = view(V_CSUM, "csum_req");
+        // With the inner offloads the parser saw the inner frame: its offsets move by where
+        // that starts in the delivered frame (0 for every other frame).
+        let shift = tun_of(cf.user).inner_off;
         let csum_req = RxCsumReq {
             l3: cf.l3,
             l4: cf.l4,
-            l3_off: cf.csum_l3_off,
-            l4_off: cf.csum_l4_off,
-            end: cf.csum_end,
+            l3_off: cf.csum_l3_off + shift,
+            l4_off: cf.csum_l4_off + shift,
+            end: cf.csum_end + shift,
             l4_len: cf.l4_len,
             proto: cf.ip_proto,
             ip_sum: cf.ip_sum,
@@ -557,8 +607,10 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         host_reg.drive(&u_strip.s_axis);
         // The command: the strip decides on it at the first beat.
         let (sq, sf, s_deliver) = view(V_STRIP, "strip_cmd");
+        // With the inner offloads, the outer tag (the parser saw the inner frame).
+        let st = tun_of(sf.user);
         let strip_cmd = u_strip.cmd.shape.pack(&SpliceCmd {
-            en: sf.vlan,
+            en: mux(st.inner, st.outer_vlan, sf.vlan),
             ..u_strip.cmd.shape.zeros()
         });
         hand(&sq, s_deliver, &u_strip.cmd, strip_cmd);
@@ -619,18 +671,24 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         let r = u_rss.res.shape.unpack(rss_q.data.unused());
         let d = p_deliver;
         let gate = |x: Sig| x & d.repl(x.width());
-        // The tunnel stage's record, in the `tuser` above `rx_user` (zeros without the stage).
-        let qb = cfg.rss.queue_bits();
-        let tun = if tun_bits > 0 {
-            TunMeta::shape(qb).unpack(user.slice(rx_user::BITS + tun_bits - 1, rx_user::BITS))
-        } else {
-            TunMeta::shape(qb).zeros()
-        };
+        let tun = tun_of(user);
         let steered = (d & tun.steered).named("steered");
-        let l3 = gate(pend.l3);
-        let l4 = gate(pend.l4);
-        let l3_ok = d & l3.ne(0u32) & pend.ip_ok & !pend.ext_bad & (pend.ipv6 | c.l3_ok);
-        let l4_ok = d & l4.ne(0u32) & pend.l4_parsed & c.l4_ok;
+        // The parser's frame: the delivered one, or with the inner offloads its inner frame.
+        let l3_p = gate(pend.l3);
+        let l4_p = gate(pend.l4);
+        let l3_ok_p = d & l3_p.ne(0u32) & pend.ip_ok & !pend.ext_bad & (pend.ipv6 | c.l3_ok);
+        let l4_ok_p = d & l4_p.ne(0u32) & pend.l4_parsed & c.l4_ok;
+        // With the inner offloads, the record's own fields are the outer headers' (the tunnel
+        // stage's), the inner fields the parser's.
+        let inner = (d & tun.inner).named("inner");
+        let outer = |o: Sig, p: Sig| mux(inner, o, p);
+        let l3 = outer(tun.outer_l3, l3_p);
+        let l4 = outer(tun.outer_l4, l4_p);
+        let l3_ok = outer(tun.outer_l3_ok, l3_ok_p);
+        let l4_ok = outer(tun.outer_l4_ok, l4_ok_p);
+        let vlan = d & outer(tun.outer_vlan, pend.vlan);
+        let malformed = gate(outer(tun.outer_malformed, pend.malformed));
+        let inner_only = |x: Sig| x & inner.repl(x.width());
         let rec = p
             .meta
             .shape
@@ -640,14 +698,14 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
                 oversize: pend.oversize,
                 fcs_bad: pend.fcs_bad,
                 mac_control: pend.mac_control,
-                vlan: d & pend.vlan,
-                vlan_tci: gate(pend.vlan_tci),
+                vlan,
+                vlan_tci: gate(outer(tun.outer_tci, pend.vlan_tci)),
                 l3,
                 l4,
                 l3_ok,
                 l4_ok,
-                csum: gate(c.csum),
-                malformed: gate(pend.malformed),
+                csum: gate(outer(tun.outer_csum, c.csum)),
+                malformed,
                 rss_type: gate(r.rss_type),
                 rss_hash: gate(r.hash),
                 queue: mux(steered, tun.queue, gate(r.queue)),
@@ -656,6 +714,11 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
                 tunnel_id: gate(tun.id),
                 flow_id: gate(tun.flow_id),
                 decap: d & tun.decap,
+                inner,
+                inner_l3: inner_only(l3_p),
+                inner_l4: inner_only(l4_p),
+                inner_l3_ok: inner_only(l3_ok_p),
+                inner_l4_ok: inner_only(l4_ok_p),
             })
             .named("meta_rec");
         // Per-reason counters, one event per emitted record (the drop reason by the same
@@ -675,8 +738,8 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
             drop_oversize: ev("drop_oversize", !d & !runt & over),
             drop_fcs: ev("drop_fcs", !d & !runt & !over & fcs),
             drop_mac_control: ev("drop_mac_control", !d & !runt & !over & !fcs),
-            malformed: ev("malformed", d & pend.malformed.ne(0u32)),
-            vlan_stripped: ev("vlan_stripped", d & pend.vlan),
+            malformed: ev("malformed", malformed.ne(0u32)),
+            vlan_stripped: ev("vlan_stripped", vlan),
             l3_csum_bad: ev("l3_csum_bad", l3.ne(0u32) & !l3_ok),
             l4_csum_bad: ev("l4_csum_bad", l4.ne(0u32) & !l4_ok),
             decapped: ev("decapped", d & tun.decap),

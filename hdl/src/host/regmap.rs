@@ -345,11 +345,15 @@ pub const BLOCKS: &[Block] = &[
         name: "tunnel",
         base: 0x8000,
         span: 0x800,
-        doc: "Tunnel de-capsulation on receive (write-only; reads return 0): the VXLAN port and the steering table, (kind, VNI/VSID) -> receive queue. A frame whose well-formed tunnel hits an entry (or any well-formed tunnel with CTL.decap_all) is delivered as its inner frame, with the inner checksum verdicts and RSS, and the tunnel reported in its CQE; a hit's queue overrides RSS.",
+        doc: "Tunnel de-capsulation on receive (write-only; reads return 0): the VXLAN port and the steering table, (kind, VNI/VSID) -> receive queue. A frame whose well-formed tunnel hits an entry (or any well-formed tunnel with CTL.decap_all) is delivered as its inner frame, with the inner checksum verdicts and RSS, and the tunnel reported in its CQE; a hit's queue overrides RSS. A well-formed tunnel delivered whole, of a kind with CTL.inner_vxlan / inner_nvgre, gets the inner offloads: inner and outer checksum verdicts, RSS on the inner headers.",
         regs: &[
             reg("VXLAN_PORT", 0x000, Wo, "UDP destination port recognised as VXLAN (bits 15:0; 4789 after reset)."),
             Reg {
-                fields: &[f("decap_all", 0, 1, "de-capsulate every well-formed tunnel, also without an entry (RSS picks the queue)")],
+                fields: &[
+                    f("decap_all", 0, 1, "de-capsulate every well-formed tunnel, also without an entry (RSS picks the queue)"),
+                    f("inner_vxlan", 1, 1, "inner offloads for VXLAN: a well-formed VXLAN frame delivered whole gets its inner headers parsed, their checksums verified (CQE tunneled, l3_ok/l4_ok cover both header sets) and RSS on the inner headers"),
+                    f("inner_nvgre", 2, 1, "inner offloads for NVGRE, as inner_vxlan"),
+                ],
                 ..reg("CTL", 0x004, Wo, "Tunnel controls.")
             },
             reg("STEER_QUEUE", 0x008, Wo, "Receive queue the next STEER write gives its entry."),

@@ -61,11 +61,13 @@
 
 use super::tunnel_steering::{tunnel_steering, SteerCfg, SteerKey, SteerWrite};
 use crate::eth::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, ParseMeta, View};
+use crate::eth::rx_csum::{rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
 use crate::eth::rx_user;
 use crate::rss::rss_toeplitz::CfgWrite;
 use crate::stream::stream_fifo::{stream_fifo_room, FifoRam};
 use crate::stream::{
-    record_fifo, stream_fwd_reg, stream_trim, FifoCfg, Stream, StreamCfg, TrimCfg, TrimCmd,
+    record_fifo, stream_fork_buffered, stream_fwd_reg, stream_trim, FifoCfg, Stream, StreamCfg,
+    TrimCfg, TrimCmd,
 };
 use crate::timing::Reserve;
 use nicgen_edsl::prelude::*;
@@ -98,6 +100,8 @@ pub struct DecapCfg {
     pub room: u32,
     /// The steering table.
     pub steer: SteerCfg,
+    /// The outer checksum unit's adder levels per stage (`rx_csum`).
+    pub levels_per_stage: u32,
 }
 
 impl DecapCfg {
@@ -116,6 +120,13 @@ impl DecapCfg {
     /// The `tuser` of `m_axis`: `rx_user`, then [`TunMeta`].
     pub fn out_user_bits(&self) -> u32 {
         rx_user::BITS + TunMeta::shape(self.steer.queue_bits).width()
+    }
+    /// The parse side's trims (`m_parse_cmd`): `head` up to the window.
+    pub fn parse_trim(&self, stream: StreamCfg) -> TrimCfg {
+        TrimCfg {
+            stream,
+            max_head: self.window,
+        }
     }
 }
 
@@ -136,6 +147,48 @@ nicgen_edsl::record! {
         /// A steering entry holds the tunnel: `queue` overrides RSS.
         steered: 1,
         queue: queue_bits,
+        /// Delivered whole with the inner offloads: the parse side sees the inner frame, from
+        /// byte `inner_off` of the delivered one (`m_parse_cmd`), and the fields below report
+        /// the outer headers.
+        inner: 1,
+        inner_off: 16,
+        /// The outer headers, as the RX path reports a frame's own (`RxMeta`): the outer tag
+        /// and its TCI, the L3 and L4 claims, their checksum verdicts, the checksum-complete
+        /// and the parser's malformed reason. Every frame's, also without `inner`.
+        outer_vlan: 1,
+        outer_tci: 16,
+        outer_l3: 2,
+        outer_l4: 2,
+        outer_l3_ok: 1,
+        outer_l4_ok: 1,
+        outer_csum: 16,
+        outer_malformed: 4,
+    }
+}
+
+nicgen_edsl::record! {
+    /// A frame's tunnel record while its outer checksums are still being summed: [`TunMeta`]
+    /// without the verdicts, with what they are made from.
+    struct TunPending(queue_bits: u32) {
+        tunnel: 2,
+        bad: 3,
+        id: 24,
+        flow_id: 8,
+        decap: 1,
+        steered: 1,
+        queue: queue_bits,
+        inner: 1,
+        inner_off: 16,
+        vlan: 1,
+        tci: 16,
+        l3: 2,
+        l4: 2,
+        /// The parser's own L3 / L4 (a well-formed header), IPv6, a broken extension chain.
+        ip_ok: 1,
+        ipv6: 1,
+        l4_parsed: 1,
+        ext_bad: 1,
+        malformed: 4,
     }
 }
 
@@ -148,7 +201,17 @@ pub struct DecapPorts {
     pub m_axis: Stream,
     /// Configuration writes (`cfg_*`, [`cfg_addr`]).
     pub cfg: CfgWrite,
+    /// The parse side's trim, one command per frame in frame order (`m_parse_cmd_*`, no
+    /// ready: the taker holds [`PARSE_CMD_AHEAD`]): a frame with the inner offloads keeps its
+    /// inner frame, every other frame passes whole.
+    pub parse_cmd: RecordValid<TrimCmd<u32>>,
 }
+
+/// How many `m_parse_cmd` records may be out ahead of their frames' first beats at the parse
+/// side's trim: those of the frames this stage may hold (`DEC_DEPTH` from the lookup to the
+/// last beat out) and of the frames between its output and that trim (a 16-beat FIFO and a
+/// register in `eth_rx`), with a margin.
+pub const PARSE_CMD_AHEAD: u32 = 64;
 
 impl Ports for DecapPorts {
     type Cfg = DecapCfg;
@@ -161,12 +224,18 @@ impl Ports for DecapPorts {
                 &StreamCfg::new(cfg.data_bits, cfg.out_user_bits()),
             ),
             cfg: io.inputs("cfg_", &CfgWrite::shape()),
+            parse_cmd: RecordValid::source(
+                io,
+                "m_parse_cmd",
+                cfg.parse_trim(StreamCfg::new(cfg.data_bits, 0)).cmd(),
+            ),
         }
     }
 }
 
-/// The parser's one output: the tunnel fields (with the frame length and the L4 code, which
-/// the parser's tunnel verdict shares its registers with, and this stage does not read).
+/// The parser's one output: the tunnel fields (with the frame length, which the parser's
+/// tunnel verdict shares its registers with, and this stage does not read), what the RX path
+/// reports of the outer headers, and the outer checksum unit's request.
 const TUN_VIEWS: &[View] = &[View {
     name: "tun",
     fields: tun_fields,
@@ -181,10 +250,28 @@ fn tun_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
         inner_off: m.inner_off,
         inner_end: m.inner_end,
         frame_len: m.frame_len,
+        malformed: m.malformed,
+        l3: m.l3,
         l4: m.l4,
+        tag0_tci: m.tag0_tci,
+        l3_claim: m.l3_claim,
+        l4_claim: m.l4_claim,
+        vlan: m.vlan,
+        ext_bad: m.ext_bad,
+        ip_proto: m.ip_proto,
+        l4_len: m.l4_len,
+        ip_sum: m.ip_sum,
+        csum_l3_off: m.csum_l3_off,
+        csum_l4_off: m.csum_l4_off,
+        csum_end: m.csum_end,
         ..ParseMeta::default()
     }
 }
+
+/// Entries of each FIFO of the fork to the trim and the outer checksum unit: 8 keep 1
+/// beat/cycle; the trim's side also holds the beats that pass while the tag waits for a
+/// frame's verdicts (the checksum unit's latency after the last beat, less the trim's).
+const FORK_DEPTH: u32 = 32;
 
 /// Entries of the command and tunnel FIFOs: the frames the lookup may run ahead of the trim's
 /// output. A record is owed its place for about 12 cycles (the lookup, the command FIFO and
@@ -224,7 +311,13 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
     let trim = stream_trim(&tcfg)?;
     let cmd_q = record_fifo(tcfg.cmd(), DEC_DEPTH)?;
     let qb = cfg.steer.queue_bits;
-    let meta_q = record_fifo(TunMeta::shape(qb), DEC_DEPTH)?;
+    let meta_q = record_fifo(TunPending::shape(qb), DEC_DEPTH)?;
+    let csum_q = record_fifo(RxCsumReq::shape(), DEC_DEPTH)?;
+    let fork = stream_fork_buffered(&ucfg, &["trim", "csum"], FORK_DEPTH)?;
+    let csum = rx_csum(&RxCsumCfg {
+        data_bits: w,
+        levels_per_stage: cfg.levels_per_stage,
+    })?;
     let cfg = *cfg;
     Block::build(format!("rx_decap_d{w}"), cfg, move |p: DecapPorts| {
         doc("RX tunnel stage: VXLAN/NVGRE recognition, steering lookup, de-capsulation.");
@@ -239,6 +332,10 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
         vxlan_port.set_if(at(cfg_addr::VXLAN_PORT), c.wdata.slice(15, 0));
         let decap_all = reg_init(1, 0u32).named("decap_all");
         decap_all.set_if(at(cfg_addr::TUNNEL_CTL), c.wdata.bit(0));
+        let inner_vxlan = reg_init(1, 0u32).named("inner_vxlan");
+        inner_vxlan.set_if(at(cfg_addr::TUNNEL_CTL), c.wdata.bit(1));
+        let inner_nvgre = reg_init(1, 0u32).named("inner_nvgre");
+        inner_nvgre.set_if(at(cfg_addr::TUNNEL_CTL), c.wdata.bit(2));
         let steer_queue = reg_init(qb, 0u32).named("steer_queue");
         steer_queue.set_if(at(cfg_addr::STEER_QUEUE), c.wdata.slice(qb - 1, 0));
         let u_steer = steer.instance("u_steering");
@@ -337,21 +434,44 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
         let good = (!bad & g.tunnel.ne(0u32) & g.tunnel_bad.eq(0u32)).named("tunnel_good");
         let steered = (good & r.hit).named("steered");
         let decap = (good & (r.hit | decap_all)).named("decap");
+        let inner_kind = mux(
+            g.tunnel.eq(1u32),
+            inner_vxlan,
+            g.tunnel.eq(2u32) & inner_nvgre,
+        );
+        let inner = (good & !decap & inner_kind).named("inner");
         let u_cmd_q = cmd_q.instance("u_cmd_q");
         let u_meta_q = meta_q.instance("u_meta_q");
-        u_cmd_q.s_axis.set_fields(&TrimCmd {
-            head: mux(
-                decap,
-                g.inner_off.resize(tcfg.head_bits()),
-                lit(tcfg.head_bits(), 0u32),
-            ),
-            len: mux(decap, g.inner_end - g.inner_off, lit(16, 0xFFFFu32)),
+        let u_csum_q = csum_q.instance("u_csum_q");
+        let hb = tcfg.head_bits();
+        // The inner frame's command (the data side's when `decap`, the parse side's when
+        // `inner`), or the whole frame.
+        let keep_inner = |on: Sig| TrimCmd {
+            head: mux(on, g.inner_off.resize(hb), lit(hb, 0u32)),
+            len: mux(on, g.inner_end - g.inner_off, lit(16, 0xFFFFu32)),
             drop: lit(1, 0u32),
-        });
+        };
+        u_cmd_q.s_axis.set_fields(&keep_inner(decap));
         u_cmd_q.s_axis.valid.set(valid2);
         let _ = u_cmd_q.s_axis.ready.unused(); // never full: `owed`
+        p.parse_cmd
+            .data
+            .set(p.parse_cmd.shape.pack(&keep_inner(inner)));
+        p.parse_cmd.valid.set(valid2);
+        u_csum_q.s_axis.set_fields(&RxCsumReq {
+            l3: g.l3,
+            l4: g.l4,
+            l3_off: g.csum_l3_off,
+            l4_off: g.csum_l4_off,
+            end: g.csum_end,
+            l4_len: g.l4_len,
+            proto: g.ip_proto,
+            ip_sum: g.ip_sum,
+        });
+        u_csum_q.s_axis.valid.set(valid2);
+        let _ = u_csum_q.s_axis.ready.unused(); // never full: `owed`
         let gate = |x: Sig| x & (!bad).repl(x.width());
-        u_meta_q.s_axis.set_fields(&TunMeta {
+        u_meta_q.s_axis.set_fields(&TunPending {
             tunnel: gate(g.tunnel),
             bad: gate(g.tunnel_bad),
             id: gate(g.tunnel_id),
@@ -359,32 +479,82 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
             decap,
             steered,
             queue: r.queue & steered.repl(qb),
+            inner,
+            inner_off: g.inner_off.resize(16) & inner.repl(16),
+            vlan: gate(g.vlan),
+            tci: gate(g.tag0_tci),
+            l3: gate(g.l3_claim),
+            l4: gate(g.l4_claim),
+            ip_ok: g.l3.ne(0u32),
+            ipv6: g.l3.eq(2u32),
+            l4_parsed: g.l4.ne(0u32),
+            ext_bad: g.ext_bad,
+            malformed: gate(g.malformed),
         });
         u_meta_q.s_axis.valid.set(valid2);
         let _ = u_meta_q.s_axis.ready.unused(); // never full: `owed`
 
-        // ---- Data side: trim, then the tunnel record onto the last beat ----
+        // ---- Data side: a fork to the trim and the outer checksums; the tunnel record and
+        // the verdicts onto the trimmed frame's last beat ----
+        let u_fork = fork.instance("u_fork");
+        connect(&u_data_q.m_axis, &u_fork.s_axis);
+        let (to_trim, to_csum) = (&u_fork.m_axis[0], &u_fork.m_axis[1]);
+        let u_csum = csum.instance("u_rx_csum");
+        u_csum.s_axis.data().set(to_csum.data());
+        u_csum.s_axis.keep().set(to_csum.keep());
+        u_csum.s_axis.last().set(to_csum.last());
+        u_csum.s_axis.valid().set(to_csum.valid());
+        to_csum.ready().set(u_csum.s_axis.ready());
+        let _ = to_csum.user().expect("rx stream has tuser").unused();
+        connect(&u_csum_q.m_axis, &u_csum.req);
         let u_trim = trim.instance("u_trim");
-        connect(&u_data_q.m_axis, &u_trim.s_axis);
+        connect(to_trim, &u_trim.s_axis);
         connect(&u_cmd_q.m_axis, &u_trim.cmd);
         // Never: a command keeps at least the inner frame's 14 bytes, which lie in the frame
         // (the parser checked), or the whole frame.
         let _ = u_trim.drop.unused();
         let o = &u_trim.m_axis;
         let m = &p.m_axis;
+        // A frame's last beat waits for its verdicts (they come a few cycles after the
+        // checksum unit took the same beat, which the fork gave it no later than the trim).
+        let res = &u_csum.res;
+        let res_ok = (!o.last() | res.valid).named("verdicts_here");
         m.data().set(o.data());
         m.keep().set(o.keep());
         m.last().set(o.last());
-        m.valid().set(o.valid());
-        o.ready().set(m.ready());
-        let meta = u_meta_q.m_axis.data;
+        m.valid().set(o.valid() & res_ok);
+        o.ready().set(m.ready() & res_ok);
+        let t = u_meta_q.m_axis.fields();
         let _ = u_meta_q.m_axis.valid.unused(); // pushed before its frame's command
+        let c = RxCsumRes::unpack(res.data);
+        let meta = TunMeta::shape(qb)
+            .pack(&TunMeta {
+                tunnel: t.tunnel,
+                bad: t.bad,
+                id: t.id,
+                flow_id: t.flow_id,
+                decap: t.decap,
+                steered: t.steered,
+                queue: t.queue,
+                inner: t.inner,
+                inner_off: t.inner_off,
+                outer_vlan: t.vlan,
+                outer_tci: t.tci,
+                outer_l3: t.l3,
+                outer_l4: t.l4,
+                outer_l3_ok: t.l3.ne(0u32) & t.ip_ok & !t.ext_bad & (t.ipv6 | c.l3_ok),
+                outer_l4_ok: t.l4.ne(0u32) & t.l4_parsed & c.l4_ok,
+                outer_csum: c.csum,
+                outer_malformed: t.malformed,
+            })
+            .named("tun_meta");
         let ou = o.user().expect("rx stream has tuser");
         m.user()
             .expect("out stream has tuser")
             .set(cat(&[meta & o.last().repl(meta.width()), ou]));
-        let pop = (o.valid() & m.ready() & o.last()).named("meta_pop");
+        let pop = (o.valid() & m.ready() & o.last() & res.valid).named("meta_pop");
         u_meta_q.m_axis.ready.set(pop);
+        res.ready.set(pop);
         reserve.update(take, pop);
     })
 }

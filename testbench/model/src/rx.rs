@@ -32,7 +32,7 @@ use crate::ip::IpProtocol;
 use crate::mac::fcs_check;
 use crate::parse::{malformed, parse_headers, ParseResult, L3_IPV4, L3_IPV6, L4_TCP, L4_UDP};
 use crate::rss::{rss_parsed, RssType};
-use crate::tunnel::{decap, Malformed, Steering, TunnelConfig, TunnelKind};
+use crate::tunnel::{decap, parse_tunnel, Malformed, Steering, TunnelConfig, TunnelKind};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// RX configuration (what the driver programs).
@@ -73,8 +73,25 @@ pub struct TunnelReport {
     pub flow_id: u8,
     /// The outer headers were removed: the report's other fields describe the inner frame.
     pub decap: bool,
+    /// Delivered whole with the inner offloads ([`crate::tunnel::InnerOffload`]): the report's
+    /// own fields describe the outer headers, [`RxReport::inner`] the inner ones, and RSS
+    /// hashed the inner headers.
+    pub inner: bool,
     /// Why the tunnel is malformed.
     pub malformed: Option<Malformed>,
+}
+
+/// The inner headers' types and checksum verdicts of a tunnel ([`RxReport::inner`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InnerHeaders {
+    /// "ipv4" / "ipv6", as the inner EtherType claims.
+    pub l3: Option<&'static str>,
+    /// "tcp" / "udp", as the inner IP header claims.
+    pub l4: Option<&'static str>,
+    /// The inner IPv4 header checksum (IPv6: header chain) verified.
+    pub l3_csum_ok: Option<bool>,
+    /// The inner TCP/UDP checksum verified.
+    pub l4_csum_ok: Option<bool>,
 }
 
 /// Why a frame was dropped.
@@ -129,6 +146,9 @@ pub struct RxReport {
     pub queue: Option<u32>,
     /// The tunnel stage's report (with [`RxConfig::overlay`], for a delivered frame).
     pub tunnel: Option<TunnelReport>,
+    /// The inner headers of a tunnel: of a de-capsulated frame (then the same as the report's
+    /// own fields), or of one delivered whole with the inner offloads; `None` otherwise.
+    pub inner: Option<InnerHeaders>,
 }
 
 impl RxReport {
@@ -147,6 +167,7 @@ impl RxReport {
             rss_hash: None,
             queue: None,
             tunnel: None,
+            inner: None,
         }
     }
 }
@@ -201,23 +222,6 @@ impl RxReport {
     pub fn decap(&self) -> Option<bool> {
         self.tunnel.map(|t| t.decap)
     }
-    /// `l3`, `l4`, `l3_csum_ok`, `l4_csum_ok` of the inner frame: the report's own when the
-    /// frame was de-capsulated, else unknown.
-    pub fn inner(
-        &self,
-    ) -> (
-        Option<&'static str>,
-        Option<&'static str>,
-        Option<bool>,
-        Option<bool>,
-    ) {
-        if self.decap() == Some(true) {
-            (self.l3, self.l4, self.l3_csum_ok, self.l4_csum_ok)
-        } else {
-            (None, None, None, None)
-        }
-    }
-
     /// The report as one JSON object (the `nicgen sim rx` line format).
     pub fn to_json(&self, index: usize) -> String {
         let s = |v: Option<&str>| {
@@ -229,7 +233,7 @@ impl RxReport {
             .vlan
             .map(|(vid, pcp)| format!("{{\"vid\":{vid},\"pcp\":{pcp}}}"))
             .unwrap_or_else(|| "null".into());
-        let inner = self.inner();
+        let inner = self.inner.unwrap_or_default();
         format!(
             "{{\"index\":{index},\"action\":\"{}\",\"drop_reason\":{},\"vlan\":{vlan},\"l3\":{},\"l4\":{},\"l3_csum_ok\":{},\"l4_csum_ok\":{},\"csum\":{},\"malformed\":{},\"rss_type\":{},\"rss_hash\":{},\"queue\":{},\"tunnel\":{},\"vni\":{},\"decap\":{},\"tunnel_malformed\":{},\"inner_l3\":{},\"inner_l4\":{},\"inner_l3_csum_ok\":{},\"inner_l4_csum_ok\":{}}}",
             if self.drop.is_some() { "drop" } else { "deliver" },
@@ -247,10 +251,10 @@ impl RxReport {
             self.vni().map(|v| v.to_string()).unwrap_or_else(|| "null".into()),
             b(self.decap()),
             s(self.tunnel.and_then(|t| t.malformed).map(Malformed::name)),
-            s(inner.0),
-            s(inner.1),
-            b(inner.2),
-            b(inner.3),
+            s(inner.l3),
+            s(inner.l4),
+            b(inner.l3_csum_ok),
+            b(inner.l4_csum_ok),
         )
     }
 }
@@ -302,6 +306,48 @@ pub fn checksum_verdicts(frame: &[u8], p: &ParseResult) -> CsumVerdicts {
     CsumVerdicts { l3, l4 }
 }
 
+/// What the path reports of one frame's headers ([`headers`]).
+struct Headers {
+    parse: ParseResult,
+    /// (vid, pcp) of the outer tag.
+    vlan: Option<(u16, u8)>,
+    l3: Option<&'static str>,
+    l4: Option<&'static str>,
+    verdicts: CsumVerdicts,
+    /// Checksum-complete.
+    csum: u16,
+}
+
+/// The parse of `f` (no FCS) with header window `window`, and what the reporting rules of the
+/// module docs make of it.
+fn headers(f: &[u8], window: usize) -> Headers {
+    let p = parse_headers(f, window);
+    // What the headers claim and where the checksum-complete sum runs, as the parser reports
+    // it (`ParseResult::claims`): from the IP header to the datagram's end, clipped to the
+    // frame when a header is cut.
+    let c = p.claims();
+    let start = c.l3_off as usize;
+    let end = c.end as usize;
+    Headers {
+        parse: p,
+        vlan: c
+            .vlan
+            .then_some((p.tag0_tci & 0xFFF, (p.tag0_tci >> 13) as u8)),
+        l3: match c.l3 {
+            L3_IPV4 => Some("ipv4"),
+            L3_IPV6 => Some("ipv6"),
+            _ => None,
+        },
+        l4: match c.l4 {
+            L4_TCP => Some("tcp"),
+            L4_UDP => Some("udp"),
+            _ => None,
+        },
+        verdicts: checksum_verdicts(f, &p),
+        csum: sum(&f[start..end.max(start)]),
+    }
+}
+
 /// What the NIC reports for one frame as it came off the wire (FCS included), and the frame it
 /// delivers to the host (FCS removed, outer VLAN tag stripped), if any.
 pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
@@ -320,68 +366,60 @@ pub fn rx_frame(wire: &[u8], cfg: &RxConfig) -> (RxReport, Option<Vec<u8>>) {
     if let Some(reason) = drop {
         return (RxReport::dropped(reason), None);
     }
-    let (tunnel, steered, f) = match &cfg.overlay {
+    let (tunnel, steered, f, inner_range) = match &cfg.overlay {
         Some(o) => {
             let tc = TunnelConfig {
                 window: cfg.window,
                 ..o.tunnel
             };
             let (r, out) = decap(&v.frame, &tc, &o.steering);
+            // Delivered whole, a well-formed tunnel of a kind with the inner offloads.
+            let inner_range = (!r.decapped && o.steering.inner.enabled(r.kind))
+                .then(|| parse_tunnel(&v.frame, &tc).inner.map(|i| (i.off, i.end)))
+                .flatten();
             let t = TunnelReport {
                 kind: r.kind,
                 id: r.id,
                 flow_id: r.flow_id,
                 decap: r.decapped,
+                inner: inner_range.is_some(),
                 malformed: r.malformed,
             };
-            (Some(t), r.queue, out)
+            (Some(t), r.queue, out, inner_range)
         }
-        None => (None, None, v.frame.clone()),
+        None => (None, None, v.frame.clone(), None),
     };
     let f = &f;
-    let p = parse_headers(f, cfg.window);
-    // What the headers claim and where the checksum-complete sum runs, as the parser reports
-    // it (`ParseResult::claims`): from the IP header to the datagram's end, clipped to the
-    // frame when a header is cut.
-    let c = p.claims();
-    let vlan = c
-        .vlan
-        .then_some((p.tag0_tci & 0xFFF, (p.tag0_tci >> 13) as u8));
-    let l3 = match c.l3 {
-        L3_IPV4 => Some("ipv4"),
-        L3_IPV6 => Some("ipv6"),
-        _ => None,
-    };
-    let start = c.l3_off as usize;
-    let end = c.end as usize;
-    let csum = sum(&f[start..end.max(start)]);
-    let l4 = match c.l4 {
-        L4_TCP => Some("tcp"),
-        L4_UDP => Some("udp"),
-        _ => None,
-    };
-    let CsumVerdicts {
-        l3: l3_csum_ok,
-        l4: l4_csum_ok,
-    } = checksum_verdicts(f, &p);
-    let (hash, t, queue) = rss_parsed(&cfg.rss_key, cfg.rss_enables, &cfg.table, &p);
+    let h = headers(f, cfg.window);
+    // The inner offloads: the inner frame parsed as a de-capsulated one would be.
+    let ih = inner_range.map(|(a, b)| headers(&f[a..b], cfg.window));
+    let rss_on = ih.as_ref().map_or(&h.parse, |i| &i.parse);
+    let (hash, t, queue) = rss_parsed(&cfg.rss_key, cfg.rss_enables, &cfg.table, rss_on);
     let mut delivered = f.clone();
-    if vlan.is_some() {
+    if h.vlan.is_some() {
         delivered.drain(12..16);
     }
+    let decapped = tunnel.is_some_and(|t| t.decap);
+    let inner = if decapped { Some(&h) } else { ih.as_ref() }.map(|i| InnerHeaders {
+        l3: i.l3,
+        l4: i.l4,
+        l3_csum_ok: i.verdicts.l3,
+        l4_csum_ok: i.verdicts.l4,
+    });
     let report = RxReport {
         drop: None,
-        vlan,
-        l3,
-        l4,
-        l3_csum_ok,
-        l4_csum_ok,
-        csum: Some(csum),
-        malformed: (p.malformed != 0).then_some(p.malformed),
+        vlan: h.vlan,
+        l3: h.l3,
+        l4: h.l4,
+        l3_csum_ok: h.verdicts.l3,
+        l4_csum_ok: h.verdicts.l4,
+        csum: Some(h.csum),
+        malformed: (h.parse.malformed != 0).then_some(h.parse.malformed),
         rss_type: Some(t),
         rss_hash: Some(hash),
         queue: Some(steered.unwrap_or(queue)),
         tunnel,
+        inner,
     };
     (report, Some(delivered))
 }

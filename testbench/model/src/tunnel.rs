@@ -45,7 +45,7 @@
 //!
 //! # RSS ([`tunnel_rss`])
 //!
-//! With inner RSS enabled for the tunnel's kind ([`InnerRss`]) and a well-formed tunnel, the
+//! With the inner offloads enabled for the tunnel's kind ([`InnerOffload`]) and a well-formed tunnel, the
 //! hash type and Toeplitz input come from the inner headers; otherwise from the outer ones
 //! (then all VXLAN traffic between two VTEPs differs only in the outer UDP source port).
 
@@ -237,11 +237,11 @@ impl Tunnel {
         self.inner.map(|i| &frame[i.off..i.end])
     }
 
-    /// The headers RSS hashes: the inner ones when `inner_rss` enables them for this kind and
+    /// The headers RSS hashes: the inner ones when `inner` enables them for this kind and
     /// the tunnel is well formed, else the outer ones.
-    pub fn rss_headers(&self, inner_rss: InnerRss) -> &ParseResult {
+    pub fn rss_headers(&self, inner: InnerOffload) -> &ParseResult {
         match &self.inner {
-            Some(i) if inner_rss.enabled(self.kind) => &i.headers,
+            Some(i) if inner.enabled(self.kind) => &i.headers,
             _ => &self.outer,
         }
     }
@@ -342,17 +342,25 @@ fn finish(t: &mut Tunnel, frame: &[u8], off: usize, end: usize, id: u32, flow_id
     });
 }
 
-/// Which tunnel kinds hash on their inner headers.
+/// Which tunnel kinds get the inner offloads when delivered whole: their inner headers are
+/// parsed, their checksums verified (the inner verdicts, beside the outer ones) and hashed by
+/// RSS (inner RSS). The kinds without it hash on the outer headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct InnerRss {
-    /// VXLAN hashes on the inner headers.
+pub struct InnerOffload {
+    /// VXLAN gets the inner offloads.
     pub vxlan: bool,
-    /// NVGRE hashes on the inner headers.
+    /// NVGRE gets the inner offloads.
     pub nvgre: bool,
 }
 
-impl InnerRss {
-    /// Whether `kind` hashes on its inner headers.
+impl InnerOffload {
+    /// Both kinds.
+    pub const ALL: InnerOffload = InnerOffload {
+        vxlan: true,
+        nvgre: true,
+    };
+
+    /// Whether `kind` gets the inner offloads.
     pub fn enabled(self, kind: TunnelKind) -> bool {
         match kind {
             TunnelKind::None => false,
@@ -366,12 +374,12 @@ impl InnerRss {
 /// [`Tunnel::rss_headers`].
 pub fn tunnel_rss(
     t: &Tunnel,
-    inner_rss: InnerRss,
+    inner: InnerOffload,
     key: &[u8; KEY_LEN],
     enables: u8,
     table: &[u32],
 ) -> (u32, RssType, u32) {
-    rss_parsed(key, enables, table, t.rss_headers(inner_rss))
+    rss_parsed(key, enables, table, t.rss_headers(inner))
 }
 
 /// The decapsulation steering table: (kind, VNI/VSID) → receive queue.
@@ -380,6 +388,8 @@ pub struct Steering {
     entries: HashMap<(TunnelKind, u32), u32>,
     /// Decapsulate every well-formed tunnel, also without an entry.
     pub decap_all: bool,
+    /// The kinds whose well-formed tunnels, delivered whole, get the inner offloads.
+    pub inner: InnerOffload,
 }
 
 impl Steering {
@@ -774,7 +784,7 @@ mod tests {
     }
 
     #[test]
-    fn inner_rss_hashes_the_inner_headers_when_enabled() {
+    fn inner_hashes_the_inner_headers_when_enabled() {
         let cfg = TunnelConfig::default();
         let table: Vec<u32> = (0..64).collect();
         let inner = tcp_frame(Ip { v6: true, ident: 0 }, false, 9, Flags::ACK, b"x");
@@ -782,14 +792,14 @@ mod tests {
         for (kind, enable) in [
             (
                 EncapKind::vxlan(5),
-                InnerRss {
+                InnerOffload {
                     vxlan: true,
                     nvgre: false,
                 },
             ),
             (
                 NVGRE,
-                InnerRss {
+                InnerOffload {
                     vxlan: false,
                     nvgre: true,
                 },
@@ -804,8 +814,8 @@ mod tests {
             );
             assert_eq!(inner_alone.1, RssType::TcpIpv6);
             for off in [
-                InnerRss::default(),
-                InnerRss {
+                InnerOffload::default(),
+                InnerOffload {
                     vxlan: !enable.vxlan,
                     nvgre: !enable.nvgre,
                 },
@@ -821,7 +831,7 @@ mod tests {
         let mut bad = encap(&inner, &ctx(false, false, NVGRE), 0).unwrap();
         bad[34] = 0xA0;
         let t = parse_tunnel(&bad, &cfg);
-        let all = InnerRss {
+        let all = InnerOffload {
             vxlan: true,
             nvgre: true,
         };

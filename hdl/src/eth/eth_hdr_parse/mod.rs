@@ -328,7 +328,7 @@ pub fn meta_layout(user_bits: u32) -> ParseMeta<u32> {
 pub struct HdrParseCfg {
     /// Input bus width: 8 or a multiple of 16 bits.
     pub data_bits: u32,
-    /// Input `tuser` width (0..=64; 0 = no `tuser`); the last beat's value lands in `user`.
+    /// Input `tuser` width (0..=128; 0 = no `tuser`); the last beat's value lands in `user`.
     pub user_bits: u32,
     /// Bytes captured and parsed per frame: 64..=1024.
     pub window: u32,
@@ -431,11 +431,11 @@ fn code(c: u32) -> Sig {
 fn check(cfg: &HdrParseCfg) -> Result<(), ElabError> {
     const BLOCK: &str = "eth_hdr_parse";
     cfg.stream().check(BLOCK)?;
-    if cfg.user_bits > 64 {
+    if cfg.user_bits > 128 {
         return Err(ElabError::config(
             BLOCK,
             format!(
-                "tuser of {} bits: at most 64 are carried into the record",
+                "tuser of {} bits: at most 128 are carried into the record",
                 cfg.user_bits
             ),
         ));
