@@ -326,11 +326,12 @@ fn rx_path_takes_back_to_back_frames_without_bubbles() {
 /// and a share broken in their tunnel headers, lengths or fragments) mixed with plain frames,
 /// a few with a bad FCS and a few longer than the longest frame (cut at the tunnel stage's
 /// buffer, dropped as oversize), with half of the VNIs/VSIDs in the steering table: at 64 and
-/// 512 bits, steering only and `decap_all`, without and with random idle and backpressure.
+/// 512 bits, steering only and `decap_all`, without and with random idle and backpressure,
+/// and with the inner offloads for the tunnels delivered whole (VXLAN only, both kinds).
 /// Every report, queue and delivered frame is the model's.
 #[test]
 fn rx_path_decapsulates_tunnels_as_the_model() {
-    use nicgen_model::tunnel::{parse_tunnel, Steering, TunnelConfig};
+    use nicgen_model::tunnel::{parse_tunnel, InnerOffload, Steering, TunnelConfig};
     if !required() {
         return;
     }
@@ -339,9 +340,17 @@ fn rx_path_decapsulates_tunnels_as_the_model() {
         let cfg = rx_cfg(&p, None);
         assert!(cfg.steer_entries >= 16, "{preset} has a tunnel stage");
         let model = watched(|t| rx_model_with(&cfg, preset, t).unwrap());
-        for (ki, (idle, bp, all)) in [(0.0, 0.0, false), (0.3, 0.4, true), (0.2, 0.2, false)]
-            .into_iter()
-            .enumerate()
+        let vxlan_only = InnerOffload {
+            vxlan: true,
+            nvgre: false,
+        };
+        for (ki, (idle, bp, all, inner)) in [
+            (0.0, 0.0, false, vxlan_only),
+            (0.3, 0.4, true, InnerOffload::default()),
+            (0.2, 0.2, false, InnerOffload::ALL),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let seed = 7000 + u64::from(data_bits) * 10 + ki as u64;
             let mut rng = StdRng::seed_from_u64(seed);
@@ -349,6 +358,7 @@ fn rx_path_decapsulates_tunnels_as_the_model() {
             let plain = wire_frames(seed, 30, 1500);
             let mut steering = Steering::new();
             steering.decap_all = all;
+            steering.inner = inner;
             let tc = TunnelConfig {
                 window: cfg.window as usize,
                 ..TunnelConfig::default()
@@ -399,6 +409,14 @@ fn rx_path_decapsulates_tunnels_as_the_model() {
                 .filter(|r| r.decap() == Some(true))
                 .count();
             assert!(decapped >= 10, "{ctx}: {decapped} de-capsulated");
+            let inner_offloaded = run
+                .reports
+                .iter()
+                .filter(|r| r.tunnel.is_some_and(|t| t.inner))
+                .count();
+            if inner != InnerOffload::default() {
+                assert!(inner_offloaded >= 10, "{ctx}: {inner_offloaded} inner offloads");
+            }
         }
     }
 }
