@@ -276,7 +276,7 @@ const FORK_DEPTH: u32 = 32;
 /// Entries of the command and tunnel FIFOs: the frames the lookup may run ahead of the trim's
 /// output. A record is owed its place for about 12 cycles (the lookup, the command FIFO and
 /// the trim's command slice, the trim), so one-beat frames back to back need more than 8.
-const DEC_DEPTH: u32 = 16;
+const DEC_DEPTH: u32 = 32;
 
 /// Depth of the LUT-RAM FIFO in front of the parser.
 const PARSE_Q_DEPTH: u32 = 16;
