@@ -1,12 +1,12 @@
 //! `eth_rx`: the RX offload path, wire to host.
 //!
 //! ```text
-//!                                          +-> FIFO -> reg -> eth_hdr_parse =+= pend view --> slice ----------------------+
-//!                                          |                                 += csum view --> slice -> rx_csum request    |
-//! s_axis (FCS) -> reg -> eth_fcs_check ----+                                 += strip view -> slice -> VLAN-strip command +-> m_axis_meta
-//!                   [-> rx_decap, with a   |                                 += rss view ---> slice -> rss_toeplitz ------+   (RxMeta, one
-//!                    tunnel stage]         +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)                 |    per frame)
-//!                                                  -> reg -> buffered fork -+-> rx_csum ----------------------------------+
+//!                                          +-> FIFO [-> trim] -> reg -> eth_hdr_parse =+= pend view --> slice ----------------------+
+//!                                          |                                          += csum view --> slice -> rx_csum request    |
+//! s_axis (FCS) -> reg -> eth_fcs_check ----+                                          += strip view -> slice -> VLAN-strip command +-> m_axis_meta
+//!                   [-> rx_decap, with a   |                                          += rss view ---> slice -> rss_toeplitz ------+   (RxMeta, one
+//!                    tunnel stage]         +-> FIFO -> reg -> frame buffer (frame mode: drops bad frames)                          |    per frame)
+//!                                                  -> reg -> buffered fork -+-> rx_csum -------------------------------------------+
 //!                                                                           +-> slice -> stream_delete (outer VLAN tag) -> m_axis (host)
 //! ```
 //!
@@ -17,6 +17,14 @@
 //! inner frame: their verdicts and hash are the inner ones, and a steering hit's queue replaces
 //! RSS's. Its record rides in the `tuser` of the frame's last beat on the parse side and lands
 //! in the `RxMeta` tunnel fields.
+//!
+//! The inner offloads (a well-formed tunnel delivered whole, of a kind `TUNNEL_CTL` enables):
+//! the tunnel stage's command to the parse side's trim (`u_parse_trim`, behind the parser's
+//! FIFO) keeps the inner frame, so the parser, the checksum unit and RSS work on the inner
+//! headers while the frame buffer holds the whole frame. The checksum request's offsets move
+//! by the inner frame's start, the strip takes the outer tag (from the tunnel record), and the
+//! record reports the outer headers from the tunnel record (this stage's parse and outer
+//! verdicts) and the parser's as `inner_*`, with RSS on the inner headers.
 //!
 //! Every input frame produces exactly one [`RxMeta`] record on `m_axis_meta`, in input order:
 //! dropped frames (runt, oversize, bad FCS, MAC control: the `tuser` bits of

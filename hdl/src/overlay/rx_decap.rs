@@ -1,31 +1,47 @@
 //! `rx_decap`: the receive side's tunnel stage: recognises VXLAN and NVGRE in each frame, looks
-//! the tunnel up in the steering table and de-capsulates it, before the rest of the RX path.
+//! the tunnel up in the steering table and de-capsulates it, verifies the outer checksums, and
+//! tells the parse side which frame to parse, before the rest of the RX path.
 //!
 //! ```text
 //!                +-> FIFO (LUT) -> reg -> eth_hdr_parse (tunnel view) -> slice -> steering lookup -+
 //! s_axis (FCS    |                                                          2 stages, never stall  |
-//! checked) ------+                                                        +-- trim command FIFO <--+
-//!                |                                                        v                        |
-//!                +-> cut at the longest frame -> FIFO (block RAM) -> stream_trim -> tag -> m_axis  |
-//!                                                                                  ^               |
-//!                                                                                  +- tunnel FIFO -+
+//! checked) ------+                              +-- trim command FIFO, outer csum request FIFO <---+
+//!                |                              v                                                  |
+//!                +-> cut -> FIFO (block RAM) -> fork -+-> stream_trim ---> tag -> m_axis           |
+//!                                                     +-> rx_csum (outer) -^                       |
+//!                                                                           ^                      |
+//!                                                 tunnel record FIFO -------+ <--------------------+
+//!                                                 m_parse_cmd (the parse side's trim) <------------+
 //! ```
 //!
 //! Every frame in leaves on `m_axis`, in order, with a [`TunMeta`] record in the `tuser` of its
 //! last beat, above the FCS check's bits (the rest of the RX path reports it in `RxMeta`). The
-//! rules are those of the golden model `nicgen_model::tunnel::decap`:
+//! rules are those of the golden model `nicgen_model::tunnel::decap` and `nicgen_model::rx`:
 //! - a frame the FCS check passed whose tunnel is well formed (the parser's `tunnel` non-zero,
 //!   `tunnel_bad` zero) is de-capsulated when its (kind, VNI/VSID) hits the steering table or
 //!   `decap_all` is set: it leaves as its inner frame, `frame[inner_off .. inner_end]` (the
 //!   outer headers and any padding after the inner frame removed); the rest of the RX path then
 //!   parses, verifies and hashes the inner headers, so the checksum verdicts and RSS it reports
 //!   are the inner ones, and a hit's queue overrides RSS's;
+//! - a well-formed tunnel that is not de-capsulated, of a kind with the inner offloads
+//!   (`TUNNEL_CTL` `inner_vxlan`, `inner_nvgre`), leaves whole, but its `m_parse_cmd` command
+//!   keeps only its inner frame: the RX path's parser, checksum unit and RSS see the inner
+//!   headers (`TunMeta::inner_off` moves the checksum unit's offsets into the whole frame), and
+//!   the record's outer fields, from this stage's parser and its own checksum unit, give the
+//!   outer headers' report;
 //! - every other frame leaves whole, with its tunnel kind and its malformed reason (never
 //!   dropped here: a malformed tunnel is delivered undecapsulated and flagged).
 //!
-//! Why here, in front of the RX path and not beside it: once the outer headers are gone, the
-//! path's one parser, checksum unit and RSS see the inner frame, and no second set of them is
-//! built for inner verdicts.
+//! Every frame's outer verdicts are summed here (`rx_csum` on the data side, before the trim):
+//! the tag holds a frame's last beat until they are out, a few cycles after the checksum unit
+//! took that beat; the fork lets the checksum unit run ahead of the trim, so that wait is paid
+//! once per burst, not per frame.
+//!
+//! Why here, in front of the RX path and not beside it: once the outer headers are gone (or,
+//! with the inner offloads, hidden from the parse side by its trim), the path's one parser,
+//! checksum unit and RSS see the inner frame, and no second set of them is built for inner
+//! verdicts; this stage's own parser already holds the outer headers' report, and a checksum
+//! unit (about 1.6 k LUT at 64 bits) gives their verdicts.
 //!
 //! Bounded buffering, never a hang: the trim needs a frame's command at its first beat, and the
 //! command needs the parser's record, which comes after the frame's last beat (its `tuser`).
@@ -40,20 +56,25 @@
 //!   `s_axis_tready` is a room flag from flops: high while both FIFOs have room for `room`
 //!   more beats, the beats already in flight in front; a beat arriving is always taken),
 //!   `m_axis_*` (`tuser` = [`TunMeta`] above `rx_user` on the last beat, 0 above it on the
-//!   others), `cfg_*` (configuration writes, [`cfg_addr`]).
-//! - Configuration: `VXLAN_PORT` (reset 4789), `TUNNEL_CTL` bit 0 `decap_all` (reset 0),
+//!   others), `cfg_*` (configuration writes, [`cfg_addr`]), `m_parse_cmd_*` (one
+//!   [`TrimCmd`] per frame for the parse side's trim, in frame order, no ready: the taker
+//!   queues [`PARSE_CMD_AHEAD`]).
+//! - Configuration: `VXLAN_PORT` (reset 4789), `TUNNEL_CTL` bit 0 `decap_all`, bit 1
+//!   `inner_vxlan`, bit 2 `inner_nvgre` (reset 0),
 //!   `STEER_QUEUE` (the queue the next entry write takes) and `STEER + i` (entry `i`: bit 31
 //!   valid, bits 25:24 kind, 1 VXLAN and 2 NVGRE, bits 23:0 VNI or VSID).
 //! - Latency: store-and-forward: a frame's first beat leaves after its last beat came in and
 //!   its record went through the parser (`eth_hdr_parse::LATENCY_AFTER_LAST`), the record's
-//!   slice, the lookup's two stages, the command FIFO and the trim (not measured apart from the
-//!   RX path).
+//!   slice, the lookup's two stages, the command FIFO and the trim; its last beat also waits
+//!   for the outer verdicts (not measured apart from the RX path).
 //! - Throughput: a record a cycle through the lookup; the data 1 beat/cycle, the trim's bubbles
 //!   only where outer bytes disappear: VXLAN frames of 92 to 9000 bytes go through the RX path
-//!   with `decap_all` in their ideal beats at 64 and 512 bits (results/PIPELINE.md).
-//! - Cost: a second header parser with one view (tunnel fields only), the steering table
-//!   ([`mod@super::tunnel_steering`]), a block-RAM FIFO of two longest frames, a LUT-RAM FIFO,
-//!   [`crate::stream::stream_trim()`], two 16-entry record FIFOs; LUT/FF/Fmax: results/AREA.md,
+//!   with `decap_all`, and whole with the inner offloads, in their ideal beats at 64 and 512
+//!   bits (results/PIPELINE.md).
+//! - Cost: a second header parser with one view (tunnel fields, the outer report and checksum
+//!   request), the steering table ([`mod@super::tunnel_steering`]), a block-RAM FIFO of two
+//!   longest frames, a LUT-RAM FIFO, a fork with two 32-beat LUT-RAM FIFOs, `rx_csum`,
+//!   [`crate::stream::stream_trim()`], three 32-entry record FIFOs; LUT/FF/Fmax: results/AREA.md,
 //!   row `rx_decap` (short of the nic64 clock: its worst path is in the trim).
 //! - Golden model: `nicgen_model::tunnel::decap` (with `nicgen_model::rx::rx_frame` for the
 //!   whole path); test: `testbench/tests/eth/eth_rx.rs` (the tunnel runs), and the blocks'
@@ -273,9 +294,11 @@ fn tun_fields(m: ParseMeta<u32>) -> ParseMeta<u32> {
 /// frame's verdicts (the checksum unit's latency after the last beat, less the trim's).
 const FORK_DEPTH: u32 = 32;
 
-/// Entries of the command and tunnel FIFOs: the frames the lookup may run ahead of the trim's
-/// output. A record is owed its place for about 12 cycles (the lookup, the command FIFO and
-/// the trim's command slice, the trim), so one-beat frames back to back need more than 8.
+/// Entries of the command, checksum-request and tunnel FIFOs: the frames the lookup may run
+/// ahead of the tag. A record is owed its place from the lookup until its frame's last beat
+/// leaves with its outer verdicts (the lookup, the command FIFO and the trim's command slice,
+/// the trim, and the checksum unit's latency after the last beat: about 20 cycles), so
+/// one-beat frames back to back need more than 16.
 const DEC_DEPTH: u32 = 32;
 
 /// Depth of the LUT-RAM FIFO in front of the parser.

@@ -1063,7 +1063,7 @@ fn impossible_parameters_are_rejected() {
             ..HdrParseCfg::new(64, 0)
         },
         HdrParseCfg::new(24, 0),
-        HdrParseCfg::new(64, 65),
+        HdrParseCfg::new(64, 129),
     ];
     for cfg in bad {
         let e = eth_hdr_parse(&cfg)
