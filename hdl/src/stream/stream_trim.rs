@@ -232,9 +232,16 @@ fn trim(cfg: &TrimCfg, p: TrimPorts) {
     let nothing = mux(first, plan.nothing, nothing_q).named("nothing");
     // `skip`: bytes of this beat and later still to skip. `skip >= W`: the whole beat goes;
     // below, the run starts at lane `skip`, and `skip` freezes there: it is the frame's shift.
-    let pre = ge_const(skip, wb).named("pre");
+    // (`pre` and the next count are worked out for both sources side by side and picked by
+    // `first` last, so that `mid` reaches the counter through a multiplexer, not through the
+    // compare and the subtract.)
+    let pre_first = ge_const(plan.head, wb).named("pre_first");
+    let pre_mid = ge_const(skip_q, wb).named("pre_mid");
+    let pre = mux(first, pre_first, pre_mid).named("pre");
     // `rem`: bytes from this beat's lane 0 to the end offset (0 past it).
-    let rem_all = ge_const(rem, wb).named("rem_all");
+    let rem_all_first = ge_const(plan.end, wb).named("rem_all_first");
+    let rem_all_mid = ge_const(rem_q, wb).named("rem_all_mid");
+    let rem_all = mux(first, rem_all_first, rem_all_mid).named("rem_all");
     let lo_bits = sh_bits.max(1);
     let skip_lo = skip.resize(lo_bits);
     let rem_lo = rem.resize(lo_bits);
@@ -247,8 +254,13 @@ fn trim(cfg: &TrimCfg, p: TrimPorts) {
         .collect();
     let keep_in = cat(&keep_in.into_iter().rev().collect::<Vec<_>>()).named("keep_in");
     mid.set_if(take, !s.last());
-    skip_q.set_if(take, mux(pre, sub_const(skip, wb), skip));
-    rem_q.set_if(take, mux(rem_all, sub_const(rem, wb), lit(end_bits, 0u32)));
+    let skip_next_first = mux(pre_first, sub_const(plan.head, wb), plan.head);
+    let skip_next_mid = mux(pre_mid, sub_const(skip_q, wb), skip_q);
+    skip_q.set_if(take, mux(first, skip_next_first, skip_next_mid));
+    let zero = lit(end_bits, 0u32);
+    let rem_next_first = mux(rem_all_first, sub_const(plan.end, wb), zero);
+    let rem_next_mid = mux(rem_all_mid, sub_const(rem_q, wb), zero);
+    rem_q.set_if(take, mux(first, rem_next_first, rem_next_mid));
     started_q.set_if(take, !pre);
     nothing_q.set_if(take, nothing);
 
