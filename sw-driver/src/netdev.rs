@@ -1573,7 +1573,7 @@ impl<B: Backend> NetDev<B> {
             } else {
                 c.wqe_counter
             },
-            decapped: c.tunneled,
+            decapped: c.decapped,
             tunnel_kind: c.tunnel_kind,
             tunnel_id: c.tunnel_id,
             tunnel_bad: c.tunnel_bad,
