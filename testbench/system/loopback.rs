@@ -867,7 +867,7 @@ fn striding_rq_compressed_receive_sessions_end_at_the_wqe() {
 #[test]
 fn nic64_lso_and_encapsulated_sends_come_back_as_the_models_segments() {
     use nicgen::sim_loopback::open_loopback;
-    use nicgen_driver::device::TunnelKind;
+    use nicgen_driver::device::{InnerOffload, TunnelKind};
     use nicgen_driver::lso::LsoRequest;
     use nicgen_driver::netdev::{Completion, NetDevConfig, TxOffload};
     use nicgen_host::HostConfig;
@@ -958,7 +958,12 @@ fn nic64_lso_and_encapsulated_sends_come_back_as_the_models_segments() {
                 .program_encap(0, &nicgen::tx_opts::driver_ctx(&nic_ctx))
                 .unwrap();
             nd.device()
-                .program_tunnels(4789, false, &[(TunnelKind::Vxlan, 0x5A5A, 0)])
+                .program_tunnels(
+                    4789,
+                    false,
+                    InnerOffload::NONE,
+                    &[(TunnelKind::Vxlan, 0x5A5A, 0)],
+                )
                 .unwrap();
         }
         let mine: Vec<&(Vec<u8>, usize, bool)> = sends.iter().filter(|s| s.2 == on_encap).collect();
