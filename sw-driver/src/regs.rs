@@ -562,7 +562,7 @@ pub mod desc {
         use super::super::DescField;
         /// Bytes of the layout.
         pub const SIZE: usize = 64;
-        /// the frame was delivered whole with the inner offloads (TUNNEL_CTL inner_vxlan / inner_nvgre): l3_ok and l4_ok cover both the outer and the inner headers, RSS hashed the inner ones; l3/l4 types and check_sum are the outer headers' (mlx5: the driver reports CHECKSUM_UNNECESSARY at level 1).
+        /// the frame was delivered whole with the inner offloads (TUNNEL_CTL inner_vxlan / inner_nvgre): l3_ok and l4_ok cover both the outer and the inner headers (an outer without TCP/UDP, NVGRE's, adds no L4 checksum), RSS hashed the inner ones; l3/l4 types and check_sum are the outer headers' (mlx5: the driver reports CHECKSUM_UNNECESSARY at level 1).
         pub const TUNNELED: DescField = DescField {
             byte: 0x00,
             container: 1,

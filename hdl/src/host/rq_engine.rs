@@ -886,9 +886,14 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 check_sum: mt.csum,
                 l2_ok: lit(1, 1u32),
                 // Delivered whole with the inner offloads: the verdicts cover both header sets
-                // (mlx5: the driver then reports CHECKSUM_UNNECESSARY at level 1).
+                // (mlx5: the driver then reports CHECKSUM_UNNECESSARY at level 1); an outer
+                // without TCP/UDP (NVGRE's GRE) has no L4 checksum to add.
                 l3_ok: mt.l3_ok & (!mt.inner | mt.inner_l3_ok),
-                l4_ok: mt.l4_ok & (!mt.inner | mt.inner_l4_ok),
+                l4_ok: mux(
+                    mt.inner,
+                    (mt.l4_ok | mt.l4.eq(0u64)) & mt.inner_l4_ok,
+                    mt.l4_ok,
+                ),
                 l3_type,
                 l4_type: mt.l4.zext(3),
                 cv: mt.vlan,

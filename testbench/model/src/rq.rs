@@ -194,9 +194,14 @@ impl Rq {
             rss_hash_type: cqe_rss_hash_type(info.rss_type),
             check_sum: info.csum,
             l2_ok: true,
-            // With the inner offloads the verdicts cover both header sets (mlx5 `tunneled`).
+            // With the inner offloads the verdicts cover both header sets (mlx5 `tunneled`);
+            // an outer without TCP/UDP (NVGRE's GRE) has no L4 checksum to add.
             l3_ok: info.l3_ok && (!info.inner || info.inner_l3_ok),
-            l4_ok: info.l4_ok && (!info.inner || info.inner_l4_ok),
+            l4_ok: if info.inner {
+                (info.l4_ok || info.l4 == 0) && info.inner_l4_ok
+            } else {
+                info.l4_ok
+            },
             l3_type,
             l4_type: info.l4,
             cv: info.vlan.is_some(),
@@ -363,5 +368,24 @@ mod tests {
                 "{info:?}"
             );
         }
+        // An outer without TCP/UDP (NVGRE): l4_ok is the inner verdict.
+        for inner_l4_ok in [true, false] {
+            let info = RxInfo {
+                l4: 0,
+                l4_ok: false,
+                inner: true,
+                inner_l3_ok: true,
+                inner_l4_ok,
+                ..ok
+            };
+            assert_eq!(cqe_of(&info).l4_ok, inner_l4_ok, "{info:?}");
+        }
+        // Without the inner offloads it stays the frame's own verdict.
+        let c = cqe_of(&RxInfo {
+            l4: 0,
+            l4_ok: false,
+            ..ok
+        });
+        assert!(!c.tunneled && !c.l4_ok);
     }
 }
