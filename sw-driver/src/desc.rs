@@ -685,9 +685,14 @@ pub struct Cqe {
     /// Device cycle counter at completion; 0 in error CQEs, whose bytes 0x36-0x37 carry the
     /// syndromes instead.
     pub timestamp: u64,
+    /// The frame was delivered whole with the inner offloads: `l3_ok` and `l4_ok` cover both
+    /// the outer and the inner headers and RSS hashed the inner ones; the L3/L4 types and
+    /// checksum are the outer headers' (a Linux driver reports CHECKSUM_UNNECESSARY at
+    /// level 1).
+    pub tunneled: bool,
     /// The frame was de-capsulated: the L3/L4 fields, verdicts, checksum and RSS are the
     /// inner frame's.
-    pub tunneled: bool,
+    pub decapped: bool,
     /// The tunnel the outer headers announce: 0 none, 1 VXLAN, 2 NVGRE.
     pub tunnel_kind: u8,
     /// Its VNI or VSID (well-formed tunnels).
@@ -737,6 +742,7 @@ impl Cqe {
             },
             error,
             tunneled: flag(b, cqe::TUNNELED),
+            decapped: flag(b, cqe::DECAPPED),
             tunnel_kind: cqe::TUNNEL_KIND.get(b) as u8,
             tunnel_id: cqe::TUNNEL_ID.get(b) as u32,
             tunnel_bad: cqe::TUNNEL_BAD.get(b) as u8,
@@ -748,6 +754,7 @@ impl Cqe {
         let mut b = [0u8; CQE_BYTES];
         put(&mut b, cqe::RSS_HASH_RESULT, self.rss_hash);
         put(&mut b, cqe::TUNNELED, self.tunneled);
+        put(&mut b, cqe::DECAPPED, self.decapped);
         put(&mut b, cqe::TUNNEL_KIND, self.tunnel_kind);
         put(&mut b, cqe::TUNNEL_ID, self.tunnel_id);
         put(&mut b, cqe::TUNNEL_BAD, self.tunnel_bad);
@@ -1122,7 +1129,7 @@ mod tests {
         b[0x38..0x3C].copy_from_slice(&[0, 0, 0, 3]); // RQ 3
         b[0x3C..0x3E].copy_from_slice(&[0x01, 0x02]);
         b[0x3F] = 0x21; // RESP_SEND, owner 1
-        b[0x00] = 0x01; // tunneled
+        b[0x00] = 0x02; // decapped
         b[0x28..0x2C].copy_from_slice(&[0x01, 0x00, 0x12, 0x34]); // VXLAN, VNI 0x1234
         let c = Cqe::decode(&b);
         assert_eq!(
@@ -1150,7 +1157,8 @@ mod tests {
                 s_wqe_opcode: 0,
                 error: None,
                 timestamp: 0x01_0203_0405,
-                tunneled: true,
+                tunneled: false,
+                decapped: true,
                 tunnel_kind: 1,
                 tunnel_id: 0x00_1234,
                 tunnel_bad: 0,
@@ -1160,6 +1168,11 @@ mod tests {
         assert_eq!((c.rss_hash_type.ip(), c.rss_hash_type.l4()), (1, 1));
         assert_eq!(RssHashType::new(2, 2), RssHashType(0x88));
         assert_eq!(c.encode(), b);
+        // Byte 0x00 bit 0: delivered whole with the inner offloads.
+        b[0x00] = 0x01;
+        let t = Cqe::decode(&b);
+        assert!(t.tunneled && !t.decapped);
+        assert_eq!(t.encode(), b);
     }
 
     #[test]
@@ -1334,6 +1347,7 @@ mod tests {
                 }),
                 timestamp: if err { 0 } else { (i as u64) << 40 | 0xABCD },
                 tunneled: i & 32 != 0,
+                decapped: i % 5 == 1,
                 tunnel_kind: (i % 3) as u8,
                 tunnel_id: i.wrapping_mul(0x0001_3579) & 0xFF_FFFF,
                 tunnel_bad: (i % 8) as u8,

@@ -165,6 +165,29 @@ pub enum TunnelKind {
     Nvgre = 2,
 }
 
+/// Which tunnels delivered whole (not de-capsulated) get the inner offloads
+/// (`TUNNEL_CTL.inner_vxlan` / `inner_nvgre`): their inner headers' checksums are verified
+/// with the outer ones (the CQE's `tunneled`, its `l3_ok` / `l4_ok` covering both) and RSS
+/// hashes the inner headers, so that a tunnel's flows spread over the queues.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct InnerOffload {
+    pub vxlan: bool,
+    pub nvgre: bool,
+}
+
+impl InnerOffload {
+    /// No inner offloads: tunnels delivered whole are reported on their outer headers.
+    pub const NONE: InnerOffload = InnerOffload {
+        vxlan: false,
+        nvgre: false,
+    };
+    /// Both kinds.
+    pub const ALL: InnerOffload = InnerOffload {
+        vxlan: true,
+        nvgre: true,
+    };
+}
+
 /// What the identification block says about the device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceInfo {
@@ -682,14 +705,17 @@ impl<B: Backend> Device<B> {
         Ok(())
     }
 
-    /// Program the tunnel stage: the VXLAN UDP port, `decap_all`, and the steering table, entry
-    /// `i` from `entries[i]` = (kind, VNI/VSID, receive queue), the other entries cleared. A
-    /// frame whose well-formed tunnel (kind, id) is in the table (or any, with `decap_all`) is
-    /// delivered as its inner frame, to the entry's queue (RSS's with `decap_all` alone).
+    /// Program the tunnel stage: the VXLAN UDP port, `decap_all`, the inner offloads, and the
+    /// steering table, entry `i` from `entries[i]` = (kind, VNI/VSID, receive queue), the
+    /// other entries cleared. A frame whose well-formed tunnel (kind, id) is in the table (or
+    /// any, with `decap_all`) is delivered as its inner frame, to the entry's queue (RSS's with
+    /// `decap_all` alone); one delivered whole, of a kind `inner` names, gets the inner
+    /// offloads ([`InnerOffload`]).
     pub fn program_tunnels(
         &mut self,
         vxlan_port: u16,
         decap_all: bool,
+        inner: InnerOffload,
         entries: &[(TunnelKind, u32, u16)],
     ) -> Result<(), DeviceError> {
         if !self.info.caps.tunnels {
@@ -720,8 +746,10 @@ impl<B: Backend> Device<B> {
             }
         }
         self.hw.write32(tunnel::VXLAN_PORT, vxlan_port.into());
-        self.hw
-            .write32(tunnel::CTL, tunnel::CTL_DECAP_ALL.put(decap_all.into()));
+        let ctl = tunnel::CTL_DECAP_ALL.put(decap_all.into())
+            | tunnel::CTL_INNER_VXLAN.put(inner.vxlan.into())
+            | tunnel::CTL_INNER_NVGRE.put(inner.nvgre.into());
+        self.hw.write32(tunnel::CTL, ctl);
         for i in 0..n {
             let word = match entries.get(i) {
                 Some(&(kind, id, q)) => {
@@ -1029,6 +1057,7 @@ mod tests {
         d.program_tunnels(
             4790,
             true,
+            InnerOffload::NONE,
             &[(TunnelKind::Vxlan, 42, 3), (TunnelKind::Nvgre, 0xABCDEF, 1)],
         )
         .unwrap();
@@ -1045,23 +1074,59 @@ mod tests {
                 (tunnel::STEER + 12, 0),
             ]
         );
+        // The inner offloads: CTL bits 1 (VXLAN) and 2 (NVGRE).
+        for (inner, ctl) in [
+            (InnerOffload::ALL, 6),
+            (
+                InnerOffload {
+                    vxlan: true,
+                    nvgre: false,
+                },
+                2,
+            ),
+            (
+                InnerOffload {
+                    vxlan: false,
+                    nvgre: true,
+                },
+                4,
+            ),
+        ] {
+            d.backend().tunnel_writes.clear();
+            d.program_tunnels(4789, false, inner, &[]).unwrap();
+            assert_eq!(
+                d.backend().tunnel_writes[1],
+                (tunnel::CTL, ctl),
+                "{inner:?}"
+            );
+        }
         let five = [(TunnelKind::Vxlan, 1, 0); 5];
         assert!(matches!(
-            d.program_tunnels(4789, false, &five),
+            d.program_tunnels(4789, false, InnerOffload::NONE, &five),
             Err(DeviceError::OutOfRange {
                 what: "steering entries",
                 ..
             })
         ));
         assert!(matches!(
-            d.program_tunnels(4789, false, &[(TunnelKind::Vxlan, 1 << 24, 0)]),
+            d.program_tunnels(
+                4789,
+                false,
+                InnerOffload::NONE,
+                &[(TunnelKind::Vxlan, 1 << 24, 0)]
+            ),
             Err(DeviceError::OutOfRange {
                 what: "VNI/VSID",
                 ..
             })
         ));
         assert!(matches!(
-            d.program_tunnels(4789, false, &[(TunnelKind::Vxlan, 1, 4)]),
+            d.program_tunnels(
+                4789,
+                false,
+                InnerOffload::NONE,
+                &[(TunnelKind::Vxlan, 1, 4)]
+            ),
             Err(DeviceError::OutOfRange { .. })
         ));
         let id = FakeId {
@@ -1070,7 +1135,7 @@ mod tests {
         };
         let mut d = Device::open(FakeNic::new(id)).unwrap();
         assert_eq!(
-            d.program_tunnels(4789, false, &[]),
+            d.program_tunnels(4789, false, InnerOffload::NONE, &[]),
             Err(DeviceError::Unsupported("tunnel de-capsulation"))
         );
     }

@@ -260,11 +260,26 @@ pub struct RxFrame {
     /// The device removed the frame's VXLAN/NVGRE outer headers (the fields above are the
     /// inner frame's).
     pub decapped: bool,
+    /// The frame is a tunnel delivered whole with the inner offloads
+    /// ([`crate::device::InnerOffload`]): `l3_ok` and `l4_ok` cover both the outer and the
+    /// inner headers, RSS hashed the inner ones; the types and `csum` are the outer headers'.
+    pub tunneled: bool,
     /// The tunnel the frame's outer headers announce: 0 none, 1 VXLAN, 2 NVGRE; its VNI/VSID;
     /// why it is malformed (0 for none).
     pub tunnel_kind: u8,
     pub tunnel_id: u32,
     pub tunnel_bad: u8,
+}
+
+impl RxFrame {
+    /// The checksum level a Linux driver reports the frame's checksums verified at
+    /// (CHECKSUM_UNNECESSARY, `skb->csum_level`), as mlx5e decides it: with `l3_ok` and
+    /// `l4_ok`, 1 for a tunnel delivered whole with the inner offloads (the outer and the inner
+    /// headers verified; the skb is marked as encapsulated), else 0; `None` when a checksum
+    /// is not verified good (the stack checks it, from `csum` or itself).
+    pub fn csum_unnecessary(&self) -> Option<u8> {
+        (self.l3_ok && self.l4_ok).then_some(u8::from(self.tunneled))
+    }
 }
 
 /// What [`NetDev::poll`] found.
@@ -1573,7 +1588,8 @@ impl<B: Backend> NetDev<B> {
             } else {
                 c.wqe_counter
             },
-            decapped: c.tunneled,
+            decapped: c.decapped,
+            tunneled: c.tunneled,
             tunnel_kind: c.tunnel_kind,
             tunnel_id: c.tunnel_id,
             tunnel_bad: c.tunnel_bad,
@@ -1821,6 +1837,40 @@ mod tests {
             g => panic!("{g:?}"),
         }
         assert_eq!(nd.device().stats().rx_no_wqe, 0);
+    }
+
+    #[test]
+    fn a_tunnel_with_the_inner_offloads_is_checksum_unnecessary_at_level_1() {
+        use crate::device::InnerOffload;
+        let mut nd = netdev(NetDevConfig::default());
+        // VXLAN over IPv4 to port 4789, VNI 0x123456, around a 60-byte inner frame.
+        let mut f = frame(34, 0);
+        f[23] = 17; // UDP
+        f.extend_from_slice(&[0x30, 0x39, 0x12, 0xB5, 0, 76, 0, 0]);
+        f.extend_from_slice(&[0x08, 0, 0, 0, 0x12, 0x34, 0x56, 0]);
+        f.extend(frame(60, 3));
+        for (inner, tunneled, level) in
+            [(InnerOffload::NONE, false, 0), (InnerOffload::ALL, true, 1)]
+        {
+            nd.device()
+                .program_tunnels(4789, false, inner, &[])
+                .unwrap();
+            nd.send(0, &f, TxOffload::default()).unwrap();
+            let got = collect(&mut nd, 1, 2);
+            let r = rxs(&got)[0];
+            assert_eq!(r.data, f);
+            assert_eq!(
+                (r.tunneled, r.decapped, r.tunnel_kind, r.tunnel_id),
+                (tunneled, false, 1, 0x12_3456),
+                "{inner:?}"
+            );
+            assert_eq!(r.csum_unnecessary(), Some(level), "{inner:?}");
+            let bad = RxFrame {
+                l4_ok: false,
+                ..r.clone()
+            };
+            assert_eq!(bad.csum_unnecessary(), None);
+        }
     }
 
     fn got_ts(c: &Completion) -> u64 {

@@ -304,7 +304,7 @@ pub mod rss {
     pub const TABLE_COUNT: u32 = 2048;
 }
 
-/// Tunnel de-capsulation on receive (write-only; reads return 0): the VXLAN port and the steering table, (kind, VNI/VSID) -> receive queue. A frame whose well-formed tunnel hits an entry (or any well-formed tunnel with CTL.decap_all) is delivered as its inner frame, with the inner checksum verdicts and RSS, and the tunnel reported in its CQE; a hit's queue overrides RSS.
+/// Tunnel de-capsulation on receive (write-only; reads return 0): the VXLAN port and the steering table, (kind, VNI/VSID) -> receive queue. A frame whose well-formed tunnel hits an entry (or any well-formed tunnel with CTL.decap_all) is delivered as its inner frame, with the inner checksum verdicts and RSS, and the tunnel reported in its CQE; a hit's queue overrides RSS. A well-formed tunnel delivered whole, of a kind with CTL.inner_vxlan / inner_nvgre, gets the inner offloads: inner and outer checksum verdicts, RSS on the inner headers.
 pub mod tunnel {
     #[allow(unused_imports)]
     use super::Field;
@@ -318,6 +318,10 @@ pub mod tunnel {
     pub const CTL: u32 = 0x8004;
     /// `CTL.decap_all`: de-capsulate every well-formed tunnel, also without an entry (RSS picks the queue).
     pub const CTL_DECAP_ALL: Field = Field { lsb: 0, bits: 1 };
+    /// `CTL.inner_vxlan`: inner offloads for VXLAN: a well-formed VXLAN frame delivered whole gets its inner headers parsed, their checksums verified (CQE tunneled, l3_ok/l4_ok cover both header sets) and RSS on the inner headers.
+    pub const CTL_INNER_VXLAN: Field = Field { lsb: 1, bits: 1 };
+    /// `CTL.inner_nvgre`: inner offloads for NVGRE, as inner_vxlan.
+    pub const CTL_INNER_NVGRE: Field = Field { lsb: 2, bits: 1 };
     /// Receive queue the next STEER write gives its entry (WO).
     pub const STEER_QUEUE: u32 = 0x8008;
     /// Steering entry i (i < LIMITS.steer_entries); the lowest entry holding a key wins (WO).
@@ -558,11 +562,18 @@ pub mod desc {
         use super::super::DescField;
         /// Bytes of the layout.
         pub const SIZE: usize = 64;
-        /// the frame was de-capsulated: l3/l4 types, verdicts, checksum and RSS are the inner frame's.
+        /// the frame was delivered whole with the inner offloads (TUNNEL_CTL inner_vxlan / inner_nvgre): l3_ok and l4_ok cover both the outer and the inner headers (an outer without TCP/UDP, NVGRE's, adds no L4 checksum), RSS hashed the inner ones; l3/l4 types and check_sum are the outer headers' (mlx5: the driver reports CHECKSUM_UNNECESSARY at level 1).
         pub const TUNNELED: DescField = DescField {
             byte: 0x00,
             container: 1,
             lsb: 0,
+            bits: 1,
+        };
+        /// the frame was de-capsulated: l3/l4 types, verdicts, checksum and RSS are the inner frame's.
+        pub const DECAPPED: DescField = DescField {
+            byte: 0x00,
+            container: 1,
+            lsb: 1,
             bits: 1,
         };
         /// VNI (VXLAN) or VSID (NVGRE) of a well-formed tunnel, de-capsulated or not; 0 otherwise.

@@ -5,6 +5,8 @@
 //! event per arm, loopback that takes effect a few ticks later) and executes send WQEs by
 //! decoding them with [`crate::desc`]. It is not the NIC's model (that is the RTL behind
 //! `testbench/host`): frames are not checksummed or hashed, RX reports fixed offload results.
+//! Of the tunnel stage it models recognition of VXLAN over IPv4 (the kind and VNI in the CQE)
+//! and, with `TUNNEL_CTL.inner_vxlan`, the CQE's `tunneled`; never de-capsulation.
 //! Work runs on [`Interrupts::relax`] and [`Interrupts::wait`], as simulated time would.
 
 use std::collections::VecDeque;
@@ -397,6 +399,33 @@ impl FakeNic {
         }
     }
 
+    /// The last value written to tunnel register `reg` (0 before any write).
+    fn tunnel_reg(&self, reg: u32) -> u32 {
+        let last = self.tunnel_writes.iter().rev().find(|w| w.0 == reg);
+        last.map_or(0, |w| w.1)
+    }
+
+    /// A received frame's tunnel as the CQE reports it: (tunneled, kind, VNI) for VXLAN over
+    /// IPv4 (UDP to the programmed VXLAN port, I flag set), `tunneled` with
+    /// `TUNNEL_CTL.inner_vxlan`.
+    fn rx_tunnel(&self, f: &[u8]) -> (bool, u8, u32) {
+        let port = self.tunnel_reg(tunnel::VXLAN_PORT) as u16;
+        let ihl = 4 * (f.get(14).copied().unwrap_or(0) & 0xF) as usize;
+        let udp = 14 + ihl;
+        let vxlan = f.len() >= udp + 16
+            && f[12..14] == [0x08, 0x00]
+            && f[14] >> 4 == 4
+            && f[23] == 17
+            && u16::from_be_bytes([f[udp + 2], f[udp + 3]]) == port
+            && f[udp + 8] & 0x08 != 0;
+        if !vxlan {
+            return (false, 0, 0);
+        }
+        let vni = u32::from_be_bytes([0, f[udp + 12], f[udp + 13], f[udp + 14]]);
+        let ctl = self.tunnel_reg(tunnel::CTL);
+        (tunnel::CTL_INNER_VXLAN.get(ctl) != 0, 1, vni)
+    }
+
     // ---- send ----
 
     fn run_sq(&mut self, sqn: u32) {
@@ -586,6 +615,7 @@ impl FakeNic {
             frame.drain(12..16);
             self.count(stats::RX_VLAN_STRIPPED);
         }
+        let (tunneled, tunnel_kind, tunnel_id) = self.rx_tunnel(&frame);
         let mut result = Err(Syndrome::LocalLength);
         if let Ok(wqe) = wqe {
             let mut rest = &frame[..];
@@ -621,6 +651,9 @@ impl FakeNic {
                 rss_hash: 0x1234_0000 + rqn,
                 rss_hash_type: RssHashType::new(1, 2),
                 timestamp: self.now / 4,
+                tunneled,
+                tunnel_kind,
+                tunnel_id,
                 ..Self::blank_cqe(CqeOpcode::RespSend, rqn, ci)
             },
             Err(s) => {

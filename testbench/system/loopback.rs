@@ -867,7 +867,7 @@ fn striding_rq_compressed_receive_sessions_end_at_the_wqe() {
 #[test]
 fn nic64_lso_and_encapsulated_sends_come_back_as_the_models_segments() {
     use nicgen::sim_loopback::open_loopback;
-    use nicgen_driver::device::TunnelKind;
+    use nicgen_driver::device::{InnerOffload, TunnelKind};
     use nicgen_driver::lso::LsoRequest;
     use nicgen_driver::netdev::{Completion, NetDevConfig, TxOffload};
     use nicgen_host::HostConfig;
@@ -958,7 +958,12 @@ fn nic64_lso_and_encapsulated_sends_come_back_as_the_models_segments() {
                 .program_encap(0, &nicgen::tx_opts::driver_ctx(&nic_ctx))
                 .unwrap();
             nd.device()
-                .program_tunnels(4789, false, &[(TunnelKind::Vxlan, 0x5A5A, 0)])
+                .program_tunnels(
+                    4789,
+                    false,
+                    InnerOffload::NONE,
+                    &[(TunnelKind::Vxlan, 0x5A5A, 0)],
+                )
                 .unwrap();
         }
         let mine: Vec<&(Vec<u8>, usize, bool)> = sends.iter().filter(|s| s.2 == on_encap).collect();
@@ -1001,5 +1006,111 @@ fn nic64_lso_and_encapsulated_sends_come_back_as_the_models_segments() {
     assert_eq!(got.len(), want.len());
     for (i, (g, (_, w))) in got.iter().zip(&want).enumerate() {
         assert!(g == w, "segment {i}: got {g:02x?}\nwant {w:02x?}");
+    }
+}
+
+/// Tunnels delivered whole through the whole NIC and the driver with the inner offloads on:
+/// VXLAN and NVGRE frames (IPv4 outers, IPv4 and IPv6 inner TCP) complete with `tunneled`, not
+/// `decapped`, and CHECKSUM_UNNECESSARY at level 1; one with a corrupted inner TCP checksum
+/// has `l4_ok` clear (its outer headers are good), so nothing is claimed verified; RSS hashed
+/// the inner flow (the hash of the same inner frame sent plain). With the inner offloads off
+/// the same frames are not `tunneled`: the VXLAN ones complete at level 0 (their outer UDP
+/// checksum), the NVGRE ones at none (no outer L4 checksum).
+#[test]
+fn nic64_tunnels_delivered_whole_get_the_inner_offloads() {
+    use nicgen::sim_loopback::open_loopback;
+    use nicgen_driver::device::InnerOffload;
+    use nicgen_driver::netdev::{Completion, NetDevConfig, RxFrame, TxOffload};
+    use nicgen_host::HostConfig;
+    use nicgen_model::encap::{encap, EncapKind};
+    use nicgen_model::tcp::Flags;
+    use nicgen_model::vectors::overlay::{ctx, pattern, tcp_frame, Ip, NVGRE};
+    if !nicgen_tb::verilator::verilator_required() {
+        return;
+    }
+    let p = Preset::builtin("nic64").unwrap();
+    let model = nic_model(&p).unwrap();
+    let table = vec![0u16; p.rss.table_size as usize];
+    let (mut nd, _) = open_loopback(
+        &p,
+        &model,
+        HostConfig::from_seed(11),
+        &table,
+        NetDevConfig::default(),
+        None,
+    )
+    .unwrap();
+    // Every frame sent comes back (one queue, RSS table of zeros).
+    let round_trip = |nd: &mut nicgen_driver::netdev::NetDev<_>, f: &[u8]| -> RxFrame {
+        nd.send(0, f, TxOffload::default()).unwrap();
+        for _ in 0..2000 {
+            for c in nd.poll(0).unwrap() {
+                match c {
+                    Completion::Rx(r) => return r,
+                    Completion::Tx { .. } => {}
+                    c => panic!("{c:?}"),
+                }
+            }
+            let _ = nd.wait(1, 20_000);
+        }
+        panic!("the frame did not come back");
+    };
+    let flags = Flags(Flags::ACK.0 | Flags::PSH.0);
+    // (inner frame, tunnel kind, corrupt the inner TCP checksum)
+    let cases = [
+        (false, EncapKind::vxlan(42), false),
+        (true, EncapKind::vxlan(43), false),
+        (false, NVGRE, false),
+        (true, NVGRE, false),
+        (false, EncapKind::vxlan(44), true),
+    ];
+    for inner_on in [true, false] {
+        let inner = if inner_on {
+            InnerOffload::ALL
+        } else {
+            InnerOffload::NONE
+        };
+        nd.device()
+            .program_tunnels(4789, false, inner, &[])
+            .unwrap();
+        for (i, &(v6, kind, bad)) in cases.iter().enumerate() {
+            let ctx_s = format!("inner offloads {inner_on}, case {i}");
+            let mut plain = tcp_frame(
+                Ip {
+                    v6,
+                    ident: i as u16,
+                },
+                false,
+                7,
+                flags,
+                &pattern(200),
+            );
+            if bad {
+                // The TCP checksum's first byte (after Ethernet and a 20-byte IPv4 header).
+                plain[14 + 20 + 16] ^= 0x55;
+            }
+            let f = encap(&plain, &ctx(false, false, kind), 9).unwrap();
+            let r = round_trip(&mut nd, &f);
+            assert_eq!(r.data, f, "{ctx_s}: delivered whole");
+            assert!(!r.decapped && r.tunnel_kind != 0, "{ctx_s}: {r:?}");
+            assert_eq!(r.tunneled, inner_on, "{ctx_s}: tunneled");
+            // Without the inner offloads only the outer headers count: VXLAN's UDP checksum
+            // is verified (level 0), NVGRE's outer has no L4 checksum to verify (none).
+            let vxlan = kind != NVGRE;
+            let level = if inner_on {
+                (!bad).then_some(1)
+            } else {
+                vxlan.then_some(0)
+            };
+            assert_eq!(r.csum_unnecessary(), level, "{ctx_s}: {r:?}");
+            assert!(r.l3_ok, "{ctx_s}: l3_ok");
+            if inner_on {
+                let alone = round_trip(&mut nd, &plain);
+                assert_eq!(
+                    r.rss_hash, alone.rss_hash,
+                    "{ctx_s}: RSS hashed the inner flow"
+                );
+            }
+        }
     }
 }

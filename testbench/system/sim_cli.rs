@@ -81,6 +81,34 @@ fn oracle_frames() -> Option<(PathBuf, Vec<Value>)> {
     )
 }
 
+/// One JSON value per line of `text`.
+fn jsonl(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `nicgen sim rx` on nic64 with the Microsoft RSS key and `extra` options, frames from `pcap`,
+/// the report to `report`: its standard output and the report (panics when the command fails).
+fn sim_rx(pcap: &Path, report: &Path, extra: &[&str]) -> (String, String) {
+    let mut args = vec![
+        "sim",
+        "rx",
+        "--preset",
+        "nic64",
+        "--pcap-in",
+        pcap.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--rss-key",
+        MS_KEY,
+    ];
+    args.extend_from_slice(extra);
+    let (ok, out, err) = nicgen(&args);
+    assert!(ok, "nicgen sim rx {extra:?} failed:\n{err}");
+    (out, std::fs::read_to_string(report).unwrap())
+}
+
 /// Limits of the parser that make it decline (never wrongly accept) what scapy verifies.
 fn parser_limited(ours: &Value, theirs: &Value) -> bool {
     let kind = theirs["kind"].as_str().unwrap_or("");
@@ -101,22 +129,11 @@ fn sim_rx_agrees_with_scapy_and_reproduces_the_microsoft_rss_vectors() {
     };
     let report = tmp("report.jsonl");
     let delivered_pcap = tmp("delivered.pcap");
-    let (ok, out, err) = nicgen(&[
-        "sim",
-        "rx",
-        "--preset",
-        "nic64",
-        "--pcap-in",
-        pcap.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-        "--rss-key",
-        MS_KEY,
-        "--pcap-out",
-        delivered_pcap.to_str().unwrap(),
-    ]);
-    assert!(ok, "nicgen sim rx failed:\n{err}");
-    let text = std::fs::read_to_string(&report).unwrap();
+    let (out, text) = sim_rx(
+        &pcap,
+        &report,
+        &["--pcap-out", delivered_pcap.to_str().unwrap()],
+    );
     // The documented fields, in the documented order, on every line.
     let keys = [
         "index",
@@ -140,10 +157,7 @@ fn sim_rx_agrees_with_scapy_and_reproduces_the_microsoft_rss_vectors() {
             .collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "field order: {line}");
     }
-    let ours: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let ours = jsonl(&text);
     assert_eq!(ours.len(), side.len(), "one report per input frame");
     assert!(out.contains(&format!("frames_in {}", side.len())), "{out}");
     let mut ms = 0;
@@ -716,4 +730,158 @@ fn sim_tx_segments_and_encapsulates_super_frames() {
         ]);
         assert!(!ok && err.contains(says), "{opt} {val}: {err}");
     }
+}
+
+/// The frames of [`sim_rx_inner_offloads_report_both_header_sets`], built by scapy: `python3 -
+/// OUT_DIR` writes `inner.pcap` (VXLAN and NVGRE over IPv4 and IPv6 outers around IPv4 and IPv6
+/// TCP/UDP inner frames, two of them with a corrupted inner TCP checksum under a correct outer
+/// one) and `expect.jsonl` (per frame: the tunnel, the outer and inner types, whether the inner
+/// L4 checksum is good, and the inner flow's addresses and ports).
+const SCAPY_INNER: &str = r#"
+import json, sys
+from scapy.all import Ether, IP, IPv6, UDP, TCP, GRE, Raw, wrpcap
+from scapy.layers.vxlan import VXLAN
+out = sys.argv[1]
+cases = [
+    ("vxlan", False, False, "tcp", False),
+    ("vxlan", True, True, "udp", False),
+    ("nvgre", False, False, "tcp", False),
+    ("nvgre", True, False, "udp", False),
+    ("vxlan", False, False, "tcp", True),
+    ("nvgre", False, True, "tcp", True),
+    ("vxlan", True, False, "tcp", False),
+]
+frames, expect = [], []
+for i, (kind, ov6, iv6, l4, bad) in enumerate(cases):
+    if iv6:
+        src, dst = "fd00::%x" % (i + 1), "fd00::1:%x" % (i + 1)
+        l3 = IPv6(src=src, dst=dst)
+    else:
+        src, dst = "10.0.0.%d" % (i + 1), "10.0.1.%d" % (i + 1)
+        l3 = IP(src=src, dst=dst)
+    sport, dport = 1000 + 17 * i, 80 + i
+    hdr = TCP(sport=sport, dport=dport, flags="PA") if l4 == "tcp" else UDP(sport=sport, dport=dport)
+    inner = bytearray(bytes(Ether(src="02:00:00:00:00:0a", dst="02:00:00:00:00:0b") / l3 / hdr
+                            / Raw(bytes(range(40 + 10 * i)))))
+    if bad:
+        inner[14 + (40 if iv6 else 20) + 16] ^= 0x55
+    outer = Ether(src="02:00:00:00:01:01", dst="02:00:00:00:01:02") / \
+        (IPv6(src="fd01::1", dst="fd01::2") if ov6 else IP(src="192.0.2.1", dst="192.0.2.2"))
+    if kind == "vxlan":
+        f = outer / UDP(sport=50000 + i, dport=4789) / VXLAN(vni=100 + i) / Raw(bytes(inner))
+    else:
+        f = outer / GRE(key_present=1, proto=0x6558, key=((100 + i) << 8) | i) / Raw(bytes(inner))
+    frames.append(f)
+    expect.append({"tunnel": kind, "l3": "ipv6" if ov6 else "ipv4",
+                   "l4": "udp" if kind == "vxlan" else None,
+                   "inner_l3": "ipv6" if iv6 else "ipv4", "inner_l4": l4,
+                   "inner_l4_ok": not bad, "src": src, "dst": dst, "sport": sport, "dport": dport})
+wrpcap(out + "/inner.pcap", frames)
+with open(out + "/expect.jsonl", "w") as fh:
+    for e in expect:
+        fh.write(json.dumps(e) + "\n")
+"#;
+
+/// `sim rx --inner`: VXLAN and NVGRE frames built by scapy, delivered whole with the inner
+/// offloads, report the outer headers' types and verdicts, the inner headers' types and
+/// verdicts (a corrupted inner TCP checksum under good outer ones reads
+/// `inner_l4_csum_ok: false`), and the Toeplitz hash (Microsoft key) of the inner flow;
+/// `--inner vxlan` gives them to VXLAN only; a bad kind is a usage error naming the allowed
+/// values.
+#[test]
+fn sim_rx_inner_offloads_report_both_header_sets() {
+    use nicgen_model::toeplitz::hash_flow;
+    use std::net::IpAddr;
+    // A bad value: exit 2, the allowed values named (before any frame is read).
+    let o = Command::new(env!("CARGO_BIN_EXE_nicgen"))
+        .args(["sim", "rx", "--pcap-in", "/nonexistent.pcap", "--report"])
+        .arg(tmp("inner-bad.jsonl"))
+        .args(["--inner", "vxlan,geneve"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`geneve`") && err.contains("vxlan, nvgre and all"),
+        "{err}"
+    );
+    if !nicgen_tb::verilator::verilator_required() || !nicgen_tb::require::scapy_required() {
+        return;
+    }
+    let dir = tmp("inner");
+    std::fs::create_dir_all(&dir).unwrap();
+    if let Err(e) = nicgen_tb::require::run_python(SCAPY_INNER, &[dir.as_os_str()]) {
+        panic!("scapy: {e}");
+    }
+    let expect = jsonl(&std::fs::read_to_string(dir.join("expect.jsonl")).unwrap());
+    let key: Vec<u8> = (0..40)
+        .map(|i| u8::from_str_radix(&MS_KEY[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let key: [u8; 40] = key.try_into().unwrap();
+    let pcap = dir.join("inner.pcap");
+    for inner in ["all", "vxlan"] {
+        let report = dir.join(format!("report-{inner}.jsonl"));
+        let ours = jsonl(&sim_rx(&pcap, &report, &["--inner", inner]).1);
+        assert_eq!(ours.len(), expect.len(), "one report per input frame");
+        for (i, (o, e)) in ours.iter().zip(&expect).enumerate() {
+            let ctx = format!("--inner {inner}, frame {i}: ours {o}, scapy {e}");
+            let outer_l4_ok = if e["l4"].is_null() {
+                Value::Null
+            } else {
+                Value::Bool(true)
+            };
+            // The outer headers, whatever the inner offloads.
+            assert_eq!(o["action"], "deliver", "{ctx}");
+            assert_eq!(
+                (&o["tunnel"], &o["decap"]),
+                (&e["tunnel"], &Value::Bool(false)),
+                "{ctx}"
+            );
+            assert_eq!((&o["l3"], &o["l4"]), (&e["l3"], &e["l4"]), "{ctx}");
+            assert_eq!(
+                (&o["l3_csum_ok"], &o["l4_csum_ok"]),
+                (&Value::Bool(true), &outer_l4_ok),
+                "{ctx}"
+            );
+            let on = inner == "all" || e["tunnel"] == "vxlan";
+            if !on {
+                for k in [
+                    "inner_l3",
+                    "inner_l4",
+                    "inner_l3_csum_ok",
+                    "inner_l4_csum_ok",
+                ] {
+                    assert!(o[k].is_null(), "{ctx}: {k}");
+                }
+                continue;
+            }
+            assert_eq!(
+                (&o["inner_l3"], &o["inner_l4"]),
+                (&e["inner_l3"], &e["inner_l4"]),
+                "{ctx}"
+            );
+            assert_eq!(
+                (&o["inner_l3_csum_ok"], &o["inner_l4_csum_ok"]),
+                (&Value::Bool(true), &e["inner_l4_ok"]),
+                "{ctx}"
+            );
+            // RSS hashed the inner 4-tuple.
+            let ip = |k: &str| e[k].as_str().unwrap().parse::<IpAddr>().unwrap();
+            let port = |k: &str| e[k].as_u64().unwrap() as u16;
+            let h = hash_flow(
+                &key,
+                ip("src"),
+                ip("dst"),
+                Some((port("sport"), port("dport"))),
+            );
+            assert_eq!(o["rss_hash"], format!("0x{h:08x}"), "{ctx}");
+            let t = format!(
+                "{}_{}",
+                e["inner_l4"].as_str().unwrap(),
+                e["inner_l3"].as_str().unwrap()
+            );
+            assert_eq!(o["rss_type"], t.to_uppercase(), "{ctx}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -115,6 +115,12 @@ enum SimCmd {
         /// the queue unless --decap names the tunnel).
         #[arg(long)]
         decap_all: bool,
+        /// Tunnel kinds that get the inner offloads when delivered whole (not de-capsulated):
+        /// `vxlan`, `nvgre` or `all`, comma-separated. Such a frame's report keeps the outer
+        /// headers' types and verdicts, adds the inner ones (inner_l3, inner_l4,
+        /// inner_l3_csum_ok, inner_l4_csum_ok), and RSS hashes the inner headers.
+        #[arg(long, value_name = "KIND,...")]
+        inner: Option<String>,
         #[command(flatten)]
         trace: TraceArgs,
     },
@@ -418,16 +424,36 @@ fn parse_key(s: &str) -> Result<[u8; 40]> {
     Ok(k)
 }
 
-/// The steering table `--decap` and `--decap-all` ask for (`None` when neither is given).
+/// The inner offloads `--inner` asks for: `vxlan`, `nvgre` or `all`, comma-separated.
+fn parse_inner(spec: &str) -> Result<nicgen_model::tunnel::InnerOffload> {
+    use nicgen_model::tunnel::InnerOffload;
+    let mut o = InnerOffload::default();
+    for item in spec.split(',').map(str::trim) {
+        match item {
+            "vxlan" => o.vxlan = true,
+            "nvgre" => o.nvgre = true,
+            "all" => o = InnerOffload::ALL,
+            k => bad_input!(
+                "--inner: unknown tunnel kind `{k}`; the allowed values are vxlan, nvgre and all (comma-separated)"
+            ),
+        }
+    }
+    Ok(o)
+}
+
+/// The steering table `--decap`, `--decap-all` and `--inner` ask for (`None` when none is
+/// given).
 fn parse_decap(
     spec: Option<&str>,
     all: bool,
+    inner: Option<&str>,
     p: &Preset,
 ) -> Result<Option<nicgen_model::tunnel::Steering>> {
     use nicgen_model::tunnel::{Steering, TunnelKind};
-    if spec.is_none() && !all {
+    if spec.is_none() && !all && inner.is_none() {
         return Ok(None);
     }
+    let inner = inner.map(parse_inner).transpose()?.unwrap_or_default();
     if p.overlay.steer_entries == 0 {
         bad_input!(
             "preset {} has no tunnel stage (overlay.steer_entries = 0); use a preset with one, e.g. nic64",
@@ -436,6 +462,7 @@ fn parse_decap(
     }
     let mut s = Steering::new();
     s.decap_all = all;
+    s.inner = inner;
     for item in spec
         .unwrap_or("")
         .split(',')
@@ -909,10 +936,11 @@ fn run(cli: Cli) -> Result<()> {
             mtu,
             decap,
             decap_all,
+            inner,
             trace,
         }) => traced(trace, |trace| {
             let p = load_preset(preset.as_deref(), config.as_ref())?;
-            let steering = parse_decap(decap.as_deref(), decap_all, &p)?;
+            let steering = parse_decap(decap.as_deref(), decap_all, inner.as_deref(), &p)?;
             sim_rx(
                 &p,
                 &pcap_in,

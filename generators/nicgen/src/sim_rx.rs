@@ -164,7 +164,8 @@ pub struct RxRecord {
     pub decap: Option<bool>,
     /// Why the tunnel is malformed (e.g. `vxlan_i_flag_clear`); the frame is delivered whole.
     pub tunnel_malformed: Option<&'static str>,
-    /// The inner frame's `l3`, `l4` and verdicts, when it was de-capsulated.
+    /// The inner frame's `l3`, `l4` and verdicts, when it was de-capsulated or delivered
+    /// whole with the inner offloads (`--inner`).
     pub inner_l3: Option<&'static str>,
     pub inner_l4: Option<&'static str>,
     pub inner_l3_csum_ok: Option<bool>,

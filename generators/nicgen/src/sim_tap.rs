@@ -35,7 +35,7 @@ use crate::sim_loopback::nic_model_with;
 use crate::trace::Trace;
 use crate::wire::{MacWire, WireCapture};
 use anyhow::{anyhow, bail, Context, Result};
-use nicgen_driver::device::{Device, RssEnables, TunnelKind};
+use nicgen_driver::device::{Device, InnerOffload, RssEnables, TunnelKind};
 use nicgen_driver::hw::Interrupts;
 use nicgen_driver::lso::{LsoRequest, LsoTunnel};
 use nicgen_driver::netdev::{Completion, NetDev, NetDevConfig, TxOffload};
@@ -579,8 +579,13 @@ pub fn run_tap(
         };
         dev.program_encap(0, &crate::tx_opts::driver_ctx(c))
             .map_err(|e| Failure::input(anyhow!("--vxlan: {e}")))?;
-        dev.program_tunnels(dst_port, false, &[(TunnelKind::Vxlan, vni, 0)])
-            .map_err(|e| Failure::input(anyhow!("--vxlan: {e}")))?;
+        dev.program_tunnels(
+            dst_port,
+            false,
+            InnerOffload::NONE,
+            &[(TunnelKind::Vxlan, vni, 0)],
+        )
+        .map_err(|e| Failure::input(anyhow!("--vxlan: {e}")))?;
     }
     let mut nd = NetDev::new(
         dev,

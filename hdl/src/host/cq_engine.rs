@@ -119,8 +119,11 @@ nicgen_edsl::record! {
         ip_frag: 1,
         vlan_info: 16,
         l3_hdr: 2,
-        /// The frame was de-capsulated (the l3/l4 fields and verdicts are the inner frame's).
+        /// The frame was delivered whole with the inner offloads: `l3_ok` / `l4_ok` cover the
+        /// outer and the inner headers, RSS hashed the inner ones.
         tunneled: 1,
+        /// The frame was de-capsulated (the l3/l4 fields and verdicts are the inner frame's).
+        decapped: 1,
         /// The tunnel: bits 23:0 VNI/VSID, 25:24 kind, 28:26 malformed reason.
         tunnel_info: 29,
     }
@@ -682,6 +685,7 @@ pub fn cq_engine(cfg: &CqCfg) -> Result<Block<CqPorts>, ElabError> {
                     (cqe::L4_TYPE, e.l4_type),
                     (cqe::VLAN_INFO, e.vlan_info),
                     (cqe::TUNNELED, e.tunneled),
+                    (cqe::DECAPPED, e.decapped),
                     (cqe::TUNNEL_ID, e.tunnel_info.slice(23, 0)),
                     (cqe::TUNNEL_KIND, e.tunnel_info.slice(25, 24)),
                     (cqe::TUNNEL_BAD, e.tunnel_info.slice(28, 26)),

@@ -885,14 +885,22 @@ pub fn rq_engine(cfg: &RqCfg) -> Result<Block<RqPorts>, ElabError> {
                 rss_hash_type: cqe_rss_hash_type_sig(mt.rss_type),
                 check_sum: mt.csum,
                 l2_ok: lit(1, 1u32),
-                l3_ok: mt.l3_ok,
-                l4_ok: mt.l4_ok,
+                // Delivered whole with the inner offloads: the verdicts cover both header sets
+                // (mlx5: the driver then reports CHECKSUM_UNNECESSARY at level 1); an outer
+                // without TCP/UDP (NVGRE's GRE) has no L4 checksum to add.
+                l3_ok: mt.l3_ok & (!mt.inner | mt.inner_l3_ok),
+                l4_ok: mux(
+                    mt.inner,
+                    (mt.l4_ok | mt.l4.eq(0u64)) & mt.inner_l4_ok,
+                    mt.l4_ok,
+                ),
                 l3_type,
                 l4_type: mt.l4.zext(3),
                 cv: mt.vlan,
                 vlan_info: mt.vlan_tci,
                 l3_hdr: l3_type,
-                tunneled: mt.decap,
+                tunneled: mt.inner,
+                decapped: mt.decap,
                 tunnel_info: cat(&[mt.tunnel_bad, mt.tunnel, mt.tunnel_id]),
                 ..Cmpl::zeros()
             }

@@ -65,8 +65,11 @@ pub struct Cmpl {
     pub vlan_info: u16,
     /// flags_rqpn L3 header type (1 IPv6, 2 IPv4).
     pub l3_hdr: u8,
-    /// The frame was de-capsulated (byte 0x00 bit 0).
+    /// The frame was delivered whole with the inner offloads (byte 0x00 bit 0): `l3_ok` and
+    /// `l4_ok` cover the outer and the inner headers, RSS hashed the inner ones.
     pub tunneled: bool,
+    /// The frame was de-capsulated (byte 0x00 bit 1): the l3/l4 fields are the inner frame's.
+    pub decapped: bool,
     /// The tunnel (bytes 0x28-0x2B, bits 28:0): VNI/VSID in 23:0, kind in 25:24, malformed
     /// reason in 28:26.
     pub tunnel_info: u32,
@@ -75,7 +78,7 @@ pub struct Cmpl {
 /// The 64-byte CQE for `c` in a slot with `owner`.
 pub fn cqe_bytes(c: &Cmpl, owner: bool) -> [u8; 64] {
     let mut b = [0u8; 64];
-    b[0x00] = c.tunneled as u8;
+    b[0x00] = c.tunneled as u8 | (c.decapped as u8) << 1;
     b[0x02..0x04].copy_from_slice(&c.wqe_id.to_be_bytes());
     b[0x28..0x2C].copy_from_slice(&(c.tunnel_info & 0x1FFF_FFFF).to_be_bytes());
     b[0x0C..0x10].copy_from_slice(&c.rss_hash_result.to_be_bytes());
@@ -558,6 +561,19 @@ mod tests {
             1,
             MiniFormat::Csum
         ));
+    }
+
+    #[test]
+    fn tunneled_and_decapped_are_bits_0_and_1_of_byte_0() {
+        for (tunneled, decapped, byte) in [(false, false, 0), (true, false, 1), (false, true, 2)] {
+            let c = Cmpl {
+                opcode: 2,
+                tunneled,
+                decapped,
+                ..Cmpl::default()
+            };
+            assert_eq!(cqe_bytes(&c, false)[0x00], byte);
+        }
     }
 
     #[test]

@@ -37,6 +37,13 @@ pub struct RxInfo {
     pub rss_hash: u32,
     /// The frame was de-capsulated.
     pub decap: bool,
+    /// Delivered whole with the inner offloads: the fields above describe the outer headers,
+    /// RSS hashed the inner ones, and the two below are the inner headers' verdicts.
+    pub inner: bool,
+    /// Inner IP header verdict (with `inner`).
+    pub inner_l3_ok: bool,
+    /// Inner TCP/UDP checksum verdict (with `inner`).
+    pub inner_l4_ok: bool,
     /// The tunnel: 0 none, 1 VXLAN, 2 NVGRE.
     pub tunnel: u8,
     /// Its VNI or VSID.
@@ -187,14 +194,21 @@ impl Rq {
             rss_hash_type: cqe_rss_hash_type(info.rss_type),
             check_sum: info.csum,
             l2_ok: true,
-            l3_ok: info.l3_ok,
-            l4_ok: info.l4_ok,
+            // With the inner offloads the verdicts cover both header sets (mlx5 `tunneled`);
+            // an outer without TCP/UDP (NVGRE's GRE) has no L4 checksum to add.
+            l3_ok: info.l3_ok && (!info.inner || info.inner_l3_ok),
+            l4_ok: if info.inner {
+                (info.l4_ok || info.l4 == 0) && info.inner_l4_ok
+            } else {
+                info.l4_ok
+            },
             l3_type,
             l4_type: info.l4,
             cv: info.vlan.is_some(),
             vlan_info: info.vlan.unwrap_or(0),
             l3_hdr: l3_type,
-            tunneled: info.decap,
+            tunneled: info.inner,
+            decapped: info.decap,
             tunnel_info: u32::from(info.tunnel_bad) << 26
                 | u32::from(info.tunnel) << 24
                 | info.tunnel_id,
@@ -284,5 +298,94 @@ impl Rq {
         }
         out.cmpl = Some(c);
         Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CQE of one 60-byte frame with `info` on a plain RQ with one posted WQE.
+    fn cqe_of(info: &RxInfo) -> Cmpl {
+        let mut rq = Rq {
+            rqn: 1,
+            ring: 0,
+            log_size: 2,
+            log_stride: 4,
+            cqn: 3,
+            ci: 0,
+            error: false,
+            strides: None,
+            stride: 0,
+        };
+        let mut seg = 64u32.to_be_bytes().to_vec();
+        seg.extend_from_slice(&0u32.to_be_bytes());
+        seg.extend_from_slice(&0x1000u64.to_be_bytes());
+        let read = move |_: u64, n: usize| Some(seg[..n].to_vec());
+        let mrs = [Some(Mr {
+            base: 0x1000,
+            len: 4096,
+        })];
+        let r = rq.receive(&read, 1, &[0; 60], info, &mrs).unwrap();
+        r.cmpl.unwrap()
+    }
+
+    #[test]
+    fn the_inner_offloads_verdicts_cover_both_header_sets() {
+        let ok = RxInfo {
+            l3: 1,
+            l4: 1,
+            l3_ok: true,
+            l4_ok: true,
+            ..RxInfo::default()
+        };
+        // De-capsulated: `decapped`, the verdicts as given (the inner frame's).
+        let c = cqe_of(&RxInfo { decap: true, ..ok });
+        assert_eq!(
+            (c.tunneled, c.decapped, c.l3_ok, c.l4_ok),
+            (false, true, true, true)
+        );
+        // Delivered whole with the inner offloads: `tunneled`, each verdict outer AND inner.
+        for (outer, inner, l3_ok, l4_ok) in [
+            ((true, true), (true, true), true, true),
+            ((true, true), (true, false), true, false),
+            ((true, true), (false, true), false, true),
+            ((false, true), (true, true), false, true),
+            ((true, false), (true, true), true, false),
+        ] {
+            let info = RxInfo {
+                l3_ok: outer.0,
+                l4_ok: outer.1,
+                inner: true,
+                inner_l3_ok: inner.0,
+                inner_l4_ok: inner.1,
+                ..ok
+            };
+            let c = cqe_of(&info);
+            assert_eq!(
+                (c.tunneled, c.decapped, c.l3_ok, c.l4_ok),
+                (true, false, l3_ok, l4_ok),
+                "{info:?}"
+            );
+        }
+        // An outer without TCP/UDP (NVGRE): l4_ok is the inner verdict.
+        for inner_l4_ok in [true, false] {
+            let info = RxInfo {
+                l4: 0,
+                l4_ok: false,
+                inner: true,
+                inner_l3_ok: true,
+                inner_l4_ok,
+                ..ok
+            };
+            assert_eq!(cqe_of(&info).l4_ok, inner_l4_ok, "{info:?}");
+        }
+        // Without the inner offloads it stays the frame's own verdict.
+        let c = cqe_of(&RxInfo {
+            l4: 0,
+            l4_ok: false,
+            ..ok
+        });
+        assert!(!c.tunneled && !c.l4_ok);
     }
 }

@@ -76,6 +76,33 @@ pub fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
+/// Run `script` with [`python`] from its standard input (`python3 - ARGS...`): its output, or
+/// why it did not run or failed (its standard error). Tests build frames with scapy this way.
+pub fn run_python(script: &str, args: &[&std::ffi::OsStr]) -> Result<std::process::Output, String> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let py = python();
+    let run = Command::new(&py)
+        .arg("-")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(script.as_bytes())?;
+            c.wait_with_output()
+        });
+    match run {
+        Ok(o) if o.status.success() => Ok(o),
+        Ok(o) => Err(format!(
+            "`{py} -` failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )),
+        Err(e) => Err(format!("cannot run `{py}`: {e}")),
+    }
+}
+
 /// Whether [`python`] imports every module of `modules`; the error names the first that fails
 /// and `fix`, the command that installs it.
 pub fn probe_imports(modules: &[&str], fix: &str) -> Result<(), String> {

@@ -507,26 +507,7 @@ fn rx_path_decapsulates_scapy_frames() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("rx-scapy-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let py = std::process::Command::new("python3")
-        .arg("-")
-        .arg(&dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin
-                .take()
-                .unwrap()
-                .write_all(SCAPY_TUNNELS.as_bytes())?;
-            c.wait_with_output()
-        });
-    let probe = match &py {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(String::from_utf8_lossy(&o.stderr).into_owned()),
-        Err(e) => Err(e.to_string()),
-    };
+    let probe = nicgen_tb::require::run_python(SCAPY_TUNNELS, &[dir.as_os_str()]).map(|_| ());
     if !nicgen_tb::require::require("python3 with scapy", probe) {
         return;
     }

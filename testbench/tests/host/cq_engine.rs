@@ -261,6 +261,7 @@ fn cmpl_record(c: &Cmpl) -> Vec<u8> {
         vlan_info: c.vlan_info as u128,
         l3_hdr: c.l3_hdr as u128,
         tunneled: c.tunneled as u128,
+        decapped: c.decapped as u128,
         tunnel_info: c.tunnel_info as u128,
     })
 }
@@ -295,6 +296,7 @@ fn random_cmpl(rng: &mut StdRng) -> Cmpl {
     c.wqe_id = c.wqe_counter.rotate_left(5) ^ c.check_sum;
     // Tunnel fields from the others too: every bit of both occurs.
     c.tunneled = c.rss_hash_result & 1 == 1;
+    c.decapped = c.rss_hash_result & 2 == 2;
     c.tunnel_info = c.rss_hash_result.rotate_left(3) & 0x1FFF_FFFF;
     c
 }

@@ -2,9 +2,10 @@
 //! simulated host's DMA at 8, 64 and 512 bits: frames of every size scattered over receive
 //! WQEs of one to four segments at any alignment (and across 4 KiB pages), records of dropped
 //! frames skipped, frames for an RQ that does not exist or has no WQE dropped and counted,
-//! every CQE field compared; then a frame longer than its scatter list and a segment outside
-//! its region: error CQEs, the RQ in error until RESET. A striding RQ (multi-packet WQEs) the
-//! same way: frames of random sizes packed into the strides of each WQE, filler CQEs where a
+//! every CQE field compared (records of de-capsulated tunnels and of tunnels delivered whole
+//! with the inner offloads among them: `decapped`, `tunneled`, verdicts of both header sets);
+//! then a frame longer than its scatter list and a segment outside its region: error CQEs, the
+//! RQ in error until RESET. A striding RQ (multi-packet WQEs) the same way: frames of random sizes packed into the strides of each WQE, filler CQEs where a
 //! frame does not fit in the strides left, a filler followed by no WQE counted as a drop, each
 //! WQE read once for all its frames, and its error cases. With DMA reads answered after a long
 //! fixed latency: two RQs' next WQEs read ahead into the shared WQE cache while frames of the
@@ -117,6 +118,12 @@ fn meta(queue: u32, drop: bool, i: &RxInfo) -> Vec<u8> {
         tunnel_bad: i.tunnel_bad as u128,
         tunnel_id: i.tunnel_id as u128,
         decap: i.decap as u128,
+        inner: i.inner as u128,
+        // The inner types are not in the CQE; any value.
+        inner_l3: if i.inner { i.l3 as u128 } else { 0 },
+        inner_l4: if i.inner { i.l4 as u128 } else { 0 },
+        inner_l3_ok: i.inner_l3_ok as u128,
+        inner_l4_ok: i.inner_l4_ok as u128,
         ..Default::default()
     })
 }
@@ -146,6 +153,7 @@ fn decode_cmpl(item: &[u8]) -> Cmpl {
         vlan_info: f.vlan_info as u16,
         l3_hdr: f.l3_hdr as u8,
         tunneled: f.tunneled == 1,
+        decapped: f.decapped == 1,
         tunnel_info: f.tunnel_info as u32,
     }
 }
@@ -422,10 +430,10 @@ fn random_info(rng: &mut StdRng) -> RxInfo {
         csum: rng.gen(),
         rss_type: rng.gen_range(0..7),
         rss_hash: rng.gen(),
-        decap: false,
         tunnel: 0,
         tunnel_id: 0,
         tunnel_bad: 0,
+        ..RxInfo::default()
     }
     .with_tunnel()
 }
@@ -436,12 +444,21 @@ trait WithTunnel {
 
 impl WithTunnel for RxInfo {
     /// Tunnel fields taken from the others (no draws of their own, so the tests' random
-    /// streams do not depend on them): every kind, reason and a 24-bit id occur.
+    /// streams do not depend on them): every kind, reason and a 24-bit id occur; a
+    /// well-formed tunnel is de-capsulated, delivered whole with the inner offloads (every
+    /// pair of inner verdicts) or delivered whole without them.
     fn with_tunnel(mut self) -> Self {
-        self.tunnel = (self.rss_hash % 3) as u8;
-        self.tunnel_bad = ((self.rss_hash >> 2) % 8) as u8;
-        self.tunnel_id = self.rss_hash.rotate_left(7) & 0xFF_FFFF;
-        self.decap = self.tunnel != 0 && self.tunnel_bad == 0;
+        let h = self.rss_hash;
+        self.tunnel = (h % 3) as u8;
+        // Well formed about half the time, every reason in the other half.
+        self.tunnel_bad = ((h >> 2) % 16).saturating_sub(8) as u8;
+        self.tunnel_id = h.rotate_left(7) & 0xFF_FFFF;
+        let well_formed = self.tunnel != 0 && self.tunnel_bad == 0;
+        let mode = (h >> 27) % 3;
+        self.decap = well_formed && mode == 0;
+        self.inner = well_formed && mode == 1;
+        self.inner_l3_ok = self.inner && h >> 30 & 1 == 1;
+        self.inner_l4_ok = self.inner && h >> 31 == 1;
         self
     }
 }
