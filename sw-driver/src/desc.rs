@@ -1129,7 +1129,7 @@ mod tests {
         b[0x38..0x3C].copy_from_slice(&[0, 0, 0, 3]); // RQ 3
         b[0x3C..0x3E].copy_from_slice(&[0x01, 0x02]);
         b[0x3F] = 0x21; // RESP_SEND, owner 1
-        b[0x00] = 0x02; // decapped
+        b[0x00] = 0x80; // decapped
         b[0x28..0x2C].copy_from_slice(&[0x01, 0x00, 0x12, 0x34]); // VXLAN, VNI 0x1234
         let c = Cqe::decode(&b);
         assert_eq!(

@@ -569,11 +569,11 @@ pub mod desc {
             lsb: 0,
             bits: 1,
         };
-        /// the frame was de-capsulated: l3/l4 types, verdicts, checksum and RSS are the inner frame's.
+        /// the frame was de-capsulated: l3/l4 types, verdicts, checksum and RSS are the inner frame's (nicgen's bit: mlx5 has none; bit 1 is the outer-IPv6 flag in DPDK, bits 4:3 TLS status in newer kernels).
         pub const DECAPPED: DescField = DescField {
             byte: 0x00,
             container: 1,
-            lsb: 1,
+            lsb: 7,
             bits: 1,
         };
         /// VNI (VXLAN) or VSID (NVGRE) of a well-formed tunnel, de-capsulated or not; 0 otherwise.

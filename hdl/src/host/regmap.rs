@@ -447,7 +447,7 @@ pub const DESCS: &[Desc] = &[
         doc: "Completion queue entry (64 bytes).",
         fields: &[
             d("tunneled", 0x00, 1, 0, 1, "the frame was delivered whole with the inner offloads (TUNNEL_CTL inner_vxlan / inner_nvgre): l3_ok and l4_ok cover both the outer and the inner headers (an outer without TCP/UDP, NVGRE's, adds no L4 checksum), RSS hashed the inner ones; l3/l4 types and check_sum are the outer headers' (mlx5: the driver reports CHECKSUM_UNNECESSARY at level 1)"),
-            d("decapped", 0x00, 1, 1, 1, "the frame was de-capsulated: l3/l4 types, verdicts, checksum and RSS are the inner frame's"),
+            d("decapped", 0x00, 1, 7, 1, "the frame was de-capsulated: l3/l4 types, verdicts, checksum and RSS are the inner frame's (nicgen's bit: mlx5 has none; bit 1 is the outer-IPv6 flag in DPDK, bits 4:3 TLS status in newer kernels)"),
             d("tunnel_id", 0x28, 4, 0, 24, "VNI (VXLAN) or VSID (NVGRE) of a well-formed tunnel, de-capsulated or not; 0 otherwise"),
             d("tunnel_kind", 0x28, 4, 24, 2, "tunnel the outer headers announce: 0 none, 1 VXLAN, 2 NVGRE"),
             d("tunnel_bad", 0x28, 4, 26, 3, "why that tunnel is malformed, 0 for none: 1 short header, 2 beyond the parser's window, 3 VXLAN I flag clear, 4 GRE version, 5 GRE flags, 6 GRE protocol, 7 inner frame too short"),

@@ -78,7 +78,7 @@ pub struct Cmpl {
 /// The 64-byte CQE for `c` in a slot with `owner`.
 pub fn cqe_bytes(c: &Cmpl, owner: bool) -> [u8; 64] {
     let mut b = [0u8; 64];
-    b[0x00] = c.tunneled as u8 | (c.decapped as u8) << 1;
+    b[0x00] = c.tunneled as u8 | (c.decapped as u8) << 7;
     b[0x02..0x04].copy_from_slice(&c.wqe_id.to_be_bytes());
     b[0x28..0x2C].copy_from_slice(&(c.tunnel_info & 0x1FFF_FFFF).to_be_bytes());
     b[0x0C..0x10].copy_from_slice(&c.rss_hash_result.to_be_bytes());
@@ -564,8 +564,9 @@ mod tests {
     }
 
     #[test]
-    fn tunneled_and_decapped_are_bits_0_and_1_of_byte_0() {
-        for (tunneled, decapped, byte) in [(false, false, 0), (true, false, 1), (false, true, 2)] {
+    fn tunneled_and_decapped_are_bits_0_and_7_of_byte_0() {
+        for (tunneled, decapped, byte) in [(false, false, 0), (true, false, 1), (false, true, 0x80)]
+        {
             let c = Cmpl {
                 opcode: 2,
                 tunneled,
