@@ -376,7 +376,11 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         .decap()
         .map(|d| -> Result<_, ElabError> {
             let t = d.parse_trim(pcfg);
-            Ok((stream_trim(&t)?, record_fifo(t.cmd(), PARSE_CMD_AHEAD)?))
+            Ok((
+                stream_trim(&t)?,
+                record_fifo(t.cmd(), PARSE_CMD_AHEAD)?,
+                stream_fwd_reg(&pcfg)?,
+            ))
         })
         .transpose()?;
     let parse = eth_hdr_parse(&HdrParseCfg {
@@ -480,16 +484,20 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         // FIFO's LUT-RAM read.
         let u_parse_reg = parse_reg.instance("u_parse_reg");
         match (&parse_trim, &u_decap) {
-            (Some((trim, cmd_q)), Some(d)) => {
+            (Some((trim, cmd_q, trim_reg)), Some(d)) => {
                 // The tunnel stage's commands, one per frame, queued until the frame's first
                 // beat gets here (never full: `PARSE_CMD_AHEAD`).
                 let u_cmd_q = cmd_q.instance("u_parse_cmd_q");
                 u_cmd_q.s_axis.data.set(d.parse_cmd.data);
                 u_cmd_q.s_axis.valid.set(d.parse_cmd.valid);
                 let _ = u_cmd_q.s_axis.ready.unused();
+                // A forward register and a register slice in front of the trim, so that the
+                // FIFOs' LUT-RAM reads do not reach its lane masks or its command adder.
                 let u_trim = trim.instance("u_parse_trim");
-                connect(&u_parse_q.m_axis, &u_trim.s_axis);
-                connect(&u_cmd_q.m_axis, &u_trim.cmd);
+                let u_trim_reg = trim_reg.instance("u_parse_trim_reg");
+                connect(&u_parse_q.m_axis, &u_trim_reg.s_axis);
+                connect(&u_trim_reg.m_axis, &u_trim.s_axis);
+                super::out_slice(&u_cmd_q.m_axis, "parse_cmd").drive(&u_trim.cmd);
                 // Never: a command keeps the inner frame (at least 14 bytes, within the frame)
                 // or the whole frame.
                 let _ = u_trim.drop.unused();

@@ -230,8 +230,8 @@ pub struct DecapPorts {
 
 /// How many `m_parse_cmd` records may be out ahead of their frames' first beats at the parse
 /// side's trim: those of the frames this stage may hold (`DEC_DEPTH` from the lookup to the
-/// last beat out) and of the frames between its output and that trim (a 16-beat FIFO and a
-/// register in `eth_rx`), with a margin.
+/// last beat out) and of the frames between its output and that trim (a 16-beat FIFO and two
+/// registers in `eth_rx`), with a margin.
 pub const PARSE_CMD_AHEAD: u32 = 64;
 
 impl Ports for DecapPorts {
@@ -337,6 +337,7 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
     let meta_q = record_fifo(TunPending::shape(qb), DEC_DEPTH)?;
     let csum_q = record_fifo(RxCsumReq::shape(), DEC_DEPTH)?;
     let fork = stream_fork_buffered(&ucfg, &["trim", "csum"], FORK_DEPTH)?;
+    let trim_reg = stream_fwd_reg(&ucfg)?;
     let csum = rx_csum(&RxCsumCfg {
         data_bits: w,
         levels_per_stage: cfg.levels_per_stage,
@@ -529,10 +530,15 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
         u_csum.s_axis.valid().set(to_csum.valid());
         to_csum.ready().set(u_csum.s_axis.ready());
         let _ = to_csum.user().expect("rx stream has tuser").unused();
-        connect(&u_csum_q.m_axis, &u_csum.req);
+        // Register slices after the LUT-RAM FIFOs, and a forward register after the fork's,
+        // so that their reads do not reach the trim's command adder, its lane masks or the
+        // checksum unit's request queue (docs/TIMING.md, rule 9).
+        crate::eth::out_slice(&u_csum_q.m_axis, "csum_req").drive(&u_csum.req);
         let u_trim = trim.instance("u_trim");
-        connect(to_trim, &u_trim.s_axis);
-        connect(&u_cmd_q.m_axis, &u_trim.cmd);
+        let u_trim_reg = trim_reg.instance("u_trim_reg");
+        connect(to_trim, &u_trim_reg.s_axis);
+        connect(&u_trim_reg.m_axis, &u_trim.s_axis);
+        crate::eth::out_slice(&u_cmd_q.m_axis, "trim_cmd").drive(&u_trim.cmd);
         // Never: a command keeps at least the inner frame's 14 bytes, which lie in the frame
         // (the parser checked), or the whole frame.
         let _ = u_trim.drop.unused();
