@@ -44,12 +44,13 @@
 //! inverse advance `A^-(4+z)` is `log2(W)` constant 32x32 matrices (the first with `A^-4`
 //! folded in), one per pipeline stage, each switched by one bit of `z`, as in
 //! `eth_fcs_append`. The beats wait in a delay line as long as the CRC pipeline, then in a hold
-//! queue of `K = ceil(3/W) + 1` beats: a beat leaves it only once `K - 1` later beats of its
-//! frame are in (so none of the frame's last four bytes is in it) or its frame has ended; at the
-//! frame's last beat the ICRC is known and is written into the slot bytes of the queued beats
-//! and of the last beat (a per-lane AND-OR of the ICRC's four bytes, selected by the last beat's
-//! byte count and the queue depth). The queue drains one beat per cycle while the next frame
-//! fills in behind.
+//! queue of `K - 1` beats (`K = ceil(3/W) + 1` beats can hold the last four bytes; one slot from
+//! 32 bits up): a beat leaves it once `K - 1` later beats of its frame have come (so none of the
+//! frame's last four bytes is in it) or its frame has ended. With the frame's last beat the
+//! ICRC is known: it goes into the last beat through a rotation by the beat's byte count and one
+//! 2:1 mux per bit, and into the up to three slot bytes of the beats before it (in the queue, or
+//! leaving it in that cycle) per (lane, byte count). The queue drains one beat per cycle while
+//! the next frame fills in behind.
 //!
 //! - Ports: `s_axis_tdata/tkeep/tvalid/tready/tlast` (no `tuser`); `s_axis_cmd_tdata/tvalid/
 //!   tready` ([`IcrcReq`], one per frame, taken with its first beat; a two-entry queue, so the
@@ -59,12 +60,13 @@
 //!   unit's registers (docs/TIMING.md, rules 1-2); the CRC's data term and its loop are
 //!   separate stages as in every `beat_crc` user.
 //! - Latency: check: the result is valid 4 cycles after the frame's last beat is taken; insert:
-//!   the last beat leaves `5 + u + K - 1` cycles after it is taken (`u` = `max(1, log2 W)`
-//!   un-advance stages: 12 at 64 bits, 15 at 512, 9 at 8); see [`latency`].
+//!   the last beat leaves `3 + u + K` cycles after it is taken (`u` = `max(1, log2 W)`
+//!   un-advance stages): 8 at 8 and 64 bits, 11 at 512; see [`latency`].
 //! - Throughput: 1 beat/cycle, no bubble between frames, in both modes.
 //! - Cost: the CRC (data-term XOR networks, as `eth_fcs_check`), the mask decode (one LUT per
 //!   byte lane of the first beats), in insert mode the un-advance matrices, the delay line and
-//!   the hold queue (`3 + u + K` beat registers, and the output slice's two); ECP5 LUT4/FF at 64
+//!   the hold queue (`3 + u` and `K - 1` beat registers, and the output slice's two); the ICRC
+//!   into the last beat is one 2:1 mux per bit behind a 4-way rotation; ECP5 LUT4/FF at 64
 //!   and 512 bits: results/AREA-icrc.md (Yosys `synth_ecp5` on the unit alone).
 //! - Golden model: `nicgen_model::roce::icrc_at` (with `nicgen_model::roce::icrc_ok` and
 //!   `nicgen_model::roce::icrc_insert`); test: `testbench/tests/roce/icrc.rs`.
@@ -197,7 +199,7 @@ pub fn hold_beats(data_bits: u32) -> u32 {
 pub fn latency(cfg: &IcrcCfg) -> u32 {
     match cfg.mode {
         IcrcMode::Check => 4,
-        IcrcMode::Insert => 5 + unadvance_stages(cfg.data_bits / 8) + hold_beats(cfg.data_bits) - 1,
+        IcrcMode::Insert => 3 + unadvance_stages(cfg.data_bits / 8) + hold_beats(cfg.data_bits),
     }
 }
 
@@ -442,6 +444,15 @@ pub fn icrc(cfg: &IcrcCfg) -> Result<Block<IcrcPorts>, ElabError> {
 
 /// The insert mode's hold queue and output slice (module doc): beats from the delay line in
 /// (`valid`/`data`/`keep`/`last`, `roce` of their frame), the ICRC valid with a last beat.
+///
+/// The queue has `K - 1` slots (one from 32 bits up). Its head leaves when its frame has ended,
+/// or when a beat comes in while the queue is full (the head then has `K - 1` later beats, the
+/// frame's last beat still to come, so it holds none of the last four bytes, or the incoming beat
+/// is the last and the head is patched on its way out). The last beat's ICRC bytes are its bytes
+/// `n-4 .. n-1` (`n` = its byte count): byte `b` takes byte `(b - n) mod 4` of the ICRC, so the
+/// ICRC is rotated once by `n mod 4` and each lane picks a fixed byte of it under a window of
+/// four lanes (one 2:1 mux per bit, as `eth_fcs_append`'s FCS insertion). Bytes in the beats
+/// before the last one (at most three) are picked per (lane, byte count).
 #[allow(clippy::too_many_arguments)]
 #[track_caller]
 fn hold_queue(
@@ -455,50 +466,68 @@ fn hold_queue(
     in_r: Sig,
     m: &Stream,
 ) {
-    let k = hold_beats(8 * w);
-    let cw = 32 - k.leading_zeros();
+    let slots = hold_beats(8 * w) - 1;
+    let cw = 32 - slots.leading_zeros();
     let cnt = reg_init(cw, 0u32).enable(adv).named("hold_count");
-    let c_is: Vec<Sig> = (0..=k).map(|c| cnt.eq(c as u64)).collect();
-    let slots_d: Vec<Sig> = (0..k)
-        .map(|i| reg(8 * w).enable(adv).named(&format!("hold{i}_data")))
-        .collect();
-    let slots_k: Vec<Sig> = (0..k)
-        .map(|i| reg(w).enable(adv).named(&format!("hold{i}_keep")))
-        .collect();
-    let slots_l: Vec<Sig> = (0..k)
-        .map(|i| reg(1).enable(adv).named(&format!("hold{i}_last")))
-        .collect();
-    let slots_f: Vec<Sig> = (0..k)
-        .map(|i| reg(1).enable(adv).named(&format!("hold{i}_fin")))
-        .collect();
-    // The head leaves when its frame has ended or K - 1 later beats are in.
-    let rel = ((!c_is[0] & slots_f[0]) | c_is[k as usize]).named("hold_release");
+    let c_is: Vec<Sig> = (0..=slots).map(|c| cnt.eq(c as u64)).collect();
+    let names = |f: &'static str| (0..slots).map(move |i| format!("hold{i}_{f}"));
+    let slots_d: Vec<Sig> = names("data").map(|n| reg(8 * w).named(&n)).collect();
+    let slots_k: Vec<Sig> = names("keep").map(|n| reg(w).named(&n)).collect();
+    let slots_l: Vec<Sig> = names("last").map(|n| reg(1).named(&n)).collect();
+    let slots_f: Vec<Sig> = names("fin").map(|n| reg(1).named(&n)).collect();
     let end = (in_v & in_l).named("hold_frame_end");
     let patch = (end & in_r).named("hold_patch");
+    let rel = (!c_is[0] & (slots_f[0] | (in_v & c_is[slots as usize]))).named("hold_release");
     let n_is = keep_onehot(in_k, "last_bytes");
     let icrc_byte = |j: u32| icrc.slice(8 * j + 7, 8 * j);
-    // Byte `lane` of a beat `d` beats before the last one (0: the last) is ICRC byte `j` when
-    // its distance from the frame's end, `n + (d-1)·W + W-1-lane` (`n - 1 - lane` for d = 0), is
-    // `3 - j`: one byte count `n` per (d, lane, j).
-    let patched = |d_sel: &dyn Fn(u32) -> Sig, data: Sig, dmax: u32| -> Sig {
+
+    // The last beat: the ICRC rotated by `n mod 4` (rotated byte r = ICRC byte (r - n) mod 4),
+    // into the lanes of the window `n-4 .. n-1` (the thermometer keep: kept, and 4 lanes on not).
+    let n_mod4 = onehot_value(&n_is, 2, |v| u64::from(v % 4)).named("last_bytes_mod4");
+    let rot_arms: Vec<(u64, Sig)> = (1..4u32)
+        .map(|r| {
+            let bytes: Vec<Sig> = (0..4u32)
+                .rev()
+                .map(|q| icrc_byte((q + 4 - r) % 4))
+                .collect();
+            (u64::from(r), cat(&bytes))
+        })
+        .collect();
+    let rot = case(n_mod4, &rot_arms, icrc).named("icrc_rotated");
+    let in_patched = cat(&(0..w)
+        .rev()
+        .map(|lane| {
+            let win = if lane + 4 < w {
+                in_k.bit(lane) & !in_k.bit(lane + 4)
+            } else {
+                in_k.bit(lane)
+            };
+            let byte = in_d.slice(8 * lane + 7, 8 * lane);
+            let r = rot.slice(8 * (lane % 4) + 7, 8 * (lane % 4));
+            mux(patch & win, r, byte)
+        })
+        .collect::<Vec<_>>())
+    .named("hold_in_patched");
+
+    // A beat `d >= 1` beats before the last: byte `lane` is ICRC byte `j` when its distance from
+    // the frame's end, `n + (d-1)·W + W-1-lane`, is `3 - j`, i.e. `n = 4 - j - d·W + lane`.
+    // `d_sel(d)` says the beat is `d` before the last.
+    let patched = |d_sel: &dyn Fn(u32) -> Sig, data: Sig| -> Sig {
         let lanes: Vec<Sig> = (0..w)
             .rev()
             .map(|lane| {
-                let byte = data.slice(8 * lane + 7, 8 * lane);
-                let mut sel_j: Vec<Vec<Sig>> = vec![Vec::new(); 4];
-                for d in 0..=dmax {
-                    for (j, sj) in sel_j.iter_mut().enumerate() {
-                        // n = 4 - j - d·W + lane
-                        let n = 4 + lane as i64 - j as i64 - (d * w) as i64;
-                        if (1..=w as i64).contains(&n) {
-                            sj.push(d_sel(d) & n_is[n as usize - 1]);
-                        }
-                    }
-                }
-                let mut out = byte;
-                for (j, sj) in sel_j.into_iter().enumerate() {
-                    if !sj.is_empty() {
-                        out = mux(patch & cat(&sj).or_reduce(), icrc_byte(j as u32), out);
+                let mut out = data.slice(8 * lane + 7, 8 * lane);
+                for j in 0..4u32 {
+                    let terms: Vec<Sig> = (1..=slots)
+                        .filter_map(|d| {
+                            let n = 4 + i64::from(lane) - i64::from(j) - i64::from(d * w);
+                            (1..=i64::from(w))
+                                .contains(&n)
+                                .then(|| d_sel(d) & n_is[n as usize - 1])
+                        })
+                        .collect();
+                    if !terms.is_empty() {
+                        out = mux(patch & cat(&terms).or_reduce(), icrc_byte(j), out);
                     }
                 }
                 out
@@ -506,47 +535,47 @@ fn hold_queue(
             .collect();
         cat(&lanes)
     };
-    // The incoming beat is the last (d = 0) when it ends its frame.
-    let in_patched = patched(&|_| lit(1, 1u32), in_d, 0).named("hold_in_patched");
-    // Slot i holds the beat `cnt - i` before the incoming one; a finished frame's beats stay.
-    let slot_patched: Vec<Sig> = (0..k)
+    // Slot `i` holds the beat `cnt - i` before the incoming one; a finished frame's beats stay
+    // as they are.
+    let slot_patched: Vec<Sig> = (0..slots)
         .map(|i| {
             let pd = patched(
                 &|d| {
-                    if d >= 1 && i + d <= k {
+                    if i + d <= slots {
                         c_is[(i + d) as usize]
                     } else {
                         lit(1, 0u32)
                     }
                 },
                 slots_d[i as usize],
-                k,
             );
             mux(slots_f[i as usize], slots_d[i as usize], pd).named(&format!("hold{i}_patched"))
         })
         .collect();
     let after = (cnt - rel.zext(cw)).named("hold_after_release");
-    for i in 0..k as usize {
-        let from = |v: &[Sig], alt: Sig| -> Sig {
-            if i + 1 < k as usize {
-                mux(rel, v[i + 1], alt)
+    let fin_all = |f: Sig| f | end;
+    for i in 0..slots as usize {
+        let write_in = (adv & in_v & after.eq(i as u64)).named(&format!("hold{i}_write"));
+        // Shift on a release, or patch in place; else the slot holds (a clock enable).
+        let keep_en = (adv & !write_in & (rel | end)).named(&format!("hold{i}_move"));
+        let next = |v: &[Sig], own: Sig| -> Sig {
+            if i + 1 < slots as usize {
+                mux(rel, v[i + 1], own)
             } else {
-                alt
+                own
             }
         };
-        let write_in = (in_v & after.eq(i as u64)).named(&format!("hold{i}_write"));
-        let src_d = if i + 1 < k as usize {
-            mux(rel, slot_patched[i + 1], slot_patched[i])
-        } else {
-            slot_patched[i]
-        };
-        slots_d[i].set(mux(write_in, in_patched, src_d));
-        slots_k[i].set(mux(write_in, in_k, from(&slots_k, slots_k[i])));
-        slots_l[i].set(mux(write_in, in_l, from(&slots_l, slots_l[i])));
-        slots_f[i].set(mux(write_in, in_l, from(&slots_f, slots_f[i]) | end));
+        slots_d[i].set_if(write_in, in_patched);
+        slots_d[i].set_if(keep_en, next(&slot_patched, slot_patched[i]));
+        slots_k[i].set_if(write_in, in_k);
+        slots_k[i].set_if(keep_en, next(&slots_k, slots_k[i]));
+        slots_l[i].set_if(write_in, in_l);
+        slots_l[i].set_if(keep_en, next(&slots_l, slots_l[i]));
+        slots_f[i].set_if(write_in, in_l);
+        slots_f[i].set_if(keep_en, fin_all(next(&slots_f, slots_f[i])));
     }
     cnt.set(after + in_v.zext(cw));
-    let out = beat_reg_slice("out", slots_d[0], slots_k[0], slots_l[0], rel);
+    let out = beat_reg_slice("out", slot_patched[0], slots_k[0], slots_l[0], rel);
     out.drive(m);
     adv.set(out.slice.s_ready);
 }
