@@ -20,7 +20,7 @@ use nicgen_model::vectors::{hex, ROCE_ICRC};
 use nicgen_tb::record::RecordSink;
 use nicgen_tb::stream::{run_until_seeded, step, Status, StreamDriver, StreamMonitor, StreamPorts};
 use nicgen_tb::Sim;
-use nicgen_tests::cmd::{run_with_cmds, CmdDriver};
+use nicgen_tests::cmd::{run_with_cmds, CmdDriver, CmdRun};
 use nicgen_tests::*;
 
 use num_bigint::BigUint;
@@ -240,15 +240,9 @@ fn want_check(c: &Case) -> (bool, bool) {
 #[test]
 fn check_matches_the_model() {
     for (wi, w) in WIDTHS.into_iter().enumerate() {
-        let Some(d) = dut(&icrc(&IcrcCfg {
-            data_bits: w,
-            mode: IcrcMode::Check,
-        })
-        .unwrap()
-        .into_def()) else {
+        let Some(d) = unit(w, IcrcMode::Check) else {
             return;
         };
-        lint_clean(&d.gen);
         for (ki, k) in matrix(3100 + wi as u64).into_iter().enumerate() {
             let mut cs = cases(k.seed, 50, 4096);
             corrupt(&mut cs, k.seed);
@@ -292,36 +286,52 @@ fn insert_io(c: &Case) -> (Vec<u8>, Vec<u8>) {
     }
 }
 
+/// The unit at `w` bits in `mode`, its Verilog lint-clean; `None` without Verilator.
+fn unit(w: u32, mode: IcrcMode) -> Option<Dut> {
+    let d = dut(&icrc(&IcrcCfg { data_bits: w, mode }).unwrap().into_def())?;
+    lint_clean(&d.gen);
+    Some(d)
+}
+
+/// Insert mode: the cases' frames and requests through the unit until every frame is out;
+/// returns the run and the model's frames.
+fn run_insert(sim: &mut Sim, k: Knobs, cs: &[Case]) -> (CmdRun, Vec<Vec<u8>>) {
+    let io: Vec<(Vec<u8>, Vec<u8>)> = cs.iter().map(insert_io).collect();
+    let frames: Vec<(Vec<u8>, u64)> = io.iter().map(|x| (x.0.clone(), 0)).collect();
+    let cmds: Vec<BigUint> = cs.iter().map(Case::req).collect();
+    let n = cs.len();
+    let run = run_with_cmds(sim, k, &frames, &cmds, |_, out| out >= n);
+    (run, io.into_iter().map(|x| x.1).collect())
+}
+
+/// The frames of an insert run.
+fn frames_of(run: &CmdRun) -> Vec<Vec<u8>> {
+    run.frames.iter().map(|f| f.0.clone()).collect()
+}
+
 #[test]
 fn insert_matches_the_model() {
     for (wi, w) in WIDTHS.into_iter().enumerate() {
-        let Some(d) = dut(&icrc(&IcrcCfg {
-            data_bits: w,
-            mode: IcrcMode::Insert,
-        })
-        .unwrap()
-        .into_def()) else {
+        let Some(d) = unit(w, IcrcMode::Insert) else {
             return;
         };
-        lint_clean(&d.gen);
         for (ki, k) in matrix(3200 + wi as u64).into_iter().enumerate() {
             let cs = cases(k.seed, 50, 4096);
-            let io: Vec<(Vec<u8>, Vec<u8>)> = cs.iter().map(insert_io).collect();
+            let mut sim = recording_sim(&d);
+            let (run, want) = run_insert(&mut sim, k, &cs);
             // The vectors come out as published.
-            for (c, (_, want)) in cs.iter().zip(&io) {
+            for (c, wf) in cs.iter().zip(&want) {
                 if c.roce && is_roce(&c.frame) {
-                    assert_eq!(want, &c.frame);
+                    assert_eq!(wf, &c.frame);
                 }
             }
-            let frames: Vec<(Vec<u8>, u64)> = io.iter().map(|x| (x.0.clone(), 0)).collect();
-            let cmds: Vec<BigUint> = cs.iter().map(Case::req).collect();
-            let mut sim = recording_sim(&d);
-            let n = cs.len();
-            let run = run_with_cmds(&mut sim, k, &frames, &cmds, |_, out| out >= n);
             sim.cycles_n(20);
-            let got: Vec<Vec<u8>> = run.frames.iter().map(|f| f.0.clone()).collect();
-            let want: Vec<Vec<u8>> = io.into_iter().map(|x| x.1).collect();
-            assert_eq!(got.len(), n, "w={w} {k:?}: one frame out per frame in");
+            let got = frames_of(&run);
+            assert_eq!(
+                got.len(),
+                cs.len(),
+                "w={w} {k:?}: one frame out per frame in"
+            );
             assert_frames(0, &got, &want, &format!("insert w={w} {k:?}"));
             if w == 64 && ki == 3 {
                 icarus_agrees(&d, &sim.take_recording());
@@ -354,38 +364,24 @@ fn back_to_back_frames_never_stall() {
             };
             let mut sim = d.model.instance();
             reset(&mut sim);
-            if mode == IcrcMode::Check {
-                // Requests queued ahead; results never stall the unit.
+            // Requests queued ahead; results never stall the unit.
+            let (ti, to) = if mode == IcrcMode::Check {
                 let run = run_check(&mut sim, k, &cs);
-                assert!(
-                    run.results.iter().all(|r| r.0 && r.1),
-                    "w={w}: {:?}",
-                    run.results
-                );
-                assert_eq!(run.ti.len() as u64, in_beats);
-                assert!(contiguous(&run.ti), "w={w}: the input stalled");
-                assert_eq!(
-                    run.to.last().unwrap() - run.ti.last().unwrap(),
-                    u64::from(latency(&cfg)),
-                    "w={w}: latency of the last result"
-                );
-                continue;
-            }
-            let io: Vec<(Vec<u8>, Vec<u8>)> = cs.iter().map(insert_io).collect();
-            let frames: Vec<(Vec<u8>, u64)> = io.iter().map(|x| (x.0.clone(), 0)).collect();
-            let cmds: Vec<BigUint> = cs.iter().map(Case::req).collect();
-            let n = cs.len();
-            let run = run_with_cmds(&mut sim, k, &frames, &cmds, |_, out| out >= n);
-            let got: Vec<Vec<u8>> = run.frames.iter().map(|f| f.0.clone()).collect();
-            let want: Vec<Vec<u8>> = io.into_iter().map(|x| x.1).collect();
-            assert_eq!(got, want, "w={w}");
-            assert_eq!(run.ti.len() as u64, in_beats);
-            assert!(contiguous(&run.ti), "w={w}: the input stalled");
-            assert!(contiguous(&run.to), "w={w}: a bubble on the output");
+                let all_ok = run.results.iter().all(|r| r.0 && r.1);
+                assert!(all_ok, "w={w}: {:?}", run.results);
+                (run.ti, run.to)
+            } else {
+                let (run, want) = run_insert(&mut sim, k, &cs);
+                assert_eq!(frames_of(&run), want, "w={w}");
+                assert!(contiguous(&run.to), "w={w}: a bubble on the output");
+                (run.ti, run.to)
+            };
+            assert_eq!(ti.len() as u64, in_beats);
+            assert!(contiguous(&ti), "w={w} {mode:?}: the input stalled");
             assert_eq!(
-                run.to.last().unwrap() - run.ti.last().unwrap(),
+                to.last().unwrap() - ti.last().unwrap(),
                 u64::from(latency(&cfg)),
-                "w={w}: latency of the last beat"
+                "w={w} {mode:?}: latency of the last beat or result"
             );
         }
     }
@@ -403,10 +399,9 @@ fn other_widths() {
     };
     for w in [16u32, 48, 128] {
         for mode in [IcrcMode::Check, IcrcMode::Insert] {
-            let Some(d) = dut(&icrc(&IcrcCfg { data_bits: w, mode }).unwrap().into_def()) else {
+            let Some(d) = unit(w, mode) else {
                 return;
             };
-            lint_clean(&d.gen);
             let mut cs = cases(k.seed + u64::from(w), 40, 1500);
             let mut sim = d.model.instance();
             reset(&mut sim);
@@ -415,16 +410,10 @@ fn other_widths() {
                 let want: Vec<(bool, bool)> = cs.iter().map(want_check).collect();
                 let got = run_check(&mut sim, k, &cs).results;
                 assert_frames(0, &got, &want, &format!("check w={w}"));
-                continue;
+            } else {
+                let (run, want) = run_insert(&mut sim, k, &cs);
+                assert_frames(0, &frames_of(&run), &want, &format!("insert w={w}"));
             }
-            let io: Vec<(Vec<u8>, Vec<u8>)> = cs.iter().map(insert_io).collect();
-            let frames: Vec<(Vec<u8>, u64)> = io.iter().map(|x| (x.0.clone(), 0)).collect();
-            let cmds: Vec<BigUint> = cs.iter().map(Case::req).collect();
-            let n = cs.len();
-            let run = run_with_cmds(&mut sim, k, &frames, &cmds, |_, out| out >= n);
-            let got: Vec<Vec<u8>> = run.frames.iter().map(|f| f.0.clone()).collect();
-            let want: Vec<Vec<u8>> = io.into_iter().map(|x| x.1).collect();
-            assert_frames(0, &got, &want, &format!("insert w={w}"));
         }
     }
 }
