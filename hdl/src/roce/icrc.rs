@@ -53,8 +53,8 @@
 //! the next frame fills in behind.
 //!
 //! - Ports: `s_axis_tdata/tkeep/tvalid/tready/tlast` (no `tuser`); `s_axis_cmd_tdata/tvalid/
-//!   tready` ([`IcrcReq`], one per frame, taken with its first beat; a two-entry queue, so the
-//!   ready is a flop); check: `m_axis_res_tdata/tvalid/tready` ([`IcrcRes`]); insert:
+//!   tready` ([`IcrcReq`], one per frame; a register slice of two entries, so the ready is a
+//!   flop, whose output register holds the frame's request until its last beat); check: `m_axis_res_tdata/tvalid/tready` ([`IcrcRes`]); insert:
 //!   `m_axis_tdata/tkeep/tvalid/tready/tlast`. Each output leaves a register slice whose upstream
 //!   ready (a flop) is the unit's advance: no combinational path from an output ready to the
 //!   unit's registers (docs/TIMING.md, rules 1-2); the CRC's data term and its loop are
@@ -75,7 +75,6 @@ use crate::eth::crc32::{
     apply_mat, beat_crc_from, keep_onehot, onehot_value, residue_after_zeros, unadvance_zeros,
     zero_byte, Mat32, RESIDUE_REG,
 };
-use crate::stream::record_fifo::record_fifo;
 use crate::stream::record_reg_slice::{beat_reg_slice, record_reg_slice};
 use crate::stream::{Stream, StreamCfg};
 use crate::timing::{stage, stage_init};
@@ -217,7 +216,6 @@ pub fn icrc(cfg: &IcrcCfg) -> Result<Block<IcrcPorts>, ElabError> {
         ));
     }
     let cfg = *cfg;
-    let req_fifo = record_fifo(QueuedReq::shape(), 2)?;
     let mode = match cfg.mode {
         IcrcMode::Check => "check",
         IcrcMode::Insert => "insert",
@@ -237,34 +235,28 @@ pub fn icrc(cfg: &IcrcCfg) -> Result<Block<IcrcPorts>, ElabError> {
             // The output slice's upstream ready is a flop: everything advances on it.
             let adv = wire(1).named("advance");
 
-            // ---- Requests: decoded as they are queued, taken with the frame's first beat.
-            let u_req = req_fifo.instance("u_req_q");
+            // ---- Requests: decoded as they are queued into a register slice (two entries, its
+            // ready a flop), whose output register holds the frame's request from before its
+            // first beat to its last, so the masks start at flops (docs/TIMING.md, rules 9-10).
             let rin = p.req.fields();
             let at: Vec<Sig> = L3_OFFS
                 .iter()
                 .map(|&o| rin.roce & rin.l3_off.eq(o as u64))
                 .collect();
-            u_req.s_axis.set_fields(&QueuedReq {
+            let queued = QueuedReq {
                 at: cat(&[at[2], at[1], at[0]]),
                 ipv6: rin.ipv6,
-            });
-            u_req.s_axis.valid.set(p.req.valid);
-            p.req.ready.set(u_req.s_axis.ready);
-            let req_there = u_req.m_axis.valid;
+            }
+            .pack();
+            let u_req = record_reg_slice("req", queued, p.req.valid);
+            p.req.ready.set(u_req.s_ready);
             let sof = reg_init(1, 1u32).named("first_beat");
-            let ready = (adv & (!sof | req_there)).named("in_ready");
+            let ready = (adv & (!sof | u_req.valid)).named("in_ready");
             s.ready().set(ready);
             let take = (s.valid() & ready).named("take");
             sof.set_if(take, s.last());
-            u_req
-                .m_axis
-                .ready
-                .set((s.valid() & adv & sof & req_there).named("take_req"));
-            // The frame's request: from the queue on its first beat, then held.
-            let q = u_req.m_axis.fields();
-            let held = reg(4).enable(take & sof).named("cur_req");
-            held.set(cat(&[q.ipv6, q.at]));
-            let cur = QueuedReq::unpack(mux(sof, cat(&[q.ipv6, q.at]), held));
+            u_req.ready.set((take & s.last()).named("frame_done"));
+            let cur = QueuedReq::unpack(u_req.data);
             let roce = cur.at.or_reduce().named("is_roce");
 
             // ---- Masks of the first beats: a one-hot beat index over them.
