@@ -242,7 +242,7 @@ fn ip_header_len(frame: &[u8], l3_off: usize, ipv6: bool) -> usize {
     }
 }
 
-/// Whether `frame` (without FCS) is RoCEv2: IPv4 (no fragment) or IPv6 carrying UDP to port
+/// Whether `frame` (without FCS) is RoCEv2: IPv4 or IPv6 (fixed header) carrying UDP to port
 /// 4791, long enough for the BTH and an ICRC.
 pub fn is_roce(frame: &[u8]) -> bool {
     let Some((l3, v6)) = l3_of(frame) else {
