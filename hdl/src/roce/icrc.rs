@@ -188,7 +188,8 @@ fn unadvance_stages(w: u32) -> u32 {
     (32 - (w - 1).leading_zeros()).max(1)
 }
 
-/// Hold-queue depth in insert mode: the beats the last four bytes can span, `ceil(3/W) + 1`.
+/// `K`: the beats a frame's last four bytes can span, `ceil(3/W) + 1` (the insert mode's hold
+/// queue has `K - 1` slots).
 pub fn hold_beats(data_bits: u32) -> u32 {
     3u32.div_ceil(data_bits / 8) + 1
 }
@@ -209,8 +210,8 @@ pub fn icrc(cfg: &IcrcCfg) -> Result<Block<IcrcPorts>, ElabError> {
         return Err(ElabError::config(
             "icrc",
             format!(
-                "data_bits {} is over 512 (the hold queue and the patch decode are sized for \
-                 buses up to 512 bits)",
+                "data_bits {} is over 512 (the widest preset bus; the unit is built and tested up \
+                 to 512 bits)",
                 cfg.data_bits
             ),
         ));
