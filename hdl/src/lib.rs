@@ -11,6 +11,7 @@
 //! - [`eth`]: the Ethernet packet pipeline (MAC framing, header parsing, checksum offloads, VLAN);
 //! - [`overlay`]: VXLAN and NVGRE (tunnel steering; encapsulation and de-capsulation);
 //! - [`host`]: the host interface (BAR registers, DMA, queues, doorbells, completions, events);
+//! - [`roce`]: RoCEv2 (the ICRC, checked and inserted);
 //! - [`rss`]: receive-side scaling (Toeplitz hash, indirection table);
 //! - [`stats`]: event counters (the `stat_<name>` outputs);
 //! - [`timing`]: the timing idioms the blocks share (docs/TIMING.md), as library pieces;
@@ -26,6 +27,7 @@ pub mod host;
 pub mod nic;
 pub mod overlay;
 pub mod preset;
+pub mod roce;
 pub mod rss;
 pub mod stats;
 pub mod stream;

@@ -16,7 +16,8 @@
 //! one CRC network per byte count. [`crc_update`] is the whole one-cycle update of a register
 //! over `k` bytes.
 //!
-//! [`beat_crc`] is the pipelined per-beat CRC register both FCS blocks share: stage 1 registers
+//! [`beat_crc`] is the pipelined per-beat CRC register both FCS blocks share ([`beat_crc_from`]:
+//! the same with a per-frame start value, for the RoCEv2 ICRC unit): stage 1 registers
 //! the data term of the beat (as partial terms of at most 16 bytes, two on a 64-bit beat, bytes
 //! gated by `tkeep` inside the trees), stage 2 closes the loop `state ← A^W·state ⊕ Σ partials`,
 //! whose feedback is about 16 register bits plus the partials per output bit.
@@ -26,7 +27,8 @@
 //!   results/AREA.md.
 //! - Golden model: `nicgen_model::crc32`; test: `testbench/tests/eth/crc32.rs`, the unit tests
 //!   in this file (against a bitwise software CRC) and, through the blocks,
-//!   `testbench/tests/eth/eth_fcs_check.rs` and `testbench/tests/eth/eth_fcs_append.rs`.
+//!   `testbench/tests/eth/eth_fcs_check.rs`, `testbench/tests/eth/eth_fcs_append.rs` and
+//!   `testbench/tests/roce/icrc.rs`.
 
 use nicgen_edsl::prelude::*;
 
@@ -409,6 +411,25 @@ pub fn part_bytes(bytes: u32) -> u32 {
 /// Cost: `32·ceil(bytes / part_bytes(bytes)) + 34` flops and the XOR networks.
 #[track_caller]
 pub fn beat_crc(data: Sig, keep: Sig, take: Sig, first: Sig, adv: Sig) -> Sig {
+    beat_crc_from(data, keep, take, first, None, adv)
+}
+
+/// [`beat_crc`] whose register starts a frame from a value the caller gives per frame.
+///
+/// `start`, presented with the first beat, is `A^W·s` (`W` bytes per beat) where `s` is the
+/// register before the frame's byte 0: the update `state ← A^W·state ⊕ data` then starts from
+/// `s`. It is registered beside the stage-1 partials (32 more flops); `None` is [`INIT`], a
+/// constant. A unit whose CRC starts inside the frame (the ICRC at the IP header) gives
+/// `A^W·A^-off·seed` and zeroes the `off` bytes in front through `keep`.
+#[track_caller]
+pub fn beat_crc_from(
+    data: Sig,
+    keep: Sig,
+    take: Sig,
+    first: Sig,
+    start: Option<Sig>,
+    adv: Sig,
+) -> Sig {
     let bytes = data.width() / 8;
     let cols = data_columns(bytes as usize);
     let pb = part_bytes(bytes);
@@ -433,12 +454,15 @@ pub fn beat_crc(data: Sig, keep: Sig, take: Sig, first: Sig, adv: Sig) -> Sig {
     first1.set(first);
     let state = reg(32).enable(adv).named("crc_state");
     let adv_k = advance_zeros(bytes as u64);
-    let from = mux(
-        first1,
-        lit(32, adv_k.apply(INIT)),
-        apply_mat(&adv_k, state, "crc_fb"),
-    )
-    .named("crc_from");
+    let start1 = match start {
+        None => lit(32, adv_k.apply(INIT)),
+        Some(s) => {
+            let r = reg(32).enable(adv).named("crc_start1");
+            r.set(s);
+            r
+        }
+    };
+    let from = mux(first1, start1, apply_mat(&adv_k, state, "crc_fb")).named("crc_from");
     let sum = parts[1..].iter().fold(parts[0], |acc, p| acc ^ *p);
     state.set_if(v1, from ^ sum);
     state

@@ -39,6 +39,7 @@
 //! | [`ipv6`] | IPv6 fixed header and extension-header skipping |
 //! | [`mac`] | MAC framing: FCS check/strip with runt/oversize/MAC-control verdicts, pad + FCS append |
 //! | [`regfile`] | the BAR register file on transactions (address, data, strobes in; response, read data, effect out) |
+//! | [`roce`] | RoCEv2: BTH, opcodes, ICRC (the masked CRC-32) and frame builders over IPv4/IPv6 with VLAN tags |
 //! | [`rq`] | receive queues: scatter of a frame over a WQE's segments, its completion |
 //! | [`sq`] | send queues: WQE checks, gather, frames and completions |
 //! | [`tcp`] | TCP with options |
@@ -64,6 +65,7 @@ pub mod ipv6;
 pub mod mac;
 pub mod parse;
 pub mod regfile;
+pub mod roce;
 pub mod rq;
 pub mod rss;
 pub mod rx;

@@ -50,6 +50,73 @@ pub const T2: &str = "248a07a8fa22 248a07a8fa22 0800
                       4630 818b e289 35d9 0e9a 9550 5401 be88 5e50 0000
                       78f3 53f3";
 
+/// wire-formats.md §1.6 T3: RC SEND Only over IPv4 (AckReq, M, payload 00..0F).
+pub const T3: &str = "0000: 0200 0000 0002 0200 0000 0001 0800 4502
+                      0010: 003c 0000 4000 4011 b75b c0a8 0101 c0a8
+                      0020: 0102 c000 12b7 0028 0000 0440 ffff 0000
+                      0030: 0011 8000 0100 0001 0203 0405 0607 0809
+                      0040: 0a0b 0c0d 0e0f 1649 c6ab";
+
+/// wire-formats.md §1.6 T4: RC RDMA WRITE Only + RETH over IPv6, payload "hello" + 3 pad.
+pub const T4: &str = "0000: 0200 0000 0002 0200 0000 0001 86dd 6000
+                      0010: 0000 0030 1140 fe80 0000 0000 0000 0000
+                      0020: 0000 0000 0001 fe80 0000 0000 0000 0000
+                      0030: 0000 0000 0002 d1a2 12b7 0030 0000 0a70
+                      0040: ffff 0000 0022 8012 3456 0000 7f00 0000
+                      0050: 1000 0000 1234 0000 0005 6865 6c6c 6f00
+                      0060: 0000 ff73 feb2";
+
+/// wire-formats.md §1.6 T5: RC ACKNOWLEDGE (AETH syndrome 0x1F, MSN 1).
+pub const T5: &str = "0000: 0200 0000 0002 0200 0000 0001 0800 4502
+                      0010: 0030 0000 4000 4011 b767 c0a8 0102 c0a8
+                      0020: 0101 c000 12b7 001c 0000 1100 ffff 0000
+                      0030: 0033 0000 0100 1f00 0001 2e38 796f";
+
+/// wire-formats.md §1.6 T6: NAK PSN sequence error (syndrome 0x60, MSN 4); bytes 0x00-0x2f as
+/// T5.
+pub const T6: &str = "0000: 0200 0000 0002 0200 0000 0001 0800 4502
+                      0010: 0030 0000 4000 4011 b767 c0a8 0102 c0a8
+                      0020: 0101 c000 12b7 001c 0000 1100 ffff 0000
+                      0030: 0033 0000 0105 6000 0004 1bf3 afe4";
+
+/// wire-formats.md §1.6 T7: UD SEND Only (SE, DETH Q_Key 0x80010000, payload "ABCDEFGH").
+pub const T7: &str = "0000: 0200 0000 0002 0200 0000 0001 0800 4500
+                      0010: 003c 1234 4000 4011 147b 0a00 0001 0a00
+                      0020: 0002 c123 12b7 0028 0000 6480 ffff 0000
+                      0030: 0001 0000 0007 8001 0000 0000 0001 4142
+                      0040: 4344 4546 4748 207e e972";
+
+/// wire-formats.md §1.6 T8: CNP over IPv6 (TC 0xC2, QP 0x44).
+pub const T8: &str = "0000: 0200 0000 0002 0200 0000 0001 86dd 6c20
+                      0010: 0000 0028 1140 fe80 0000 0000 0000 0000
+                      0020: 0000 0000 0002 fe80 0000 0000 0000 0000
+                      0030: 0000 0000 0001 c000 12b7 0028 0000 8100
+                      0040: ffff 4000 0044 0000 0000 0000 0000 0000
+                      0050: 0000 0000 0000 0000 0000 ad2b c391";
+
+/// wire-formats.md §1.6: the IPv4 equivalent of T8 (TOS 0xC2, 10.0.0.2 -> 10.0.0.1, sport
+/// 0xC000, QP 0x44; ID 0, DF, TTL 64 as T3; IP checksum left 0, it is masked), ICRC wire bytes
+/// `63 bd c9 ad` as published.
+pub const CNP_V4: &str = "0000: 0200 0000 0002 0200 0000 0001 0800 45c2
+                          0010: 003c 0000 4000 4011 0000 0a00 0002 0a00
+                          0020: 0001 c000 12b7 0028 0000 8100 ffff 4000
+                          0030: 0044 0000 0000 0000 0000 0000 0000 0000
+                          0040: 0000 0000 0000 63bd c9ad";
+
+/// The RoCEv2 ICRC vectors of wire-formats.md §1.6: (name, frame without FCS as hex, ICRC
+/// value; the frame's last four bytes are the value, least significant first).
+pub const ROCE_ICRC: [(&str, &str, u32); 9] = [
+    ("T1 CX-4 Lx CNP", T1, 0x2A00_FD82),
+    ("T2 scapy UC SEND Only", T2, 0xF353_F378),
+    ("T3 RC SEND Only IPv4", T3, 0xABC6_4916),
+    ("T4 RC WRITE Only IPv6", T4, 0xB2FE_73FF),
+    ("T5 RC ACK", T5, 0x6F79_382E),
+    ("T6 NAK PSN sequence error", T6, 0xE4AF_F31B),
+    ("T7 UD SEND Only", T7, 0x72E9_7E20),
+    ("T8 CNP IPv6", T8, 0x91C3_2BAD),
+    ("IPv4 CNP", CNP_V4, 0xADC9_BD63),
+];
+
 /// Builders of the overlay tests' frames: whole Ethernet frames with correct checksums, made
 /// with the crate's own `Repr::emit`s.
 pub mod overlay {
