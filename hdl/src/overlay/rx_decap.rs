@@ -75,7 +75,8 @@
 //!   request), the steering table ([`mod@super::tunnel_steering`]), a block-RAM FIFO of two
 //!   longest frames, a LUT-RAM FIFO, a fork with two 32-beat LUT-RAM FIFOs, `rx_csum`,
 //!   [`crate::stream::stream_trim()`], three 32-entry record FIFOs; LUT/FF/Fmax: results/AREA.md,
-//!   row `rx_decap` (short of the nic64 clock: its worst paths are routing, from the lookup's record register into the record FIFOs it writes).
+//!   row `rx_decap` (short of the nic64 clock: its worst paths are routing, from the
+//!   lookup's record register into the record FIFOs it writes).
 //! - Golden model: `nicgen_model::tunnel::decap` (with `nicgen_model::rx::rx_frame` for the
 //!   whole path); test: `testbench/tests/eth/eth_rx.rs` (the tunnel runs), and the blocks'
 //!   own tests (`eth_hdr_parse`, `tunnel_steering`, `stream_trim`).
