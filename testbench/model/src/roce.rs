@@ -668,7 +668,7 @@ mod tests {
     fn vlan_tags_do_not_change_the_icrc() {
         let mut bth = Bth::new(opcode::RC_WRITE_FIRST, 0x1234, 77);
         bth.fecn = true;
-        let body: Vec<u8> = (0..40).map(|i| i as u8 * 7).collect();
+        let body: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(7)).collect();
         let ip = v4([1, 2, 3, 4], [5, 6, 7, 8], 0x03, 9);
         let plain = roce_frame(&headers(ip, 0xC001, vec![]), &bth, &body);
         for vlans in [vec![(0x8100, 5)], vec![(0x88A8, 7), (0x8100, 3)]] {
