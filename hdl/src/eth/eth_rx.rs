@@ -70,7 +70,7 @@
 
 use super::eth_fcs_check::{eth_fcs_check, max_beats_inside, FcsCheckCfg};
 use super::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, ParseMeta, View};
-use super::rx_csum::{rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
+use super::rx_csum::{reported_verdicts, rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
 use super::rx_user;
 use crate::overlay::rx_decap::{rx_decap, DecapCfg, TunMeta, PARSE_CMD_AHEAD};
 use crate::overlay::tunnel_steering::SteerCfg;
@@ -692,8 +692,16 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         // The parser's frame: the delivered one, or with the inner offloads its inner frame.
         let l3_p = gate(pend.l3);
         let l4_p = gate(pend.l4);
-        let l3_ok_p = d & l3_p.ne(0u32) & pend.ip_ok & !pend.ext_bad & (pend.ipv6 | c.l3_ok);
-        let l4_ok_p = d & l4_p.ne(0u32) & pend.l4_parsed & c.l4_ok;
+        let (l3_ok_p, l4_ok_p) = reported_verdicts(
+            l3_p,
+            l4_p,
+            pend.ip_ok,
+            pend.ipv6,
+            pend.ext_bad,
+            pend.l4_parsed,
+            &c,
+        );
+        let (l3_ok_p, l4_ok_p) = (d & l3_ok_p, d & l4_ok_p);
         // With the inner offloads, the record's own fields are the outer headers' (the tunnel
         // stage's), the inner fields the parser's.
         let inner = (d & tun.inner).named("inner");

@@ -78,6 +78,27 @@ nicgen_edsl::record! {
     }
 }
 
+/// The reported verdicts of a frame (`l3_ok`, `l4_ok`), by the rules of `nicgen_model::rx`:
+/// from the claims (`l3`, `l4`: 0 none), what the parser found (`ip_ok` a well-formed IP
+/// header, `ipv6`, `ext_bad` a broken extension chain, `l4_parsed` a well-formed L4 header)
+/// and the checksum unit's result `res`. The RX path and the tunnel stage (outer headers)
+/// report with it.
+#[allow(clippy::too_many_arguments)]
+pub fn reported_verdicts(
+    l3: Sig,
+    l4: Sig,
+    ip_ok: Sig,
+    ipv6: Sig,
+    ext_bad: Sig,
+    l4_parsed: Sig,
+    res: &RxCsumRes<Sig>,
+) -> (Sig, Sig) {
+    (
+        l3.ne(0u32) & ip_ok & !ext_bad & (ipv6 | res.l3_ok),
+        l4.ne(0u32) & l4_parsed & res.l4_ok,
+    )
+}
+
 nicgen_edsl::record! {
     /// The verdicts for one frame.
     pub struct RxCsumRes {

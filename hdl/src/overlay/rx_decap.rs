@@ -83,7 +83,7 @@
 
 use super::tunnel_steering::{tunnel_steering, SteerCfg, SteerKey, SteerWrite};
 use crate::eth::eth_hdr_parse::{eth_hdr_parse, HdrParseCfg, ParseMeta, View};
-use crate::eth::rx_csum::{rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
+use crate::eth::rx_csum::{reported_verdicts, rx_csum, RxCsumCfg, RxCsumReq, RxCsumRes};
 use crate::eth::rx_user;
 use crate::rss::rss_toeplitz::CfgWrite;
 use crate::stream::stream_fifo::{stream_fifo_room, FifoRam};
@@ -557,6 +557,7 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
         let t = u_meta_q.m_axis.fields();
         let _ = u_meta_q.m_axis.valid.unused(); // pushed before its frame's command
         let c = RxCsumRes::unpack(res.data);
+        let verdicts = reported_verdicts(t.l3, t.l4, t.ip_ok, t.ipv6, t.ext_bad, t.l4_parsed, &c);
         let meta = TunMeta::shape(qb)
             .pack(&TunMeta {
                 tunnel: t.tunnel,
@@ -572,8 +573,8 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
                 outer_tci: t.tci,
                 outer_l3: t.l3,
                 outer_l4: t.l4,
-                outer_l3_ok: t.l3.ne(0u32) & t.ip_ok & !t.ext_bad & (t.ipv6 | c.l3_ok),
-                outer_l4_ok: t.l4.ne(0u32) & t.l4_parsed & c.l4_ok,
+                outer_l3_ok: verdicts.0,
+                outer_l4_ok: verdicts.1,
                 outer_csum: c.csum,
                 outer_malformed: t.malformed,
             })
