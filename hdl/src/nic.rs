@@ -46,7 +46,7 @@ use crate::host::mr_table::{mr_table, MrTablePorts, MrWrite};
 use crate::host::regs::consts::{qcmd_status, qtype};
 use crate::host::regs::{dev, encap, mr, qcmd, rss, stats, tunnel, uar};
 use crate::host::rq_engine::{rq_engine, RqCfg, RqPorts, RQ_DMA_TAGS, RQ_TAG_BITS};
-use crate::host::sq_engine::{sq_engine_encap, SqCfg, SqDb, SqPorts, TAGS as SQ_TAGS};
+use crate::host::sq_engine::{sq_engine_encap, SqCfg, SqDb, SqPorts, LSO_MAX, TAGS as SQ_TAGS};
 use crate::host::{Axil, DmaRdCplUser, DmaRdReq, DmaWrReq, QcmdReq, QcmdRes};
 use crate::overlay::rx_decap::cfg_addr as tun_addr;
 use crate::preset::Preset;
@@ -134,6 +134,16 @@ struct Parts {
     rq: RqPorts,
 }
 
+/// log2 of the largest LSO send (`ID.OVERLAY.log_max_lso`): [`LSO_MAX`] with the TSO
+/// engine (the send engine gathers a longer send in pieces), 0 without.
+pub fn log_max_lso(p: &Preset) -> u32 {
+    if p.overlay.max_mss > 0 {
+        LSO_MAX.trailing_zeros()
+    } else {
+        0
+    }
+}
+
 /// The whole NIC for preset `p`, its identification block stamped with `build`.
 pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> {
     let w = p.data_bits;
@@ -157,6 +167,10 @@ pub fn nic(p: &Preset, build: &BuildInfo) -> Result<Block<NicPorts>, ElabError> 
             cqs: h.queues,
             mrs: h.mrs,
             max_frame,
+            max_lso: match log_max_lso(p) {
+                0 => 0,
+                l => 1 << l,
+            },
             log_max: h.log_max_wq,
         },
         p.overlay.encap_contexts,

@@ -16,7 +16,8 @@
 //! offered until taken (stream rule 1). So a frame is never split between the two routes and
 //! toggling the mode under traffic loses nothing.
 //!
-//! - Ports ([`NicCorePorts`]): `s_axis_tx_*` (frames from the host, no FCS), `s_axis_tx_cmd_*`
+//! - Ports ([`NicCorePorts`]): `s_axis_tx_*` (frames from the host, no FCS; `tuser`: an LSO
+//!   send aborted), `s_axis_tx_cmd_*`
 //!   (one [`TxCmd`] per frame), `m_axis_rx_*` (delivered frames), `m_axis_rx_meta_*` (one
 //!   [`RxMeta`] per received frame), `m_axis_mac_tx_*` / `s_axis_mac_rx_*` (wire frames with
 //!   FCS), `cfg_loopback`, `cfg_we/_addr/_wdata` (RSS, see `rss_toeplitz`), `loopback_active`,
@@ -78,7 +79,8 @@ pub fn top_stream(p: &Preset) -> StreamCfg {
 
 /// The ports of [`nic_core()`].
 pub struct NicCorePorts {
-    /// Frames from the host, no FCS (`s_axis_tx_*`), and one command each (`s_axis_tx_cmd_*`).
+    /// Frames from the host, no FCS (`s_axis_tx_*`; `tuser`: an LSO send aborted, on its last
+    /// beat, see `eth_tx`), and one command each (`s_axis_tx_cmd_*`).
     pub tx: Stream,
     pub tx_cmd: RecordStream<TxCmd<u32>>,
     /// Delivered frames (`m_axis_rx_*`) and one record per received frame
@@ -107,7 +109,7 @@ impl Ports for NicCorePorts {
     fn ports(io: &Io, p: &Preset) -> Self {
         let s = top_stream(p);
         NicCorePorts {
-            tx: Stream::sink(io, "s_axis_tx", &s),
+            tx: Stream::sink(io, "s_axis_tx", &StreamCfg::new(p.data_bits, 1)),
             tx_cmd: RecordStream::sink(io, "s_axis_tx_cmd", TxCmd::shape()),
             rx: Stream::source(io, "m_axis_rx", &s),
             rx_meta: RecordStream::source(

@@ -214,6 +214,8 @@ pub struct DeviceInfo {
     pub encap_contexts: u8,
     /// Largest LSO `mss` (0 without the TSO engine).
     pub max_mss: u16,
+    /// log2 of the largest LSO send, headers included (0 without the TSO engine).
+    pub log_max_lso: u8,
     pub caps: Caps,
     /// The preset the device was generated from.
     pub preset: String,
@@ -230,6 +232,15 @@ impl DeviceInfo {
     /// with fewer tags is held to 14 + 4 × its tags + MTU).
     pub fn max_frame(&self) -> usize {
         self.mtu as usize + 22
+    }
+
+    /// Largest LSO send, headers included: `2^log_max_lso` (256 KiB on the generated
+    /// devices), at least the largest frame.
+    pub fn max_lso(&self) -> usize {
+        match self.log_max_lso {
+            0 => self.max_frame(),
+            l => (1usize << l).max(self.max_frame()),
+        }
     }
 }
 
@@ -265,7 +276,12 @@ impl fmt::Display for DeviceInfo {
             write!(f, ", {} encapsulation contexts", self.encap_contexts)?;
         }
         if self.caps.tso {
-            write!(f, ", LSO mss up to {}", self.max_mss)?;
+            write!(
+                f,
+                ", LSO mss up to {} in sends up to {} bytes",
+                self.max_mss,
+                self.max_lso()
+            )?;
         }
         Ok(())
     }
@@ -570,6 +586,7 @@ impl<B: Backend> Device<B> {
             steer_entries: id::LIMITS_STEER_ENTRIES.get(limits) as u8,
             encap_contexts: id::OVERLAY_ENCAP_CONTEXTS.get(overlay) as u8,
             max_mss: id::OVERLAY_MAX_MSS.get(overlay) as u16,
+            log_max_lso: id::OVERLAY_LOG_MAX_LSO.get(overlay) as u8,
             caps: Caps {
                 csum: id::CAPS_CSUM.get(caps) != 0,
                 rss: id::CAPS_RSS.get(caps) != 0,
@@ -1009,10 +1026,13 @@ mod tests {
                 tso: true,
             }
         );
-        assert_eq!((i.encap_contexts, i.max_mss), (4, 9000));
-        assert!(i
-            .to_string()
-            .ends_with("rings up to 2^10, 4 encapsulation contexts, LSO mss up to 9000"));
+        assert_eq!(
+            (i.encap_contexts, i.max_mss, i.max_lso()),
+            (4, 9000, 262_144)
+        );
+        assert!(i.to_string().ends_with(
+            "rings up to 2^10, 4 encapsulation contexts, LSO mss up to 9000 in sends up to 262144 bytes"
+        ));
         assert_eq!(i.preset, "nic512");
         assert_eq!(i.config_hash, [1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(i.git_hash[0], 0xA0);

@@ -265,8 +265,8 @@ impl LsoRequest {
         })
     }
 
-    /// `frame` as LSO sends of at most `max_len` bytes each (a device's gather limit is below
-    /// Linux's 64 KiB super-frames): the payload cut after whole segments, each part behind a
+    /// `frame` as LSO sends of at most `max_len` bytes each (a device's largest LSO send,
+    /// `DeviceInfo::max_lso`, is below Linux's BIG TCP super-frames): the payload cut after whole segments, each part behind a
     /// copy of the headers with what the device's segmentation reads from them moved on to
     /// the part's first segment, so that the parts' segments are the whole send's: the TCP
     /// sequence number (+ the payload before the part), the inner and outer IPv4 IDs (+ the

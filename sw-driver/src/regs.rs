@@ -142,6 +142,8 @@ pub mod id {
     pub const OVERLAY_ENCAP_CONTEXTS: Field = Field { lsb: 0, bits: 8 };
     /// `OVERLAY.max_mss`: largest LSO mss (0: no TSO engine).
     pub const OVERLAY_MAX_MSS: Field = Field { lsb: 8, bits: 14 };
+    /// `OVERLAY.log_max_lso`: log2 of the largest LSO send in bytes, headers included (18: 256 KiB, as mlx5's max_lso_cap; 0: no TSO engine).
+    pub const OVERLAY_LOG_MAX_LSO: Field = Field { lsb: 22, bits: 5 };
 }
 
 /// Device control and time.

@@ -42,6 +42,7 @@ pub struct FakeId {
     /// `ID.OVERLAY`.
     pub encap_contexts: u32,
     pub max_mss: u32,
+    pub log_max_lso: u32,
 }
 
 impl Default for FakeId {
@@ -59,6 +60,7 @@ impl Default for FakeId {
             steer_entries: 4,
             encap_contexts: 4,
             max_mss: 9000,
+            log_max_lso: 18,
         }
     }
 }
@@ -759,6 +761,7 @@ impl RegisterSpace for FakeNic {
             id::OVERLAY => {
                 id::OVERLAY_ENCAP_CONTEXTS.put(self.id.encap_contexts)
                     | id::OVERLAY_MAX_MSS.put(self.id.max_mss)
+                    | id::OVERLAY_LOG_MAX_LSO.put(self.id.log_max_lso)
             }
             o if (id::PRESET_NAME..id::PRESET_NAME + 16).contains(&o) => {
                 bytes(b"nic512\0\0\0\0\0\0\0\0\0\0", (o - id::PRESET_NAME) / 4)

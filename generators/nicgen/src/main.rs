@@ -360,6 +360,7 @@ fn sim_tx(
                     vlan_tci: vlan,
                     mss,
                     encap,
+                    aborted: false,
                 },
             )
         })

@@ -389,6 +389,9 @@ struct SendPlan {
     window: usize,
     /// The largest send, bytes.
     max_len: usize,
+    /// The largest LSO send, bytes (longer super-frames are split into sends of whole
+    /// segments).
+    max_lso: usize,
     /// The largest LSO mss (0: no TSO).
     max_mss: usize,
 }
@@ -423,7 +426,7 @@ fn host_sends(
         let lso = LsoRequest::for_frame(&f, mss, port)
             .ok()
             .filter(|_| usize::from(mss) <= plan.max_mss)
-            .and_then(|r| r.split(&f, plan.max_len).ok().map(|parts| (r, parts)));
+            .and_then(|r| r.split(&f, plan.max_lso).ok().map(|parts| (r, parts)));
         if let Some((r, parts)) = lso {
             counts.lso_sends += u64::from(!tunnel);
             counts.lso_tunnel_sends += u64::from(tunnel);
@@ -611,6 +614,7 @@ pub fn run_tap(
     let plan = SendPlan {
         window: p.parser.window as usize,
         max_len: nd.max_frame(),
+        max_lso: nd.device().info().max_lso(),
         max_mss: nd.device().info().max_mss.into(),
     };
     counts.tunnel_gso_offered = host_tap.tunnel_gso;
@@ -630,7 +634,11 @@ pub fn run_tap(
                 break;
             };
             busy = true;
-            if f.len() < 14 || f.len() > plan.max_len {
+            let limit = match off.lso {
+                Some(_) => plan.max_lso,
+                None => plan.max_len,
+            };
+            if f.len() < 14 || f.len() > limit {
                 // Not a frame this NIC sends, as a NIC would refuse it.
                 counts.host_frames_dropped += 1;
                 continue;

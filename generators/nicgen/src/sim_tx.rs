@@ -194,7 +194,14 @@ pub fn run_tx(
         if f.is_empty() {
             bail!("an empty frame cannot be sent on a stream");
         }
-        drv.push(f.clone());
+        if r.aborted {
+            // The sender's abort: one byte more on the last beat, `tuser` set.
+            let mut g = f.clone();
+            g.push(0xA5);
+            drv.push_with_user(g, 1);
+        } else {
+            drv.push(f.clone());
+        }
         let ctx = r
             .encap
             .map(|c| ctxs.iter().position(|x| *x == c).expect("listed") as u8);

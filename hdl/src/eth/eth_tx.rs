@@ -14,7 +14,11 @@
 //!   leaves as its segments, each a complete frame with every checksum written
 //!   ([`mod@crate::overlay::tx_tso`]); other frames go around the engine; each frame (segment)
 //!   then has a [`FrameCmd`], the command without the LSO request (a segment's checksum flags
-//!   cleared). Refused sends are dropped and counted (`stat_lso_bad`).
+//!   cleared). Refused sends are dropped and counted (`stat_lso_bad`), and so is an aborted
+//!   send's last segment: `s_axis_tuser` (1 bit) on an LSO send's last beat aborts it (the send
+//!   engine met a DMA error after the send's first bytes had left): its whole segments have
+//!   gone out, the partial one is dropped ([`crate::overlay::tx_tso::USER_IN_ABORT`]). Without
+//!   the segmentation stage the bit is not looked at (no send is longer than a frame then).
 //! - **Checksums**: the parser finds the headers while the frame waits in a delay FIFO (block
 //!   RAM) that holds a whole frame, since the parse record comes at the frame's last beat;
 //!   `tx_csum` writes the IPv4 header checksum (for a well-formed IPv4 header, when asked) and
@@ -122,7 +126,8 @@ impl FrameCmd<Sig> {
 
 /// The ports of [`eth_tx()`].
 pub struct TxPorts {
-    /// Frames from the host, no FCS (`s_axis_*`).
+    /// Frames from the host, no FCS (`s_axis_*`; `tuser`: an LSO send aborted, on its last
+    /// beat).
     pub s_axis: Stream,
     /// Frames to the wire, FCS appended (`m_axis_*`).
     pub m_axis: Stream,
@@ -151,7 +156,7 @@ impl Ports for TxPorts {
     fn ports(io: &Io, cfg: &TxCfg) -> Self {
         let s = StreamCfg::new(cfg.data_bits, 0);
         TxPorts {
-            s_axis: Stream::sink(io, "s_axis", &s),
+            s_axis: Stream::sink(io, "s_axis", &StreamCfg::new(cfg.data_bits, 1)),
             m_axis: Stream::source(io, "m_axis", &s),
             cmd: RecordStream::sink(io, "s_axis_cmd", TxCmd::shape()),
             encap_cfg: (cfg.encap_contexts > 0)
@@ -308,34 +313,31 @@ pub fn eth_tx(cfg: &TxCfg) -> Result<Block<TxPorts>, ElabError> {
         doc("padding to 60 bytes and FCS.");
         // Segmentation (when built): the frames the rest of the path sees, one command each.
         let u_lso = lso.as_ref().map(|l| l.instance("u_lso"));
-        let (src, cmd, cmd_valid, cmd_ready) = match &u_lso {
+        let u_fork = fork.instance("u_fork");
+        let (cmd, cmd_valid, cmd_ready) = match &u_lso {
             Some(u) => {
                 connect(&p.s_axis, &u.s_axis);
+                connect(&u.m_axis, &u_fork.s_axis);
                 connect(&p.cmd, &u.cmd);
                 u.long.unused(); // a send over 256 KiB is segmented all the same
-                (
-                    &u.m_axis,
-                    FrameCmd::unpack(u.m_cmd.data),
-                    u.m_cmd.valid,
-                    u.m_cmd.ready,
-                )
+                (FrameCmd::unpack(u.m_cmd.data), u.m_cmd.valid, u.m_cmd.ready)
             }
             None => {
                 let c = TxCmd::unpack(p.cmd.data);
                 c.tso.unused(); // no segmentation stage: LSO requests are not honoured
-                (
-                    &p.s_axis,
-                    FrameCmd::of(&c, lit(1, 0u32)),
-                    p.cmd.valid,
-                    p.cmd.ready,
-                )
+                let f = &u_fork.s_axis;
+                f.set_beat(&p.s_axis.beat());
+                if let Some(u) = p.s_axis.user() {
+                    u.unused(); // no send is aborted: none is longer than a frame
+                }
+                f.valid().set(p.s_axis.valid());
+                p.s_axis.ready().set(f.ready());
+                (FrameCmd::of(&c, lit(1, 0u32)), p.cmd.valid, p.cmd.ready)
             }
         };
         p.stats
             .lso_bad
             .set(u_lso.as_ref().map_or(lit(1, 0u32), |u| u.bad));
-        let u_fork = fork.instance("u_fork");
-        connect(src, &u_fork.s_axis);
         let u_parse = parse.instance("u_parse");
         connect(&u_fork.m_axis[0], &u_parse.s_axis);
         let u_delay = delay.instance("u_delay");

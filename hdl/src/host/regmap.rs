@@ -221,6 +221,7 @@ pub const BLOCKS: &[Block] = &[
                 fields: &[
                     f("encap_contexts", 0, 8, "TX encapsulation contexts (0: no encapsulation engine)"),
                     f("max_mss", 8, 14, "largest LSO mss (0: no TSO engine)"),
+                    f("log_max_lso", 22, 5, "log2 of the largest LSO send in bytes, headers included (18: 256 KiB, as mlx5's max_lso_cap; 0: no TSO engine)"),
                 ],
                 ..reg("OVERLAY", 0x58, Ro, "Overlay engine limits on transmit.")
             },

@@ -43,8 +43,20 @@
 //!   no bytes (mlx5_ib writes one for a send whose gather entries are all empty).
 //! - LSO (opcode 0x0E, mlx5e's TSO send): a SEND whose frame is a super-frame, segmented
 //!   behind this engine by the TSO engine (`crate::overlay::tx_tso`) from the request in
-//!   `TxCmd::tso`; the frame is gathered and checked as a SEND's, so a super-frame is at most
-//!   `max_frame` bytes here (the gather ring holds it whole). mlx5e inlines every header
+//!   `TxCmd::tso`; the frame is gathered and checked as a SEND's, up to `max_lso` bytes
+//!   ([`LSO_MAX`], 256 KiB, in the NIC: `ID.OVERLAY.log_max_lso`). One longer than a WQE's
+//!   share of the gather ring (`max_frame` rounded up to a power of two, 16 KiB at nic64) is
+//!   gathered **in pieces** of that share: the issue side reserves a piece, gathers into it
+//!   (a read ends where its piece does), hands it to the retire side as a record of its own
+//!   and goes on into the next piece, so the ring's two shares hold the piece going out and
+//!   the one filling. The retire side streams the pieces out as one frame, the request with
+//!   the first, the CQE with the last (`sq_engine/retire.rs`). Such a send may have no
+//!   inline data segment after its header (LOCAL_LENGTH: it would be copied across a piece's
+//!   end; mlx5e writes none). A DMA error in a piece after the first cannot recall the
+//!   pieces gone before: the frame ends with an abort beat (`m_axis_tx_tuser`), on which the
+//!   TX path sends the send's whole segments and drops the partial one
+//!   (`crate::overlay::tx_tso::USER_IN_ABORT`); the WQE completes in error as any data error
+//!   does. mlx5e inlines every header
 //!   through the (inner) TCP header, so the frame starts with `inline_hdr_sz` header bytes. The
 //!   request ([`TsoCmd`]) from the Ethernet segment, offsets being the software-parser fields
 //!   (2-byte units) times 2:
@@ -90,7 +102,8 @@
 //!   request's 14 bits), with an inline header under 14 bytes or a VLAN insert instead of one,
 //!   or with a software-parser offset of 128 units (256 bytes) or more → LOCAL_QP_OP (failing
 //!   segment 0); a zero-length pointer segment, an empty frame or one over
-//!   `max_frame`, in an ENHANCED_MPSW a packet of 0 bytes or over `max_frame`, packets that, each
+//!   `max_frame` (an LSO's: `max_lso`), an LSO in pieces with an inline data segment (the DS
+//!   count blamed), in an ENHANCED_MPSW a packet of 0 bytes or over `max_frame`, packets that, each
 //!   at a 64-byte start, overrun one WQE's share of the gather ring (`max_frame` rounded up to a
 //!   power of two), or no packet → LOCAL_LENGTH; an lkey outside the table, invalid, or a pointer segment outside its
 //!   region → LOCAL_PROT; a DMA read answered with an error → LOCAL_ACCESS (`vendor_err_synd`: the
@@ -153,7 +166,8 @@
 //! - Ports ([`SqPorts`]): `s_db_tdata/_tvalid` ([`SqDb`]), `s_qcmd_*` / `m_qcmd_res_*` (SQ
 //!   commands), `m_dma_rd_req_*` (`DmaRdReq`), `s_dma_rd_cpl_*` (tags `0..TAGS`: 0 for the
 //!   turn's descriptors, [`LOOKAHEAD_TAG`] for the look-ahead's, the others for data), `mr_lkey` → `mr_valid/_base/_len` ([`MrLookup`]:
-//!   combinational lookup in the memory-region table), `m_axis_tx_*`, `m_axis_tx_cmd_*`,
+//!   combinational lookup in the memory-region table), `m_axis_tx_*` (`tuser`: the abort
+//!   beat of an LSO in pieces), `m_axis_tx_cmd_*`,
 //!   `m_cmpl_*` ([`Cmpl`] of `cq_engine`), `stat_*` ([`SqStats`]).
 //! - States: [`SqState`] (the issue side); the stages in their own files: the WQE decode
 //!   (`sq_engine/wqe.rs`), the copy of inline bytes into the gather ring
@@ -226,6 +240,11 @@ pub struct SqCfg {
     pub mrs: u32,
     /// Largest frame a WQE may describe (bytes, without FCS).
     pub max_frame: u32,
+    /// Largest LSO send (bytes, headers included; at most [`LSO_MAX`]). Above `max_frame`
+    /// rounded up to a power of two, an LSO send longer than that is gathered in pieces
+    /// (below); otherwise an LSO send is held to `max_frame` as a SEND is. The TX path must
+    /// then segment (`crate::overlay::tx_lso`): it takes the frame as it comes.
+    pub max_lso: u32,
     /// Largest log2 ring size (WQEBBs) accepted by CREATE.
     pub log_max: u32,
 }
@@ -288,7 +307,7 @@ impl Ports for SqPorts {
             dma_rd_req: RecordStream::source(io, "m_dma_rd_req", DmaRdReq::shape()),
             dma_rd_cpl: Stream::sink(io, "s_dma_rd_cpl", &StreamCfg::new(w, DmaRdCplUser::WIDTH)),
             mr: MrLookup::engine(io, cfg.mrs),
-            tx: Stream::source(io, "m_axis_tx", &StreamCfg::new(w, 0)),
+            tx: Stream::source(io, "m_axis_tx", &StreamCfg::new(w, 1)),
             tx_cmd: RecordStream::source(io, "m_axis_tx_cmd", TxCmd::shape()),
             cmpl: RecordStream::source(io, "m_cmpl", Cmpl::shape()),
             stats: io.outputs("stat_", &SqStats::shape()),
@@ -305,6 +324,10 @@ pub const TAGS: u32 = 32;
 /// The tag of the look-ahead read: the WQEBBs needed after the current half's (the next SQ's
 /// first, or this SQ's next), fetched during the current turn.
 pub const LOOKAHEAD_TAG: u32 = TAGS - 1;
+
+/// The largest LSO send an SQ takes: 256 KiB, headers included (mlx5's `max_lso_cap`, log2
+/// 18).
+pub const LSO_MAX: u32 = 1 << 18;
 
 /// Dwords of the BlueFlame window (256 bytes: the largest WQE, 4 WQEBBs).
 const BF_DWORDS: u32 = 64;
@@ -368,6 +391,10 @@ nicgen_edsl::states! {
         DbrGot,
         /// One WQEBB from the prefetch buffer into the WQE register.
         WqeCopy,
+        /// An LSO send in pieces: the full piece to the retire side.
+        PiecePush,
+        /// An LSO send in pieces: space in the ring (and a retire slot) for the next piece.
+        PieceReserve,
     }
 }
 
@@ -411,12 +438,29 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
             "max_frame must be 64..=16384",
         ));
     }
+    if cfg.max_lso > LSO_MAX {
+        return Err(ElabError::config(
+            "sq_engine",
+            format!("max_lso {}: at most {LSO_MAX}", cfg.max_lso),
+        ));
+    }
     let cfg = *cfg;
     // A build that accepts encapsulation contexts is another module.
-    let suffix = match encap_contexts {
+    let mut suffix = match encap_contexts {
         0 => String::new(),
         e => format!("_e{e}"),
     };
+    // LSO sends gathered in pieces (longer than a WQE's share of the ring).
+    let pieces = cfg.max_lso > cfg.max_frame.next_power_of_two();
+    if pieces && cfg.max_frame < 512 {
+        return Err(ElabError::config(
+            "sq_engine",
+            "LSO sends in pieces need max_frame of at least 512 (the inline header in the first piece)",
+        ));
+    }
+    if pieces {
+        suffix += &format!("_l{}", cfg.max_lso);
+    }
     Block::build(
         format!("sq_engine_d{w}_q{}_m{}{suffix}", cfg.sqs, cfg.mrs),
         cfg,
@@ -620,6 +664,13 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
             let wq = wqe::decode(wqe);
             let (ds, ihs, is_send, is_nop, is_mpw) =
                 (wq.ds, wq.ihs, wq.is_send, wq.is_nop, wq.is_mpw);
+            // The largest frame of this WQE: an LSO send's may be longer (gathered in pieces).
+            let frame_max = if pieces {
+                mux(wq.is_lso, lit(32, cfg.max_lso), lit(32, cfg.max_frame))
+            } else {
+                lit(32, cfg.max_frame)
+            }
+            .named("frame_max");
 
             // Data segment under the cursor.
             let dsi = reg(5).named("ds_index");
@@ -663,7 +714,7 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
                         mux(
                             is_mpw,
                             seg_len.gt(cfg.max_frame as u64) | laid_next.gt(buf_bytes as u64),
-                            seg_total.gt(cfg.max_frame as u64),
+                            seg_total.gt(frame_max),
                         ),
                         syndrome::LOCAL_LENGTH,
                     ),
@@ -675,6 +726,24 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
             let v_bad = (v_in & v_fail.ne(0u32)).named("segment_bad");
             let v_done = (is(S::Validate) & !more_ds).named("validated");
             let empty = total.eq(0u32) & (is_send | is_mpw);
+            // An LSO send longer than a WQE's share of the ring (`buf_bytes`) is gathered in
+            // pieces of that share: pointer segments only after the inline header (an inline
+            // data segment would be copied across a piece's end), else LOCAL_LENGTH.
+            let inl_seen = reg(1).named("inline_data_seen");
+            inl_seen.set(select(
+                &[
+                    (is(S::Parse), lit(1, 0u32)),
+                    (v_in & seg.inline, lit(1, 1u32)),
+                ],
+                inl_seen,
+            ));
+            let big = if pieces {
+                (wq.is_lso & total.gt(buf_bytes as u64)).named("lso_in_pieces")
+            } else {
+                lit(1, 0u32)
+            };
+            let big_inl = (big & inl_seen).named("lso_pieces_inline");
+            let v_len_bad = (v_done & (empty | big_inl)).named("frame_length_bad");
 
             // ---- Gather buffer: one byte-wide RAM per lane ----
             let pos = reg(pos_bits).named("pos"); // byte position of the next data
@@ -740,9 +809,27 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
             let g_addr = reg(64).named("gather_addr");
             let g_left = reg(31).named("gather_left");
             let to_4k = (lit(14, 4096u32) - g_addr.slice(11, 0).zext(14)).named("to_4k");
-            let chunk =
-                mux(g_left.zext(32).lt(to_4k.zext(32)), g_left.trunc(14), to_4k).named("chunk");
-            let g_active = (is(S::Gather) & g_left.ne(0u32)).named("gather_active");
+            let chunk_4k =
+                mux(g_left.zext(32).lt(to_4k.zext(32)), g_left.trunc(14), to_4k).named("chunk_4k");
+            // An LSO send in pieces: bytes left in the piece's space, the send's bytes after
+            // the pieces reserved so far; a read ends where its piece does.
+            let piece_left = reg(pos_bits).named("piece_left");
+            let rest = reg(32).named("lso_rest");
+            let piece_first = reg(1).named("piece_first");
+            let piece_full = (big & piece_left.eq(0u32)).named("piece_full");
+            let chunk = if pieces {
+                mux(
+                    big & piece_left.zext(16).lt(chunk_4k.zext(16)),
+                    piece_left.resize(14),
+                    chunk_4k,
+                )
+                .named("chunk")
+            } else {
+                chunk_4k
+            };
+            let g_pending = g_left.ne(0u32).named("gather_pending");
+            let g_active = (is(S::Gather) & g_pending & !piece_full).named("gather_active");
+            let issue_w = wire(1).named("issue_w");
             // Bytes in the WQE (the inline header, then each inline data segment) are copied
             // into the buffer while DMA answers for earlier segments may still land.
             // The WQE's space in the ring (from `ring_at`, where the previous one's ended), a
@@ -751,24 +838,54 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
             let pk_room = wire(1).named("packet_room");
             let freed = wire(pos_bits + 1).named("ring_freed");
             let ring_at = reg_init(pos_bits + 1, 0u32).named("ring_reserved");
-            let ring_need = mux(is_mpw, laid, up64(total))
+            let ring_need = mux(is_mpw, laid, mux(big, lit(32, buf_bytes), up64(total)))
                 .trunc(pos_bits + 1)
                 .named("ring_need");
+            // The next piece: the rest, at most a share.
+            let piece_len = mux(rest.gt(buf_bytes as u64), lit(32, buf_bytes), rest)
+                .trunc(pos_bits)
+                .named("piece_len");
+            let piece_need = up64(piece_len.zext(pos_bits + 1)).named("piece_need");
+            let at_piece = is(S::PieceReserve);
+            let ring_take = mux(at_piece, piece_need, ring_need).named("ring_take");
             let space = (lit(pos_bits + 2, ring_bytes as u64)
                 - (ring_at - freed).zext(pos_bits + 2))
             .named("ring_space");
-            let reserve_go = (is(S::Reserve)
-                & ring_need.zext(pos_bits + 2).le(space)
-                & rt_room
-                & (is_mpw | pk_room))
-                .named("reserve_go");
+            let fits = ring_take.zext(pos_bits + 2).le(space).named("ring_fits");
+            let reserve_go =
+                (is(S::Reserve) & fits & rt_room & (is_mpw | pk_room)).named("reserve_go");
+            let piece_go = (at_piece & fits & rt_room & pk_room).named("piece_go");
             let base = ring_at.trunc(pos_bits).named("wqe_base");
-            ring_at.set_if(reserve_go, ring_at + ring_need);
+            ring_at.set_if(reserve_go | piece_go, ring_at + ring_take);
+            piece_left.set(select(
+                &[
+                    (reserve_go, lit(pos_bits, buf_bytes) - ihs.resize(pos_bits)),
+                    (piece_go, piece_len),
+                    (issue_w & big, piece_left - chunk.resize(pos_bits)),
+                ],
+                piece_left,
+            ));
+            rest.set(select(
+                &[
+                    (reserve_go, total - buf_bytes),
+                    (piece_go, rest - piece_len.zext(32)),
+                ],
+                rest,
+            ));
+            piece_first.set(select(
+                &[(reserve_go, lit(1, 1u32)), (piece_go, lit(1, 0u32))],
+                piece_first,
+            ));
             let load_hdr = reserve_go.named("load_inline_header");
             let inl_busy = wire(1).named("inline_busy");
             // Loading the gather cursor or the inline copy: at each new segment (a multi-packet
             // WQE's: once its packet's length has a place in the packet FIFO).
-            let load_seg = (is(S::Gather) & !g_active & !inl_busy & more_ds & (!is_mpw | pk_room))
+            let load_seg = (is(S::Gather)
+                & !g_pending
+                & !piece_full
+                & !inl_busy
+                & more_ds
+                & (!is_mpw | pk_room))
                 .named("load_segment");
             let load_inl = (load_seg & seg.inline).named("load_inline_segment");
             let load_ptr = (load_seg & !seg.inline).named("load_pointer_segment");
@@ -776,6 +893,7 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
             let la_offer = reg_init(1, 0u32).named("lookahead_offer");
             let la_req = reg(DmaRdReq::WIDTH).named("lookahead_req");
             let issue = (g_active & have_tag & rd_req_ready & !la_offer).named("issue_data_read");
+            issue_w.set(issue);
             holding.set(g_active & have_tag & !la_offer & !rd_req_ready);
             held_tag.set(free_tag);
 
@@ -871,7 +989,12 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
             let id_one = |id: Sig| lit(retire::ENTRIES, 1u32).shl_by(id);
             let wqe_err = reg_init(retire::ENTRIES, 0u32).named("wqe_data_err");
             wqe_err.set(
-                (wqe_err & !mux(reserve_go, id_one(wr_id), lit(retire::ENTRIES, 0u32)))
+                (wqe_err
+                    & !mux(
+                        reserve_go | piece_go,
+                        id_one(wr_id),
+                        lit(retire::ENTRIES, 0u32),
+                    ))
                     | mux(
                         data_beat & cpl_u.err,
                         id_one(cpl_owner),
@@ -910,21 +1033,28 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
                 );
             }
             // ---- The retire side: frames and completions in issue order ----
-            let pk_push = ((reserve_go & !is_mpw) | (load_seg & is_mpw)).named("packet_push");
+            let pk_push =
+                ((reserve_go & !is_mpw) | (load_seg & is_mpw) | piece_go).named("packet_push");
             let npk = reg(5).named("wqe_packets");
             npk.set(select(
-                &[(is(S::Parse), lit(5, 0u32)), (pk_push, npk + 1u32)],
+                &[
+                    (is(S::Parse), lit(5, 0u32)),
+                    (piece_go, lit(5, 1u32)),
+                    (pk_push, npk + 1u32),
+                ],
                 npk,
             ));
+            // Ring bytes of the WQE's record (of the current piece, for an LSO in pieces).
             let alloc = reg(15).named("wqe_alloc");
             alloc.set(select(
                 &[
                     (is(S::Parse), lit(15, 0u32)),
-                    (reserve_go, ring_need.resize(15)),
+                    (reserve_go | piece_go, ring_take.resize(15)),
                 ],
                 alloc,
             ));
             let push = (is(S::Push) & rt_room).named("push");
+            let piece_push = (is(S::PiecePush) & rt_room).named("piece_push");
             let wqe_ci_next = wire(16).named("wqe_ci_next");
             let rt = retire::retire(retire::In {
                 tx,
@@ -932,7 +1062,7 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
                 cmpl: &p.cmpl,
                 lanes: &lanes,
                 pos_bits,
-                push,
+                push: push | piece_push,
                 entry: retire::Retire {
                     sqn: sqn.zext(8),
                     cqn: ctx.cqn,
@@ -942,7 +1072,8 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
                     want_cqe: (wq.fm & lit(8, fm_ce_se::CQ_UPDATE)).ne(0u32),
                     failed,
                     syndrome: synd,
-                    vendor: dsi.zext(8),
+                    // A data error blames the DS count (a piece is pushed mid-gather).
+                    vendor: mux(is(S::PiecePush), ds.zext(8), dsi.zext(8)),
                     byte_cnt: total,
                     csum_l3: wq.cs.bit(6),
                     csum_l4: wq.cs.bit(7),
@@ -953,10 +1084,19 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
                     tso: wq.tso,
                     packets: npk,
                     alloc,
+                    cont: big & !piece_first,
+                    more: is(S::PiecePush),
                 }
                 .pack(),
                 pk_push,
-                pk_len: mux(is_mpw, seg_len.resize(pos_bits), total.trunc(pos_bits)),
+                pk_len: select(
+                    &[
+                        (is_mpw, seg_len.resize(pos_bits)),
+                        (at_piece, piece_len),
+                        (big, lit(pos_bits, buf_bytes)),
+                    ],
+                    total.trunc(pos_bits),
+                ),
                 tag_busy: busy,
                 tag_owner: owners.clone(),
                 err: wqe_err,
@@ -1021,14 +1161,14 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
                     (is(S::Check), lit(8, 0u32)),
                     (parse_bad, parse_synd),
                     (v_bad, v_fail),
-                    (v_done & empty, lit(8, syndrome::LOCAL_LENGTH)),
+                    (v_len_bad, lit(8, syndrome::LOCAL_LENGTH)),
                 ],
                 synd,
             ));
             failed.set(select(
                 &[
                     (is(S::Check), lit(1, 0u32)),
-                    (parse_bad | v_bad | (v_done & empty), lit(1, 1u32)),
+                    (parse_bad | v_bad | v_len_bad, lit(1, 1u32)),
                 ],
                 failed,
             ));
@@ -1364,7 +1504,7 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
                     (parse_bad, lit(5, 0u32)),
                     (is(S::Parse), wq.first_ds.trunc(5)),
                     (v_in & !v_bad, dsi + seg_step),
-                    (v_done & !empty, wq.first_ds.trunc(5)),
+                    (v_done & !v_len_bad, wq.first_ds.trunc(5)),
                     (load_seg, dsi + seg_step),
                 ],
                 dsi,
@@ -1402,7 +1542,11 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
                 pos,
             ));
 
-            let gather_done = is(S::Gather) & !g_active & !inl_busy & !more_ds;
+            let gather_done = is(S::Gather) & !g_pending & !inl_busy & !more_ds;
+            // A piece is full with bytes still to gather: it goes to the retire side, the next
+            // is reserved, the gather goes on into it.
+            let to_piece = (is(S::Gather) & piece_full & !inl_busy & (g_pending | more_ds))
+                .named("piece_done");
             // Fair turns: once a turn has consumed TURN_WQEBBS and another SQ waits, it ends
             // after the WQE just completed and the SQ waits for its next turn on its resume bit.
             let turn_ci = reg(16).enable(is(S::Ctx)).named("turn_start_ci");
@@ -1450,10 +1594,13 @@ pub fn sq_engine_encap(cfg: &SqCfg, encap_contexts: u32) -> Result<Block<SqPorts
                     (fetch_more, to(S::WqeReq)),
                     (parse_bad, to(S::Push)),
                     (is(S::Parse), mux(is_nop, to(S::Push), to(S::Validate))),
-                    (v_bad | (v_done & empty), to(S::Push)),
+                    (v_bad | v_len_bad, to(S::Push)),
                     (v_done, to(S::Reserve)),
                     (reserve_go, to(S::Gather)),
+                    (to_piece, to(S::PiecePush)),
                     (gather_done, to(S::Push)),
+                    (piece_push, to(S::PieceReserve)),
+                    (piece_go, to(S::Gather)),
                     (push, to(S::Advance)),
                     (
                         is(S::Advance),
@@ -1540,6 +1687,7 @@ mod tests {
                 cqs: 64,
                 mrs: 16,
                 max_frame: 9022,
+                max_lso: LSO_MAX,
                 log_max: 12,
             };
             match sq_engine(&cfg) {
@@ -1559,6 +1707,7 @@ mod tests {
             cqs: 64,
             mrs: 16,
             max_frame: 20000,
+            max_lso: 0,
             log_max: 12,
         };
         assert!(sq_engine(&bad).is_err());
@@ -1568,5 +1717,16 @@ mod tests {
         };
         assert!(sq_engine_encap(&cfg, 48).is_ok());
         assert!(sq_engine_encap(&cfg, 257).is_err());
+        let too_long = SqCfg {
+            max_lso: LSO_MAX + 1,
+            ..cfg
+        };
+        assert!(sq_engine(&too_long).is_err());
+        let small = SqCfg {
+            max_frame: 256,
+            max_lso: LSO_MAX,
+            ..cfg
+        };
+        assert!(sq_engine(&small).is_err());
     }
 }

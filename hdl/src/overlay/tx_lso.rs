@@ -44,11 +44,13 @@
 //! - Golden model: `nicgen_model::tx::tx_frames` (segmentation then the per-frame offloads);
 //!   test: `testbench/tests/eth/eth_tx.rs` (the TX path with LSO and encapsulation).
 
-use super::tx_tso::{refuses, tx_tso, TsoCfg, TsoCmd, USER_BAD, USER_CMD, USER_LAST_SEG};
+use super::tx_tso::{
+    refuses, tx_tso, TsoCfg, TsoCmd, USER_BAD, USER_CMD, USER_IN_ABORT, USER_LAST_SEG,
+};
 use crate::eth::eth_tx::{FrameCmd, TxCmd};
 use crate::stream::stream_fifo::{stream_fifo_in, FifoRam};
 use crate::stream::{
-    beat_reg_slice, record_fifo, record_reg_slice_ctl, stream_reg_slice, Beat, FifoCfg, Stream,
+    beat_reg_slice, record_fifo, record_reg_slice, record_reg_slice_ctl, Beat, FifoCfg, Stream,
     StreamCfg,
 };
 use nicgen_edsl::prelude::*;
@@ -78,6 +80,7 @@ pub struct LsoCfg {
 
 /// The ports of [`tx_lso`].
 pub struct LsoPorts {
+    /// Frames in; `tuser` ([`USER_IN_ABORT`]) on an LSO send's last beat: the send is aborted.
     pub s_axis: Stream,
     pub cmd: RecordStream<TxCmd<u32>>,
     pub m_axis: Stream,
@@ -93,7 +96,7 @@ impl Ports for LsoPorts {
     fn ports(io: &Io, cfg: &LsoCfg) -> Self {
         let s = StreamCfg::new(cfg.data_bits, 0);
         LsoPorts {
-            s_axis: Stream::sink(io, "s_axis", &s),
+            s_axis: Stream::sink(io, "s_axis", &StreamCfg::new(cfg.data_bits, 1)),
             cmd: RecordStream::sink(io, "s_axis_cmd", TxCmd::shape()),
             m_axis: Stream::source(io, "m_axis", &s),
             m_cmd: RecordStream::source(io, "m_cmd", FrameCmd::shape()),
@@ -137,7 +140,10 @@ pub fn tx_lso(cfg: &LsoCfg) -> Result<Block<LsoPorts>, ElabError> {
             let u_cq = cq.instance("u_cmd_q");
 
             // ---- Split: at a frame's first beat its command picks the side. ----
-            let inp = stream_reg_slice("in", &p.s_axis);
+            let in_shape = StreamCfg::new(w, 1).beat();
+            let in_sl = record_reg_slice("in", in_shape.pack(&p.s_axis.beat()), p.s_axis.valid());
+            p.s_axis.ready().set(in_sl.s_ready);
+            let inp = in_shape.unpack(in_sl.data);
             let cs = record_reg_slice_ctl("cmd", p.cmd.data, p.cmd.valid);
             p.cmd.ready.set(cs.s_ready);
             let c = TxCmd::unpack(cs.data);
@@ -161,8 +167,8 @@ pub fn tx_lso(cfg: &LsoCfg) -> Result<Block<LsoPorts>, ElabError> {
                 (cs.valid_ctl & u_ord.s_axis.ready & (!to_tso | u_tso.cmd.ready)).named("first_ok");
             let side_ready = mux(r_tso, u_tso.s_axis.ready(), u_byp.s_axis.ready());
             let ready = (side_ready & (mid | first_ok)).named("in_ready");
-            inp.slice.ready.set(ready);
-            let take = (inp.slice.valid & ready).named("in_take");
+            in_sl.ready.set(ready);
+            let take = (in_sl.valid & ready).named("in_take");
             let take_first = (take & first).named("in_take_first");
             cs.ready.set(take_first);
             mid.set_if(take, !inp.last);
@@ -175,12 +181,16 @@ pub fn tx_lso(cfg: &LsoCfg) -> Result<Block<LsoPorts>, ElabError> {
                 last: inp.last,
                 user: byp_user,
             };
-            // The engine's input has no `tuser` (its command carries the frame's).
-            u_tso.s_axis.set_beat(&beat);
+            // The engine's `tuser` is the abort flag (its command carries the frame's own); a
+            // frame around the engine is never aborted (only an LSO send may be: `sq_engine`).
+            u_tso.s_axis.set_beat(&Beat {
+                user: inp.user.bit(USER_IN_ABORT),
+                ..beat
+            });
             u_tso
                 .s_axis
                 .valid()
-                .set(inp.slice.valid & r_tso & (mid | first_ok));
+                .set(in_sl.valid & r_tso & (mid | first_ok));
             u_tso.cmd.data.set(c.tso);
             u_tso.cmd.valid.set(take_first & to_tso);
             if let Some(u) = u_tso.cmd_user {
@@ -191,7 +201,7 @@ pub fn tx_lso(cfg: &LsoCfg) -> Result<Block<LsoPorts>, ElabError> {
             u_byp
                 .s_axis
                 .valid()
-                .set(inp.slice.valid & !r_tso & (mid | first_ok));
+                .set(in_sl.valid & !r_tso & (mid | first_ok));
             u_ord.s_axis.data.set(to_tso);
             u_ord.s_axis.valid.set(take_first);
 

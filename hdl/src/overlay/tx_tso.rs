@@ -49,6 +49,9 @@
 //!   bytes leave unchanged as one frame flagged `bad` in `tuser` ([`USER_BAD`]), so that a
 //!   stage behind that keeps frames in order with another path (`crate::overlay::tx_lso`)
 //!   sees the send end and drops it there. (The headers are captured before the end shows.)
+//! - A super-frame aborted by its sender (`s_axis_tuser`, [`USER_IN_ABORT`], on its last
+//!   beat): its last segment leaves flagged `bad` (and is counted on `stat_bad`), so the
+//!   segments before it, each whole, are the send's only ones; none carries FIN or PSH.
 //! - A payload over 256 KiB ([`MAX_PAYLOAD`]) is segmented all the same (the counters wrap as
 //!   the model's do) and counted on `stat_long`: refusing it would mean buffering 256 KiB.
 //!
@@ -56,7 +59,7 @@
 //!   the 8-bit bus, where the fixer writes and captures its two bytes in two beats). The frame
 //!   buffer must fit one FIFO ([`FIFO_MAX_DEPTH`] beats): `max_mss` up to 7936 at 8 bits,
 //!   16128 at 16 bits, 16383 from 32 bits.
-//! - Ports ([`TsoPorts`]): `s_axis_*` (super-frames in), `s_axis_cmd_*` ([`TsoCmd`], through a
+//! - Ports ([`TsoPorts`]): `s_axis_*` (super-frames in; `tuser`: abort), `s_axis_cmd_*` ([`TsoCmd`], through a
 //!   register slice whose ready is a flop), `s_axis_cmd_tuser` (with `user_bits`: the
 //!   command's sideband, held for the send), `m_axis_*` (segments and passed frames out;
 //!   `tuser` on every beat: [`USER_LAST_SEG`] the send's last frame, [`USER_BAD`], and from
@@ -170,10 +173,15 @@ pub const USER_LAST_SEG: u32 = 0;
 pub const USER_BAD: u32 = 1;
 /// `m_axis_tuser` bits from 2 on: the command's `s_axis_cmd_tuser`.
 pub const USER_CMD: u32 = 2;
+/// `s_axis_tuser` bit 0, on a super-frame's last beat: the sender aborts it (`sq_engine` met a
+/// DMA error after the send's first bytes had left). The beat's bytes count as payload; the
+/// segment they end in, the send's last, leaves flagged [`USER_BAD`], so every whole segment
+/// before it goes out and the partial one is dropped.
+pub const USER_IN_ABORT: u32 = 0;
 
 /// The ports of [`tx_tso`].
 pub struct TsoPorts {
-    /// Super-frames in (`s_axis_*`).
+    /// Super-frames in (`s_axis_*`; `tuser`: [`USER_IN_ABORT`]).
     pub s_axis: Stream,
     /// Segments out (`m_axis_*`).
     pub m_axis: Stream,
@@ -190,7 +198,7 @@ pub struct TsoPorts {
 impl Ports for TsoPorts {
     type Cfg = TsoCfg;
     fn ports(io: &Io, cfg: &TsoCfg) -> Self {
-        let s = StreamCfg::new(cfg.data_bits, 0);
+        let s = StreamCfg::new(cfg.data_bits, 1);
         TsoPorts {
             s_axis: Stream::sink(io, "s_axis", &s),
             m_axis: Stream::source(
@@ -255,6 +263,8 @@ nicgen_edsl::record! {
         udp_csum: 1,
         /// The super-frame's last segment.
         last_seg: 1,
+        /// Its super-frame was aborted ([`USER_IN_ABORT`]): this, its last segment, is dropped.
+        abort: 1,
     }
 }
 
@@ -394,6 +404,8 @@ struct Segments {
     last: Sig,
     /// The segment is the super-frame's last (with `last`).
     last_seg: Sig,
+    /// The super-frame was aborted (with `last_seg`: the segment is dropped).
+    abort: Sig,
     valid: Sig,
     /// Set by the fixer.
     ready: Sig,
@@ -416,8 +428,11 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
     let beats = (MAX_HDR / wb).max(1);
     let hi_bits = clog2(beats as u64).max(1);
 
-    let inp = stream_reg_slice("in", &p.s_axis);
-    let in_valid = inp.slice.valid;
+    let in_shape = StreamCfg::new(cfg.data_bits, 1).beat();
+    let in_sl = record_reg_slice("in", in_shape.pack(&p.s_axis.beat()), p.s_axis.valid());
+    p.s_axis.ready().set(in_sl.s_ready);
+    let inp = in_shape.unpack(in_sl.data);
+    let in_valid = in_sl.valid;
     let cmd_in = match p.cmd_user {
         Some(u) => cat(&[u, p.cmd.data]),
         None => p.cmd.data,
@@ -477,7 +492,7 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
     // has taken its bytes.
     let room = wire(1).named("queue_room");
     let in_ready = (cap | dropping | ((start | emit) & !ended & room)).named("in_ready");
-    inp.slice.ready.set(in_ready);
+    in_sl.ready.set(in_ready);
     let in_take = (in_valid & in_ready).named("in_take");
     let n_in = keep_count(inp.keep, lw + 1);
     // Header bytes still to capture; the beat's lanes below it are header.
@@ -507,6 +522,13 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
         .collect();
     ended.set_if(take_cmd, lit(1, 0u32));
     ended.set_if(in_take & inp.last & !dropping, lit(1, 1u32));
+    // An aborted super-frame: its last segment (the one its last byte ends) is flagged bad.
+    let abort_in = (in_take & inp.last & inp.user.bit(USER_IN_ABORT) & !dropping).named("abort_in");
+    let aborted = reg_init(1, 0u32).named("aborted");
+    aborted.set(select(
+        &[(take_cmd, lit(1, 0u32)), (abort_in, lit(1, 1u32))],
+        aborted,
+    ));
 
     // Emit side: per beat, the header bytes still to send (`hrem`), then payload from the
     // queue, at most `mss_rem`.
@@ -627,7 +649,7 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
     long_q.set(done_sf & lso & long);
     p.long.set(long_q);
     let bad_q = reg_init(1, 0u32).named("stat_bad_q");
-    bad_q.set((take_cmd & bad_cmd) | short);
+    bad_q.set((take_cmd & bad_cmd) | short | (abort_in & !short));
     p.bad.set(bad_q);
 
     st.next(&[
@@ -653,6 +675,7 @@ fn cut(cfg: &TsoCfg, p: &TsoPorts) -> Segments {
         keep,
         last: seg_end,
         last_seg: drained,
+        abort: aborted,
         valid: o_valid,
         ready: o_ready,
         req_valid: start,
@@ -695,14 +718,14 @@ fn fix(
     // super-frame" flag rides as `tuser`. A request is taken only once the previous segment
     // has left the slice (`have` falls with its last beat), so the cutter's held command is
     // the taken segment's.
-    let shape = StreamCfg::new(cfg.data_bits, 1).beat();
+    let shape = StreamCfg::new(cfg.data_bits, 2).beat();
     let sl = record_reg_slice(
         "seg",
         shape.pack(&Beat {
             data: seg.data,
             keep: seg.keep,
             last: seg.last,
-            user: seg.last_seg,
+            user: cat(&[seg.abort & seg.last_seg, seg.last_seg]),
         }),
         seg.valid,
     );
@@ -734,7 +757,8 @@ fn fix(
     let data_a = stage(sb.data, adv).named("fix_data_a");
     let keep_a = stage(sb.keep, adv).named("fix_keep_a");
     let last_a = stage(sb.last, adv).named("fix_last_a");
-    let last_seg_a = stage(sb.user, adv).named("fix_last_seg_a");
+    let last_seg_a = stage(sb.user.bit(0), adv).named("fix_last_seg_a");
+    let abort_a = stage(sb.user.bit(1), adv).named("fix_abort_a");
     let beat_a = stage_init(beat, adv).named("fix_beat_a");
     let pos_a = reg_init(16, 0u32).named("fix_pos_a");
     pos_a.set_if(beat_a, mux(last_a, lit(16, 0u32), pos_a + wb));
@@ -830,6 +854,7 @@ fn fix(
         flags_word,
         udp_csum: udp_ck.ne(0u32),
         last_seg: last_seg_a,
+        abort: abort_a,
     };
     let mut side = side.pack();
     let mut user_s = user_word;
@@ -934,9 +959,17 @@ fn fix(
         put(s1(fw), r.l4 + 12u32, r.lso),
         put(t_ck, r.l4 + 16u32, r.lso),
     ];
-    // The frame's `tuser` rides above the fields: the command's user bits and `bad` (as held),
-    // the last-segment flag.
-    let tuser = stage(cat(&[user_s, sd.last_seg]), adv);
+    // The frame's `tuser` rides above the fields: the command's user bits and `bad` (as held,
+    // or the aborted send's last segment), the last-segment flag.
+    let bad_out = user_s.bit(0) | sd.abort;
+    let user_hi = (user_s.width() > 1).then(|| user_s.slice(user_s.width() - 1, 1));
+    let tuser = stage(
+        match user_hi {
+            Some(h) => cat(&[h, bad_out, sd.last_seg]),
+            None => cat(&[bad_out, sd.last_seg]),
+        },
+        adv,
+    );
     let mut words: Vec<Sig> = vec![tuser];
     words.extend(puts.iter().rev().copied());
     let res = stage(cat(&words), adv).named("fix_result");

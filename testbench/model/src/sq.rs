@@ -30,6 +30,40 @@ pub mod syndrome {
     pub const LOCAL_ACCESS: u8 = 0x11;
 }
 
+/// The NIC's size limits on sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqLimits {
+    /// Largest frame a WQE may describe (bytes, without FCS).
+    pub max_frame: usize,
+    /// Largest LSO send (bytes, headers included). Above the gather piece
+    /// ([`SqLimits::piece`]), an LSO send longer than a piece is gathered in pieces: it may
+    /// have no inline data segment (LOCAL_LENGTH), and a DMA read failing in a piece after
+    /// the first cuts the frame there (the pieces before it have left: [`Sent::aborted`]).
+    pub max_lso: usize,
+}
+
+impl From<usize> for SqLimits {
+    /// An LSO send held to `max_frame`, as a SEND is.
+    fn from(max_frame: usize) -> Self {
+        SqLimits {
+            max_frame,
+            max_lso: max_frame,
+        }
+    }
+}
+
+impl SqLimits {
+    /// A WQE's share of the NIC's gather buffer: `max_frame` rounded up to a power of two.
+    pub fn piece(&self) -> usize {
+        self.max_frame.next_power_of_two()
+    }
+
+    /// LSO sends longer than a piece are taken (gathered in pieces).
+    pub fn pieces(&self) -> bool {
+        self.max_lso > self.piece()
+    }
+}
+
 /// One send queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sq {
@@ -50,9 +84,11 @@ pub struct Sq {
 /// A frame the SQ sends, with its offload request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sent {
-    /// The frame as handed to the TX path (no FCS).
+    /// The frame as handed to the TX path (no FCS); an aborted one's bytes up to the failed
+    /// piece.
     pub frame: Vec<u8>,
-    /// Checksum and VLAN requests.
+    /// Checksum and VLAN requests; `req.aborted` for an LSO send cut by a DMA error after its
+    /// first pieces left (its WQE completes in error).
     pub req: TxRequest,
 }
 
@@ -99,9 +135,9 @@ impl Sq {
         read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
         pc: u16,
         mrs: &[Option<Mr>],
-        max_frame: usize,
+        limits: impl Into<SqLimits>,
     ) -> SqRun {
-        self.run_from(read, pc, mrs, max_frame, None)
+        self.run_from(read, pc, mrs, limits.into(), None)
     }
 
     /// A BlueFlame doorbell: `bf` is what the doorbell page's buffer holds when the doorbell
@@ -120,17 +156,18 @@ impl Sq {
         read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
         pc: u16,
         mrs: &[Option<Mr>],
-        max_frame: usize,
+        limits: impl Into<SqLimits>,
     ) -> (SqRun, bool) {
+        let limits = limits.into();
         if self.error {
             return (SqRun::default(), false);
         }
         match blueflame_wqe(bf) {
             Some((index, nbb)) if index == self.ci => {
                 let end = self.ci.wrapping_add(nbb);
-                (self.run_from(read, end, mrs, max_frame, Some(bf)), true)
+                (self.run_from(read, end, mrs, limits, Some(bf)), true)
             }
-            _ => (self.run_from(read, pc, mrs, max_frame, None), false),
+            _ => (self.run_from(read, pc, mrs, limits, None), false),
         }
     }
 
@@ -140,7 +177,7 @@ impl Sq {
         read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
         pc: u16,
         mrs: &[Option<Mr>],
-        max_frame: usize,
+        limits: SqLimits,
         mut bf: Option<&[u8]>,
     ) -> SqRun {
         let mut out = SqRun::default();
@@ -178,13 +215,18 @@ impl Sq {
             let verdict = if fetch_err {
                 Err((syndrome::LOCAL_ACCESS, 0))
             } else {
-                self.check_and_gather(&wqe, ds, read, mrs, max_frame)
+                self.check_and_gather(&wqe, ds, read, mrs, limits)
             };
             let (frame_len, fail) = match verdict {
                 Ok(frames) => {
                     let n = frames.iter().map(|s| s.frame.len() as u32).sum();
+                    // An aborted send: its first pieces left, the WQE failed.
+                    let aborted = frames.iter().any(|s| s.req.aborted);
                     out.sent.extend(frames);
-                    (n, None)
+                    match aborted {
+                        true => (0, Some((syndrome::LOCAL_ACCESS, ds as u8))),
+                        false => (n, None),
+                    }
                 }
                 Err(e) => (0, Some(e)),
             };
@@ -225,7 +267,9 @@ impl Sq {
     ///
     /// An LSO (opcode 0x0E) is a SEND whose frame is a super-frame (`req.mss` its `mss`): an
     /// `mss` of 0 or over 16383, an inline header under 14 bytes (a VLAN insert has none), or a
-    /// software-parser offset (bytes 0-3) of 128 units or more is LOCAL_QP_OP.
+    /// software-parser offset (bytes 0-3) of 128 units or more is LOCAL_QP_OP. Its frame may
+    /// be up to `limits.max_lso` bytes; one longer than a piece ([`SqLimits`]) with an inline
+    /// data segment is LOCAL_LENGTH blamed on the DS count.
     ///
     /// An enhanced multi-packet send (opcode 0x29) has a ctrl and an Ethernet segment whose
     /// `cs_flags` apply to every packet; bytes 12-13 (inline header size / VLAN insert) must
@@ -241,8 +285,9 @@ impl Sq {
         ds: usize,
         read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
         mrs: &[Option<Mr>],
-        max_frame: usize,
+        limits: SqLimits,
     ) -> Result<Vec<Sent>, (u8, u8)> {
+        let max_frame = limits.max_frame;
         let opcode = wqe[3];
         let qp_op = Err((syndrome::LOCAL_QP_OP, 0));
         match opcode {
@@ -269,6 +314,10 @@ impl Sq {
         // software-parser offsets (bytes 0-3, 2-byte units) must fit the TSO engine's request.
         let mss = be16(&eth[6..8]) as usize;
         let lso = opcode == 0x0E;
+        let max_frame = match lso && limits.pieces() {
+            true => limits.max_lso,
+            false => max_frame,
+        };
         if lso && (mss == 0 || mss > 16383 || ihs < 14 || eth[0..4].iter().any(|&o| o >= 128)) {
             return qp_op;
         }
@@ -315,12 +364,25 @@ impl Sq {
         if len == 0 {
             return Err((syndrome::LOCAL_LENGTH, ds as u8));
         }
+        // An LSO send longer than a piece is gathered piece by piece: pointer segments only.
+        let in_pieces = lso && limits.pieces() && len > limits.piece();
+        if in_pieces && pieces.iter().any(|p| matches!(p, Piece::Inline(_))) {
+            return Err((syndrome::LOCAL_LENGTH, ds as u8));
+        }
+        let mut aborted = false;
         for piece in pieces {
             match piece {
                 Piece::Inline(b) => frame.extend_from_slice(b),
-                Piece::Ptr(addr, n) => match read(addr, n) {
-                    Some(b) => frame.extend(b),
-                    None => return Err((syndrome::LOCAL_ACCESS, ds as u8)),
+                Piece::Ptr(addr, n) => match read_cut(read, addr, n, frame.len(), limits.piece()) {
+                    Ok(b) => frame.extend(b),
+                    // Read by read as the NIC does: the first that fails fails its piece; the
+                    // pieces before it have left when it is not the first.
+                    Err(at) if in_pieces && at >= limits.piece() => {
+                        frame.truncate(at / limits.piece() * limits.piece());
+                        aborted = true;
+                        break;
+                    }
+                    Err(_) => return Err((syndrome::LOCAL_ACCESS, ds as u8)),
                 },
             }
         }
@@ -331,6 +393,7 @@ impl Sq {
                 csum_l4: cs & 0x80 != 0,
                 vlan_tci: vlan,
                 mss: lso.then_some(mss),
+                aborted,
                 ..TxRequest::default()
             },
         }])
@@ -401,6 +464,28 @@ impl Sq {
             })
             .collect()
     }
+}
+
+/// The `n` bytes at `addr`, the frame's bytes from `at` on, read as the NIC's DMA reads
+/// them: cut where a 4 KiB page or a `piece` of the frame ends. Where a read fails: the
+/// frame offset of its first byte.
+fn read_cut(
+    read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
+    addr: u64,
+    n: usize,
+    at: usize,
+    piece: usize,
+) -> Result<Vec<u8>, usize> {
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let a = addr + out.len() as u64;
+        let pos = at + out.len();
+        let len = (n - out.len())
+            .min(4096 - (a % 4096) as usize)
+            .min(piece - pos % piece);
+        out.extend(read(a, len).ok_or(pos)?);
+    }
+    Ok(out)
 }
 
 /// Whether `n` bytes at `addr` lie in the region of `lkey`.

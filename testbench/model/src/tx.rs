@@ -103,6 +103,9 @@ pub struct TxRequest {
     /// Encapsulate every (segment) frame in these outer headers ([`crate::encap::encap`]; its
     /// VLAN tag, if any, is ignored: the path's VLAN insert tags the outer frame).
     pub encap: Option<crate::encap::EncapContext>,
+    /// The send engine aborted this LSO send after its first bytes (`frame`) had left, with
+    /// one byte more on its last beat ([`tx_frames`]).
+    pub aborted: bool,
 }
 
 /// The checksum part of the TX path: headers found by [`crate::parse::parse_headers`] with
@@ -141,9 +144,20 @@ pub fn tx_frames(
     window: usize,
     ip_id: &mut u16,
 ) -> crate::error::Result<Vec<Vec<u8>>> {
-    let segments = match req.mss {
-        Some(mss) => crate::tso::tso(frame, mss, &crate::tunnel::TunnelConfig::default())?,
-        None => vec![frame.to_vec()],
+    let segments = match (req.mss, req.aborted) {
+        // An aborted send: its bytes and the abort beat's one byte are segmented; the last
+        // segment, the one that byte ends, is dropped (counted), so every whole segment of
+        // the bytes that left goes out, none flagged the send's last.
+        (Some(mss), true) => {
+            let mut f = frame.to_vec();
+            f.push(0);
+            let mut s = crate::tso::tso(&f, mss, &crate::tunnel::TunnelConfig::default())?;
+            s.pop();
+            s
+        }
+        (Some(mss), false) => crate::tso::tso(frame, mss, &crate::tunnel::TunnelConfig::default())?,
+        (None, true) => Vec::new(),
+        (None, false) => vec![frame.to_vec()],
     };
     segments
         .iter()
@@ -172,6 +186,37 @@ pub fn tx_frames(
 mod tests {
     use super::*;
     use crate::vectors::hex;
+
+    /// An aborted LSO send: the whole segments of the bytes that left, none the send's last
+    /// (no FIN or PSH); the partial one is dropped.
+    #[test]
+    fn an_aborted_send_keeps_its_whole_segments_only() {
+        use crate::tcp::Flags;
+        use crate::vectors::overlay::{pattern, tcp_frame, Ip};
+        let ip = Ip {
+            v6: false,
+            ident: 7,
+        };
+        let flags = Flags(Flags::ACK.0 | Flags::PSH.0 | Flags::FIN.0);
+        let f = tcp_frame(ip, false, 1000, flags, &pattern(5000));
+        let hdr = f.len() - 5000;
+        let req = |aborted| TxRequest {
+            mss: Some(1000),
+            aborted,
+            ..TxRequest::default()
+        };
+        let whole = tx_frames(&f, &req(false), 128, &mut 0).unwrap();
+        // 2500 payload bytes left: two whole segments, as the send's segments 0 and 1.
+        let cut = tx_frames(&f[..hdr + 2500], &req(true), 128, &mut 0).unwrap();
+        assert_eq!(cut, whole[..2]);
+        // Exactly three whole segments left: all three, none flagged the last.
+        let cut = tx_frames(&f[..hdr + 3000], &req(true), 128, &mut 0).unwrap();
+        assert_eq!(cut, whole[..3]);
+        // Nothing but headers: nothing.
+        assert!(tx_frames(&f[..hdr], &req(true), 128, &mut 0)
+            .unwrap()
+            .is_empty());
+    }
 
     /// Without segmentation or encapsulation `tx_frames` is `tx_frame`; with both it is
     /// `tso::encap_tso` (IDs from the counter, which moves on per segment), tagged and framed.
@@ -207,6 +252,7 @@ mod tests {
             vlan_tci: Some(5),
             mss: Some(1448),
             encap: Some(c),
+            aborted: false,
         };
         let mut id = 0xFFFE;
         let got = tx_frames(&f, &req, 128, &mut id).unwrap();

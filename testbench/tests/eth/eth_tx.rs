@@ -143,8 +143,8 @@ fn superframe(rng: &mut StdRng, kind: Option<EncapKind>, len: usize) -> Vec<u8> 
 /// Sends for the segmentation and encapsulation stages: LSO sends (plain TCP over IPv4 and
 /// IPv6, and VXLAN and NVGRE super-frames the host encapsulated) and plain frames, each
 /// encapsulated by the NIC or not (two contexts, VXLAN over IPv4 and NVGRE over IPv6), some
-/// VLAN-tagged, with refused sends (LSO of a frame that is not TCP) and frames too short to
-/// encapsulate among them.
+/// VLAN-tagged, with refused sends (LSO of a frame that is not TCP), sends the sender aborts
+/// part-way and frames too short to encapsulate among them.
 fn overlay_sends(seed: u64, n: usize) -> Vec<(Vec<u8>, TxRequest)> {
     let mut rng = StdRng::seed_from_u64(seed);
     let plain = host_frames(seed, n);
@@ -166,6 +166,13 @@ fn overlay_sends(seed: u64, n: usize) -> Vec<(Vec<u8>, TxRequest)> {
                     };
                     f = superframe(&mut rng, kind, len);
                     r.mss = Some([1, 7, 64, 536, 1448, 3000][rng.gen_range(0..6)]);
+                    // Aborted by the sender after some of its payload: its whole segments
+                    // go out, the partial one is dropped and counted.
+                    if len > 1 && rng.gen_bool(0.25) {
+                        let n = f.len();
+                        f.truncate(n - rng.gen_range(1..len));
+                        r.aborted = true;
+                    }
                 }
                 // LSO asked of a frame that is not TCP: refused and counted.
                 5 => r.mss = Some(1000),
@@ -186,8 +193,8 @@ fn overlay_sends(seed: u64, n: usize) -> Vec<(Vec<u8>, TxRequest)> {
 
 /// The TX path with its segmentation and encapsulation stages against
 /// `nicgen_model::tx::tx_frames`: every frame out byte for byte, in order, and every refused
-/// send and dropped frame counted, at 64 and 512 bits, with and without idle and
-/// backpressure.
+/// send, aborted send's partial segment and dropped frame counted, at 64 and 512 bits, with
+/// and without idle and backpressure.
 #[test]
 fn tx_path_segments_and_encapsulates_as_the_model() {
     if !nicgen_tb::verilator::verilator_required() {
@@ -201,12 +208,17 @@ fn tx_path_segments_and_encapsulates_as_the_model() {
             let seed = 3000 + 10 * pi as u64 + ki as u64;
             let sends = overlay_sends(seed, 60);
             assert!(encap_contexts(&sends).len() == 2);
+            assert!(
+                sends.iter().any(|(_, r)| r.aborted),
+                "an aborted send among them"
+            );
             let want = model_wire(&sends, cfg.window as usize);
             let refused = sends
                 .iter()
                 .filter(|(f, r)| {
-                    r.mss
-                        .is_some_and(|m| nicgen_model::tso::tso(f, m, &Default::default()).is_err())
+                    r.mss.is_some_and(|m| {
+                        r.aborted || nicgen_model::tso::tso(f, m, &Default::default()).is_err()
+                    })
                 })
                 .count();
             // (An LSO send that short is refused before the engine.)

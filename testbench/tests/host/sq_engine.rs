@@ -8,20 +8,22 @@
 //! (QUERY), doorbells ignored and counted until RESET, and the queue working again after it.
 //! LSO sends of real super-frames (plain, VXLAN, NVGRE) carry the segmentation request the
 //! model's `lso_offsets` finds in the frame; an SQ created with an encapsulation context
-//! stamps it on every request, and a context out of range is refused.
+//! stamps it on every request, and a context out of range is refused. LSO sends longer than
+//! the gather ring's share, up to 256 KiB, go out in pieces as one frame; a DMA error in a
+//! later piece ends that frame with the abort beat.
 
 use nicgen::sim_tx::tso_cmd;
 use nicgen_edsl::Shape;
 use nicgen_hdl::eth::eth_tx::TxCmd;
 use nicgen_hdl::host::cq_engine::Cmpl as CmplRec;
 use nicgen_hdl::host::regs::consts::{cqe_opcode, syndrome};
-use nicgen_hdl::host::sq_engine::{sq_engine_encap, SqCfg, SqDb, TURN_WQEBBS};
+use nicgen_hdl::host::sq_engine::{sq_engine_encap, SqCfg, SqDb, LSO_MAX, TURN_WQEBBS};
 use nicgen_hdl::host::QcmdRes;
 use nicgen_hdl::overlay::tx_tso::TsoCmd;
 use nicgen_host::{DmaConfig, DmaService, HostMemory, MemoryConfig};
 use nicgen_model::cq::Cmpl;
 use nicgen_model::encap::{encap, EncapKind};
-use nicgen_model::sq::{Mr, Sq, SqRun};
+use nicgen_model::sq::{Mr, Sq, SqLimits, SqRun};
 use nicgen_model::tcp::Flags;
 use nicgen_model::tso::{lso_offsets, LsoOffsets};
 use nicgen_model::tunnel::TunnelConfig;
@@ -37,6 +39,11 @@ use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
 const SQS: u32 = 8;
 const MRS: u32 = 4;
 const MAX_FRAME: u32 = 9022;
+/// The engine's limits: LSO sends up to 256 KiB, gathered in pieces of 16 KiB.
+const LIMITS: SqLimits = SqLimits {
+    max_frame: MAX_FRAME as usize,
+    max_lso: LSO_MAX as usize,
+};
 const LOG_SIZE: u32 = 4; // 16 WQEBBs
 const SQN: u32 = 3;
 const CQN: u32 = 5;
@@ -51,6 +58,7 @@ fn model(w: u32) -> Option<Model> {
         cqs: 8,
         mrs: MRS,
         max_frame: MAX_FRAME,
+        max_lso: LSO_MAX,
         log_max: 12,
     };
     let sq = sq_engine_encap(&cfg, ENCAP_CONTEXTS).unwrap();
@@ -406,7 +414,8 @@ fn setup_raw(m: &Model, seed: u64, dma: DmaConfig, backpressure: f64, log_size: 
     let mut mem = HostMemory::new(MemoryConfig::default()).unwrap();
     let ring = mem.alloc(64 << log_size, 4096).unwrap().addr;
     let dbr = mem.alloc(8, 8).unwrap().addr;
-    let buf = mem.alloc(64 * 1024, 64).unwrap();
+    // Room for an LSO send of 256 KiB at any alignment.
+    let buf = mem.alloc(320 * 1024, 64).unwrap();
     let mut rng = StdRng::seed_from_u64(seed);
     let fill: Vec<u8> = (0..buf.len).map(|_| rng.gen()).collect();
     mem.write(buf.addr, &fill).unwrap();
@@ -583,7 +592,7 @@ impl Setup {
         };
         self.q
             .model
-            .run_blueflame(&bf, &read, self.q.pc, &self.mrs, MAX_FRAME as usize)
+            .run_blueflame(&bf, &read, self.q.pc, &self.mrs, LIMITS)
     }
 
     /// Check what the engine does for everything rung so far against the model.
@@ -593,10 +602,7 @@ impl Setup {
             let mut v = vec![0; len];
             mem.read(addr, &mut v).ok().map(|_| v)
         };
-        let want = self
-            .q
-            .model
-            .run(&read, self.q.pc, &self.mrs, MAX_FRAME as usize);
+        let want = self.q.model.run(&read, self.q.pc, &self.mrs, LIMITS);
         self.compare(want, seed, what)
     }
 
@@ -613,9 +619,9 @@ impl Setup {
                 && b.txcmd.items.len() >= c0 + nf
                 && b.cmpl.items.len() >= k0 + nc
         });
-        let frames: Vec<Vec<u8>> = self.b.tx.frames()[f0..]
+        let frames: Vec<(Vec<u8>, u64)> = self.b.tx.frames()[f0..]
             .iter()
-            .map(|f| f.data.clone())
+            .map(|f| (f.data.clone(), f.user))
             .collect();
         let cmds: Vec<TxRequest> = self.b.txcmd.items[c0..]
             .iter()
@@ -626,9 +632,32 @@ impl Setup {
             .map(|x| decode_cmpl(x))
             .collect();
         assert_eq!(frames.len(), nf, "{what}: frames");
-        for (i, (f, s)) in frames.iter().zip(&want.sent).enumerate() {
-            assert_eq!(f, &s.frame, "{what}: frame {i}");
-            assert_eq!(cmds[i], s.req, "{what}: offload request {i}");
+        for (i, ((f, user), s)) in frames.iter().zip(&want.sent).enumerate() {
+            // An aborted send ends with the abort beat: one byte more, `tuser` set.
+            let sent = match s.req.aborted {
+                true => &f[..f.len().saturating_sub(1)],
+                false => &f[..],
+            };
+            if sent != &s.frame[..] {
+                let at = sent.iter().zip(&s.frame).position(|(a, b)| a != b);
+                let diff = sent.iter().zip(&s.frame).filter(|(a, b)| a != b).count();
+                let near = at.map(|a| {
+                    let e = (a + 16).min(sent.len()).min(s.frame.len());
+                    (sent[a..e].to_vec(), s.frame[a..e].to_vec())
+                });
+                panic!(
+                    "{what}: frame {i}: {} bytes against the model's {}, {diff} differ, the \
+                     first at {at:?}: {near:?}",
+                    sent.len(),
+                    s.frame.len()
+                );
+            }
+            assert_eq!(*user, u64::from(s.req.aborted), "{what}: frame {i} aborted");
+            let req = TxRequest {
+                aborted: false,
+                ..s.req
+            };
+            assert_eq!(cmds[i], req, "{what}: offload request {i}");
         }
         assert_eq!(cmpls, want.cmpls, "{what}: completions");
         want
@@ -1777,8 +1806,8 @@ fn a_flooding_sq_does_not_starve_another() {
             let mut v = vec![0; len];
             mem.read(addr, &mut v).ok().map(|_| v)
         };
-        let want_a = s.q.model.run(&read, s.q.pc, &s.mrs, MAX_FRAME as usize);
-        let want_b = qb.model.run(&read, qb.pc, &s.mrs, MAX_FRAME as usize);
+        let want_a = s.q.model.run(&read, s.q.pc, &s.mrs, LIMITS);
+        let want_b = qb.model.run(&read, qb.pc, &s.mrs, LIMITS);
         assert_eq!((want_a.cmpls.len(), want_b.cmpls.len()), (na, nb));
         s.b.step_until(&mut s.sim, seed, |b| {
             b.cmpl.items.len() >= k0 + na + nb && b.tx.frames().len() >= f0 + na + nb
@@ -1868,10 +1897,7 @@ fn the_next_sqs_wqebbs_are_read_during_this_turn() {
                     let mut v = vec![0; len];
                     mem.read(addr, &mut v).ok().map(|_| v)
                 };
-                wants.push((
-                    q.model.sqn,
-                    q.model.run(&read, q.pc, &s.mrs, MAX_FRAME as usize),
-                ));
+                wants.push((q.model.sqn, q.model.run(&read, q.pc, &s.mrs, LIMITS)));
                 assert_eq!(q.pc, pc0.wrapping_add(per as u16));
                 // The WQEs name SQ `SQN`: the doorbell's dword 1 names this queue, with the
                 // last WQE's DS count.
@@ -2136,5 +2162,152 @@ fn an_sq_created_with_an_encapsulation_context_stamps_it_on_every_frame() {
         s.b.db.push(doorbell(5));
         s.b.step_until(&mut s.sim, seed, |b| b.txcmd.items.len() > k1);
         assert_eq!(decode_encap(&s.b.txcmd.items[k1]), (0, 0), "w={w}");
+    }
+}
+
+/// A super-frame of exactly `len` bytes: plain TCP over IPv4, or (`vxlan`) VXLAN around it.
+/// Past 64 KiB its IP length fields cannot hold its length (Linux's BIG TCP writes 0 there);
+/// the segmentation writes every segment's own, so the headers here are those of a 1000-byte
+/// payload and the rest of the payload follows them.
+fn long_super_frame(len: usize, vxlan: bool) -> Vec<u8> {
+    let flags = Flags(Flags::ACK.0 | Flags::PSH.0 | Flags::CWR.0);
+    let v4 = Ip {
+        v6: false,
+        ident: 0x1000,
+    };
+    let inner = tcp_frame(v4, false, 1000, flags, &pattern(1000));
+    let mut frame = match vxlan {
+        true => encap(&inner, &ctx(false, false, EncapKind::vxlan(0x42)), 0x2000).unwrap(),
+        false => inner,
+    };
+    let more: Vec<u8> = (frame.len()..len).map(|i| (i * 13) as u8).collect();
+    frame.extend(more);
+    assert_eq!(frame.len(), len);
+    frame
+}
+
+/// An LSO WQE for `frame` (mss 1448): its headers inline, its payload written at a random
+/// place of the buffer and gathered by one to four pointer segments (lkey 1) cut at random.
+fn long_lso_wqe(s: &mut Setup, frame: &[u8], rng: &mut StdRng) -> Wqe {
+    let o = lso_offsets(frame, &TunnelConfig::default()).expect("a super-frame");
+    let payload = &frame[o.hdr_len..];
+    let addr = s.buf.0 + rng.gen_range(0..4096u64);
+    s.b.host.mem.write(addr, payload).unwrap();
+    let mut cuts: Vec<usize> = (0..rng.gen_range(0..4))
+        .map(|_| rng.gen_range(1..payload.len()))
+        .collect();
+    cuts.extend([0, payload.len()]);
+    cuts.sort_unstable();
+    cuts.dedup();
+    Wqe {
+        opcode: 0x0E,
+        lso: Some(Lso {
+            mss: 1448,
+            ..swp_of(&o)
+        }),
+        ds_override: None,
+        cs: if o.tunnel == 0 { 0xC0 } else { 0x70 },
+        cq_update: true,
+        inline: frame[..o.hdr_len].to_vec(),
+        vlan: None,
+        segs: cuts
+            .windows(2)
+            .map(|c| Seg::Ptr((c[1] - c[0]) as u32, 1, addr + c[0] as u64))
+            .collect(),
+    }
+}
+
+/// LSO sends longer than a WQE's share of the gather ring (16 KiB here) up to the 256 KiB
+/// limit, plain and VXLAN, their payload in one to four pointer segments at any alignment,
+/// under DMA latency and backpressure: each leaves as one frame (the pieces' beats in order)
+/// with one segmentation request and one CQE, as the model sends it. Then the failures: a
+/// send over 256 KiB and a long one with an inline data segment are LOCAL_LENGTH; a DMA error
+/// in a later piece ends the frame with the abort beat after the pieces before it, one in the
+/// first piece fails the send whole (both LOCAL_ACCESS); the SQ resumes after RESET.
+#[test]
+fn lso_sends_longer_than_the_gather_buffer_go_in_pieces() {
+    for (wi, w) in [8u32, 64, 512].into_iter().enumerate() {
+        let Some(m) = model(w) else { return };
+        let seed = 1300 + wi as u64;
+        let dma = DmaConfig {
+            seed,
+            latency_min: 20,
+            latency_max: 120,
+            ..DmaConfig::default()
+        };
+        let mut s = setup_sized(&m, seed, dma, 0.3, 7);
+        let mut rng = StdRng::seed_from_u64(seed);
+        // The 8-bit bus takes a byte a cycle: one send there.
+        let sizes: &[usize] = match w {
+            8 => &[20_000],
+            _ => &[16_385, 70_000, LSO_MAX as usize],
+        };
+        for (i, &len) in sizes.iter().enumerate() {
+            let what = format!("w={w}: LSO of {len} bytes");
+            let frame = long_super_frame(len, i % 2 == 1);
+            let wqe = long_lso_wqe(&mut s, &frame, &mut rng);
+            let small = inline_send(&mut rng, 1);
+            let run = s.round(&[wqe, small], seed, &what);
+            assert_eq!(run.sent.len(), 2, "{what}: {:?}", run.cmpls);
+            assert_eq!(run.sent[0].frame, frame, "{what}: the model's frame");
+            assert!(run.cmpls.iter().all(|c| c.opcode == 0), "{what}");
+        }
+        if w == 8 {
+            continue;
+        }
+        let frame = long_super_frame(60_000, false);
+        let good = || inline_send(&mut StdRng::seed_from_u64(seed), 1);
+        // Over the limit: the segment that crosses it.
+        let mut wqe = long_lso_wqe(&mut s, &frame, &mut rng);
+        wqe.segs.push(Seg::Ptr(LSO_MAX - 60_000 + 1, 1, s.buf.0));
+        let n = wqe.segs.len() as u8;
+        let first = 2 + (wqe.inline.len() as u8 - 2).div_ceil(16);
+        fails_then_resets(
+            &mut s,
+            &format!("w={w}: LSO over 256 KiB"),
+            wqe,
+            good(),
+            syndrome::LOCAL_LENGTH,
+            first + n - 1,
+            seed,
+        );
+        // An inline data segment in a send gathered in pieces: the DS count is blamed.
+        let mut wqe = long_lso_wqe(&mut s, &frame, &mut rng);
+        wqe.segs.push(Seg::inline(vec![0x5A; 20]));
+        let ds = first + wqe.segs.iter().map(Seg::ds).sum::<usize>() as u8;
+        fails_then_resets(
+            &mut s,
+            &format!("w={w}: inline data in a long LSO"),
+            wqe,
+            good(),
+            syndrome::LOCAL_LENGTH,
+            ds,
+            seed,
+        );
+        // A read that fails in the third piece, then one in the first (lkey 2: unreadable).
+        for (at, what) in [(40_000u32, "a later piece"), (0, "the first piece")] {
+            let mut wqe = long_lso_wqe(&mut s, &frame, &mut rng);
+            let tail = wqe.segs.split_off(1);
+            let head = match (&wqe.segs[0], at) {
+                (_, 0) => vec![],
+                (Seg::Ptr(_, k, a), _) => vec![Seg::Ptr(at, *k, *a)],
+                _ => unreachable!(),
+            };
+            wqe.segs = [head, vec![Seg::Ptr(1000, 2, s.buf.0 + (1 << 30))], tail].concat();
+            let ds = first + wqe.segs.len() as u8;
+            let before = s.b.tx.frames().len();
+            fails_then_resets(
+                &mut s,
+                &format!("w={w}: a DMA error in {what}"),
+                wqe,
+                good(),
+                syndrome::LOCAL_ACCESS,
+                ds,
+                seed,
+            );
+            let sent = &s.b.tx.frames()[before..];
+            let aborted = sent.iter().filter(|f| f.user == 1).count();
+            assert_eq!(aborted, usize::from(at != 0), "w={w}: {what}: abort beats");
+        }
     }
 }

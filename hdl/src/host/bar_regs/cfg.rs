@@ -81,6 +81,7 @@ impl BarCfg {
             &[
                 ("encap_contexts", preset.overlay.encap_contexts),
                 ("max_mss", preset.overlay.max_mss),
+                ("log_max_lso", crate::nic::log_max_lso(preset)),
             ],
         )
         .map_err(err)?;

@@ -2,6 +2,11 @@
 //! `m_axis_tx` (the lanes read one beat ahead into their output registers), and the offload
 //! requests queued beside it for the TX path.
 //!
+//! An LSO send gathered in pieces (`sq_engine`) leaves as one frame: each piece is streamed in
+//! turn, the request queued with the first, `tlast` on the last piece's last beat. A piece
+//! that failed after earlier ones left ends the frame with one abort beat: one byte, `tlast`
+//! and `tuser` set (`crate::overlay::tx_tso::USER_IN_ABORT`).
+//!
 //! The TX path takes a frame's request only once its parser has the frame's headers, some
 //! twenty cycles after the frame's last beat; the requests therefore wait in a FIFO of
 //! [`CMDS`] (LUT RAM), in frame order, so the next frames stream out meanwhile.
@@ -22,8 +27,14 @@ pub(super) struct Ctl {
     pub start: Sig,
     /// The engine is in `Send`.
     pub send: Sig,
-    /// The engine is in `Cmd` (the frame is ready: rewind, queue the request).
+    /// The engine is in `Cmd` (the frame is ready: rewind, queue the request unless `cont`).
     pub cmd: Sig,
+    /// The piece continues a frame (no request: it went with the first piece).
+    pub cont: Sig,
+    /// More pieces of the frame follow (no `tlast`).
+    pub more: Sig,
+    /// The engine is in `Abort`: end the frame with the abort beat.
+    pub abort: Sig,
     /// The frame's offload request (a packed [`TxCmd`]).
     pub cmd_data: Sig,
     /// Bits of a byte position in the buffer.
@@ -34,8 +45,10 @@ pub(super) struct Ctl {
 pub(super) struct Out {
     /// The frame's last beat is taken: the frame is sent.
     pub sent: Sig,
-    /// The request FIFO has room: `Cmd` queues the request and the frame may start.
-    pub cmd_room: Sig,
+    /// `Cmd` may end: the request FIFO has room for the request, or there is none to queue.
+    pub cmd_done: Sig,
+    /// The abort beat is loaded into the output register.
+    pub aborted: Sig,
 }
 
 /// Stream the frame of `ctl.total` bytes from beat `ctl.start` on out of `lanes` (one byte-wide
@@ -54,6 +67,9 @@ pub(super) fn frame_out(
         start,
         send,
         cmd,
+        cont,
+        more,
+        abort,
         cmd_data,
         pos_bits,
     } = ctl;
@@ -69,8 +85,11 @@ pub(super) fn frame_out(
     let loaded = reg_init(baw + 1, 0u32).named("beats_loaded");
     let o_valid = reg_init(1, 0u32).named("tx_valid");
     let o_last = reg(1).named("tx_last");
+    let o_abort = reg(1).named("tx_abort");
     let more_out = (send & loaded.lt(n_beats)).named("more_to_send");
-    out_load.set((!o_valid | tx.ready()) & more_out);
+    let free = (!o_valid | tx.ready()).named("tx_free");
+    out_load.set(free & more_out);
+    let abort_load = (abort & free).named("abort_load");
     out_addr.set(select(
         &[(cmd, start), (out_load, out_addr + 1u32)],
         out_addr,
@@ -81,8 +100,19 @@ pub(super) fn frame_out(
         lit(baw + 1, 0u32),
     ));
     let is_last = loaded.eq(n_beats - 1u32);
-    o_last.set_if(out_load, is_last);
-    o_valid.set(mux(out_load, 1u32, mux(tx.ready(), 0u32, o_valid)));
+    o_last.set(select(
+        &[(abort_load, lit(1, 1u32)), (out_load, is_last & !more)],
+        o_last,
+    ));
+    o_abort.set(select(
+        &[(abort_load, lit(1, 1u32)), (out_load, lit(1, 0u32))],
+        o_abort,
+    ));
+    o_valid.set(mux(
+        out_load | abort_load,
+        1u32,
+        mux(tx.ready(), 0u32, o_valid),
+    ));
     let all_keep = lit(b, (1u128 << b) - 1);
     let last_keep = if b == 1 {
         all_keep
@@ -95,8 +125,12 @@ pub(super) fn frame_out(
     };
     tx.data()
         .set(cat(&rd_lanes.iter().rev().copied().collect::<Vec<_>>()));
-    tx.keep().set(mux(o_last, last_keep, all_keep));
+    tx.keep().set(select(
+        &[(o_abort, lit(b, 1u32)), (o_last, last_keep)],
+        all_keep,
+    ));
     tx.last().set(o_last);
+    tx.user().expect("m_axis_tx_tuser").set(o_abort);
     tx.valid().set(o_valid);
     // The request FIFO: written in `Cmd` when it has room, read by the TX path in order.
     let cb = CMDS.trailing_zeros();
@@ -104,13 +138,17 @@ pub(super) fn frame_out(
     let c_rd = reg_init(cb + 1, 0u32).named("tx_cmd_rd");
     let c_mem = memory("tx_cmd_fifo", TxCmd::WIDTH, CMDS);
     let cmd_room = (c_wr - c_rd).lt(CMDS as u64).named("tx_cmd_room");
-    let c_push = (cmd & cmd_room).named("tx_cmd_push");
+    let c_push = (cmd & !cont & cmd_room).named("tx_cmd_push");
     c_mem.write(c_push, c_wr.trunc(cb), cmd_data);
     c_wr.set_if(c_push, c_wr + 1u32);
     let c_valid = c_wr.ne(c_rd).named("tx_cmd_valid");
     c_rd.set_if(c_valid & tx_cmd.ready, c_rd + 1u32);
     tx_cmd.data.set(c_mem.read_async(c_rd.trunc(cb)));
     tx_cmd.valid.set(c_valid);
-    let sent = (send & !more_out & (!o_valid | tx.ready())).named("frame_sent");
-    Out { sent, cmd_room }
+    let sent = (send & !more_out & free).named("frame_sent");
+    Out {
+        sent,
+        cmd_done: cont | cmd_room,
+        aborted: abort_load,
+    }
 }

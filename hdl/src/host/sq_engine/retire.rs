@@ -19,6 +19,12 @@
 //!   WQE, as when the issue side finds a fault). The flush holds until a queue command is
 //!   taken (which waits for this side to be empty); the issue side is told (`fault_*`) to
 //!   put the SQ in error with its consumer counter after the failed WQE.
+//! - An LSO send longer than a WQE's share of the ring is gathered in pieces, one record each
+//!   (`cont`: not the first, `more`: not the last): a piece's beats follow the piece before
+//!   it in one frame, its request queued with the first, the CQE made with the last. A piece
+//!   failed by a DMA answer after earlier pieces left ends the frame with the abort beat
+//!   (`frame_out`) and the error CQE; the WQE's later pieces are flushed with the SQ's later
+//!   WQEs. A failed first piece fails the WQE as any WQE's failure does.
 //! - Throughput: a packet every `ceil(len / B) + 2` cycles (the offload request queued, then
 //!   the beats; the TX path takes the requests from their FIFO later, `frame_out`); a CQE one
 //!   cycle after its WQE's last packet.
@@ -68,6 +74,10 @@ nicgen_edsl::record! {
         packets: 5,
         /// Gather-buffer bytes it holds (a multiple of 64; 0 when it gathered nothing).
         alloc: 15,
+        /// A piece of an LSO send after its first: its beats continue the frame.
+        cont: 1,
+        /// A piece of an LSO send before its last: the frame goes on with the next record.
+        more: 1,
     }
 }
 
@@ -82,6 +92,8 @@ nicgen_edsl::states! {
         Send,
         /// Drop the packets of a failed or flushed WQE, one a cycle.
         Skip,
+        /// End a frame whose later piece failed with the abort beat.
+        Abort,
         /// The CQE (if one is due), then the WQE's space is freed.
         Cqe,
     }
@@ -212,6 +224,9 @@ pub(super) fn retire(i: In) -> Out {
                 .trunc(i.lanes[0].addr_width()),
             send: is(R::Send),
             cmd: is(R::Cmd),
+            cont: head.cont,
+            more: head.more,
+            abort: is(R::Abort),
             cmd_data: TxCmd {
                 csum_l3: head.csum_l3,
                 csum_l4: head.csum_l4,
@@ -227,7 +242,8 @@ pub(super) fn retire(i: In) -> Out {
     );
     let sent = out.sent;
     let skipped = is(R::Skip);
-    let pk_pop = sent | skipped;
+    // A piece that aborts its frame has one packet (the piece), dropped with the abort beat.
+    let pk_pop = sent | skipped | out.aborted;
     pk_rd.set_if(pk_pop, pk_rd + 1u32);
     k.set(select(&[(take, lit(5, 0u32)), (pk_pop, k + 1u32)], k));
     at.set(select(
@@ -236,7 +252,8 @@ pub(super) fn retire(i: In) -> Out {
     ));
 
     // ---- Completion ----
-    let want = !skip & (bad | head.want_cqe);
+    // A piece before the last has no CQE of its own (unless it failed: then it ends the WQE).
+    let want = !skip & (bad | (head.want_cqe & !head.more));
     i.cmpl.set_fields(&Cmpl {
         cqn: head.cqn,
         opcode: mux(bad, lit(4, cqe_opcode::REQ_ERR), lit(4, cqe_opcode::REQ)),
@@ -264,13 +281,15 @@ pub(super) fn retire(i: In) -> Out {
                 select(
                     &[
                         (!has_pk, to(R::Cqe)),
+                        (!flushed & data_err & head.cont, to(R::Abort)),
                         (flushed | head.failed | data_err, to(R::Skip)),
                     ],
                     to(R::Cmd),
                 ),
             ),
             (skipped & last_pk, to(R::Cqe)),
-            (is(R::Cmd) & out.cmd_room, to(R::Send)),
+            (out.aborted, to(R::Cqe)),
+            (is(R::Cmd) & out.cmd_done, to(R::Send)),
             (sent, mux(last_pk, to(R::Cqe), to(R::Cmd))),
             (pop, to(R::Idle)),
         ],
@@ -288,8 +307,9 @@ pub(super) fn retire(i: In) -> Out {
         fault_sqn: head.sqn,
         fault_ci: head.wqe_counter,
         fault_next: head.next_ci,
-        wqe_done: pop & !skip,
+        // A WQE in pieces counts once: with its last piece, or the one that failed.
+        wqe_done: pop & !skip & (bad | !head.more),
         wqe_error: pop & !skip & bad,
-        sent,
+        sent: sent & !head.more,
     }
 }

@@ -18,6 +18,8 @@ pub(super) struct Wqe {
     pub fm: Sig,
     /// One frame from the inline header and the data segments: SEND or LSO.
     pub is_send: Sig,
+    /// An LSO send (one of `is_send`).
+    pub is_lso: Sig,
     pub is_nop: Sig,
     /// An enhanced multi-packet send (ENHANCED_MPSW): every data segment is one packet.
     pub is_mpw: Sig,
@@ -78,6 +80,7 @@ pub(super) fn decode(wqe: Sig) -> Wqe {
         ds,
         fm,
         is_send,
+        is_lso,
         is_nop,
         is_mpw,
         nbb,
