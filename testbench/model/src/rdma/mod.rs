@@ -3,6 +3,10 @@
 //! and responder of a QP, DCQCN congestion control and a two-node link to run them against
 //! each other.
 //!
+//! Frames go in and come out as byte vectors (Ethernet without FCS, ICRC included), so a
+//! hardware testbench can feed the same frames to the RTL and to [`Qp::on_frame`] /
+//! [`Requester::on_packet`] / [`Responder::on_packet`] and compare what each sends.
+//!
 //! **Time is a tick count the caller passes in** (`now`); the model never reads a clock. One
 //! tick stands for one microsecond, the unit of the IBA timer codes and of the DCQCN
 //! parameters.
@@ -11,14 +15,23 @@
 //! |---|---|
 //! | [`headers`] | RETH, AETH with its syndromes, AtomicETH, AtomicAckETH, ImmDt, and [`Packet`], a whole frame |
 //! | [`context`] | host memory, PDs, MRs with access checks, QP states and attributes |
+//! | [`requester`] | send work requests → packets; ACK/NAK/response handling, go-back-N, timers |
+//! | [`responder`] | request packets → execution, ACK/NAK/READ responses/atomic ACKs |
+//! | [`qp`] | a QP: the state machine around a requester and a responder |
 //!
 //! PSNs are 24-bit and compared by the half-space rule ([`psn_diff`]).
 
 pub mod context;
 pub mod headers;
+pub mod qp;
+pub mod requester;
+pub mod responder;
 
 pub use context::{Access, AccessError, Host, Mr, Mtu, QpAttr, QpError, QpState};
 pub use headers::{rnr_timer_us, Aeth, AtomicAckEth, AtomicEth, NakCode, Packet, Reth, Syndrome};
+pub use qp::Qp;
+pub use requester::{Requester, SendWr, WrOp};
+pub use responder::{RecvWr, Responder};
 
 use crate::roce::{IpHeader, RoceHeaders};
 use std::net::IpAddr;
