@@ -19,19 +19,25 @@
 //! | [`responder`] | request packets → execution, ACK/NAK/READ responses/atomic ACKs |
 //! | [`qp`] | a QP: the state machine around a requester and a responder |
 //! | [`dcqcn`] | the CNP notification point and the DCQCN reaction point |
+//! | [`link`] | a lossy, reordering link, a node, and a two-node simulation |
 //!
 //! PSNs are 24-bit and compared by the half-space rule ([`psn_diff`]).
 
 pub mod context;
 pub mod dcqcn;
 pub mod headers;
+pub mod link;
 pub mod qp;
 pub mod requester;
 pub mod responder;
 
+#[cfg(test)]
+mod tests;
+
 pub use context::{Access, AccessError, Host, Mr, Mtu, QpAttr, QpError, QpState};
 pub use dcqcn::{CnpPacer, Dcqcn, DcqcnParams};
 pub use headers::{rnr_timer_us, Aeth, AtomicAckEth, AtomicEth, NakCode, Packet, Reth, Syndrome};
+pub use link::{Link, LinkConfig, Node, Pair};
 pub use qp::Qp;
 pub use requester::{Requester, SendWr, WrOp};
 pub use responder::{RecvWr, Responder};
