@@ -4,7 +4,8 @@
 //! A [`Link`] carries whole frames one way after `delay` ticks; each frame is lost, delayed
 //! further (and so reordered), duplicated or CE-marked with the configured probabilities,
 //! drawn from a seeded [`SplitMix64`] so a run repeats exactly. A [`Node`] is a host (memory,
-//! PDs, MRs), its QPs, the CNP notification point and one DCQCN reaction point per QP. A
+//! PDs, MRs), its QPs, the CNP notification point and one DCQCN reaction point per QP, whose
+//! rate paces the QP's requester. A
 //! [`Pair`] steps two nodes and two links one tick at a time.
 
 use super::context::Host;
@@ -273,8 +274,9 @@ impl Node {
         let qpn = p.bth.dest_qp;
         if p.bth.opcode == opcode::CNP {
             self.stats.cnps_received += 1;
-            if let Some(rp) = self.rp.get_mut(&qpn) {
+            if let (Some(rp), Some(qp)) = (self.rp.get_mut(&qpn), self.qps.get_mut(&qpn)) {
                 rp.on_cnp(now);
+                qp.requester.rate = Some(rp.rate());
             }
             return Vec::new();
         }
@@ -309,10 +311,11 @@ impl Node {
         let mut out = Vec::new();
         let qpns: Vec<u32> = self.qps.keys().copied().collect();
         for qpn in qpns {
+            let qp = self.qps.get_mut(&qpn).unwrap();
             if let Some(rp) = self.rp.get_mut(&qpn) {
                 rp.tick(now);
+                qp.requester.rate = rp.limiting.then(|| rp.rate());
             }
-            let qp = self.qps.get_mut(&qpn).unwrap();
             let f = qp.tick(&mut self.host, now);
             self.sent(qpn, &f);
             out.extend(f);

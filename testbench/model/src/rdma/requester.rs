@@ -22,6 +22,8 @@
 //!   `retry_cnt`; forward progress refills it.
 //! * **RNR NAK**: wait the coded time, then resend from the NAKed PSN; costs one `rnr_retry`
 //!   (7 = forever).
+//! * **Rate**: with [`Requester::rate`] set (by the DCQCN reaction point), frames go while a
+//!   credit of rate × elapsed ticks, capped at [`BURST_BYTES`], is positive.
 //! * **Fatal NAKs** (0x61-0x63) complete the request in error, flush the later ones and leave
 //!   the QP failed ([`Requester::failed`]).
 
@@ -33,6 +35,9 @@ use std::collections::VecDeque;
 
 /// The requester asks for an ACK at least once per this many packets.
 pub const ACK_REQ_EVERY: u32 = 64;
+
+/// The most bytes the rate limiter lets go back to back after an idle time.
+pub const BURST_BYTES: usize = 8192;
 
 /// The operation of a send work request; remote addresses and keys are the peer's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,6 +199,13 @@ pub struct Requester {
     cq: VecDeque<Wc>,
     /// PSNs allowed in flight.
     pub max_unacked: u32,
+    /// Rate limit in Mb/s (the DCQCN reaction point's rate); `None` sends as fast as the
+    /// window allows.
+    pub rate: Option<u64>,
+    /// Byte credit of the rate limiter, in bits so that refills are exact.
+    credit_bits: i64,
+    /// Tick of the last refill.
+    credit_at: u64,
     /// Event counts.
     pub stats: RequesterStats,
 }
@@ -222,6 +234,9 @@ impl Requester {
             since_ack_req: 0,
             cq: VecDeque::new(),
             max_unacked: 128,
+            rate: None,
+            credit_bits: 0,
+            credit_at: 0,
             stats: RequesterStats::default(),
         }
     }
@@ -577,12 +592,18 @@ impl Requester {
             }
             self.rnr_until = None;
         }
+        self.refill(now);
         while self.cursor_idx < self.wqes.len()
             && psn_diff(self.cursor, self.una) < self.max_unacked as i32
+            && (self.rate.is_none() || self.credit_bits > 0)
         {
             let w = self.wqes[self.cursor_idx];
             let k = psn_diff(self.cursor, w.first_psn) as u32;
-            out.push(self.build(host, &w, k).emit());
+            let frame = self.build(host, &w, k).emit();
+            if self.rate.is_some() {
+                self.credit_bits -= frame.len() as i64 * 8;
+            }
+            out.push(frame);
             self.stats.packets += 1;
             if matches!(w.wr.op, WrOp::Read { .. }) || k + 1 == w.npkts {
                 self.cursor = psn_add(w.last_psn(), 1);
@@ -598,6 +619,19 @@ impl Requester {
             self.deadline = self.attr().ack_timeout_ticks().map(|t| now + t);
         }
         out
+    }
+
+    /// Adds the credit the rate limit earned since the last refill: rate (Mb/s) × ticks (µs)
+    /// bits, at most [`BURST_BYTES`]. A frame may go while the credit is positive, so the
+    /// credit may end negative by less than one frame; without a limit it stays full.
+    fn refill(&mut self, now: u64) {
+        let cap = BURST_BYTES as i64 * 8;
+        let earned = match self.rate {
+            Some(r) => (now.saturating_sub(self.credit_at) as i64).saturating_mul(r as i64),
+            None => cap,
+        };
+        self.credit_bits = self.credit_bits.saturating_add(earned).min(cap);
+        self.credit_at = now;
     }
 
     /// Packet `k` of request `w` (for a READ: the request for the part from response `k` on).

@@ -616,10 +616,11 @@ fn a_gap_gets_one_sequence_nak_and_duplicates_a_re_ack() {
     assert_eq!((re[0].bth.psn, re[0].aeth.unwrap().msn), (0xFF_FFF3, 1));
 }
 
-#[test]
-fn ce_marked_traffic_makes_paced_cnps_that_slow_the_sender() {
+/// Ticks 20 WRITEs of 64 KiB take from A to B with CE marking of probability `ce`, the
+/// lowest rate A's reaction point reached, and the pair.
+fn marked_run(ce: f64) -> (u64, u64, Setup, u32) {
     let cfg = LinkConfig {
-        ce_mark: 1.0,
+        ce_mark: ce,
         ..LinkConfig::ideal(2)
     };
     let mut s = setup(1 << 20, cfg, 10);
@@ -633,16 +634,32 @@ fn ce_marked_traffic_makes_paced_cnps_that_slow_the_sender() {
     for i in 0..20 {
         qp.post_send(host, send_wr(i, w, 0, la, 64 << 10)).unwrap();
     }
-    let (ca, _) = run(&mut s, 100_000, 20, 0);
-    assert!(ca.iter().all(|c| c.status == WcStatus::Success));
-    let ticks = s.pair.now;
+    let mut done = Vec::new();
+    let mut min_rate = u64::MAX;
+    let ok = s.pair.run_until(1_000_000, |p| {
+        done.extend(p.a.poll_cq());
+        min_rate = min_rate.min(p.a.rp[&qa].rate());
+        done.len() == 20
+    });
+    assert!(ok && done.iter().all(|c| c.status == WcStatus::Success));
+    assert_eq!(s.pair.ab.stats.bad_icrc + s.pair.ba.stats.bad_icrc, 0);
+    (s.pair.now, min_rate, s, qa)
+}
+
+#[test]
+fn ce_marked_traffic_makes_paced_cnps_that_slow_the_sender() {
+    let (fast, full, s, _) = marked_run(0.0);
+    assert_eq!((full, s.pair.b.stats.cnps_sent), (25_000, 0));
+    let (slow, low, s, qa) = marked_run(0.05);
     let cnps = s.pair.b.stats.cnps_sent;
     assert!(
-        cnps > 0 && cnps <= ticks / 4 + 1,
-        "{cnps} CNPs in {ticks} ticks"
+        cnps > 0 && cnps <= slow / 4 + 1,
+        "{cnps} CNPs in {slow} ticks"
     );
-    assert_eq!(s.pair.a.stats.cnps_received, cnps - s.pair.ba.stats.lost);
-    assert!(s.pair.a.rp[&qa].rate() < 25_000);
+    assert_eq!(s.pair.a.stats.cnps_received, cnps);
+    assert!(low < 25_000 / 2, "rate cut to {low} Mb/s");
+    assert!(slow > 2 * fast, "paced: {slow} ticks against {fast}");
+    assert!(s.pair.a.rp[&qa].rate() > low, "recovering at the end");
 }
 
 #[test]
