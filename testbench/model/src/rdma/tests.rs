@@ -24,8 +24,12 @@ struct Setup {
 }
 
 fn setup(mem: usize, cfg: LinkConfig, seed: u64) -> Setup {
-    let mut a = Node::new(MAC_A, ip(1), mem);
-    let mut b = Node::new(MAC_B, ip(2), mem);
+    setup_at(mem, cfg, seed, ip(1), ip(2))
+}
+
+fn setup_at(mem: usize, cfg: LinkConfig, seed: u64, ip_a: IpAddr, ip_b: IpAddr) -> Setup {
+    let mut a = Node::new(MAC_A, ip_a, mem);
+    let mut b = Node::new(MAC_B, ip_b, mem);
     let pd_a = a.host.alloc_pd();
     let pd_b = b.host.alloc_pd();
     let mr_a = a.host.reg_mr(pd_a, 0, mem as u64, Access::ALL).unwrap();
@@ -43,8 +47,8 @@ fn setup(mem: usize, cfg: LinkConfig, seed: u64) -> Setup {
 fn connect(s: &mut Setup, mtu: Mtu, tweak: impl Fn(&mut QpAttr)) -> (u32, u32) {
     let qa = s.pair.a.create_qp(s.pd_a);
     let qb = s.pair.b.create_qp(s.pd_b);
-    let mut at_a = QpAttr::new(qb, ip(2), MAC_B);
-    let mut at_b = QpAttr::new(qa, ip(1), MAC_A);
+    let mut at_a = QpAttr::new(qb, s.pair.b.local.ip, MAC_B);
+    let mut at_b = QpAttr::new(qa, s.pair.a.local.ip, MAC_A);
     at_a.mtu = mtu;
     at_b.mtu = mtu;
     at_a.sq_psn = 0xFF_FFF0;
@@ -714,4 +718,97 @@ fn a_misaligned_atomic_naks_invalid_request() {
     );
     assert_eq!(nak.bth.psn, p.bth.psn);
     assert_eq!(qpb.state(), QpState::Error);
+}
+
+#[test]
+fn a_write_and_a_read_work_over_ipv6() {
+    let (a6, b6) = ("fd00::1".parse().unwrap(), "fd00::2".parse().unwrap());
+    let mut s = setup_at(1 << 16, LinkConfig::ideal(2), 14, a6, b6);
+    let (qa, _) = connect(&mut s, Mtu::M512, |_| {});
+    s.pair.ab.record = true;
+    let mut rng = SplitMix64(3);
+    fill(&mut s.pair.a.host, 0, 3000, &mut rng);
+    let (la, rb) = (s.mr_a.lkey, s.mr_b.rkey);
+    let (qp, host) = s.pair.a.qp_mut(qa);
+    let w = WrOp::Write {
+        remote_va: 0x4000,
+        rkey: rb,
+    };
+    qp.post_send(host, send_wr(1, w, 0, la, 3000)).unwrap();
+    let r = WrOp::Read {
+        remote_va: 0x4000,
+        rkey: rb,
+    };
+    qp.post_send(host, send_wr(2, r, 0x8000, la, 3000)).unwrap();
+    let (ca, _) = run(&mut s, 1000, 2, 0);
+    assert!(ca.iter().all(|c| c.status == WcStatus::Success));
+    let m = &s.pair.a.host.mem;
+    assert!(m[..3000] == m[0x8000..0x8000 + 3000]);
+    let p = Packet::parse(&s.pair.ab.recorded[0]).unwrap();
+    assert!(matches!(p.headers.ip, crate::roce::IpHeader::V6 { .. }));
+}
+
+#[test]
+fn a_partly_answered_read_is_asked_again_for_its_remainder() {
+    let mut s = setup(1 << 16, LinkConfig::ideal(1), 15);
+    let (qa, qb) = connect(&mut s, Mtu::M256, |_| {});
+    let mut rng = SplitMix64(4);
+    fill(&mut s.pair.b.host, 0x1000, 700, &mut rng);
+    let (la, rb) = (s.mr_a.lkey, s.mr_b.rkey);
+    let r = WrOp::Read {
+        remote_va: 0x1000,
+        rkey: rb,
+    };
+    let (qp, host) = s.pair.a.qp_mut(qa);
+    qp.post_send(host, send_wr(1, r, 0x2000, la, 700)).unwrap();
+    let req = qp.tick(host, 1);
+    assert_eq!(req.len(), 1);
+    let (qpb, hb) = s.pair.b.qp_mut(qb);
+    let resp = qpb.on_frame(hb, 1, &req[0]);
+    let ops: Vec<u8> = resp
+        .iter()
+        .map(|f| Packet::parse(f).unwrap().bth.opcode)
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            opcode::RC_READ_RESPONSE_FIRST,
+            opcode::RC_READ_RESPONSE_MIDDLE,
+            opcode::RC_READ_RESPONSE_LAST
+        ]
+    );
+    // Only the first response arrives; the timer asks again for bytes 256.. at the second PSN.
+    let (qp, host) = s.pair.a.qp_mut(qa);
+    assert!(qp.on_frame(host, 2, &resp[0]).is_empty());
+    let timeout = qp.attr().unwrap().ack_timeout_ticks().unwrap();
+    let again = qp.tick(host, 2 + timeout);
+    let p = Packet::parse(&again[0]).unwrap();
+    assert_eq!(p.bth.opcode, opcode::RC_READ_REQUEST);
+    assert_eq!(p.bth.psn, 0xFF_FFF1);
+    let reth = p.reth.unwrap();
+    assert_eq!((reth.va, reth.dma_len), (0x1000 + 256, 700 - 256));
+    // The responder replays from its saved READ, without executing anything new.
+    let (qpb, hb) = s.pair.b.qp_mut(qb);
+    let replay = qpb.on_frame(hb, 3, &again[0]);
+    let parsed = |fs: &[Vec<u8>]| -> Vec<(u32, Vec<u8>)> {
+        fs.iter()
+            .map(|f| Packet::parse(f).unwrap())
+            .map(|p| (p.bth.psn, p.payload))
+            .collect()
+    };
+    assert_eq!(parsed(&replay), parsed(&resp[1..]), "same PSNs and bytes");
+    let first = Packet::parse(&replay[0]).unwrap().bth.opcode;
+    assert_eq!(
+        first,
+        opcode::RC_READ_RESPONSE_FIRST,
+        "counted from the new request"
+    );
+    assert_eq!(qpb.responder.msn(), 1);
+    let (qp, host) = s.pair.a.qp_mut(qa);
+    for f in &replay {
+        qp.on_frame(host, 4, f);
+    }
+    let wc = qp.poll_cq();
+    assert_eq!((wc.len(), wc[0].status), (1, WcStatus::Success));
+    assert!(s.pair.a.host.mem[0x2000..0x2000 + 700] == s.pair.b.host.mem[0x1000..0x1000 + 700]);
 }
