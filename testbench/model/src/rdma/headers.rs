@@ -674,6 +674,20 @@ mod tests {
     }
 
     #[test]
+    fn vlan_tags_survive_a_round_trip() {
+        let mut p = Packet::parse(&hex(T3)).unwrap();
+        for vlans in [
+            vec![(0x8100, 0x2005)],
+            vec![(0x88A8, 0x0064), (0x8100, 0x6007)],
+        ] {
+            p.headers.vlans = vlans;
+            let f = p.emit();
+            assert!(roce::icrc_ok(&f));
+            assert_eq!(Packet::parse(&f).unwrap(), p);
+        }
+    }
+
+    #[test]
     fn ce_marking_keeps_the_icrc_and_the_ip_checksum() {
         for v in [T3, T4] {
             let mut f = hex(v);
