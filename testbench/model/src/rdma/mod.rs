@@ -22,6 +22,11 @@
 //! | [`link`] | a lossy, reordering link, a node, and a two-node simulation |
 //!
 //! PSNs are 24-bit and compared by the half-space rule ([`psn_diff`]).
+//!
+//! Not modelled: end-to-end credits (ACKs carry credit code 0x1F and the requester ignores
+//! credits), the `max_rd_atomic` bound on outstanding READs/atomics, the SE bit, SEND with
+//! Invalidate (NAKed as invalid request), UC/UD transports, shared receive queues and
+//! work requests with more than one scatter/gather element.
 
 pub mod context;
 pub mod dcqcn;

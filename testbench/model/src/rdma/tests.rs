@@ -812,3 +812,30 @@ fn a_partly_answered_read_is_asked_again_for_its_remainder() {
     assert_eq!((wc.len(), wc[0].status), (1, WcStatus::Success));
     assert!(s.pair.a.host.mem[0x2000..0x2000 + 700] == s.pair.b.host.mem[0x1000..0x1000 + 700]);
 }
+
+#[test]
+fn a_retransmission_rereads_host_memory() {
+    let mut s = setup(1 << 16, LinkConfig::ideal(1), 16);
+    let (qa, _) = connect(&mut s, Mtu::M256, |_| {});
+    let la = s.mr_a.lkey;
+    let w = WrOp::Write {
+        remote_va: 0,
+        rkey: s.mr_b.rkey,
+    };
+    s.pair.a.host.write(0, &[1; 300]);
+    let (qp, host) = s.pair.a.qp_mut(qa);
+    qp.post_send(host, send_wr(1, w, 0, la, 300)).unwrap();
+    let first = qp.tick(host, 1);
+    // Both packets are lost; the buffer changes before the timer fires.
+    host.write(0, &[2; 300]);
+    let timeout = qp.attr().unwrap().ack_timeout_ticks().unwrap();
+    assert!(qp.tick(host, timeout).is_empty(), "not yet due");
+    let again = qp.tick(host, 1 + timeout);
+    assert_eq!(again.len(), first.len());
+    for (a, b) in first.iter().zip(&again) {
+        let (a, b) = (Packet::parse(a).unwrap(), Packet::parse(b).unwrap());
+        assert_eq!((a.bth.psn, a.bth.opcode), (b.bth.psn, b.bth.opcode));
+        assert!(a.payload.iter().all(|&x| x == 1) && b.payload.iter().all(|&x| x == 2));
+    }
+    assert_eq!(qp.requester.stats.timeouts, 1);
+}
