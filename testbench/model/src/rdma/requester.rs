@@ -21,7 +21,8 @@
 //!   triggered by packets; the timer may always trigger another. Each costs one of
 //!   `retry_cnt`; forward progress refills it.
 //! * **RNR NAK**: wait the coded time, then resend from the NAKed PSN; costs one `rnr_retry`
-//!   (7 = forever).
+//!   (7 = forever). While it waits, the retransmit timer is off and further NAKs for the
+//!   packets sent before are ignored.
 //! * **Rate**: with [`Requester::rate`] set (by the DCQCN reaction point), frames go while a
 //!   credit of rate × elapsed ticks, capped at [`BURST_BYTES`], is positive.
 //! * **Fatal NAKs** (0x61-0x63) complete the request in error, flush the later ones and leave
@@ -422,6 +423,11 @@ impl Requester {
         if why == Retry::Packet && self.retried_at == Some(self.una) {
             return;
         }
+        if self.rnr_until.is_some() {
+            // Waiting out an RNR NAK: the resend from `una` is already scheduled, and NAKs
+            // for packets sent before the RNR NAK are no new failure.
+            return;
+        }
         if self.wqes.is_empty() {
             return;
         }
@@ -502,6 +508,10 @@ impl Requester {
     }
 
     fn rnr(&mut self, now: u64, timer: u8) {
+        if self.rnr_until.is_some() {
+            // A copy of the RNR NAK being waited out.
+            return;
+        }
         if self.rnr_left == 0 {
             self.fail(WcStatus::RnrRetryExceeded);
             return;
@@ -591,6 +601,8 @@ impl Requester {
                 return out;
             }
             self.rnr_until = None;
+            // Re-armed by the resend below.
+            self.deadline = None;
         }
         self.refill(now);
         while self.cursor_idx < self.wqes.len()

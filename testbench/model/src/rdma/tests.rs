@@ -839,3 +839,42 @@ fn a_retransmission_rereads_host_memory() {
     }
     assert_eq!(qp.requester.stats.timeouts, 1);
 }
+
+#[test]
+fn rnr_waits_longer_than_the_ack_timeout_cost_no_retries() {
+    let cfg = LinkConfig {
+        duplicate: 1.0,
+        ..LinkConfig::ideal(2)
+    };
+    let mut s = setup(1 << 16, cfg, 17);
+    let (qa, qb) = connect(&mut s, Mtu::M1024, |a| {
+        a.min_rnr_timer = 13; // 960 µs, against a 66 µs ACK timeout
+        a.retry_cnt = 0;
+    });
+    let la = s.mr_a.lkey;
+    let (qp, host) = s.pair.a.qp_mut(qa);
+    for i in 0..3 {
+        qp.post_send(host, send_wr(i, WrOp::Send, 0, la, 100))
+            .unwrap();
+    }
+    s.pair.run_until(5000, |_| false);
+    assert!(s.pair.a.poll_cq().is_empty());
+    let st = s.pair.a.qp(qa).requester.stats;
+    assert_eq!(
+        (st.rnr_naks, st.go_back),
+        (6, 0),
+        "one per 960 µs wait, copies ignored"
+    );
+    let (qpb, hb) = s.pair.b.qp_mut(qb);
+    for i in 0..3 {
+        let r = RecvWr {
+            wr_id: i,
+            va: 4096 * (i + 1),
+            lkey: s.mr_b.lkey,
+            len: 100,
+        };
+        qpb.post_recv(hb, r).unwrap();
+    }
+    let (ca, cb) = run(&mut s, 2000, 3, 3);
+    assert!(ca.iter().chain(&cb).all(|c| c.status == WcStatus::Success));
+}
