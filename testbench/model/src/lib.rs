@@ -38,6 +38,7 @@
 //! | [`ipv4`] | IPv4 with options, header checksum, fragment fields |
 //! | [`ipv6`] | IPv6 fixed header and extension-header skipping |
 //! | [`mac`] | MAC framing: FCS check/strip with runt/oversize/MAC-control verdicts, pad + FCS append |
+//! | [`rdma`] | the RoCEv2 RC transport: extended headers, MRs and QPs, requester and responder with go-back-N, DCQCN, a two-node link |
 //! | [`regfile`] | the BAR register file on transactions (address, data, strobes in; response, read data, effect out) |
 //! | [`roce`] | RoCEv2: BTH, opcodes, ICRC (the masked CRC-32) and frame builders over IPv4/IPv6 with VLAN tags |
 //! | [`rq`] | receive queues: scatter of a frame over a WQE's segments, its completion |
@@ -64,6 +65,7 @@ pub mod ipv4;
 pub mod ipv6;
 pub mod mac;
 pub mod parse;
+pub mod rdma;
 pub mod regfile;
 pub mod roce;
 pub mod rq;
