@@ -38,7 +38,8 @@ pub struct SqLimits {
     /// Largest LSO send (bytes, headers included). Above the gather piece
     /// ([`SqLimits::piece`]), an LSO send longer than a piece is gathered in pieces: it may
     /// have no inline data segment (LOCAL_LENGTH), and a DMA read failing in a piece after
-    /// the first cuts the frame there (the pieces before it have left: [`Sent::aborted`]).
+    /// the first cuts the frame there (the pieces before it have left: `aborted` in
+    /// [`Sent::req`]).
     pub max_lso: usize,
 }
 
