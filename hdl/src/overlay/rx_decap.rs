@@ -65,7 +65,8 @@
 //!   valid, bits 25:24 kind, 1 VXLAN and 2 NVGRE, bits 23:0 VNI or VSID).
 //! - Latency: store-and-forward: a frame's first beat leaves after its last beat came in and
 //!   its record went through the parser (`eth_hdr_parse::LATENCY_AFTER_LAST`), the record's
-//!   slice, the lookup's two stages, the command FIFO and the trim; its last beat also waits
+//!   slice, the lookup's two stages and the register in front of the FIFOs, the command FIFO
+//!   and the trim; its last beat also waits
 //!   for the outer verdicts (not measured apart from the RX path).
 //! - Throughput: a record a cycle through the lookup; the data 1 beat/cycle, the trim's bubbles
 //!   only where outer bytes disappear: VXLAN frames of 92 to 9000 bytes go through the RX path
@@ -476,14 +477,20 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
             len: mux(on, g.inner_end - g.inner_off, lit(16, 0xFFFFu32)),
             drop: lit(1, 0u32),
         };
-        u_cmd_q.s_axis.set_fields(&keep_inner(decap));
-        u_cmd_q.s_axis.valid.set(valid2);
+        // What goes into the three FIFOs and to the parse side is worked out from the record
+        // and the steering result, then registered once more (`*_s3`), so that the FIFOs'
+        // write data come from flops of their own, not through the decision and its fan-out
+        // (docs/TIMING.md, rule 12).
+        let valid3 = delay(valid2).named("lookup_s3");
+        let s3 = |x: Sig, nm: &str| delay(x).named(&format!("{nm}_s3"));
+        let cmd_word = u_cmd_q.s_axis.shape.pack(&keep_inner(decap));
+        u_cmd_q.s_axis.data.set(s3(cmd_word, "trim_cmd"));
+        u_cmd_q.s_axis.valid.set(valid3);
         let _ = u_cmd_q.s_axis.ready.unused(); // never full: `owed`
-        p.parse_cmd
-            .data
-            .set(p.parse_cmd.shape.pack(&keep_inner(inner)));
-        p.parse_cmd.valid.set(valid2);
-        u_csum_q.s_axis.set_fields(&RxCsumReq {
+        let parse_word = p.parse_cmd.shape.pack(&keep_inner(inner));
+        p.parse_cmd.data.set(s3(parse_word, "parse_cmd"));
+        p.parse_cmd.valid.set(valid3);
+        let csum_word = u_csum_q.s_axis.shape.pack(&RxCsumReq {
             l3: g.l3,
             l4: g.l4,
             l3_off: g.csum_l3_off,
@@ -493,10 +500,11 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
             proto: g.ip_proto,
             ip_sum: g.ip_sum,
         });
-        u_csum_q.s_axis.valid.set(valid2);
+        u_csum_q.s_axis.data.set(s3(csum_word, "csum_req"));
+        u_csum_q.s_axis.valid.set(valid3);
         let _ = u_csum_q.s_axis.ready.unused(); // never full: `owed`
         let gate = |x: Sig| x & (!bad).repl(x.width());
-        u_meta_q.s_axis.set_fields(&TunPending {
+        let meta_word = u_meta_q.s_axis.shape.pack(&TunPending {
             tunnel: gate(g.tunnel),
             bad: gate(g.tunnel_bad),
             id: gate(g.tunnel_id),
@@ -516,7 +524,8 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
             ext_bad: g.ext_bad,
             malformed: gate(g.malformed),
         });
-        u_meta_q.s_axis.valid.set(valid2);
+        u_meta_q.s_axis.data.set(s3(meta_word, "tun_pending"));
+        u_meta_q.s_axis.valid.set(valid3);
         let _ = u_meta_q.s_axis.ready.unused(); // never full: `owed`
 
         // ---- Data side: a fork to the trim and the outer checksums; the tunnel record and

@@ -348,7 +348,12 @@ fn trim(cfg: &TrimCfg, p: TrimPorts) {
         let retire = (p_v.get(k) & (p_last.get(k) | q_v.get(k)) & (p_emit.get_n(k) | room))
             .named(&format!("retire{sfx}"));
         let load = retire | p_v.get_n(k);
-        (room, retire, load, q_v.get_n(k) | load)
+        // `Q` is free when it is empty or moves on: `!q_v | load`, which with `q_v` set
+        // reduces to this sum of flops and `room` (two LUT levels to `s_axis_tready`, not
+        // four through `retire` and `load`).
+        let free = (q_v.get_n(k) | p_v.get_n(k) | p_emit.get_n(k) | room)
+            .named(&format!("q_free_now{sfx}"));
+        (room, retire, load, free)
     };
     let (_, retire, load, free) = nets(0, "");
     load_p.set(load);

@@ -156,21 +156,14 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
     // The tunnel (nicgen_model::tunnel::parse_tunnel): VXLAN when the UDP header passed every
     // check on the VXLAN port, else NVGRE when the IP header passed its checks, with no
     // broken extension-header chain, not a fragment, protocol 47.
+    // The kind and whether it passed are decided here and registered with the fields of both
+    // kinds; the fields are picked after the register (one LUT per bit from flops), so the
+    // decision does not fan out to every field's bit through its checks.
     let tunnel = tun.map(|(t, (vx_ok, gre_ok))| {
         let vxlan = l3_ok & l4c.bit(1) & t.vx_port;
         let nvgre = l3_ok & !frag & !ext_bad & t.gre_proto;
         let whole = (vxlan & vx_ok) | (!vxlan & nvgre & gre_ok);
-        let zero = |x: Sig| lit(x.width(), 0u32);
-        let pick = |v: Sig, g: Sig| mux(whole, mux(vxlan, v, g), zero(v));
-        ParseMeta {
-            tunnel: cat(&[!vxlan & nvgre, vxlan]),
-            tunnel_bad: mux(vxlan, t.vx_code, mux(nvgre, t.gre_code, lit(3, 0u32))),
-            tunnel_id: pick(t.vni, t.key.slice(31, 8)),
-            flow_id: mux(whole & !vxlan, t.key.slice(7, 0), lit(8, 0u32)),
-            inner_off: pick(t.vx_inner.0, t.gre_inner.0),
-            inner_end: pick(t.vx_inner.1, t.gre_inner.1),
-            ..ParseMeta::<u32>::default().zeros()
-        }
+        (t, vxlan, nvgre, whole)
     });
 
     // ---------------------------------------------------------------- finish 3: claims
@@ -211,15 +204,33 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
     let is_udp = f(ip_proto.eq(17u32), "proto_udp");
     let l4_go = proto_ok & !frag;
     let c_end = mux(ip_ok, ip_end, frame_len);
-    let tunnel = tunnel.map(|t| {
-        let g = |x: Sig, nm: &str| f(x, nm);
+    let tunnel = tunnel.map(|(t, vxlan, nvgre, whole)| {
+        let (vxlan, nvgre, whole) = (
+            f(vxlan, "tun_vxlan"),
+            f(nvgre, "tun_nvgre"),
+            f(whole, "tun_whole"),
+        );
+        let zero = |x: Sig| lit(x.width(), 0u32);
+        let pick = |v: Sig, g: Sig, nm: &str| {
+            let (v, g) = (f(v, &format!("{nm}_vx")), f(g, &format!("{nm}_gre")));
+            mux(whole, mux(vxlan, v, g), zero(v))
+        };
+        let key = f(t.key, "tun_key");
         ParseMeta {
-            tunnel: g(t.tunnel, "tunnel"),
-            tunnel_bad: g(t.tunnel_bad, "tunnel_bad"),
-            tunnel_id: g(t.tunnel_id, "tunnel_id"),
-            flow_id: g(t.flow_id, "flow_id"),
-            inner_off: g(t.inner_off, "inner_off"),
-            inner_end: g(t.inner_end, "inner_end"),
+            tunnel: cat(&[!vxlan & nvgre, vxlan]),
+            tunnel_bad: mux(
+                vxlan,
+                f(t.vx_code, "tun_vx_code"),
+                mux(nvgre, f(t.gre_code, "tun_gre_code"), lit(3, 0u32)),
+            ),
+            tunnel_id: mux(
+                whole,
+                mux(vxlan, f(t.vni, "tun_vni"), key.slice(31, 8)),
+                lit(24, 0u32),
+            ),
+            flow_id: mux(whole & !vxlan, key.slice(7, 0), lit(8, 0u32)),
+            inner_off: pick(t.vx_inner.0, t.gre_inner.0, "inner_off"),
+            inner_end: pick(t.vx_inner.1, t.gre_inner.1, "inner_end"),
             ..ParseMeta::<u32>::default().zeros()
         }
     });
