@@ -79,8 +79,8 @@ use crate::stats::counter_bank;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
 use crate::stream::{
-    record_fifo, stream_fork_buffered, stream_fwd_reg, stream_reg_slice, stream_trim, FifoCfg,
-    OutStage, RecordReg, SpliceCmd, Stream, StreamCfg,
+    record_fifo, stream_fork_buffered, stream_fwd_reg, stream_reg_slice, stream_skid, stream_trim,
+    FifoCfg, OutStage, RecordReg, SpliceCmd, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 
@@ -380,6 +380,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
                 stream_trim(&t)?,
                 record_fifo(t.cmd(), PARSE_CMD_AHEAD)?,
                 stream_fwd_reg(&pcfg)?,
+                stream_skid(&pcfg)?,
             ))
         })
         .transpose()?;
@@ -484,7 +485,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         // FIFO's LUT-RAM read.
         let u_parse_reg = parse_reg.instance("u_parse_reg");
         match (&parse_trim, &u_decap) {
-            (Some((trim, cmd_q, trim_reg)), Some(d)) => {
+            (Some((trim, cmd_q, trim_reg, trim_skid)), Some(d)) => {
                 // The tunnel stage's commands, one per frame, queued until the frame's first
                 // beat gets here (never full: `PARSE_CMD_AHEAD`).
                 let u_cmd_q = cmd_q.instance("u_parse_cmd_q");
@@ -492,11 +493,15 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
                 u_cmd_q.s_axis.valid.set(d.parse_cmd.valid);
                 let _ = u_cmd_q.s_axis.ready.unused();
                 // A forward register and a register slice in front of the trim, so that the
-                // FIFOs' LUT-RAM reads do not reach its lane masks or its command adder.
+                // FIFOs' LUT-RAM reads do not reach its lane masks or its command adder; a
+                // skid buffer behind the forward register, so that the trim's ready reaches
+                // one flop, not the register's enables.
                 let u_trim = trim.instance("u_parse_trim");
                 let u_trim_reg = trim_reg.instance("u_parse_trim_reg");
+                let u_trim_skid = trim_skid.instance("u_parse_trim_skid");
                 connect(&u_parse_q.m_axis, &u_trim_reg.s_axis);
-                connect(&u_trim_reg.m_axis, &u_trim.s_axis);
+                connect(&u_trim_reg.m_axis, &u_trim_skid.s_axis);
+                connect(&u_trim_skid.m_axis, &u_trim.s_axis);
                 super::out_slice(&u_cmd_q.m_axis, "parse_cmd").drive(&u_trim.cmd);
                 // Never: a command keeps the inner frame (at least 14 bytes, within the frame)
                 // or the whole frame.

@@ -75,7 +75,8 @@
 //! - Cost: a second header parser with one view (tunnel fields, the outer report and checksum
 //!   request), the steering table ([`mod@super::tunnel_steering`]), a block-RAM FIFO of two
 //!   longest frames, a LUT-RAM FIFO, a fork with two 32-beat LUT-RAM FIFOs, `rx_csum`,
-//!   [`crate::stream::stream_trim()`], three 32-entry record FIFOs; LUT/FF/Fmax: results/AREA.md,
+//!   a forward register and a skid buffer in front of [`crate::stream::stream_trim()`], three
+//!   32-entry record FIFOs and the register in front of them; LUT/FF/Fmax: results/AREA.md,
 //!   row `rx_decap` (short of the nic64 clock: its worst paths are routing, from the
 //!   lookup's record register into the record FIFOs it writes).
 //! - Golden model: `nicgen_model::tunnel::decap` (with `nicgen_model::rx::rx_frame` for the
@@ -89,8 +90,8 @@ use crate::eth::rx_user;
 use crate::rss::rss_toeplitz::CfgWrite;
 use crate::stream::stream_fifo::{stream_fifo_room, FifoRam};
 use crate::stream::{
-    record_fifo, stream_fork_buffered, stream_fwd_reg, stream_trim, FifoCfg, Stream, StreamCfg,
-    TrimCfg, TrimCmd,
+    record_fifo, stream_fork_buffered, stream_fwd_reg, stream_skid, stream_trim, FifoCfg, Stream,
+    StreamCfg, TrimCfg, TrimCmd,
 };
 use crate::timing::Reserve;
 use nicgen_edsl::prelude::*;
@@ -340,6 +341,7 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
     let csum_q = record_fifo(RxCsumReq::shape(), DEC_DEPTH)?;
     let fork = stream_fork_buffered(&ucfg, &["trim", "csum"], FORK_DEPTH)?;
     let trim_reg = stream_fwd_reg(&ucfg)?;
+    let trim_skid = stream_skid(&ucfg)?;
     let csum = rx_csum(&RxCsumCfg {
         data_bits: w,
         levels_per_stage: cfg.levels_per_stage,
@@ -542,12 +544,16 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
         let _ = to_csum.user().expect("rx stream has tuser").unused();
         // Register slices after the LUT-RAM FIFOs, and a forward register after the fork's,
         // so that their reads do not reach the trim's command adder, its lane masks or the
-        // checksum unit's request queue (docs/TIMING.md, rule 9).
+        // checksum unit's request queue (docs/TIMING.md, rule 9); a skid buffer behind the
+        // forward register, so that the trim's ready reaches one flop, not the register's
+        // enables (rule 1).
         crate::eth::out_slice(&u_csum_q.m_axis, "csum_req").drive(&u_csum.req);
         let u_trim = trim.instance("u_trim");
         let u_trim_reg = trim_reg.instance("u_trim_reg");
+        let u_trim_skid = trim_skid.instance("u_trim_skid");
         connect(to_trim, &u_trim_reg.s_axis);
-        connect(&u_trim_reg.m_axis, &u_trim.s_axis);
+        connect(&u_trim_reg.m_axis, &u_trim_skid.s_axis);
+        connect(&u_trim_skid.m_axis, &u_trim.s_axis);
         crate::eth::out_slice(&u_cmd_q.m_axis, "trim_cmd").drive(&u_trim.cmd);
         // Never: a command keeps at least the inner frame's 14 bytes, which lie in the frame
         // (the parser checked), or the whole frame.
