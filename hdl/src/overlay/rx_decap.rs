@@ -77,8 +77,11 @@
 //!   longest frames, a LUT-RAM FIFO, a fork with two 32-beat LUT-RAM FIFOs, `rx_csum`,
 //!   a forward register and a skid buffer in front of [`crate::stream::stream_trim()`], three
 //!   32-entry record FIFOs and the register in front of them; LUT/FF/Fmax: results/AREA.md,
-//!   row `rx_decap` (short of the nic64 clock: its worst paths are routing, from the
-//!   lookup's record register into the record FIFOs it writes).
+//!   row `rx_decap`. The nic64 RX path with this stage does not meet its clock yet
+//!   (results/AREA-paths.md): its worst paths are the trims' handshakes
+//!   ([`crate::stream::stream_trim()`]: the output slice's ready through retire and load to
+//!   the P and Q enables), this stage parser's tunnel checks and the steering table's hit
+//!   select.
 //! - Golden model: `nicgen_model::tunnel::decap` (with `nicgen_model::rx::rx_frame` for the
 //!   whole path); test: `testbench/tests/eth/eth_rx.rs` (the tunnel runs), and the blocks'
 //!   own tests (`eth_hdr_parse`, `tunnel_steering`, `stream_trim`).
