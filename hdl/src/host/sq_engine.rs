@@ -205,7 +205,8 @@
 //!   WQE register), the gather ring in block RAM (one byte lane per RAM, twice `max_frame`
 //!   rounded up to a power of two), per data tag a beat address and a WQE id, the retire FIFO
 //!   (16 x 222 bits), the packet FIFO (16 lengths) and the request FIFO (8 x 88 bits, a `TxCmd` each) in LUT RAM, a 32-bit fault word per SQ, the
-//!   inline copy's beat multiplexers and byte shifter, a 32-bit multi-packet layout sum; no row in
+//!   inline copy's beat multiplexers and byte shifter, a 32-bit multi-packet layout sum, for LSO
+//!   sends in pieces a piece counter (`pos_bits`) and a 32-bit count of the bytes left; no row in
 //!   results/AREA.md.
 //! - Golden model: `nicgen_model::sq`; test: `testbench/tests/host/sq_engine.rs`.
 

@@ -295,7 +295,7 @@ impl Sq {
             0x00 if (1..=16).contains(&ds) => return Ok(Vec::new()),
             0x0A | 0x0E if (2..=16).contains(&ds) => {}
             0x29 if (2..=16).contains(&ds) => {
-                return self.multi_packet(wqe, ds, read, mrs, max_frame);
+                return self.multi_packet(wqe, ds, read, mrs, limits);
             }
             _ => return qp_op,
         }
@@ -407,14 +407,14 @@ impl Sq {
         ds: usize,
         read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
         mrs: &[Option<Mr>],
-        max_frame: usize,
+        limits: SqLimits,
     ) -> Result<Vec<Sent>, (u8, u8)> {
+        let (max_frame, buffer) = (limits.max_frame, limits.piece());
         let eth = &wqe[16..32];
         if be16(&eth[12..14]) != 0 {
             return Err((syndrome::LOCAL_QP_OP, 0));
         }
         let cs = eth[4];
-        let buffer = max_frame.next_power_of_two();
         let mut packets = Vec::new();
         let mut laid = 0usize;
         let mut i = 2;

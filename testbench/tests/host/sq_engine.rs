@@ -1086,7 +1086,7 @@ fn random_mpwqe(rng: &mut StdRng, buf: (u64, usize), n: usize, kind: u8) -> Wqe 
             segs.push(seg);
         }
         let laid: usize = segs.iter().map(|s| s.len().next_multiple_of(64)).sum();
-        if ds > 16 || segs.len() != n || laid > (MAX_FRAME as usize).next_power_of_two() {
+        if ds > 16 || segs.len() != n || laid > LIMITS.piece() {
             continue;
         }
         return Wqe {
@@ -2189,32 +2189,20 @@ fn long_super_frame(len: usize, vxlan: bool) -> Vec<u8> {
 /// An LSO WQE for `frame` (mss 1448): its headers inline, its payload written at a random
 /// place of the buffer and gathered by one to four pointer segments (lkey 1) cut at random.
 fn long_lso_wqe(s: &mut Setup, frame: &[u8], rng: &mut StdRng) -> Wqe {
-    let o = lso_offsets(frame, &TunnelConfig::default()).expect("a super-frame");
-    let payload = &frame[o.hdr_len..];
     let addr = s.buf.0 + rng.gen_range(0..4096u64);
-    s.b.host.mem.write(addr, payload).unwrap();
+    let (mut wqe, o) = lso_wqe(frame, 1448, addr, &mut s.b.host.mem);
+    let n = frame.len() - o.hdr_len;
     let mut cuts: Vec<usize> = (0..rng.gen_range(0..4))
-        .map(|_| rng.gen_range(1..payload.len()))
+        .map(|_| rng.gen_range(1..n))
         .collect();
-    cuts.extend([0, payload.len()]);
+    cuts.extend([0, n]);
     cuts.sort_unstable();
     cuts.dedup();
-    Wqe {
-        opcode: 0x0E,
-        lso: Some(Lso {
-            mss: 1448,
-            ..swp_of(&o)
-        }),
-        ds_override: None,
-        cs: if o.tunnel == 0 { 0xC0 } else { 0x70 },
-        cq_update: true,
-        inline: frame[..o.hdr_len].to_vec(),
-        vlan: None,
-        segs: cuts
-            .windows(2)
-            .map(|c| Seg::Ptr((c[1] - c[0]) as u32, 1, addr + c[0] as u64))
-            .collect(),
-    }
+    wqe.segs = cuts
+        .windows(2)
+        .map(|c| Seg::Ptr((c[1] - c[0]) as u32, 1, addr + c[0] as u64))
+        .collect();
+    wqe
 }
 
 /// LSO sends longer than a WQE's share of the gather ring (16 KiB here) up to the 256 KiB
