@@ -398,8 +398,13 @@ fn trim(cfg: &TrimCfg, p: TrimPorts) {
     o_data.set_if(o_room_data, f_data);
     o_keep.set_if(o_room_data, f_keep);
     o_last.set_if(o_room_data, out_last);
+    // `O`'s `tuser` loads whenever `O` may move or is parked (one LUT of copy-1 flops), not
+    // on `wr | release`, whose net would put `retire` in front of every `tuser` bit: a word
+    // loaded while `O` stays empty is never shown, and a parked beat's `tuser` is loaded
+    // again, right, in the cycle its frame's last beat retires (`release`, `P` then holds
+    // that beat).
     if let (Some(ou), Some(pu), Some(qu)) = (o_user, p_user, q_user) {
-        ou.set_if(wr | release, mux(p_last_, pu, qu));
+        ou.set_if(o_room_data | o_park.get(1), mux(p_last.get(1), pu, qu));
     }
     o_v.set(mux(wr, !park, release | (o_v.get(0) & !out.s_ready)));
     o_park.set(mux(wr, park, o_park.get(0) & !release));
