@@ -39,7 +39,7 @@ pub mod stream_width;
 
 pub use record_fifo::{record_fifo, RecordFifoPorts};
 pub use record_reg_slice::{
-    beat_reg_slice, record_reg_slice, record_reg_slice_ctl, record_reg_slice_wide,
+    beat_reg_slice, record_fwd_reg, record_reg_slice, record_reg_slice_ctl, record_reg_slice_wide,
     stream_reg_slice, BeatReg, RecordReg,
 };
 pub use stream_bytes::{OutStage, SpliceCmd, SplicePorts};

@@ -106,6 +106,29 @@ fn slice(name: &str, data: Sig, valid: Sig, ctl: bool) -> RecordReg {
     }
 }
 
+/// A forward register on a record stream: `data` and `valid` from flops (`<name>_data`,
+/// `<name>_valid`), the upstream ready `!valid | ready` a LUT of the caller's `ready`; latency
+/// 1, 1 record/cycle. For a LUT-RAM read that must go straight into a register (no skid
+/// multiplexer in front of it: docs/TIMING.md, rule 7) where the consumer's ready is a flop.
+#[track_caller]
+pub fn record_fwd_reg(name: &str, data: Sig, valid: Sig) -> RecordReg {
+    let ready = wire(1).named(&format!("{name}_ready"));
+    let valid_q = reg_init(1, 0u32).named(&format!("{name}_valid"));
+    let load = (!valid_q | ready).named(&format!("{name}_load"));
+    valid_q.set_if(load, valid);
+    let data_q = reg(data.width())
+        .enable(load)
+        .named(&format!("{name}_data"));
+    data_q.set(data);
+    RecordReg {
+        data: data_q,
+        valid: valid_q,
+        valid_ctl: valid_q,
+        ready,
+        s_ready: load,
+    }
+}
+
 /// A stream beat (`data`, `keep`, `last`) through a [`record_reg_slice`]: the slice's signals
 /// with the registered beat cut back into its fields.
 pub struct BeatReg {
@@ -172,10 +195,10 @@ impl RecordReg {
 
 /// [`record_reg_slice`] with its registers in two halves (low and high bits), each half's
 /// clock enables from its own copy of the output valid (`<name>_valid_lo`, `<name>_valid_n1`)
-/// and its skid select from its own copy of the skid's valid (`<name>_skid_valid`,
+/// and its skid select from its own copy of the skid's valid (`<name>_skid_valid_lo`,
 /// `<name>_skid_valid_n1`). So no enable or select net fans out to more than half the record,
-/// and the control flops (`<name>_valid`, the skid's) read neither half's enable. Same ports,
-/// latency and throughput.
+/// and the control flops (`<name>_valid`, the skid's) and the upstream ready read neither
+/// half's nets. Same ports, latency and throughput.
 pub fn record_reg_slice_wide(name: &str, data: Sig, valid: Sig) -> RecordReg {
     let w = data.width();
     assert!(
@@ -202,10 +225,15 @@ pub fn record_reg_slice_wide(name: &str, data: Sig, valid: Sig) -> RecordReg {
     let valid_lo = reg_init(1, 0u32).named(&format!("{name}_valid_lo"));
     valid_lo.set(next_v | (valid_q.get(0) & !ready));
     let load_lo = (!valid_lo | ready).named(&format!("{name}_load_lo"));
+    // And the low half's skid select and enable from one more copy of the skid's valid, built
+    // the same way from the low half's own copies (`skid_next` is `valid & !ready & (skid |
+    // input valid)`), so that the upstream ready, copy 0, drives the control logic alone.
+    let skid_lo = reg_init(1, 0u32).named(&format!("{name}_skid_valid_lo"));
+    skid_lo.set(valid_lo & !ready & (skid_lo | valid));
     let load_hi = (valid_q.get_n(1) | ready).named(&format!("{name}_load_hi"));
     let half = w / 2;
     let halves = [
-        (data.slice(half - 1, 0), !skid_v, load_lo, skid_v, "lo"),
+        (data.slice(half - 1, 0), !skid_lo, load_lo, skid_lo, "lo"),
         (
             data.slice(w - 1, half),
             skid.get_n(1),
