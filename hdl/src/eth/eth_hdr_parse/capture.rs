@@ -168,8 +168,11 @@ pub(super) struct LenQueue {
     pub head: Sig,
     /// The shape of `head`.
     pub shape: LenWord<u32>,
-    /// Load `head` from the queue (driven by the finish).
+    /// Load `head` from the queue (driven by the finish): `head_free` and not `empty`.
     pub head_load: Sig,
+    /// `head` may take a word: it is empty or popped (driven by the finish). Its registers
+    /// load on this, whatever `empty`: a word loaded without `head_load` is never shown.
+    pub head_free: Sig,
 }
 
 /// The frame length: bytes before the last beat plus the kept bytes of the last beat,
@@ -220,12 +223,23 @@ pub(super) fn frame_len(s: &Stream, acc: Sig, depth: u32) -> LenQueue {
     let len_rd = reg_init(aw + 1, 0u32).named("len_rd");
     len_mem.write(len_push, len_wr.trunc(aw), len_word);
     len_wr.set_if(len_push, len_wr + 1u32);
-    let len_empty = len_wr.eq(len_rd).named("len_empty");
+    // `empty` is a flop, stepped by the (registered) push and this cycle's load, as in
+    // `record_fifo` (docs/TIMING.md, rule 5): no compare of the read pointer, whose net
+    // reaches every LUT-RAM cell, sits in front of the head's enables.
+    let head_load = wire(1).named("len_head_load");
+    let len_count = reg_init(aw + 1, 0u32).named("len_count");
+    len_count.set(mux(
+        head_load,
+        mux(len_push, len_count, len_count - 1u32),
+        mux(len_push, len_count + 1u32, len_count),
+    ));
+    let len_empty = reg_init(1, 1u32).named("len_empty");
+    len_empty.set(!len_push & mux(head_load, len_count.eq(1u64), len_empty));
     // The oldest length waits in a register (the LUTRAM read is not on the compare path).
     let head_v = reg_init(1, 0u32).named("len_head_valid");
     let len_head = reg(len_word.width()).named("len_head");
-    let head_load = wire(1);
-    len_head.set_if(head_load, len_mem.read_async(len_rd.trunc(aw)));
+    let head_free = wire(1).named("len_head_free");
+    len_head.set_if(head_free, len_mem.read_async(len_rd.trunc(aw)));
     len_rd.set_if(head_load, len_rd + 1u32);
     LenQueue {
         empty: len_empty,
@@ -233,5 +247,6 @@ pub(super) fn frame_len(s: &Stream, acc: Sig, depth: u32) -> LenQueue {
         head: len_head,
         shape,
         head_load,
+        head_free,
     }
 }

@@ -5,6 +5,7 @@
 
 use super::capture::LenQueue;
 use super::l4::{PortWord, L4};
+use super::tunnel::{first_failure, GRE_CODES, VX_CODES};
 use super::{code, malformed, stage, ParseMeta};
 use nicgen_edsl::prelude::*;
 
@@ -53,6 +54,7 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
 
     // ---------------------------------------------------------------- finish 1: lengths
     let pop = (v_pf & len.head_valid).named("len_pop");
+    len.head_free.set(!len.head_valid | v_pf);
     len.head_load.set(!len.empty & (!len.head_valid | pop));
     len.head_valid
         .set(mux(len.head_load, lit(1, 1u32), len.head_valid & !pop));
@@ -118,14 +120,18 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
     let frag = f(frag, "frag");
     let l4c = f(l4c, "l4");
     let ports = f(ports, "ports");
-    // Each kind's code as 'no failed check', registered, so that the kind's verdict below is
-    // one LUT.
+    // Each kind as 'no failed check', registered, so that the kind's verdict below is one
+    // LUT; and each kind's reason, the first failed check, picked from the flags.
     let tun = tun.map(|t| {
         let ok = (
-            f(t.vx_code.eq(0u32), "tun_vx_ok"),
-            f(t.gre_code.eq(0u32), "tun_gre_ok"),
+            f(t.vx_fail.eq(0u32), "tun_vx_ok"),
+            f(t.gre_fail.eq(0u32), "tun_gre_ok"),
         );
-        (t.map(&mut |x, nm| f(x, nm)), ok)
+        let codes = (
+            f(first_failure(t.vx_fail, &VX_CODES), "tun_vx_code"),
+            f(first_failure(t.gre_fail, &GRE_CODES), "tun_gre_code"),
+        );
+        (t.map(&mut |x, nm| f(x, nm)), ok, codes)
     });
 
     // ---------------------------------------------------------------- finish 2: verdict
@@ -159,11 +165,11 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
     // The kind and whether it passed are decided here and registered with the fields of both
     // kinds; the fields are picked after the register (one LUT per bit from flops), so the
     // decision does not fan out to every field's bit through its checks.
-    let tunnel = tun.map(|(t, (vx_ok, gre_ok))| {
+    let tunnel = tun.map(|(t, (vx_ok, gre_ok), codes)| {
         let vxlan = l3_ok & l4c.bit(1) & t.vx_port;
         let nvgre = l3_ok & !frag & !ext_bad & t.gre_proto;
         let whole = (vxlan & vx_ok) | (!vxlan & nvgre & gre_ok);
-        (t, vxlan, nvgre, whole)
+        (t, codes, vxlan, nvgre, whole)
     });
 
     // ---------------------------------------------------------------- finish 3: claims
@@ -204,7 +210,7 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
     let is_udp = f(ip_proto.eq(17u32), "proto_udp");
     let l4_go = proto_ok & !frag;
     let c_end = mux(ip_ok, ip_end, frame_len);
-    let tunnel = tunnel.map(|(t, vxlan, nvgre, whole)| {
+    let tunnel = tunnel.map(|(t, (vx_code, gre_code), vxlan, nvgre, whole)| {
         let (vxlan, nvgre, whole) = (
             f(vxlan, "tun_vxlan"),
             f(nvgre, "tun_nvgre"),
@@ -220,8 +226,8 @@ pub(super) fn finish(l4: L4, len: &LenQueue) -> Finish {
             tunnel: cat(&[!vxlan & nvgre, vxlan]),
             tunnel_bad: mux(
                 vxlan,
-                f(t.vx_code, "tun_vx_code"),
-                mux(nvgre, f(t.gre_code, "tun_gre_code"), lit(3, 0u32)),
+                f(vx_code, "tun_vx_code"),
+                mux(nvgre, f(gre_code, "tun_gre_code"), lit(3, 0u32)),
             ),
             tunnel_id: mux(
                 whole,

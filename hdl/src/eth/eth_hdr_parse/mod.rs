@@ -76,9 +76,10 @@
 //!   ([`crate::csum::pseudo::address_sum_pipelined`]), so the checksum units get 16 bits per
 //!   frame instead of 256. *Tunnels* (`tunnel.rs`, with [`HdrParseCfg::tunnels`]): from the
 //!   walk's final offset (stage 15), a one-hot select of the L4 word (16), the 12 bytes the
-//!   checks need per group of at most 8 words (17) and their OR (18), the checks against the
-//!   UDP length and the L4 remainder beside the TCP/UDP codes (19), and the verdict joined with
-//!   the L3/L4 ones in the finish's second stage; the record's latency does not change.
+//!   checks need per group of at most 4 words (17) and their OR (18), each check against the
+//!   bytes, the UDP length and the L4 remainder a flag beside the TCP/UDP codes (19), the first
+//!   failed one picked in the finish's first stage and the verdict joined with the L3/L4 ones
+//!   in its second; the record's latency does not change.
 //!   *Output* (`views.rs`): per view, LUT-RAM record stores indexed in
 //!   frame order and read asynchronously, each split into parts of at most 40 bits with
 //!   pointers of their own (rule 4); per view a credit count of frames closed − records taken

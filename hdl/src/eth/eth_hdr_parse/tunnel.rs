@@ -5,9 +5,10 @@
 //! The walk's offset is final after the fourth extension header's compute stage (the fifth
 //! read only latches or gives up), so the read starts there: stage 16 registers a one-hot
 //! select of the L4 word from that offset (every header offset is 2 mod 4), stage 17 the
-//! AND-OR per group of at most 8 words, stage 18 the OR of the groups: the bytes reach stage 18
-//! with the TCP/UDP fields. The checks against the UDP length and the L4 remainder are
-//! computed there, apart from the verdict, which the finish decides: a frame is VXLAN when its
+//! AND-OR per group of at most 4 words, stage 18 the OR of the groups: the bytes reach stage 18
+//! with the TCP/UDP fields. The checks against the bytes, the UDP length and the L4 remainder
+//! are computed there, one flag each; the finish picks the first failed one and decides the
+//! verdict: a frame is VXLAN when its
 //! UDP header passed every check and its destination port is `vxlan_port`, NVGRE when its IP
 //! header did, it is not a fragment and its protocol is 47 (the golden model's order:
 //! `nicgen_model::tunnel::parse_tunnel`).
@@ -79,10 +80,10 @@ pub(super) fn read(p: Sig, win: &mut Window, w: u32) -> TunRead {
         .collect();
     let far_vx = stage(p.gt((w - VXLAN_END) as u64), &n("far_vx", S_SEL));
     let far_gre = stage(p.gt((w - GRE_END) as u64), &n("far_gre", S_SEL));
-    // Per group of at most 8 words, the AND-OR of the bytes the checks need (bytes beyond the
-    // window read 0: their header is BEYOND_WINDOW anyway).
+    // Per group of at most 4 words, the AND-OR of the bytes the checks need (bytes beyond the
+    // window read 0: their header is BEYOND_WINDOW anyway): 8 inputs, two LUT levels.
     let st = S_SEL + 1;
-    let size = sel.len().div_ceil(sel.len().div_ceil(8).max(1)).max(1);
+    let size = sel.len().div_ceil(sel.len().div_ceil(4).max(1)).max(1);
     let mut groups = Vec::new();
     for (g, chunk) in sel.chunks(size).enumerate() {
         let terms: Vec<Sig> = chunk
@@ -122,8 +123,11 @@ pub(super) struct TunPre {
     pub vx_port: Sig,
     /// IP protocol 47 (NVGRE if the IP header passes its checks and is not a fragment).
     pub gre_proto: Sig,
-    pub vx_code: Sig,
-    pub gre_code: Sig,
+    /// The VXLAN checks that failed, one flag each in the golden model's order
+    /// ([`VX_CODES`]); the reason is picked from the registered flags ([`vx_code`]).
+    pub vx_fail: Sig,
+    /// The same for NVGRE ([`GRE_CODES`], [`gre_code`]).
+    pub gre_fail: Sig,
     pub vni: Sig,
     /// The GRE key: VSID (upper 24 bits) and FlowID.
     pub key: Sig,
@@ -137,8 +141,8 @@ impl TunPre {
         TunPre {
             vx_port: f(self.vx_port, "tun_vx_port"),
             gre_proto: f(self.gre_proto, "tun_gre_proto"),
-            vx_code: f(self.vx_code, "tun_vx_code"),
-            gre_code: f(self.gre_code, "tun_gre_code"),
+            vx_fail: f(self.vx_fail, "tun_vx_fail"),
+            gre_fail: f(self.gre_fail, "tun_gre_fail"),
             vni: f(self.vni, "tun_vni"),
             key: f(self.key, "tun_key"),
             vx_inner: (
@@ -164,41 +168,65 @@ pub(super) fn checks(
     ip_end: Sig,
     vxlan_port: Sig,
 ) -> TunPre {
-    use tunnel_bad::*;
-    let c = |v: u32| lit(3, v);
     let ulen = t.w1.slice(31, 16);
     // `rem` is negative only where the L3 checks failed (then no tunnel is reported).
     let rem_lt = |v: u32| rem.bit(rem.width() - 1) | rem.lt(v as u64);
-    let vx_code = select(
-        &[
-            (ulen.lt(VXLAN_END as u64), c(SHORT)),
-            (t.far_vx, c(BEYOND_WINDOW)),
-            (!t.vx_i, c(VXLAN_I_FLAG)),
-            (ulen.lt((VXLAN_END + INNER_MIN) as u64), c(INNER_SHORT)),
-        ],
-        c(0),
-    );
+    // Each check a flag of its own, registered before the first failure is picked: the
+    // compares and the priority pick are not one cycle.
+    let flags = |f: &[Sig]| cat(&f.iter().rev().copied().collect::<Vec<_>>());
+    let vx_fail = flags(&[
+        ulen.lt(VXLAN_END as u64),
+        t.far_vx,
+        !t.vx_i,
+        ulen.lt((VXLAN_END + INNER_MIN) as u64),
+    ]);
     let flags_version = t.w0.slice(31, 16);
-    let gre_code = select(
-        &[
-            (rem_lt(4), c(SHORT)),
-            (t.far_gre, c(BEYOND_WINDOW)),
-            (flags_version.slice(2, 0).ne(0u32), c(GRE_VERSION)),
-            (flags_version.ne(0x2000u32), c(GRE_FLAGS)),
-            (t.w0.slice(15, 0).ne(0x6558u32), c(GRE_PROTOCOL)),
-            (rem_lt(GRE_END), c(SHORT)),
-            (rem_lt(GRE_END + INNER_MIN), c(INNER_SHORT)),
-        ],
-        c(0),
-    );
+    let gre_fail = flags(&[
+        rem_lt(4),
+        t.far_gre,
+        flags_version.slice(2, 0).ne(0u32),
+        flags_version.ne(0x2000u32),
+        t.w0.slice(15, 0).ne(0x6558u32),
+        rem_lt(GRE_END),
+        rem_lt(GRE_END + INNER_MIN),
+    ]);
     TunPre {
         vx_port: t.w0.slice(15, 0).eq(vxlan_port),
         gre_proto: ip_proto.eq(47u32),
-        vx_code,
-        gre_code,
+        vx_fail,
+        gre_fail,
         vni: t.vni,
         key: t.w1,
         vx_inner: (l4_off + VXLAN_END, l4_off + ulen),
         gre_inner: (l4_off + GRE_END, ip_end.trunc(16)),
     }
+}
+
+/// The reasons of [`TunPre::vx_fail`]'s flags, bit 0 first (the first that failed is reported).
+pub(super) const VX_CODES: [u32; 4] = [
+    tunnel_bad::SHORT,
+    tunnel_bad::BEYOND_WINDOW,
+    tunnel_bad::VXLAN_I_FLAG,
+    tunnel_bad::INNER_SHORT,
+];
+
+/// The reasons of [`TunPre::gre_fail`]'s flags, bit 0 first.
+pub(super) const GRE_CODES: [u32; 7] = [
+    tunnel_bad::SHORT,
+    tunnel_bad::BEYOND_WINDOW,
+    tunnel_bad::GRE_VERSION,
+    tunnel_bad::GRE_FLAGS,
+    tunnel_bad::GRE_PROTOCOL,
+    tunnel_bad::SHORT,
+    tunnel_bad::INNER_SHORT,
+];
+
+/// The reason of the first failed check of `fail` (flags in the order of `codes`), 0 for none.
+pub(super) fn first_failure(fail: Sig, codes: &[u32]) -> Sig {
+    let arms: Vec<(Sig, Sig)> = codes
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| (fail.bit(i as u32), lit(3, c)))
+        .collect();
+    select(&arms, lit(3, 0u32))
 }
