@@ -456,11 +456,14 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
             kind: f.tunnel,
             id: f.tunnel_id,
         });
-        let rec2 = delay(delay(q.data).named("tun_rec_s1")).named("tun_rec_s2");
-        let valid2 = delay(delay(take).named("lookup_s1")).named("lookup_s2");
+        // The record waits for the steering result (3 cycles).
+        let rec3 =
+            delay(delay(delay(q.data).named("tun_rec_s1")).named("tun_rec_s2")).named("tun_rec_s3");
+        let valid3 =
+            delay(delay(delay(take).named("lookup_s1")).named("lookup_s2")).named("lookup_s3");
         let r = u_steer.result.fields();
-        let _ = u_steer.result.valid.unused(); // = lookup_s2
-        let g = v.shape.unpack(rec2.unused());
+        let _ = u_steer.result.valid.unused(); // = lookup_s3
+        let g = v.shape.unpack(rec3.unused());
         let bad = g.user.bit(rx_user::BAD);
         let good = (!bad & g.tunnel.ne(0u32) & g.tunnel_bad.eq(0u32)).named("tunnel_good");
         let steered = (good & r.hit).named("steered");
@@ -483,18 +486,18 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
             drop: lit(1, 0u32),
         };
         // What goes into the three FIFOs and to the parse side is worked out from the record
-        // and the steering result, then registered once more (`*_s3`), so that the FIFOs'
+        // and the steering result, then registered once more (`*_s4`), so that the FIFOs'
         // write data come from flops of their own, not through the decision and its fan-out
         // (docs/TIMING.md, rule 12).
-        let valid3 = delay(valid2).named("lookup_s3");
-        let s3 = |x: Sig, nm: &str| delay(x).named(&format!("{nm}_s3"));
+        let valid4 = delay(valid3).named("lookup_s4");
+        let s4 = |x: Sig, nm: &str| delay(x).named(&format!("{nm}_s4"));
         let cmd_word = u_cmd_q.s_axis.shape.pack(&keep_inner(decap));
-        u_cmd_q.s_axis.data.set(s3(cmd_word, "trim_cmd"));
-        u_cmd_q.s_axis.valid.set(valid3);
+        u_cmd_q.s_axis.data.set(s4(cmd_word, "trim_cmd"));
+        u_cmd_q.s_axis.valid.set(valid4);
         let _ = u_cmd_q.s_axis.ready.unused(); // never full: `owed`
         let parse_word = p.parse_cmd.shape.pack(&keep_inner(inner));
-        p.parse_cmd.data.set(s3(parse_word, "parse_cmd"));
-        p.parse_cmd.valid.set(valid3);
+        p.parse_cmd.data.set(s4(parse_word, "parse_cmd"));
+        p.parse_cmd.valid.set(valid4);
         let csum_word = u_csum_q.s_axis.shape.pack(&RxCsumReq {
             l3: g.l3,
             l4: g.l4,
@@ -505,8 +508,8 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
             proto: g.ip_proto,
             ip_sum: g.ip_sum,
         });
-        u_csum_q.s_axis.data.set(s3(csum_word, "csum_req"));
-        u_csum_q.s_axis.valid.set(valid3);
+        u_csum_q.s_axis.data.set(s4(csum_word, "csum_req"));
+        u_csum_q.s_axis.valid.set(valid4);
         let _ = u_csum_q.s_axis.ready.unused(); // never full: `owed`
         let gate = |x: Sig| x & (!bad).repl(x.width());
         let meta_word = u_meta_q.s_axis.shape.pack(&TunPending {
@@ -529,8 +532,8 @@ pub fn rx_decap(cfg: &DecapCfg) -> Result<Block<DecapPorts>, ElabError> {
             ext_bad: g.ext_bad,
             malformed: gate(g.malformed),
         });
-        u_meta_q.s_axis.data.set(s3(meta_word, "tun_pending"));
-        u_meta_q.s_axis.valid.set(valid3);
+        u_meta_q.s_axis.data.set(s4(meta_word, "tun_pending"));
+        u_meta_q.s_axis.valid.set(valid4);
         let _ = u_meta_q.s_axis.ready.unused(); // never full: `owed`
 
         // ---- Data side: a fork to the trim and the outer checksums; the tunnel record and

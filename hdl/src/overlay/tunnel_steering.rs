@@ -6,19 +6,24 @@
 //!   register file), `lookup_tdata/_tvalid` ([`SteerKey`], one per frame, never stalled) and
 //!   `result_tdata/_tvalid` ([`SteerResult`]: hit and queue, in lookup order).
 //! - Internals: the entries in flip-flops (valid, kind, id, queue), so every entry is compared
-//!   at once: stage 1 registers per entry whether it holds the key (a 26-bit compare, about
-//!   nine LUTs); stage 2 the lowest-numbered hit (a prefix OR of the hits, so a key written
-//!   twice steers by its lower entry) and its queue through an AND-OR. The queue fields take
-//!   a write a cycle after the keys do (the write is registered once more for them), so that
-//!   stage 2 reads the queue stage 1's compare saw. A kind of 0 (not a tunnel) never hits.
-//! - Latency: the result is valid 2 cycles after its key; a written entry is seen by a key
+//!   at once: stage 1 registers per entry the key's compare in two halves (valid, kind and the
+//!   low 12 bits of the id; the high 12 bits), two LUT levels each; stage 2 the lowest-numbered
+//!   hit of each group of four entries and its queue; stage 3 the lowest-numbered group's (so
+//!   a key written twice steers by its lower entry). The queue fields take a write a cycle
+//!   after the keys do (the write is registered once more for them), so that stage 2 reads the
+//!   queue stage 1's compare saw. A kind of 0 (not a tunnel) never hits.
+//! - Latency: the result is valid 3 cycles after its key; a written entry is seen by a key
 //!   that arrives the next cycle. Throughput: one lookup and one write per cycle.
-//! - Cost: `entries` × (27 + queue bits) flip-flops and the registered write, `entries` 26-bit compares and a
-//!   `entries`-wide priority select; in results/AREA.md within the row `rx_decap`.
+//! - Cost: `entries` × (29 + queue bits) flip-flops and the registered write, `entries` 26-bit
+//!   compares, `entries / 4` four-way priority picks and one over the groups; in
+//!   results/AREA.md within the row `rx_decap`.
 //! - Golden model: `nicgen_model::tunnel::Steering`; test:
 //!   `testbench/tests/overlay/tunnel_steering.rs`.
 
 use nicgen_edsl::prelude::*;
+
+/// Cycles from a key on `lookup` to its result on `result`.
+pub const LATENCY: u64 = 3;
 
 /// Steering table parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,7 +122,7 @@ pub fn tunnel_steering(cfg: &SteerCfg) -> Result<Block<SteerPorts>, ElabError> {
             let q_write = delay(wr.en & in_range).named("q_write");
             let q_index = delay(wr.index).named("q_index");
             let q_value = delay(wr.queue).named("q_value");
-            // Stage 1: per entry, whether it holds the key.
+            // Stage 1: per entry, whether it holds the key, in two registered halves.
             let mut hits = Vec::new();
             let mut queues = Vec::new();
             for e in 0..n {
@@ -133,31 +138,57 @@ pub fn tunnel_steering(cfg: &SteerCfg) -> Result<Block<SteerPorts>, ElabError> {
                     .enable(q_here)
                     .named(&format!("e{e}_queue"));
                 queue.set(q_value);
-                let hit = valid & tunnel & kind.eq(key.kind) & id.eq(key.id);
-                hits.push(delay(hit).named(&format!("hit{e}_s1")));
+                let lo =
+                    valid & tunnel & kind.eq(key.kind) & id.slice(11, 0).eq(key.id.slice(11, 0));
+                let hi = id.slice(23, 12).eq(key.id.slice(23, 12));
+                let lo = delay(lo).named(&format!("hit{e}_lo_s1"));
+                let hi = delay(hi).named(&format!("hit{e}_hi_s1"));
+                hits.push((lo & hi).named(&format!("hit{e}")));
                 queues.push(queue);
             }
             let v1 = reg_init(1, 0u32).named("v1");
             v1.set(p.lookup.valid);
-            // Stage 2: the lowest-numbered hit and its queue.
-            let mut below = lit(1, 0u32);
-            let mut picked = Vec::new();
-            for (e, (h, q)) in hits.iter().zip(&queues).enumerate() {
-                let first = (*h & !below).named(&format!("first{e}"));
-                picked.push(*q & first.repl(cfg.queue_bits));
-                below = below | *h;
-            }
-            let queue = picked
-                .into_iter()
-                .reduce(|a, b| a | b)
-                .expect("at least one entry");
+            // Stage 2: per group of four entries, the lowest-numbered hit and its queue.
+            let groups: Vec<(Sig, Sig)> = hits
+                .chunks(4)
+                .zip(queues.chunks(4))
+                .enumerate()
+                .map(|(g, (h, q))| {
+                    let (hit, queue) = first_hit(h, q);
+                    (
+                        delay(hit).named(&format!("g{g}_hit_s2")),
+                        delay(queue).named(&format!("g{g}_queue_s2")),
+                    )
+                })
+                .collect();
             let v2 = reg_init(1, 0u32).named("v2");
             v2.set(v1);
-            p.result.valid.set(v2);
+            // Stage 3: the lowest-numbered group with a hit.
+            let (gh, gq): (Vec<Sig>, Vec<Sig>) = groups.into_iter().unzip();
+            let (hit, queue) = first_hit(&gh, &gq);
+            let v3 = reg_init(1, 0u32).named("v3");
+            v3.set(v2);
+            p.result.valid.set(v3);
             p.result.set_fields(&SteerResult {
-                hit: delay(below).named("hit_s2"),
-                queue: delay(queue).named("queue_s2"),
+                hit: delay(hit).named("hit_s3"),
+                queue: delay(queue).named("queue_s3"),
             });
         },
     )
+}
+
+/// Whether any of `hits` is set, and the queue of the lowest-numbered one (0 for none): a prefix
+/// OR of the hits and an AND-OR of the queues.
+fn first_hit(hits: &[Sig], queues: &[Sig]) -> (Sig, Sig) {
+    let mut below = lit(1, 0u32);
+    let mut picked = Vec::new();
+    for (h, q) in hits.iter().zip(queues) {
+        picked.push(*q & (*h & !below).repl(q.width()));
+        below = below | *h;
+    }
+    let queue = picked
+        .into_iter()
+        .reduce(|a, b| a | b)
+        .expect("at least one entry");
+    (below, queue)
 }

@@ -1,11 +1,12 @@
 //! The steering table (`tunnel_steering`) against `nicgen_model::tunnel::Steering`: random
 //! writes (valid and invalid entries, indices past the table) and lookups (VXLAN, NVGRE, no
 //! tunnel) in every cycle, with ids from a small pool so that keys hit, miss and are written
-//! twice. Each result, 2 cycles after its key, must be what the model's table built from the
+//! twice. Each result, `LATENCY` (3) cycles after its key, must be what the model's table built from the
 //! valid entries (lowest entry last, so it wins) answers, with the writes up to the cycle
 //! before the key. Replayed on Icarus.
 
 use nicgen_edsl::Shape;
+use nicgen_hdl::overlay::tunnel_steering::LATENCY;
 use nicgen_hdl::overlay::{tunnel_steering, SteerCfg, SteerKey, SteerResult};
 use nicgen_model::tunnel::{Steering, TunnelKind};
 use nicgen_tests::*;
@@ -94,7 +95,7 @@ fn steering_matches_the_model() {
             if look {
                 // The key sees the writes of the cycles before it.
                 let want = kind_of(key.0).and_then(|k| model_of(&table).lookup(k, key.1));
-                due.push_back((cycle + 2, want));
+                due.push_back((cycle + LATENCY, want));
             }
             // `cycle` samples the outputs before its edge: the results of this cycle.
             sim.cycle();
