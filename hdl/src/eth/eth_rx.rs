@@ -16,7 +16,9 @@
 //! well-formed one with `decap_all`), so the parser, the checksum unit and RSS below see the
 //! inner frame: their verdicts and hash are the inner ones, and a steering hit's queue replaces
 //! RSS's. Its record rides in the `tuser` of the frame's last beat on the parse side and lands
-//! in the `RxMeta` tunnel fields.
+//! in the `RxMeta` tunnel fields. Around the parse side's trim that record waits in a queue of
+//! its own (`u_tun_q`), so the parse FIFO and the trim carry `rx_user` only; it joins its
+//! frame's last beat again at the parser's input register.
 //!
 //! The inner offloads (a well-formed tunnel delivered whole, of a kind `TUNNEL_CTL` enables):
 //! the tunnel stage's command to the parse side's trim (`u_parse_trim`, behind the parser's
@@ -43,7 +45,7 @@
 //!   have room for every beat inside the check (their `s_axis_room` flops,
 //!   [`stream_fifo_room`]); a forward register follows each FIFO. With the tunnel stage, its
 //!   own room flag holds the input back instead, and its output enters the two FIFOs under
-//!   theirs.
+//!   theirs, through a forward register (`u_decap_reg`).
 //! - The parser gives each consumer its own record stream ([`RX_VIEWS`]: the record assembly,
 //!   the checksum unit, the VLAN strip, RSS), each through a register slice; the checksum unit,
 //!   the strip and RSS skip the records of dropped frames. The parser reports what they need
@@ -79,8 +81,8 @@ use crate::stats::counter_bank;
 use crate::stream::stream_delete::{stream_delete, DeleteCfg};
 use crate::stream::stream_fifo::{stream_fifo_in, stream_fifo_room, FifoRam};
 use crate::stream::{
-    record_fifo, stream_fork_buffered, stream_fwd_reg, stream_reg_slice, stream_skid, stream_trim,
-    FifoCfg, OutStage, RecordReg, SpliceCmd, Stream, StreamCfg,
+    record_fifo, record_fwd_reg, stream_fork_buffered, stream_fwd_reg, stream_reg_slice,
+    stream_skid, stream_trim, FifoCfg, OutStage, RecordReg, SpliceCmd, Stream, StreamCfg,
 };
 use nicgen_edsl::prelude::*;
 
@@ -342,6 +344,11 @@ const OUT_FORK_DEPTH: u32 = 8;
 /// Depth of the LUT-RAM FIFOs after the FCS check.
 const FCS_Q_DEPTH: u32 = 16;
 
+/// Depth of the tunnel record queue beside the parse side's trim: more than the frames that can
+/// be between the parse FIFO's input and the parser's input register (one beat each at most
+/// [`FCS_Q_DEPTH`] in the FIFO, 8 in the registers, skid buffers and trim between them).
+const TUN_Q_DEPTH: u32 = 32;
+
 /// The path's input is taken while the FIFO after the FCS check has this many free entries (its
 /// `s_axis_room` flop): the beat in the input register, the beats inside the check
 /// ([`max_beats_inside`]) and four more, a margin for the flag, which ignores the last cycle's
@@ -362,9 +369,12 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         fcs_q_room(w),
     )?;
     let tun_bits = cfg.tun_bits();
+    // The parser's input carries the tunnel record above `rx_user`; the parse FIFO and the
+    // parse side's trim carry `rx_user` only, the record waiting in a queue of its own
+    // (`u_tun_q`) until its frame's last beat leaves the trim.
     let pcfg = StreamCfg::new(w, rx_user::BITS + tun_bits);
     let parse_q = stream_fifo_room(
-        &FifoCfg::new(pcfg, FCS_Q_DEPTH),
+        &FifoCfg::new(ucfg, FCS_Q_DEPTH),
         FifoRam::Lut,
         fcs_q_room(w),
     )?;
@@ -375,12 +385,13 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
     let parse_trim = cfg
         .decap()
         .map(|d| -> Result<_, ElabError> {
-            let t = d.parse_trim(pcfg);
+            let t = d.parse_trim(ucfg);
             Ok((
                 stream_trim(&t)?,
                 record_fifo(t.cmd(), PARSE_CMD_AHEAD)?,
-                stream_fwd_reg(&pcfg)?,
-                stream_skid(&pcfg)?,
+                stream_fwd_reg(&ucfg)?,
+                stream_skid(&ucfg)?,
+                record_fifo(TunMeta::shape(d.steer.queue_bits), TUN_Q_DEPTH)?,
             ))
         })
         .transpose()?;
@@ -459,8 +470,17 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
                 d.cfg.we.set(p.cfg.we);
                 d.cfg.addr.set(p.cfg.addr);
                 d.cfg.wdata.set(p.cfg.wdata);
+                // A forward register between the stage and the two FIFOs, never stalled: the
+                // stage's last-beat valid (its verdicts' queue) and its tunnel record (LUT-RAM
+                // reads) reach flops, not the FIFOs' occupancy, room flags and RAMs (rules 1
+                // and 6). The beat it holds is one of the room flags' margin.
+                let r = parse_reg.instance("u_decap_reg");
                 d.m_axis.ready().set(q_room);
-                (d.m_axis.beat(), d.m_axis.valid() & q_room)
+                r.s_axis.set_beat(&d.m_axis.beat());
+                r.s_axis.valid().set(d.m_axis.valid() & q_room);
+                let _ = r.s_axis.ready().unused(); // 1: its m_axis_tready is 1
+                r.m_axis.ready().set(lit(1, 1u32));
+                (r.m_axis.beat(), r.m_axis.valid())
             }
             None => (u_fcs.m_axis.beat(), u_fcs.m_axis.valid()),
         };
@@ -472,7 +492,7 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
             user: b.user.slice(rx_user::BITS - 1, 0),
         };
         u_fcs_q.s_axis.set_beat(&narrow(&front));
-        u_parse_q.s_axis.set_beat(&front);
+        u_parse_q.s_axis.set_beat(&narrow(&front));
         for q in [&u_fcs_q, &u_parse_q] {
             q.s_axis.valid().set(front_valid);
             // Never full: `in_room` (or `q_room` behind the tunnel stage) keeps a place for
@@ -485,28 +505,60 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         // FIFO's LUT-RAM read.
         let u_parse_reg = parse_reg.instance("u_parse_reg");
         match (&parse_trim, &u_decap) {
-            (Some((trim, cmd_q, trim_reg, trim_skid)), Some(d)) => {
+            (Some((trim, cmd_q, trim_reg, trim_skid, tun_q)), Some(d)) => {
                 // The tunnel stage's commands, one per frame, queued until the frame's first
                 // beat gets here (never full: `PARSE_CMD_AHEAD`).
                 let u_cmd_q = cmd_q.instance("u_parse_cmd_q");
                 u_cmd_q.s_axis.data.set(d.parse_cmd.data);
                 u_cmd_q.s_axis.valid.set(d.parse_cmd.valid);
                 let _ = u_cmd_q.s_axis.ready.unused();
-                // A forward register and a register slice in front of the trim, so that the
-                // FIFOs' LUT-RAM reads do not reach its lane masks or its command adder; a
-                // skid buffer behind the forward register, so that the trim's ready reaches
-                // one flop, not the register's enables.
+                // A forward register on each of the trim's inputs, so that the FIFOs' LUT-RAM
+                // reads do not reach its lane masks or its command adder; a skid buffer behind
+                // the data's, so that the trim's ready reaches one flop, not the register's
+                // enables.
                 let u_trim = trim.instance("u_parse_trim");
                 let u_trim_reg = trim_reg.instance("u_parse_trim_reg");
                 let u_trim_skid = trim_skid.instance("u_parse_trim_skid");
                 connect(&u_parse_q.m_axis, &u_trim_reg.s_axis);
                 connect(&u_trim_reg.m_axis, &u_trim_skid.s_axis);
                 connect(&u_trim_skid.m_axis, &u_trim.s_axis);
-                super::out_slice(&u_cmd_q.m_axis, "parse_cmd").drive(&u_trim.cmd);
+                // The command queue's LUT-RAM read (four banks) goes straight into a forward
+                // register; the trim's command ready is a flop, so no skid buffer is needed.
+                let cq = &u_cmd_q.m_axis;
+                let cmd_reg = record_fwd_reg("parse_cmd", cq.data, cq.valid);
+                cq.ready.set(cmd_reg.s_ready);
+                cmd_reg.drive(&u_trim.cmd);
                 // Never: a command keeps the inner frame (at least 14 bytes, within the frame)
                 // or the whole frame.
                 let _ = u_trim.drop.unused();
-                connect(&u_trim.m_axis, &u_parse_reg.s_axis);
+                // The tunnel record: queued with its frame's last beat in front of the parse
+                // FIFO, and joined to that beat again behind the trim (a LUT-RAM read straight
+                // into the parser's input register). So the FIFO, the trim and the registers
+                // between them are 5 bits of `tuser` wide, not 100 more, and no enable of the
+                // trim spans the record (docs/TIMING.md, rule 4). Never full: every queued
+                // record's frame has a beat in the parse FIFO or behind it, at most
+                // `FCS_Q_DEPTH` + 8 beats (`TUN_Q_DEPTH`).
+                let u_tun_q = tun_q.instance("u_tun_q");
+                u_tun_q.s_axis.data.set(
+                    front
+                        .user
+                        .slice(rx_user::BITS + tun_bits - 1, rx_user::BITS),
+                );
+                u_tun_q.s_axis.valid.set(front_valid & front.last);
+                let _ = u_tun_q.s_axis.ready.unused();
+                // Pushed before its frame's first beat enters the parse FIFO.
+                let _ = u_tun_q.m_axis.valid.unused();
+                let t = u_trim.m_axis.beat();
+                u_parse_reg.s_axis.set_beat(&crate::stream::Beat {
+                    user: cat(&[u_tun_q.m_axis.data, t.user]),
+                    ..t
+                });
+                u_parse_reg.s_axis.valid().set(u_trim.m_axis.valid());
+                u_trim.m_axis.ready().set(u_parse_reg.s_axis.ready());
+                u_tun_q
+                    .m_axis
+                    .ready
+                    .set(u_trim.m_axis.valid() & u_trim.m_axis.last() & u_parse_reg.s_axis.ready());
             }
             _ => connect(&u_parse_q.m_axis, &u_parse_reg.s_axis),
         }
@@ -555,8 +607,10 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         let view_with = |i: usize, slice: &str, copy: bool| {
             let v = &u_parse.views[i];
             let deliver_of = |d: Sig| !v.shape.unpack(d).user.bit(rx_user::BAD);
+            // The pending record (the copied one): its ready is the record assembly's
+            // `emit`, so its slice is built in halves.
             let (q, copied) =
-                super::out_slice_with(v, slice, if copy { Some(&deliver_of) } else { None });
+                super::out_slice_with(v, slice, if copy { Some(&deliver_of) } else { None }, copy);
             let f = v.shape.unpack(q.data.unused());
             let deliver = (!f.user.bit(rx_user::BAD)).named(&format!("{slice}_deliver"));
             (q, f, deliver, copied)
@@ -776,7 +830,15 @@ pub fn eth_rx(cfg: &RxCfg) -> Result<Block<RxPorts>, ElabError> {
         };
         counter_bank(&RxStats::shape(), &events, &p.stats);
 
-        let out = reg(p.meta.shape.width()).enable(emit).named("meta_q");
+        // The record register loads whenever it may move (one LUT of a flop and the ready),
+        // not on `emit`: a word loaded without `emit` is never shown, and `emit` stays off its
+        // ~150 enables. Its flop is one more copy of the record's valid, from a next-state
+        // expression of its own so that synthesis merges it with neither copy above
+        // (docs/TIMING.md, rule 3).
+        let out_valid_data = reg_init(1, 0u32).named("meta_valid_data").keep();
+        out_valid_data.set(emit | (out_valid_data & !out_ready));
+        let room_data = (!out_valid_data | out_ready).named("meta_room_data");
+        let out = reg(p.meta.shape.width()).enable(room_data).named("meta_q");
         out.set(rec);
         let out_valid_next = mux(emit, 1u32, mux(out_ready, 0u32, out_valid));
         out_valid.set(out_valid_next);

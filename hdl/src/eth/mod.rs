@@ -44,16 +44,19 @@ const WIDE_RECORD: u32 = 256;
 /// [`WIDE_RECORD`] bits or more (parse records, checksum requests) go through
 /// [`crate::stream::record_reg_slice_wide`].
 pub(crate) fn out_slice<S: Shape>(src: &RecordStream<S>, name: &str) -> RecordReg {
-    out_slice_with(src, name, None).0
+    out_slice_with(src, name, None, false).0
 }
 
 /// [`out_slice`], with one more bit registered beside the record: `extra(record)`, for a
 /// decision that must not share its flop (and that flop's fan-out) with the record's users.
-/// Returns the slice (its `data` is the record alone) and the registered extra bit.
+/// Returns the slice (its `data` is the record alone) and the registered extra bit. `halves`
+/// builds the slice in halves whatever the record's width, for a record whose `ready` is a
+/// late decision (two enable nets, each with a LUT of its own).
 fn out_slice_with<S: Shape>(
     src: &RecordStream<S>,
     name: &str,
     extra: Option<&dyn Fn(Sig) -> Sig>,
+    halves: bool,
 ) -> (RecordReg, Option<Sig>) {
     let data = src.data;
     let w = data.width();
@@ -61,7 +64,7 @@ fn out_slice_with<S: Shape>(
         Some(f) => cat(&[f(data), data]),
         None => data,
     };
-    let slice = if packed.width() >= WIDE_RECORD {
+    let slice = if halves || packed.width() >= WIDE_RECORD {
         record_reg_slice_wide
     } else {
         record_reg_slice
