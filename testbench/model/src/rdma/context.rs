@@ -59,6 +59,105 @@ impl Mr {
                 .checked_add(len)
                 .is_some_and(|end| end <= self.va.wrapping_add(self.len))
     }
+
+    /// The region `[va, va + len)` under `pd` with `access`, named by `key` locally and
+    /// remotely.
+    pub fn keyed(key: u32, pd: u32, va: u64, len: u64, access: Access) -> Mr {
+        Mr {
+            lkey: key,
+            rkey: key,
+            pd,
+            va,
+            len,
+            access,
+        }
+    }
+
+    /// The checks after the key's: PD, bounds, rights, in that order; the region when all pass.
+    pub fn check(&self, pd: u32, va: u64, len: u64, need: Access) -> Result<Mr, AccessError> {
+        if self.pd != pd {
+            return Err(AccessError::WrongPd);
+        }
+        if !self.covers(va, len) {
+            return Err(AccessError::OutOfBounds);
+        }
+        if !self.access.contains(need) {
+            return Err(AccessError::NoPermission);
+        }
+        Ok(*self)
+    }
+}
+
+/// A memory-region table as the NIC holds it: `entries` slots, each empty or one region, named
+/// by mlx5-style keys `(index << 8) | tag` (lkey = rkey) where the caller picks the slot and
+/// the 8-bit tag, so a re-registration under a new tag turns the old key stale.
+#[derive(Clone, Debug)]
+pub struct MrTable {
+    slots: Vec<Option<Mr>>,
+}
+
+impl MrTable {
+    /// An empty table of `entries` slots.
+    pub fn new(entries: usize) -> MrTable {
+        MrTable {
+            slots: vec![None; entries],
+        }
+    }
+
+    /// The key of slot `index` with `tag`.
+    pub fn key(index: u32, tag: u8) -> u32 {
+        (index << 8) | u32::from(tag)
+    }
+
+    /// Registers `[va, va + len)` under `pd` with `access` in slot `index` with `tag`,
+    /// replacing what the slot held; returns the region (its key in `lkey` and `rkey`).
+    /// Panics when `index` is not below the table size.
+    pub fn register(
+        &mut self,
+        index: u32,
+        tag: u8,
+        pd: u32,
+        va: u64,
+        len: u64,
+        access: Access,
+    ) -> Mr {
+        let mr = Mr::keyed(MrTable::key(index, tag), pd, va, len, access);
+        self.slots[index as usize] = Some(mr);
+        mr
+    }
+
+    /// Empties slot `index`. Panics when `index` is not below the table size.
+    pub fn deregister(&mut self, index: u32) {
+        self.slots[index as usize] = None;
+    }
+
+    /// The region in slot `index`, whatever its tag.
+    pub fn slot(&self, index: u32) -> Option<&Mr> {
+        self.slots.get(index as usize)?.as_ref()
+    }
+
+    /// The region `key` names: its slot exists and holds a region with the key's tag.
+    pub fn lookup(&self, key: u32) -> Option<&Mr> {
+        self.slots
+            .get((key >> 8) as usize)?
+            .as_ref()
+            .filter(|m| m.lkey == key)
+    }
+
+    /// Checks an access by key (local or remote: the keys are the same): key, PD, bounds,
+    /// rights, as [`Host::check_remote`] does.
+    pub fn check(
+        &self,
+        key: u32,
+        pd: u32,
+        va: u64,
+        len: u64,
+        need: Access,
+    ) -> Result<Mr, AccessError> {
+        self.lookup(key)
+            .ok_or(AccessError::BadKey)?
+            .check(pd, va, len, need)
+    }
 }
 
 /// Why an access to a memory region was refused.
@@ -109,16 +208,8 @@ impl Host {
         if !self.pds.contains(&pd) || va.checked_add(len)? > self.mem.len() as u64 {
             return None;
         }
-        let key = self.next_key;
+        let mr = Mr::keyed(self.next_key, pd, va, len, access);
         self.next_key = self.next_key.wrapping_add(0x101);
-        let mr = Mr {
-            lkey: key,
-            rkey: key,
-            pd,
-            va,
-            len,
-            access,
-        };
         self.mrs.push(mr);
         Some(mr)
     }
@@ -139,21 +230,11 @@ impl Host {
         len: u64,
         need: Access,
     ) -> Result<Mr, AccessError> {
-        let mr = self
-            .mrs
+        self.mrs
             .iter()
             .find(|m| if remote { m.rkey } else { m.lkey } == key)
-            .ok_or(AccessError::BadKey)?;
-        if mr.pd != pd {
-            return Err(AccessError::WrongPd);
-        }
-        if !mr.covers(va, len) {
-            return Err(AccessError::OutOfBounds);
-        }
-        if !mr.access.contains(need) {
-            return Err(AccessError::NoPermission);
-        }
-        Ok(*mr)
+            .ok_or(AccessError::BadKey)?
+            .check(pd, va, len, need)
     }
 
     /// Checks a remote access: R_Key, PD, bounds, rights.

@@ -14,7 +14,7 @@
 //! | Module | Contents |
 //! |---|---|
 //! | [`headers`] | RETH, AETH with its syndromes, AtomicETH, AtomicAckETH, ImmDt, and [`Packet`], a whole frame |
-//! | [`context`] | host memory, PDs, MRs with access checks, QP states and attributes |
+//! | [`context`] | host memory, PDs, MRs with access checks, the keyed MR table, QP states and attributes |
 //! | [`requester`] | send work requests → packets; ACK/NAK/response handling, go-back-N, timers |
 //! | [`responder`] | request packets → execution, ACK/NAK/READ responses/atomic ACKs |
 //! | [`qp`] | a QP: the state machine around a requester and a responder |
@@ -39,7 +39,7 @@ pub mod responder;
 #[cfg(test)]
 mod tests;
 
-pub use context::{Access, AccessError, Host, Mr, Mtu, QpAttr, QpError, QpState};
+pub use context::{Access, AccessError, Host, Mr, MrTable, Mtu, QpAttr, QpError, QpState};
 pub use dcqcn::{CnpPacer, Dcqcn, DcqcnParams};
 pub use headers::{rnr_timer_us, Aeth, AtomicAckEth, AtomicEth, NakCode, Packet, Reth, Syndrome};
 pub use link::{Link, LinkConfig, Node, Pair};

@@ -188,6 +188,39 @@ fn memory_regions_check_key_pd_bounds_and_rights() {
 }
 
 #[test]
+fn the_keyed_mr_table_checks_as_the_host_does() {
+    let mut t = MrTable::new(16);
+    let r = Access::REMOTE_READ;
+    let mr = t.register(3, 0x5a, 7, 1024, 1024, r | Access::LOCAL_WRITE);
+    assert_eq!((mr.lkey, mr.rkey), (0x35a, 0x35a));
+    assert_eq!(t.check(0x35a, 7, 1024, 1024, r), Ok(mr));
+    assert_eq!(t.check(0x35a, 7, 2048, 0, r), Ok(mr));
+    // Another tag, an empty slot, a slot past the table: bad key before any other check.
+    assert_eq!(t.check(0x35b, 8, 0, 8, r), Err(AccessError::BadKey));
+    assert_eq!(t.check(0x45a, 7, 1024, 8, r), Err(AccessError::BadKey));
+    assert_eq!(t.check(0x105a, 7, 1024, 8, r), Err(AccessError::BadKey));
+    // Then PD, bounds (a carry out of 64 bits is out), rights.
+    assert_eq!(
+        t.check(0x35a, 8, 0, 8, Access::ALL),
+        Err(AccessError::WrongPd)
+    );
+    assert_eq!(
+        t.check(0x35a, 7, u64::MAX, 2, Access::ALL),
+        Err(AccessError::OutOfBounds)
+    );
+    assert_eq!(
+        t.check(0x35a, 7, 1024, 8, Access::REMOTE_WRITE),
+        Err(AccessError::NoPermission)
+    );
+    // A re-registration under a new tag makes the old key stale; a deregistration empties.
+    let again = t.register(3, 0x5b, 7, 0, 64, r);
+    assert_eq!(t.check(0x35a, 7, 0, 8, r), Err(AccessError::BadKey));
+    assert_eq!(t.check(again.rkey, 7, 0, 8, r), Ok(again));
+    t.deregister(3);
+    assert_eq!(t.check(again.rkey, 7, 0, 8, r), Err(AccessError::BadKey));
+}
+
+#[test]
 fn a_write_is_segmented_with_first_middle_last_and_psns_wrap() {
     let mut s = setup(1 << 16, LinkConfig::ideal(1), 1);
     let (qa, _) = connect(&mut s, Mtu::M256, |_| {});
