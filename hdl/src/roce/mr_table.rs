@@ -54,8 +54,9 @@
 //!   compares); one LUT per entry bit for the pick, the equality compares and the code. Yosys
 //!   `synth_ecp5`: at 256 entries 5 DP16KD, 360 LUT4, 133 CCU2C, 1572 FF; at 4096 entries 38
 //!   DP16KD, 548 LUT4, 135 CCU2C, 1747 FF (results/AREA-mr_table.md, with the command).
-//! - Golden model: `nicgen_model::rdma::MrTable` (the checks of `nicgen_model::rdma::Mr`, as
-//!   `Host::check_remote` uses them); test: `testbench/tests/roce/mr_table.rs`.
+//! - Golden model: `nicgen_model::rdma::context::MrTable` (the checks of
+//!   `nicgen_model::rdma::context::Mr`, which `Host::check_remote` runs too); test:
+//!   `testbench/tests/roce/mr_table.rs`.
 
 use crate::timing::{stage, stage_init};
 use nicgen_edsl::prelude::*;

@@ -16,7 +16,9 @@
 //! table is empty, `busy` for `entries` cycles, and ignores writes meanwhile.
 
 use nicgen_edsl::Shape;
-use nicgen_hdl::roce::mr_table::{err, LATENCY};
+use nicgen_hdl::roce::mr_table::{
+    err, ACCESS_LOCAL_WRITE, ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, LATENCY,
+};
 use nicgen_hdl::roce::{mr_table, MrReq, MrRes, MrTableCfg};
 use nicgen_model::rdma::{Access, AccessError, MrTable};
 use nicgen_tb::PortId;
@@ -412,6 +414,18 @@ fn reset_empties_the_table_and_busy_lasts_one_sweep() {
         let mut want = vec![bad; entries as usize + 1];
         want.push(good);
         assert_eq!(got, want, "round {round}");
+    }
+}
+
+#[test]
+fn the_access_bits_are_the_models() {
+    for (hw, model) in [
+        (ACCESS_LOCAL_WRITE, Access::LOCAL_WRITE),
+        (ACCESS_REMOTE_WRITE, Access::REMOTE_WRITE),
+        (ACCESS_REMOTE_READ, Access::REMOTE_READ),
+        (ACCESS_REMOTE_ATOMIC, Access::REMOTE_ATOMIC),
+    ] {
+        assert_eq!(hw, u32::from(model.0));
     }
 }
 
