@@ -232,6 +232,14 @@ pub fn mr_table(cfg: &MrTableCfg) -> Result<Block<MrTablePorts>, ElabError> {
             let bank_bits = banks.trailing_zeros();
             let row_bits = ib - bank_bits;
             let one = lit(1, 1u32);
+            // Whether `index` lies in bank `b` (the index's top bits).
+            let in_bank = move |index: Sig, b: u32| {
+                if banks > 1 {
+                    index.slice(ib - 1, row_bits).eq(u64::from(b))
+                } else {
+                    one
+                }
+            };
 
             // ---- Clearing sweep after reset: every entry written invalid, one per cycle.
             let clearing = reg_init(1, 1u32).named("clearing");
@@ -270,13 +278,8 @@ pub fn mr_table(cfg: &MrTableCfg) -> Result<Block<MrTablePorts>, ElabError> {
             let rams: Vec<Sig> = (0..banks)
                 .map(|b| {
                     let m = memory(&format!("entries_b{b}"), Entry::WIDTH, cfg.entries / banks);
-                    let here = if banks > 1 {
-                        w_index.slice(ib - 1, row_bits).eq(u64::from(b))
-                    } else {
-                        one
-                    };
                     m.write(
-                        (w_en & here).named(&format!("w_en_b{b}")),
+                        (w_en & in_bank(w_index, b)).named(&format!("w_en_b{b}")),
                         w_index.slice(row_bits - 1, 0),
                         w_word,
                     );
@@ -286,23 +289,12 @@ pub fn mr_table(cfg: &MrTableCfg) -> Result<Block<MrTablePorts>, ElabError> {
                 .collect();
             let b_valid = stage_init(a_valid, one).named("b_valid");
             let b_end = stage(a.va.add_wide(a.len.zext(64)), one).named("b_req_end");
-            let in_range = if 8 + ib < 32 {
-                a.key.slice(31, 8 + ib).eq(0u32)
-            } else {
-                one
-            };
+            let in_range = a.key.slice(31, 8 + ib).eq(0u32);
             let b_key_ok = stage(in_range & !a_busy, one).named("b_key_ok");
             let bypass = (w_en & w_index.eq(a_index)).named("bypass");
             // One-hot selects of the M pick: each bank (when not bypassed), then the bypass.
             let sel: Vec<Sig> = (0..banks)
-                .map(|b| {
-                    let bank = if banks > 1 {
-                        a_index.slice(ib - 1, row_bits).eq(u64::from(b))
-                    } else {
-                        one
-                    };
-                    bank & !bypass
-                })
+                .map(|b| in_bank(a_index, b) & !bypass)
                 .chain(std::iter::once(bypass))
                 .rev()
                 .collect();
