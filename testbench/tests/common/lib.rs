@@ -276,7 +276,14 @@ pub fn icarus_agrees(d: &Dut, rec: &Recording) {
 
 /// `verilator --lint-only -Wall` on the generated files: zero warnings.
 pub fn lint_clean(gen: &Generated) {
-    let dir = std::env::temp_dir().join(format!("nicgen-lint-{}-{}", std::process::id(), gen.top));
+    // A directory per call: the tests of one binary run in threads and may lint one top at once.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "nicgen-lint-{}-{call}-{}",
+        std::process::id(),
+        gen.top
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut files = Vec::new();
