@@ -65,7 +65,7 @@
 //!   valid, bits 25:24 kind, 1 VXLAN and 2 NVGRE, bits 23:0 VNI or VSID).
 //! - Latency: store-and-forward: a frame's first beat leaves after its last beat came in and
 //!   its record went through the parser (`eth_hdr_parse::LATENCY_AFTER_LAST`), the record's
-//!   slice, the lookup's two stages and the register in front of the FIFOs, the command FIFO
+//!   slice, the lookup's three stages and the register in front of the FIFOs, the command FIFO
 //!   and the trim; its last beat also waits
 //!   for the outer verdicts (not measured apart from the RX path).
 //! - Throughput: a record a cycle through the lookup; the data 1 beat/cycle, the trim's bubbles
