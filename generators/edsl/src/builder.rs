@@ -1287,6 +1287,7 @@ pub fn memory(name: &str, width: u32, depth: u32) -> Mem {
             depth: depth.max(2),
             init: None,
             keep_rw_collisions: false,
+            distributed: false,
             write: None,
             reads: Vec::new(),
             loc,
@@ -1415,6 +1416,17 @@ impl Mem {
         with(|b| {
             if self.own(b, loc) {
                 b.mems[self.idx as usize].keep_rw_collisions = true;
+            }
+        })
+    }
+    /// Keep the memory in distributed (LUT) RAM ([`crate::ir::Memory::distributed`]): for a
+    /// small queue read asynchronously, whose reader's logic must start at a LUT-RAM read.
+    #[track_caller]
+    pub fn distributed(self) {
+        let loc = Loc::caller();
+        with(|b| {
+            if self.own(b, loc) {
+                b.mems[self.idx as usize].distributed = true;
             }
         })
     }

@@ -222,6 +222,11 @@ pub struct Memory {
     /// returning the old word. When false (the default) the emitter marks the memory
     /// `(* no_rw_check *)` so synthesis adds no bypass logic for that case.
     pub keep_rw_collisions: bool,
+    /// Map to distributed (LUT) RAM whatever synthesis would pick: emitted
+    /// `(* ram_style = "distributed" *)`. Yosys otherwise turns an asynchronous read whose
+    /// address is a register into a block-RAM read port, whose clock-to-output (about 5 ns on
+    /// ECP5 without the output register) then starts the reader's logic.
+    pub distributed: bool,
     pub write: Option<MemWrite>,
     pub reads: Vec<MemRead>,
     pub loc: Loc,

@@ -513,11 +513,13 @@ impl<'a> Emitter<'a> {
             }
         }
         for (mi, m) in def.mems.iter().enumerate() {
-            let attr = if no_rw_check(m) {
-                "(* no_rw_check *)\n    "
-            } else {
-                ""
-            };
+            let mut attr = String::new();
+            if no_rw_check(m) {
+                attr.push_str("(* no_rw_check *)\n    ");
+            }
+            if m.distributed {
+                attr.push_str("(* ram_style = \"distributed\" *)\n    ");
+            }
             let _ = writeln!(
                 decls,
                 "    {attr}reg  {}{} [0:{}]; {}",

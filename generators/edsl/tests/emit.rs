@@ -73,6 +73,25 @@ fn constants_of_any_width() {
     lint_clean(&g, "wide_const");
 }
 
+/// Yosys's `<synth> -top <top>; stat` on the generated module: whether it ran, and the
+/// statistics it printed last.
+fn yosys_stat(g: &Generated, synth: &str) -> (bool, String) {
+    let dir = write(g, &g.top.clone());
+    let script = format!(
+        "read_verilog {}; {synth} -top {}; stat",
+        dir.join(&g.verilog[0].0).display(),
+        g.top
+    );
+    let out = std::process::Command::new("yosys")
+        .args(["-p", &script])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let stat = text.rsplit("Printing statistics").next().unwrap_or("");
+    (out.status.success(), stat.to_string())
+}
+
 /// Yosys infers the memories as RAM primitives: LUTRAM for a combinational read, block RAM for a
 /// registered read.
 #[test]
@@ -102,25 +121,47 @@ fn memories_infer_lutram_and_block_ram() {
         (mk("bram", 36, 1024, true), "RAMB36E1"),
     ] {
         let g = generate(&def, &EmitOptions::default());
-        let dir = write(&g, &g.top.clone());
-        let script = format!(
-            "read_verilog {}; synth_xilinx -noiopad -top {}; stat",
-            dir.join(&g.verilog[0].0).display(),
-            g.top
-        );
-        let out = std::process::Command::new("yosys")
-            .args(["-p", &script])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        let stat = text.rsplit("Printing statistics").next().unwrap_or("");
+        let (ok, stat) = yosys_stat(&g, "synth_xilinx -noiopad");
         assert!(
-            out.status.success() && stat.contains(want),
+            ok && stat.contains(want),
             "{} should infer {want}:\n{stat}",
             g.top
         );
     }
+}
+
+/// A memory marked `distributed` stays LUT RAM in ECP5 synthesis even where its asynchronous
+/// read is addressed by a register, which Yosys may otherwise turn into a block-RAM read port.
+#[test]
+fn distributed_memories_stay_lut_ram() {
+    if !have("yosys") {
+        return;
+    }
+    let def = Module::build("queue_lutram", || {
+        let we = input("we", 1);
+        let wa = input("wa", 6);
+        let wd = input("wd", 25);
+        let step = input("step", 1);
+        let rd = reg_init(6, 0u32);
+        rd.set_if(step, rd + 1u32);
+        let mem = memory("items", 25, 64);
+        mem.distributed();
+        mem.write(we, wa, wd);
+        output("q", mem.read_async(rd));
+    })
+    .unwrap();
+    let g = generate(&def, &EmitOptions::default());
+    assert!(
+        g.verilog[0].1.contains("(* ram_style = \"distributed\" *)"),
+        "{}",
+        dump(&g)
+    );
+    lint_clean(&g, &g.top.clone());
+    let (ok, stat) = yosys_stat(&g, "synth_ecp5");
+    assert!(
+        ok && stat.contains("TRELLIS_DPR16X4") && !stat.contains("DP16KD"),
+        "queue_lutram should be LUT RAM only:\n{stat}"
+    );
 }
 
 /// A written memory with a registered read is emitted `(* no_rw_check *)` unless the design keeps

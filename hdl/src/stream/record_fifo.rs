@@ -81,7 +81,11 @@ pub fn record_fifo<S: Shape>(shape: S, depth: u32) -> Result<Block<RecordFifoPor
             // without its valid is overwritten before it can be read. So the write enable (one
             // net to every LUT-RAM cell, `width / 4` of them) is the `full` flop itself, and
             // `push` drives only the pointer and the flags (docs/TIMING.md, rule 6).
+            // In LUT RAM, as the queue is small and read asynchronously: synthesis would
+            // otherwise make a deep one a block-RAM read port addressed by `rd_ptr`, whose
+            // clock-to-output starts the reader's logic.
             let mem = memory("items", width, depth);
+            mem.distributed();
             mem.write(!full, wr.trunc(aw), p.s_axis.data);
             p.s_axis.ready.set(!full);
             p.m_axis.data.set(mem.read_async(rd.trunc(aw)));
