@@ -1412,21 +1412,19 @@ impl Mem {
     /// that a design that does rely on it fails its tests.
     #[track_caller]
     pub fn keep_rw_collisions(self) {
-        let loc = Loc::caller();
-        with(|b| {
-            if self.own(b, loc) {
-                b.mems[self.idx as usize].keep_rw_collisions = true;
-            }
-        })
+        self.mark(Loc::caller(), |m| m.keep_rw_collisions = true);
     }
     /// Keep the memory in distributed (LUT) RAM ([`crate::ir::Memory::distributed`]): for a
     /// small queue read asynchronously, whose reader's logic must start at a LUT-RAM read.
     #[track_caller]
     pub fn distributed(self) {
-        let loc = Loc::caller();
+        self.mark(Loc::caller(), |m| m.distributed = true);
+    }
+    /// Set a property of this memory (a design's declaration about it).
+    fn mark(self, loc: Loc, f: impl FnOnce(&mut crate::ir::Memory)) {
         with(|b| {
             if self.own(b, loc) {
-                b.mems[self.idx as usize].distributed = true;
+                f(&mut b.mems[self.idx as usize]);
             }
         })
     }
