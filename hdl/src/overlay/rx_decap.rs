@@ -78,10 +78,9 @@
 //!   a forward register and a skid buffer in front of [`crate::stream::stream_trim()`], three
 //!   32-entry record FIFOs and the register in front of them; LUT/FF/Fmax: results/AREA.md,
 //!   row `rx_decap`. The nic64 RX path with this stage does not meet its clock yet
-//!   (results/AREA-paths.md): its worst paths are the trims' handshakes
-//!   ([`crate::stream::stream_trim()`]: the output slice's ready through retire and load to
-//!   the P and Q enables), this stage parser's tunnel checks and the steering table's hit
-//!   select.
+//!   (results/AREA-paths.md): its worst paths are this stage's output handshake (the FIFOs'
+//!   room flags behind it reach the pops of its verdict and record queues) and its lookup
+//!   decisions (the record and the steering result to the words of its FIFOs).
 //! - Golden model: `nicgen_model::tunnel::decap` (with `nicgen_model::rx::rx_frame` for the
 //!   whole path); test: `testbench/tests/eth/eth_rx.rs` (the tunnel runs), and the blocks'
 //!   own tests (`eth_hdr_parse`, `tunnel_steering`, `stream_trim`).
