@@ -58,7 +58,7 @@
 //!   `nicgen_model::rdma::context::Mr`, which `Host::check_remote` runs too); test:
 //!   `testbench/tests/roce/mr_table.rs`.
 
-use crate::timing::{stage, stage_init};
+use crate::timing::stage_init;
 use nicgen_edsl::prelude::*;
 
 /// Cycles from a request on `s_axis_req` to its result on `m_axis_res`.
@@ -252,8 +252,8 @@ pub fn mr_table(cfg: &MrTableCfg) -> Result<Block<MrTablePorts>, ElabError> {
             // ---- The write, registered with the region's end added.
             let wr = p.wr;
             let w_en = stage_init(wr.en | clearing, one).named("w_en");
-            let w_index = stage(mux(clearing, clear_idx, wr.index), one).named("w_index");
-            let w_word = stage(
+            let w_index = delay(mux(clearing, clear_idx, wr.index)).named("w_index");
+            let w_word = delay(
                 Entry {
                     valid: wr.valid & !clearing,
                     tag: wr.tag,
@@ -263,14 +263,13 @@ pub fn mr_table(cfg: &MrTableCfg) -> Result<Block<MrTablePorts>, ElabError> {
                     access: wr.access,
                 }
                 .pack(),
-                one,
             )
             .named("w_word");
 
             // ---- A: the request registered.
             let a_valid = stage_init(p.req.valid, one).named("a_valid");
-            let a = stage(p.req.data, one).named("a_req");
-            let a_busy = stage(clearing, one).named("a_busy");
+            let a = delay(p.req.data).named("a_req");
+            let a_busy = delay(clearing).named("a_busy");
             let a = MrReq::unpack(a);
             let a_index = a.key.slice(8 + ib - 1, 8).named("a_index");
 
@@ -288,9 +287,9 @@ pub fn mr_table(cfg: &MrTableCfg) -> Result<Block<MrTablePorts>, ElabError> {
                 })
                 .collect();
             let b_valid = stage_init(a_valid, one).named("b_valid");
-            let b_end = stage(a.va.add_wide(a.len.zext(64)), one).named("b_req_end");
+            let b_end = delay(a.va.add_wide(a.len.zext(64))).named("b_req_end");
             let in_range = a.key.slice(31, 8 + ib).eq(0u32);
-            let b_key_ok = stage(in_range & !a_busy, one).named("b_key_ok");
+            let b_key_ok = delay(in_range & !a_busy).named("b_key_ok");
             let bypass = (w_en & w_index.eq(a_index)).named("bypass");
             // One-hot selects of the M pick: each bank (when not bypassed), then the bypass.
             let sel: Vec<Sig> = (0..banks)
@@ -299,8 +298,8 @@ pub fn mr_table(cfg: &MrTableCfg) -> Result<Block<MrTablePorts>, ElabError> {
                 .rev()
                 .collect();
             // `cat` takes the most significant part first: bit `i` is select `i`.
-            let b_sel = stage(cat(&sel), one).named("b_sel");
-            let b_word = stage(w_word, one).named("w_word_d1");
+            let b_sel = delay(cat(&sel)).named("b_sel");
+            let b_word = delay(w_word).named("w_word_d1");
             let carried = Carried {
                 tag: a.key.slice(7, 0),
                 pd: a.pd,
@@ -309,20 +308,20 @@ pub fn mr_table(cfg: &MrTableCfg) -> Result<Block<MrTablePorts>, ElabError> {
                 remote: a.remote,
                 id: a.id,
             };
-            let b_req = stage(carried.pack(), one).named("b_req");
+            let b_req = delay(carried.pack()).named("b_req");
 
             // ---- C: the read words' registers (each RAM's output register).
             let c_rams: Vec<Sig> = rams
                 .iter()
                 .enumerate()
-                .map(|(b, r)| stage(*r, one).named(&format!("read_b{b}_q")))
+                .map(|(b, r)| delay(*r).named(&format!("read_b{b}_q")))
                 .collect();
             let c_valid = stage_init(b_valid, one).named("c_valid");
-            let c_end = stage(b_end, one).named("c_req_end");
-            let c_key_ok = stage(b_key_ok, one).named("c_key_ok");
-            let c_sel = stage(b_sel, one).named("c_sel");
-            let c_word = stage(b_word, one).named("w_word_d2");
-            let c_req = stage(b_req, one).named("c_req");
+            let c_end = delay(b_end).named("c_req_end");
+            let c_key_ok = delay(b_key_ok).named("c_key_ok");
+            let c_sel = delay(b_sel).named("c_sel");
+            let c_word = delay(b_word).named("w_word_d2");
+            let c_req = delay(b_req).named("c_req");
 
             // ---- M: the entry, picked under the registered one-hot selects.
             let picked = c_rams
@@ -332,45 +331,41 @@ pub fn mr_table(cfg: &MrTableCfg) -> Result<Block<MrTablePorts>, ElabError> {
                 .map(|(i, w)| *w & c_sel.bit(i as u32).repl(Entry::WIDTH))
                 .reduce(|x, y| x | y)
                 .expect("at least one bank");
-            let m_entry = Entry::unpack(stage(picked, one).named("m_entry"));
+            let m_entry = Entry::unpack(delay(picked).named("m_entry"));
             let m_valid = stage_init(c_valid, one).named("m_valid");
-            let m_end = stage(c_end, one).named("m_req_end");
-            let m_key_ok = stage(c_key_ok, one).named("m_key_ok");
-            let m_req = Carried::unpack(stage(c_req, one).named("m_req"));
+            let m_end = delay(c_end).named("m_req_end");
+            let m_key_ok = delay(c_key_ok).named("m_key_ok");
+            let m_req = Carried::unpack(delay(c_req).named("m_req"));
 
             // ---- K: the checks, each a registered flag.
             let k_valid = stage_init(m_valid, one).named("k_valid");
             let key_ok = m_key_ok & m_entry.valid & m_entry.tag.eq(m_req.tag);
-            let k_key = stage(key_ok, one).named("k_key_ok");
-            let k_pd = stage(m_entry.pd.eq(m_req.pd), one).named("k_pd_ok");
-            let k_lo = stage(m_req.va.ge(m_entry.base), one).named("k_lo_ok");
-            let k_hi = stage(m_end.slice(63, 0).le(m_entry.end), one).named("k_hi_ok");
-            let k_carry = stage(m_end.bit(64), one).named("k_carry");
+            let k_key = delay(key_ok).named("k_key_ok");
+            let k_pd = delay(m_entry.pd.eq(m_req.pd)).named("k_pd_ok");
+            let k_lo = delay(m_req.va.ge(m_entry.base)).named("k_lo_ok");
+            let k_hi = delay(m_end.slice(63, 0).le(m_entry.end)).named("k_hi_ok");
+            let k_carry = delay(m_end.bit(64)).named("k_carry");
             let lacks = m_req.need & !m_entry.access;
-            let k_rights = stage(lacks.eq(0u32), one).named("k_rights_ok");
-            let k_remote = stage(m_req.remote, one).named("k_remote");
-            let k_id = stage(m_req.id, one).named("k_id");
+            let k_rights = delay(lacks.eq(0u32)).named("k_rights_ok");
+            let k_remote = delay(m_req.remote).named("k_remote");
+            let k_id = delay(m_req.id).named("k_id");
 
             // ---- R: the first failed check, the result register.
             let bounds = k_lo & k_hi & !k_carry;
-            let code = mux(
-                !k_key,
-                lit(3, err::BAD_KEY),
-                mux(
-                    !k_pd,
-                    lit(3, err::WRONG_PD),
-                    mux(
-                        !bounds,
-                        lit(3, err::OUT_OF_BOUNDS),
-                        mux(!k_rights, lit(3, err::NO_PERMISSION), lit(3, err::NONE)),
-                    ),
-                ),
+            let code = select(
+                &[
+                    (!k_key, lit(3, err::BAD_KEY)),
+                    (!k_pd, lit(3, err::WRONG_PD)),
+                    (!bounds, lit(3, err::OUT_OF_BOUNDS)),
+                    (!k_rights, lit(3, err::NO_PERMISSION)),
+                ],
+                lit(3, err::NONE),
             );
             let r_valid = stage_init(k_valid, one).named("r_valid");
-            let r_ok = stage(k_key & k_pd & bounds & k_rights, one).named("r_ok");
-            let r_err = stage(code, one).named("r_err");
-            let r_remote = stage(k_remote, one).named("r_remote");
-            let r_id = stage(k_id, one).named("r_id");
+            let r_ok = delay(k_key & k_pd & bounds & k_rights).named("r_ok");
+            let r_err = delay(code).named("r_err");
+            let r_remote = delay(k_remote).named("r_remote");
+            let r_id = delay(k_id).named("r_id");
             p.res.valid.set(r_valid);
             p.res.set_fields(&MrRes {
                 ok: r_ok,
